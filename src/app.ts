@@ -1,0 +1,148 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.ts';
+import type { Clock } from './core/clock.ts';
+import type { Db } from './infra/db/index.ts';
+import type { Kv } from './infra/kv/index.ts';
+import type { Mailer } from './infra/mail/index.ts';
+import { createAuditWriter } from './core/audit.ts';
+import { createJwtService } from './core/jwt.ts';
+import { createAuthResolver } from './core/auth-resolver.ts';
+import { createGuard } from './core/guard.ts';
+import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
+import { access, type Permission, type RouteDef } from './core/permissions.ts';
+import { createCredentialsRepo } from './modules/auth/credentials-repo.ts';
+import { createAuthRepo } from './modules/auth/repo.ts';
+import { createAuthService } from './modules/auth/service.ts';
+import { authRoutes } from './modules/auth/routes.ts';
+import { createUsersRepo } from './modules/users/repo.ts';
+import { createUsersService } from './modules/users/service.ts';
+import { accountRoutes } from './modules/account/routes.ts';
+import { createSettingsService } from './modules/settings/service.ts';
+import { settingsRoutes } from './modules/settings/routes.ts';
+import { createTeamsRepo } from './modules/teams/repo.ts';
+import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
+import { teamsRoutes } from './modules/teams/routes.ts';
+import { createInvitesRepo } from './modules/invites/repo.ts';
+import { createInvitesService } from './modules/invites/service.ts';
+import { invitesRoutes } from './modules/invites/routes.ts';
+import { createApiKeysRepo } from './modules/api-keys/repo.ts';
+import { createApiKeysService } from './modules/api-keys/service.ts';
+import { apiKeysRoutes } from './modules/api-keys/routes.ts';
+import { adminRoutes } from './modules/admin/routes.ts';
+import { createAuditRepo } from './modules/audit/repo.ts';
+import { auditRoutes } from './modules/audit/routes.ts';
+import { systemRoutes } from './modules/system/routes.ts';
+import { HUB_VERSION } from './modules/system/version.ts';
+
+/** The infrastructure ports, built once at start-up from config (DESIGN.md §2). */
+export interface Infra {
+  config: Config;
+  db: Db;
+  kv: Kv;
+  mail: Mailer;
+  clock: Clock;
+}
+
+export interface AppOptions {
+  /** Refuse audit actions a route did not declare (tests). */
+  strictAudit?: boolean;
+  logger?: boolean;
+}
+
+/** Routes served outside the module route lists, declared by path prefix. */
+const PREFIX_DECLARATIONS: Permission[] = [
+  { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
+];
+
+export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
+  const { db, clock, mail, config } = infra;
+  const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
+  const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
+  const usersRepo = createUsersRepo(db);
+  const authRepo = createAuthRepo(db);
+  const teamsRepo = createTeamsRepo(db);
+  const invitesRepo = createInvitesRepo(db);
+  const apiKeysRepo = createApiKeysRepo(db);
+
+  const settings = createSettingsService({ db, clock, audit });
+  const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
+  const departureHandlers: DepartureHandler[] = [(tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {})];
+  const teams = createTeamsService({ db, clock, audit, repo: teamsRepo, settings, departureHandlers });
+  const invites = createInvitesService({ db, clock, audit, repo: invitesRepo, teams, publicUrl: config.publicUrl, onInviteCreated: [] });
+  const auth = createAuthService({
+    db, clock, audit, mail, jwt, users: usersRepo, repo: authRepo, settings, invites, teams,
+    publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds,
+  });
+  const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings });
+  const auditRepo = createAuditRepo(db);
+
+  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
+  const guard = createGuard({
+    teamResolvers: {
+      membership: teamsRepo.teamOfMembership,
+      invite: invitesRepo.teamOfInvite,
+      apiKey: apiKeysRepo.teamOfKey,
+    },
+    teamExists: teamsRepo.teamExists,
+  });
+
+  const routes: RouteDef[] = [
+    ...systemRoutes(clock),
+    ...authRoutes(auth),
+    ...accountRoutes(users, settings),
+    ...teamsRoutes(teams),
+    ...invitesRoutes(invites),
+    ...apiKeysRoutes(apiKeys),
+    ...adminRoutes(users, teams),
+    ...auditRoutes(auditRepo),
+    ...settingsRoutes(settings),
+  ];
+
+  return { audit, jwt, settings, apiKeys, teams, invites, auth, users, resolver, guard, routes, departureHandlers };
+}
+
+export type Services = ReturnType<typeof createServices>;
+
+export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ app: FastifyInstance; services: Services; registry: Permission[] }> {
+  const { config } = infra;
+  const app = Fastify({
+    logger:
+      opts.logger === false
+        ? false
+        : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] },
+    trustProxy: config.trustProxy,
+    bodyLimit: config.bodyLimitBytes,
+    disableRequestLogging: true,
+    ajv: { customOptions: {} },
+  });
+  const services = createServices(infra, opts, (m) => app.log.warn(m));
+
+  installValidators(app);
+  installErrorHandling(app);
+  enforceRegistry(app, PREFIX_DECLARATIONS);
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Chorus hub API', version: HUB_VERSION, description: 'Multi-tenant hub for acoustic bird monitoring' },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: 'chorus_session' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'JWT from login, a team or satellite API key, or the internal key' },
+        },
+      },
+      security: [{ session: [] }, { bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+
+  const registry = registerRoutes(app, services.routes, services.guard, services.resolver);
+  app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () => app.swagger());
+
+  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS] };
+}

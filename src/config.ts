@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+
+export type HubMode = 'full' | 'dispatcher' | 'api' | 'worker';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly mode: HubMode;
+  readonly dataDir: string;
+  readonly databaseUrl: string | null;
+  readonly redisUrl: string | null;
+  readonly smtpUrl: string | null;
+  readonly mailFrom: string;
+  readonly internalKey: string | null;
+  readonly secret: string;
+  readonly publicUrl: string;
+  readonly admin: { readonly email: string | null; readonly password: string | null };
+  readonly trustProxy: boolean | string;
+  readonly bodyLimitBytes: number;
+  readonly logLevel: string;
+  readonly jwtTtlSeconds: number;
+  readonly sessionTtlSeconds: number;
+  /** Prefix for every key-value key, so several hubs (or test runs) can share one Redis. */
+  readonly kvPrefix: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${redact(raw)}"`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${url.protocol}"`);
+  }
+  return raw;
+}
+
+function redact(raw: string): string {
+  return raw.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+}
+
+function readOneOf<T extends string>(env: Env, name: string, options: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (!raw) return fallback;
+  if (!options.includes(raw as T)) throw new ConfigError(`${name} must be one of ${options.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+/**
+ * The secret signs JWTs, share links and encrypts MFA secrets. When the operator does not
+ * provide one we generate it once and keep it in the data dir, so restarts keep sessions valid.
+ */
+function resolveSecret(env: Env, dataDir: string): string {
+  if (env.CHORUS_SECRET) {
+    if (env.CHORUS_SECRET.length < 32) throw new ConfigError('CHORUS_SECRET must be at least 32 characters');
+    return env.CHORUS_SECRET;
+  }
+  const file = path.join(dataDir, 'secret');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  fs.mkdirSync(dataDir, { recursive: true });
+  const secret = crypto.randomBytes(32).toString('hex');
+  fs.writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dataDir = path.resolve(env.CHORUS_DATA_DIR || './data');
+  const port = readInt(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+  const publicUrl = readUrl(env, 'CHORUS_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`;
+  const adminEmail = env.CHORUS_ADMIN_EMAIL || null;
+  const adminPassword = env.CHORUS_ADMIN_PASSWORD || null;
+  if ((adminEmail === null) !== (adminPassword === null)) {
+    throw new ConfigError('CHORUS_ADMIN_EMAIL and CHORUS_ADMIN_PASSWORD must be set together');
+  }
+  if (adminPassword !== null && adminPassword.length < 10) {
+    throw new ConfigError('CHORUS_ADMIN_PASSWORD must be at least 10 characters');
+  }
+  const internalKey = env.CHORUS_INTERNAL_KEY || null;
+  if (internalKey !== null && internalKey.length < 32) {
+    throw new ConfigError('CHORUS_INTERNAL_KEY must be at least 32 characters');
+  }
+  let trustProxy: boolean | string = true;
+  if (env.TRUST_PROXY !== undefined && env.TRUST_PROXY !== '') {
+    trustProxy = env.TRUST_PROXY === 'true' ? true : env.TRUST_PROXY === 'false' ? false : env.TRUST_PROXY;
+  }
+  return Object.freeze({
+    port,
+    host,
+    mode: readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full'),
+    dataDir,
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.MAIL_FROM || 'Chorus <chorus@localhost>',
+    internalKey,
+    secret: resolveSecret(env, dataDir),
+    publicUrl: publicUrl.replace(/\/$/, ''),
+    admin: Object.freeze({ email: adminEmail, password: adminPassword }),
+    trustProxy,
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 512 * 1024 * 1024),
+    logLevel: readOneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    jwtTtlSeconds: readInt(env, 'JWT_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
+    kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
+  });
+}

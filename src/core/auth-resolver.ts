@@ -1,0 +1,102 @@
+import type { FastifyRequest } from 'fastify';
+import type { Auth } from './actor.ts';
+import type { Clock } from './clock.ts';
+import type { JwtService } from './jwt.ts';
+import { safeEqual, sha256Hex } from './crypto.ts';
+import type { CredentialsRepo, SessionPrincipal } from '../modules/auth/credentials-repo.ts';
+
+export const SESSION_COOKIE = 'chorus_session';
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const API_KEY_SHAPE = /^[0-9a-f]{32,128}$/;
+const TOUCH_EVERY_MS = 60_000;
+
+export interface AuthResolver {
+  resolve(req: FastifyRequest): Promise<Auth | null>;
+}
+
+function fromSession(kind: 'session' | 'jwt', p: SessionPrincipal): Auth {
+  return {
+    kind,
+    userId: p.userId,
+    apiKeyId: null,
+    satelliteId: null,
+    tenantId: null,
+    role: null,
+    isPlatformAdmin: p.isAdmin,
+    sessionId: p.sessionId,
+    email: p.email,
+    memberships: p.memberships,
+  };
+}
+
+/**
+ * Spec §5: internal key, then session cookie, then bearer JWT, then API key; the first
+ * credential that matches decides. A credential that is present but invalid does not fall
+ * through to weaker ones: the caller is anonymous (and protected routes answer 401).
+ */
+export function createAuthResolver(deps: {
+  internalKey: string | null;
+  jwt: JwtService;
+  credentials: CredentialsRepo;
+  clock: Clock;
+}): AuthResolver {
+  const { internalKey, jwt, credentials, clock } = deps;
+  return {
+    async resolve(req) {
+      const header = req.headers.authorization;
+      const bearer = header && header.startsWith('Bearer ') ? header.slice(7).trim() : null;
+
+      if (bearer && internalKey && safeEqual(bearer, internalKey)) {
+        return {
+          kind: 'internal',
+          userId: null,
+          apiKeyId: null,
+          satelliteId: null,
+          tenantId: null,
+          role: null,
+          isPlatformAdmin: true,
+          sessionId: null,
+          email: null,
+          memberships: [],
+        };
+      }
+
+      const now = clock.now();
+      const cookie = req.cookies?.[SESSION_COOKIE];
+      if (cookie) {
+        const p = await credentials.findSessionByTokenHash(sha256Hex(cookie), now);
+        if (p) return fromSession('session', p);
+      }
+
+      if (!bearer) return null;
+      if (JWT_SHAPE.test(bearer)) {
+        const claims = jwt.verify(bearer);
+        if (!claims) return null;
+        const p = await credentials.findSessionById(claims.sid, claims.sub, now);
+        return p ? fromSession('jwt', p) : null;
+      }
+      if (API_KEY_SHAPE.test(bearer)) {
+        const k = await credentials.findApiKeyByHash(sha256Hex(bearer), now);
+        if (!k) return null;
+        if (!k.lastUsedAt || now.getTime() - new Date(k.lastUsedAt).getTime() > TOUCH_EVERY_MS) {
+          // Recorded at most once a minute, off the request path: a usage hint, not a ledger.
+          credentials.touchApiKey(k.id, now).catch(() => {});
+        }
+        return {
+          kind: 'api_key',
+          userId: null,
+          apiKeyId: k.id,
+          satelliteId: k.satelliteId,
+          tenantId: k.tenantId,
+          role: k.role,
+          isPlatformAdmin: false,
+          sessionId: null,
+          email: null,
+          memberships: [],
+        };
+      }
+      return null;
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Actor, Auth } from './actor.ts';
+import { AppError, errorBody } from './errors.ts';
+import type { Permission, RouteDef } from './permissions.ts';
+import type { createGuard } from './guard.ts';
+import type { AuthResolver } from './auth-resolver.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    actor: Actor;
+  }
+  interface FastifyContextConfig {
+    permission?: Permission;
+  }
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Bodies are validated strictly: no type coercion (a string is not a number) and unknown
+ * fields refused rather than silently dropped. Query strings and path params arrive as text,
+ * so those are coerced.
+ */
+export function installValidators(app: FastifyInstance): void {
+  const common: AjvOptions = { allErrors: true, strict: false, useDefaults: true, removeAdditional: false };
+  const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
+  );
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function describeIssues(issues: ValidationIssue[], part: string) {
+  return issues.map((v) => {
+    let path = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.');
+    if (v.params?.missingProperty) path = [path, v.params.missingProperty].filter(Boolean).join('.');
+    if (v.params?.additionalProperty) path = [path, v.params.additionalProperty].filter(Boolean).join('.');
+    const message = v.params?.additionalProperty ? 'is not a known field' : (v.message ?? 'is invalid');
+    return { in: part, path: path || part, message };
+  });
+}
+
+const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is empty but declared as JSON' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The body is larger than this route accepts' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the body as application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: 'BAD_REQUEST', message: 'Content-Length does not match the body' },
+};
+
+/** The one place errors become responses: AppError as is, framework errors mapped, faults hidden. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError & { validationContext?: string }, req, reply) => {
+    if (err instanceof AppError) {
+      if (err.status === 429 && (err.details as { retryAfterSeconds?: number })?.retryAfterSeconds) {
+        reply.header('retry-after', String((err.details as { retryAfterSeconds: number }).retryAfterSeconds));
+      }
+      return reply.code(err.status).send(errorBody(err.code, err.message, err.details));
+    }
+    if (err.validation) {
+      const part = err.validationContext ?? 'body';
+      const details = describeIssues(err.validation as ValidationIssue[], part);
+      const summary = details.map((d) => `${d.path} ${d.message}`).join('; ');
+      return reply.code(400).send(errorBody('VALIDATION_FAILED', `Invalid ${part}: ${summary}`, details));
+    }
+    const known = err.code ? FRAMEWORK_ERRORS[err.code] : undefined;
+    if (known) return reply.code(known.status).send(errorBody(known.code, known.message));
+    if (err instanceof SyntaxError) return reply.code(400).send(errorBody('INVALID_JSON', 'The body is not valid JSON'));
+    const pgCode = (err as { code?: string }).code;
+    if (pgCode === '22P02' || pgCode === '22007' || pgCode === '22008') {
+      return reply.code(400).send(errorBody('BAD_REQUEST', 'A value has the wrong format'));
+    }
+    if (pgCode === '23505') return reply.code(409).send(errorBody('CONFLICT', 'This conflicts with an existing record'));
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.code(err.statusCode).send(errorBody(err.code ?? 'BAD_REQUEST', err.message));
+    }
+    req.log.error({ err }, 'request failed');
+    return reply.code(500).send(errorBody('INTERNAL_ERROR', 'Something went wrong on our side'));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send(errorBody('NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`));
+  });
+}
+
+export const API_PREFIX = '/api';
+
+/** Registers module routes; each carries its permission so the guard and the registry agree. */
+export function registerRoutes(
+  app: FastifyInstance,
+  routes: RouteDef[],
+  guard: ReturnType<typeof createGuard>,
+  resolver: AuthResolver,
+): Permission[] {
+  const registry: Permission[] = [];
+  for (const def of routes) {
+    const { handler, schema, ...permission } = def;
+    if (permission.access.kind === 'role' && !permission.team) {
+      throw new Error(`${def.method} ${def.url}: a role-based route must declare how its team is found`);
+    }
+    registry.push(permission);
+    app.route({
+      method: def.method,
+      url: API_PREFIX + def.url,
+      bodyLimit: def.bodyLimit,
+      schema: { ...schema, summary: def.summary, tags: def.tags } as never,
+      config: { permission },
+      preValidation: async (req: FastifyRequest) => {
+        const auth: Auth | null = await resolver.resolve(req);
+        req.actor = await guard(req, permission, auth);
+      },
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
+        const result = await handler({
+          body: req.body as never,
+          query: req.query as never,
+          params: req.params as never,
+          actor: req.actor,
+          req,
+          reply,
+        });
+        if (reply.sent) return reply;
+        if (result === undefined) return reply.code(reply.statusCode === 200 ? 204 : reply.statusCode).send();
+        return result;
+      },
+    });
+  }
+  return registry;
+}
+
+/** Boot fails when a route exists that the permissions registry does not declare. */
+export function enforceRegistry(app: FastifyInstance, prefixDeclarations: Permission[]): void {
+  app.addHook('onRoute', (opts) => {
+    const url = opts.url ?? opts.path;
+    if (opts.config?.permission) return;
+    const byPrefix = prefixDeclarations.find((p) => url.startsWith(API_PREFIX + p.url));
+    if (byPrefix) {
+      opts.config = { ...(opts.config ?? {}), permission: byPrefix } as never;
+      return;
+    }
+    throw new Error(`Route ${String(opts.method)} ${url} is not declared in the permissions registry`);
+  });
+}

@@ -1,0 +1,79 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from 'typebox';
+import type { Actor, Role } from './actor.ts';
+import type { AuditAction } from './audit-actions.ts';
+
+/**
+ * Who may call a route (spec §4 "Access" column).
+ * - public: anyone; authenticated: any credential; session: a signed-in person, not a key;
+ * - role: that role or higher in the team the action concerns (personOnly refuses API keys);
+ * - hubAdmin: hub admins (and the internal key).
+ */
+export type Access =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'session' }
+  | { kind: 'hubAdmin' }
+  | { kind: 'role'; min: Role; personOnly?: boolean };
+
+export const access = {
+  public: { kind: 'public' } as Access,
+  authenticated: { kind: 'authenticated' } as Access,
+  session: { kind: 'session' } as Access,
+  hubAdmin: { kind: 'hubAdmin' } as Access,
+  role: (min: Role, opts: { personOnly?: boolean } = {}): Access => ({ kind: 'role', min, ...opts }),
+};
+
+/**
+ * How the guard finds the team an action concerns.
+ * - a team id named in the query, body or path;
+ * - a resource id in the path whose team a registered resolver looks up (an invite, a membership…).
+ */
+export type TeamSource =
+  | { in: 'query' | 'body' | 'params'; key: string; optional?: boolean }
+  | { resource: string; param: string };
+
+export interface RouteSchema {
+  body?: TSchema;
+  querystring?: TSchema;
+  params?: TSchema;
+  response?: Record<number, TSchema>;
+}
+
+type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
+
+export interface RouteContext<S extends RouteSchema> {
+  body: StaticOr<S['body'], undefined>;
+  query: StaticOr<S['querystring'], Record<string, never>>;
+  params: StaticOr<S['params'], Record<string, never>>;
+  actor: Actor;
+  req: FastifyRequest;
+  reply: FastifyReply;
+}
+
+export interface RouteDef<S extends RouteSchema = RouteSchema> {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Path below /api. */
+  url: string;
+  /** Dotted action name, e.g. `teams.invites.create`. */
+  action: string;
+  access: Access;
+  team?: TeamSource;
+  /** Every audit action the route may write (spec 0.72). */
+  audit: readonly AuditAction[];
+  summary: string;
+  tags: string[];
+  schema: S;
+  bodyLimit?: number;
+  handler: (ctx: RouteContext<S>) => Promise<unknown>;
+}
+
+/** The registry entry: a route's declaration without its handler. */
+export type Permission = Omit<RouteDef, 'handler' | 'schema'>;
+
+export function defineRoute<S extends RouteSchema>(def: RouteDef<S>): RouteDef<RouteSchema> {
+  return def as unknown as RouteDef<RouteSchema>;
+}
+
+/** Resolves a resource id to its team id, or null when no such resource exists. */
+export type TeamResolver = (id: string) => Promise<string | null>;

@@ -1,0 +1,20 @@
+import { Type } from 'typebox';
+
+/** Shared request/response pieces. Page size: default 50, at most 200. */
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 200;
+
+export const Uuid = Type.String({ format: 'uuid' });
+export const IdParams = Type.Object({ id: Uuid });
+
+export const Paging = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+};
+
+export const ErrorResponse = Type.Object({
+  error: Type.Object({ code: Type.String(), message: Type.String(), details: Type.Optional(Type.Unknown()) }),
+});
+
+export const AssignableRole = Type.Union([Type.Literal('viewer'), Type.Literal('member'), Type.Literal('admin')]);
+export const AnyRole = Type.Union([Type.Literal('viewer'), Type.Literal('member'), Type.Literal('admin'), Type.Literal('owner')]);

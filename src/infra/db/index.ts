@@ -1,0 +1,15 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import type { Config } from '../../config.ts';
+import type { Db } from './types.ts';
+import { createPostgresDb } from './postgres.ts';
+import { createPgliteDb } from './pglite.ts';
+
+export type { Db, Row } from './types.ts';
+
+export async function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databaseSchema?: string | null }): Promise<Db> {
+  if (config.databaseUrl) return createPostgresDb({ url: config.databaseUrl, schema: config.databaseSchema });
+  const dir = path.join(config.dataDir, 'db');
+  fs.mkdirSync(dir, { recursive: true });
+  return (await createPgliteDb({ dataDir: dir })).db;
+}

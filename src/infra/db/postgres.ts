@@ -1,0 +1,57 @@
+import pg from 'pg';
+import { type Db, type Row, withHelpers } from './types.ts';
+
+// int8 (count(*), bigserial) as JS numbers: our counts stay far below 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+pg.types.setTypeParser(1700, (v: string) => Number(v));
+
+export interface PostgresOptions {
+  url: string;
+  schema?: string | null;
+  poolSize?: number;
+}
+
+export function createPostgresDb(opts: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.poolSize ?? 10,
+    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+  });
+  // An idle client losing its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+
+  const run = (client: pg.Pool | pg.PoolClient) => async (sql: string, params?: readonly unknown[]) => {
+    const res = await client.query(sql, params as unknown[] | undefined);
+    return res.rows as Row[];
+  };
+
+  const exec = (client: pg.Pool | pg.PoolClient) => async (sql: string) => {
+    await client.query(sql);
+  };
+
+  const makeTxDb = (client: pg.PoolClient): Db => {
+    const txDb: Db = withHelpers('postgres', run(client), exec(client), (fn) => fn(txDb), async () => {});
+    return txDb;
+  };
+
+  return withHelpers(
+    'postgres',
+    run(pool),
+    exec(pool),
+    async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(makeTxDb(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    () => pool.end(),
+  );
+}

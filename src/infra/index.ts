@@ -1,0 +1,22 @@
+import type { Config } from '../config.ts';
+import type { Infra } from '../app.ts';
+import { type Clock, systemClock } from '../core/clock.ts';
+import { createDb } from './db/index.ts';
+import { migrate } from './db/migrate.ts';
+import { createKv } from './kv/index.ts';
+import { createMailer } from './mail/index.ts';
+
+/** Builds every port from config: embedded parts by default, production peers by URL. */
+export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean } = {}): Promise<Infra> {
+  const clock = opts.clock ?? systemClock;
+  const db = await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null });
+  if (opts.migrate !== false) await migrate(db);
+  const kv = createKv(config, clock);
+  const mail = createMailer(config, () => clock.now());
+  return { config, db, kv, mail, clock };
+}
+
+export async function closeInfra(infra: Infra): Promise<void> {
+  await Promise.allSettled([infra.kv.close(), infra.mail.close()]);
+  await infra.db.close();
+}

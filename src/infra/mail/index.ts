@@ -1,0 +1,50 @@
+import nodemailer from 'nodemailer';
+
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export interface RecordedMail extends MailMessage {
+  at: Date;
+  delivered: boolean;
+}
+
+/**
+ * Mail port. Without SMTP_URL a message is recorded and dropped (the spec's words): the
+ * record lets operators and tests see what would have been sent.
+ */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  /** The most recent messages, newest last (bounded). */
+  recorded(): readonly RecordedMail[];
+  readonly configured: boolean;
+  close(): Promise<void>;
+}
+
+const KEEP = 500;
+
+export function createMailer(opts: { smtpUrl: string | null; mailFrom: string }, now: () => Date): Mailer {
+  const log: RecordedMail[] = [];
+  const record = (m: MailMessage, delivered: boolean) => {
+    log.push({ ...m, at: now(), delivered });
+    if (log.length > KEEP) log.shift();
+  };
+  const transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : null;
+  return {
+    configured: transport !== null,
+    async send(message) {
+      if (!transport) {
+        record(message, false);
+        return;
+      }
+      await transport.sendMail({ from: opts.mailFrom, to: message.to, subject: message.subject, text: message.text });
+      record(message, true);
+    },
+    recorded: () => log,
+    async close() {
+      transport?.close();
+    },
+  };
+}

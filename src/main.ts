@@ -1,0 +1,105 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { buildApp, createServices } from './app.ts';
+import { closeInfra, createInfra } from './infra/index.ts';
+import { createDb } from './infra/db/index.ts';
+import { migrate } from './infra/db/migrate.ts';
+import { ensureFirstAdmin } from './bootstrap.ts';
+import { systemActor } from './core/actor.ts';
+import { AppError } from './core/errors.ts';
+
+const USAGE = `chorus <command>
+
+  serve                         start the hub (default)
+  migrate                       apply database migrations and exit
+  admin create-user --email E --name N --password P [--admin]
+  admin make-admin --email E [--revoke]
+  admin reset-password --email E [--password P]   (prints a generated one when omitted)
+
+Configuration comes from the environment; see README.md.`;
+
+async function serve() {
+  const config = loadConfig();
+  const infra = await createInfra(config);
+  const { app, services } = await buildApp(infra);
+  const first = await ensureFirstAdmin(config, services);
+  const address = await app.listen({ port: config.port, host: config.host });
+  const url = config.publicUrl;
+  const lines = [`Chorus is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
+  lines.push(`Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`);
+  if (first.kind === 'generated') {
+    lines.push('', 'First start: a hub admin was created. These credentials are shown once:', `  email:    ${first.email}`, `  password: ${first.password}`, 'Sign in and change the password (PUT /api/auth/me/password).', '');
+  } else if (first.kind === 'from_env') {
+    lines.push(`Hub admin ${first.email} created from CHORUS_ADMIN_EMAIL.`);
+  }
+  console.log(lines.join('\n'));
+  const stop = async () => {
+    await app.close();
+    await closeInfra(infra);
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+async function runMigrate() {
+  const config = loadConfig();
+  const db = await createDb({ ...config, databaseSchema: process.env.DATABASE_SCHEMA ?? null });
+  const applied = await migrate(db);
+  console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
+  await db.close();
+}
+
+async function admin(args: string[]) {
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      password: { type: 'string' },
+      admin: { type: 'boolean', default: false },
+      revoke: { type: 'boolean', default: false },
+    },
+  });
+  const [sub] = positionals;
+  if (!values.email) throw new Error('--email is required');
+  const config = loadConfig();
+  const infra = await createInfra(config);
+  const services = createServices(infra);
+  const actor = systemActor();
+  try {
+    if (sub === 'create-user') {
+      if (!values.password) throw new Error('--password is required');
+      const u = await services.users.createUser({ email: values.email, name: values.name ?? values.email, password: values.password, isAdmin: values.admin }, actor);
+      console.log(`Created ${u.email} (${u.id})${u.isAdmin ? ' as hub admin' : ''}`);
+    } else if (sub === 'make-admin') {
+      await services.users.setHubAdmin(values.email, !values.revoke, actor);
+      console.log(`${values.email} is ${values.revoke ? 'no longer' : 'now'} a hub admin`);
+    } else if (sub === 'reset-password') {
+      const user = await services.users.requireUser((await infra.db.maybeOne<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ?? '00000000-0000-0000-0000-000000000000');
+      const result = await services.users.adminResetPassword(actor, user.id, values.password);
+      console.log('temporaryPassword' in result ? `New password for ${values.email}: ${result.temporaryPassword}` : `Password of ${values.email} changed`);
+    } else {
+      throw new Error(`Unknown admin command "${sub ?? ''}"\n\n${USAGE}`);
+    }
+  } finally {
+    await closeInfra(infra);
+  }
+}
+
+async function main() {
+  const [command = 'serve', ...rest] = process.argv.slice(2);
+  if (command === 'serve') return serve();
+  if (command === 'migrate') return runMigrate();
+  if (command === 'admin') return admin(rest);
+  if (command === 'help' || command === '--help') return console.log(USAGE);
+  throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError) console.error(`Configuration error: ${err.message}`);
+  else if (err instanceof AppError) console.error(`${err.code}: ${err.message}`);
+  else console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Role } from '../../core/actor.ts';
+
+export interface ApiKeyRow {
+  id: string;
+  tenantId: string;
+  name: string;
+  role: Exclude<Role, 'owner'>;
+  keyPrefix: string;
+  createdBy: string | null;
+  createdByName: string | null;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+const COLUMNS = `k.id, k.tenant_id AS "tenantId", k.name, k.role, k.key_prefix AS "keyPrefix", k.created_by AS "createdBy",
+  u.name AS "createdByName", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt"`;
+
+/** Team-scoped keys only; satellite keys belong to the satellites module. */
+export function createApiKeysRepo(db: Db) {
+  return {
+    insert: (tx: Db, k: { id: string; tenantId: string; satelliteId: string | null; name: string; role: string; keyHash: string; keyPrefix: string; createdBy: string | null; at: Date; expiresAt: Date | null }) =>
+      tx.query(
+        `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_by, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [k.id, k.tenantId, k.satelliteId, k.name, k.role, k.keyHash, k.keyPrefix, k.createdBy, k.at, k.expiresAt],
+      ),
+
+    listActive: (tenantId: string, now: Date) =>
+      db.query<ApiKeyRow>(
+        `SELECT ${COLUMNS} FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+         WHERE k.tenant_id = $1 AND k.satellite_id IS NULL AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
+         ORDER BY k.created_at DESC`,
+        [tenantId, now],
+      ),
+
+    find: (tenantId: string, id: string) =>
+      db.maybeOne<ApiKeyRow & { revokedAt: Date | null }>(
+        `SELECT ${COLUMNS}, k.revoked_at AS "revokedAt" FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+         WHERE k.tenant_id = $1 AND k.id = $2 AND k.satellite_id IS NULL`,
+        [tenantId, id],
+      ),
+
+    revoke: (tx: Db, tenantId: string, id: string, at: Date) =>
+      tx.query('UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL', [tenantId, id, at]),
+
+    /** A person leaving a team takes their team keys with them. */
+    revokeCreatedBy: (tx: Db, tenantId: string | null, userId: string, at: Date) =>
+      tx.query(
+        `UPDATE api_keys SET revoked_at = $3 WHERE created_by = $2 AND satellite_id IS NULL AND revoked_at IS NULL AND ($1::uuid IS NULL OR tenant_id = $1::uuid)`,
+        [tenantId, userId, at],
+      ),
+
+    teamOfKey: async (id: string) =>
+      (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM api_keys WHERE id = $1 AND satellite_id IS NULL', [id]))?.t ?? null,
+  };
+}
+
+export type ApiKeysRepo = ReturnType<typeof createApiKeysRepo>;

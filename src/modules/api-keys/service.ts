@@ -1,0 +1,61 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import { type Actor, type Role, roleAtLeast } from '../../core/actor.ts';
+import type { AuditWriter } from '../../core/audit.ts';
+import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
+import { badRequest, forbidden, notFound } from '../../core/errors.ts';
+import type { ApiKeyRow, ApiKeysRepo } from './repo.ts';
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export const presentApiKey = (k: ApiKeyRow) => ({
+  id: k.id,
+  tenantId: k.tenantId,
+  name: k.name,
+  role: k.role,
+  prefix: k.keyPrefix,
+  createdBy: k.createdBy,
+  createdByName: k.createdByName,
+  createdAt: iso(k.createdAt)!,
+  lastUsedAt: iso(k.lastUsedAt),
+  expiresAt: iso(k.expiresAt),
+});
+
+/** Mints a key: 32 random bytes as hex. Only its SHA-256 is stored; the raw key is shown once. */
+export function mintKey(): { key: string; hash: string; prefix: string } {
+  const key = randomHex(32);
+  return { key, hash: sha256Hex(key), prefix: key.slice(0, 8) };
+}
+
+export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditWriter; repo: ApiKeysRepo }) {
+  const { db, clock, audit, repo } = deps;
+  return {
+    async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
+      if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');
+      const now = clock.now();
+      const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
+      if (expiresAt && expiresAt <= now) throw badRequest('expiresAt must be in the future', 'VALIDATION_FAILED');
+      const { key, hash, prefix } = mintKey();
+      const id = newId();
+      await db.tx(async (tx) => {
+        await repo.insert(tx, { id, tenantId, satelliteId: null, name: input.name, role: input.role, keyHash: hash, keyPrefix: prefix, createdBy: actor.userId, at: now, expiresAt });
+        await audit.write(tx, actor, { action: 'admin.api_key_created', tenantId, targetType: 'api_key', targetId: id, details: { name: input.name, role: input.role } });
+      });
+      return { id, key, tenantId, name: input.name, role: input.role, prefix, createdAt: now.toISOString(), expiresAt: iso(expiresAt) };
+    },
+
+    list: async (tenantId: string) => (await repo.listActive(tenantId, clock.now())).map(presentApiKey),
+
+    async revoke(actor: Actor, id: string) {
+      const tenantId = actor.teamId!;
+      const k = await repo.find(tenantId, id);
+      if (!k || k.revokedAt) throw notFound('No such key');
+      await db.tx((tx) => repo.revoke(tx, tenantId, id, clock.now()));
+    },
+
+    /** Departure handler: a person's team keys stop with their membership. */
+    revokeCreatedBy: (tx: Db, tenantId: string | null, userId: string) => repo.revokeCreatedBy(tx, tenantId, userId, clock.now()),
+  };
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -1,0 +1,55 @@
+import type { Db } from '../../infra/db/index.ts';
+
+export interface AuditFilter {
+  action?: string;
+  tenantId?: string;
+  actorUserId?: string;
+  targetId?: string;
+  from?: Date;
+  to?: Date;
+  limit: number;
+  offset: number;
+}
+
+export interface AuditRow {
+  id: number;
+  at: Date;
+  action: string;
+  actorType: string;
+  actorUserId: string | null;
+  actorApiKeyId: string | null;
+  actorEmail: string | null;
+  ip: string | null;
+  tenantId: string | null;
+  targetType: string | null;
+  targetId: string | null;
+  details: Record<string, unknown>;
+}
+
+export function createAuditRepo(db: Db) {
+  return {
+    async list(f: AuditFilter): Promise<{ rows: AuditRow[]; total: number }> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      const add = (sql: string, value: unknown) => {
+        params.push(value);
+        where.push(sql.replace('?', `$${params.length}`));
+      };
+      if (f.action) add(f.action.endsWith('.*') ? 'action LIKE ?' : 'action = ?', f.action.endsWith('.*') ? f.action.slice(0, -1) + '%' : f.action);
+      if (f.tenantId) add('tenant_id = ?', f.tenantId);
+      if (f.actorUserId) add('actor_user_id = ?', f.actorUserId);
+      if (f.targetId) add('target_id = ?', f.targetId);
+      if (f.from) add('at >= ?', f.from);
+      if (f.to) add('at < ?', f.to);
+      const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log ${clause}`, params)).n;
+      const rows = await db.query<AuditRow>(
+        `SELECT id, at, action, actor_type AS "actorType", actor_user_id AS "actorUserId", actor_api_key_id AS "actorApiKeyId",
+           actor_email AS "actorEmail", ip, tenant_id AS "tenantId", target_type AS "targetType", target_id AS "targetId", details
+         FROM audit_log ${clause} ORDER BY at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, f.limit, f.offset],
+      );
+      return { rows, total };
+    },
+  };
+}

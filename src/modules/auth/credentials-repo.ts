@@ -1,0 +1,51 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { MembershipRef, Role } from '../../core/actor.ts';
+
+export interface SessionPrincipal {
+  sessionId: string;
+  userId: string;
+  email: string;
+  isAdmin: boolean;
+  memberships: MembershipRef[];
+}
+
+export interface ApiKeyPrincipal {
+  id: string;
+  tenantId: string;
+  satelliteId: string | null;
+  role: Role;
+  lastUsedAt: Date | null;
+}
+
+// One indexed round trip per request: the session, its user (admin flag and status read
+// fresh, never from a token) and the user's memberships come back together.
+const SESSION_SQL = `
+  SELECT s.id AS "sessionId", u.id AS "userId", u.email, u.is_admin AS "isAdmin",
+    COALESCE((SELECT json_agg(json_build_object('membershipId', m.id, 'tenantId', m.tenant_id, 'role', m.role))
+              FROM memberships m WHERE m.user_id = u.id), '[]') AS memberships
+  FROM sessions s JOIN users u ON u.id = s.user_id
+  WHERE s.revoked_at IS NULL AND s.expires_at > $2 AND u.status = 'active' AND `;
+
+export function createCredentialsRepo(db: Db) {
+  return {
+    findSessionByTokenHash: (tokenHash: string, now: Date) =>
+      db.maybeOne<SessionPrincipal>(SESSION_SQL + 's.token_hash = $1', [tokenHash, now]),
+
+    findSessionById: (sessionId: string, userId: string, now: Date) =>
+      db.maybeOne<SessionPrincipal>(SESSION_SQL + 's.id = $1 AND u.id = $3', [sessionId, now, userId]),
+
+    /** Keys stop working at once when their creator is blocked or deleted. */
+    findApiKeyByHash: (keyHash: string, now: Date) =>
+      db.maybeOne<ApiKeyPrincipal>(
+        `SELECT k.id, k.tenant_id AS "tenantId", k.satellite_id AS "satelliteId", k.role, k.last_used_at AS "lastUsedAt"
+         FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+         WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
+           AND (k.created_by IS NULL OR u.status = 'active')`,
+        [keyHash, now],
+      ),
+
+    touchApiKey: (id: string, now: Date) => db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, now]),
+  };
+}
+
+export type CredentialsRepo = ReturnType<typeof createCredentialsRepo>;

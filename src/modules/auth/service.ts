@@ -1,0 +1,216 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Mailer } from '../../infra/mail/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import { addSeconds } from '../../core/clock.ts';
+import type { Actor } from '../../core/actor.ts';
+import type { AuditWriter } from '../../core/audit.ts';
+import type { JwtService } from '../../core/jwt.ts';
+import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
+import { AppError, badRequest, conflict, forbidden, locked, tooManyRequests } from '../../core/errors.ts';
+import type { UserRow, UsersRepo } from '../users/repo.ts';
+import { burnPasswordCheck, checkPasswordRule, hashPassword, verifyPassword } from '../users/passwords.ts';
+import { presentUser, type UserView } from '../users/schemas.ts';
+import type { SettingsService } from '../settings/service.ts';
+import type { InvitesService } from '../invites/service.ts';
+import type { TeamsService } from '../teams/service.ts';
+import type { AuthRepo } from './repo.ts';
+
+export const LOGIN_WINDOW_MS = 15 * 60_000;
+export const LOGIN_ATTEMPTS_PER_IP = 20;
+export const LOCK_AFTER_FAILURES = 5;
+export const LOCK_MS = 15 * 60_000;
+export const RESET_TOKEN_TTL_SECONDS = 60 * 60;
+export const FORGOT_PER_IP = 5;
+
+export interface SessionIssue {
+  sessionId: string;
+  /** Raw cookie value; only its hash is stored. */
+  cookieToken: string;
+  expiresAt: Date;
+}
+
+/**
+ * What login answers. A person with a second factor gets a challenge instead of a session
+ * (the MFA issue adds that branch); everything else gets a session at once.
+ */
+export type LoginOutcome =
+  | { kind: 'signed_in'; user: UserView; session: SessionIssue; token: string | null }
+  | { kind: 'mfa_required'; mfaToken: string; hasPasskeys: boolean };
+
+export function createAuthService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  mail: Mailer;
+  jwt: JwtService;
+  users: UsersRepo;
+  repo: AuthRepo;
+  settings: Pick<SettingsService, 'hubSetting'>;
+  invites: Pick<InvitesService, 'consume'>;
+  teams: Pick<TeamsService, 'join'>;
+  publicUrl: string;
+  sessionTtlSeconds: number;
+}) {
+  const { db, clock, audit, mail, jwt, users, repo, settings, invites, teams } = deps;
+
+  async function issueSession(tx: Db, userId: string, ip: string, userAgent: string | null): Promise<SessionIssue> {
+    const cookieToken = randomHex(32);
+    const now = clock.now();
+    const session = { sessionId: newId(), cookieToken, expiresAt: addSeconds(now, deps.sessionTtlSeconds) };
+    await repo.insertSession(tx, {
+      id: session.sessionId,
+      tokenHash: sha256Hex(cookieToken),
+      userId,
+      kind: 'cookie',
+      ip,
+      userAgent: userAgent?.slice(0, 300) ?? null,
+      at: now,
+      expiresAt: session.expiresAt,
+    });
+    return session;
+  }
+
+  /** A failed sign-in is recorded and audited in its own committed transaction, then refused. */
+  async function refuseLogin(actor: Actor, email: string, user: UserRow | null, reason: string, error: AppError, extra?: (tx: Db) => Promise<void>): Promise<never> {
+    await db.tx(async (tx) => {
+      if (extra) await extra(tx);
+      if (reason !== 'rate_limited') {
+        await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: false, at: clock.now() });
+      }
+      await audit.write(tx, { ...actor, userId: user?.id ?? null, email }, {
+        action: 'user.login_failed',
+        tenantId: null,
+        targetType: 'user',
+        targetId: user?.id ?? null,
+        details: { reason },
+      });
+    });
+    throw error;
+  }
+
+  return {
+    issueSession,
+
+    /** Spec §5 "Login security": per-IP limit, lockout after failures, blocked accounts, audit of each refusal. */
+    async login(actor: Actor, input: { email: string; password: string; wantToken: boolean; userAgent: string | null }): Promise<LoginOutcome> {
+      const now = clock.now();
+      const email = input.email.trim();
+      const attempts = await repo.countAttempts('login', actor.ip, new Date(now.getTime() - LOGIN_WINDOW_MS));
+      if (attempts >= LOGIN_ATTEMPTS_PER_IP) {
+        await refuseLogin(actor, email, null, 'rate_limited', tooManyRequests('Too many sign-in attempts from this address; try again later', LOGIN_WINDOW_MS / 1000));
+      }
+      const user = await users.findByEmail(email);
+      const invalid = new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
+      if (!user) {
+        await burnPasswordCheck(input.password);
+        return refuseLogin(actor, email, null, 'invalid_credentials', invalid);
+      }
+      if (user.lockedUntil && new Date(user.lockedUntil) > now) {
+        return refuseLogin(actor, email, user, 'locked', locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', { lockedUntil: new Date(user.lockedUntil).toISOString() }));
+      }
+      if (!(await verifyPassword(user.passwordHash, input.password))) {
+        const failures = user.failedLoginAttempts + 1;
+        const lockNow = failures >= LOCK_AFTER_FAILURES;
+        return refuseLogin(actor, email, user, 'invalid_credentials', invalid, (tx) =>
+          users.update(tx, user.id, lockNow ? { failedLoginAttempts: 0, lockedUntil: new Date(now.getTime() + LOCK_MS) } : { failedLoginAttempts: failures }, now),
+        );
+      }
+      if (user.status === 'blocked') {
+        return refuseLogin(actor, email, user, 'blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'));
+      }
+
+      return db.tx(async (tx) => {
+        await users.update(tx, user.id, { failedLoginAttempts: 0, lockedUntil: null, lastLoginAt: now, lastLoginIp: actor.ip }, now);
+        await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: true, at: now });
+        const session = await issueSession(tx, user.id, actor.ip, input.userAgent);
+        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id });
+        const token = input.wantToken ? jwt.sign({ sub: user.id, sid: session.sessionId }) : null;
+        return { kind: 'signed_in' as const, user: presentUser({ ...user, lastLoginAt: now }), session, token };
+      });
+    },
+
+    async logout(actor: Actor): Promise<void> {
+      if (!actor.sessionId) return;
+      await db.tx(async (tx) => {
+        await repo.revokeSession(tx, actor.sessionId!, clock.now());
+        await audit.write(tx, actor, { action: 'user.logout', tenantId: null, targetType: 'user', targetId: actor.userId });
+      });
+    },
+
+    /** Open registration is gated by the hub switch; a valid invite always admits. */
+    async register(actor: Actor, input: { email: string; password: string; name: string; inviteToken?: string }) {
+      if (!input.inviteToken && !(await settings.hubSetting<boolean>('allow_self_registration'))) {
+        throw forbidden('Registration needs an invite on this hub', 'REGISTRATION_DISABLED');
+      }
+      checkPasswordRule(input.password);
+      const email = input.email.trim();
+      if (await users.findByEmail(email)) throw conflict('An account with this email exists', 'EMAIL_TAKEN');
+      const passwordHash = await hashPassword(input.password);
+      const now = clock.now();
+      const id = newId();
+      return db.tx(async (tx) => {
+        await users.insert(tx, { id, email, name: input.name.trim(), passwordHash, isAdmin: false, at: now });
+        const who = { ...actor, userId: id, email };
+        let joined: { tenantId: string; role: string } | null = null;
+        if (input.inviteToken) {
+          const invite = await invites.consume(tx, input.inviteToken, id);
+          const membershipId = await teams.join(tx, invite.tenantId, id, invite.role);
+          joined = { tenantId: invite.tenantId, role: invite.role };
+          await audit.write(tx, who, { action: 'member.joined_team', tenantId: invite.tenantId, targetType: 'membership', targetId: membershipId, details: { via: 'invite', inviteId: invite.id, role: invite.role } });
+        }
+        await audit.write(tx, who, { action: 'user.register', tenantId: joined?.tenantId ?? null, targetType: 'user', targetId: id });
+        const user = await users.findById(id, tx);
+        return { user: presentUser(user!), joined };
+      });
+    },
+
+    /** Always quiet: the caller learns nothing about which addresses exist. */
+    async forgotPassword(actor: Actor, emailInput: string): Promise<void> {
+      const now = clock.now();
+      const email = emailInput.trim();
+      const recent = await repo.countAttempts('forgot_password', actor.ip, new Date(now.getTime() - LOGIN_WINDOW_MS));
+      const user = recent < FORGOT_PER_IP ? await users.findByEmail(email) : null;
+      const token = randomHex(32);
+      await db.tx(async (tx) => {
+        await repo.recordAttempt(tx, { kind: 'forgot_password', ip: actor.ip, email, success: user !== null, at: now });
+        if (!user || user.status !== 'active') return;
+        await repo.insertResetToken(tx, { id: newId(), userId: user.id, tokenHash: sha256Hex(token), at: now, expiresAt: addSeconds(now, RESET_TOKEN_TTL_SECONDS) });
+        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.password_reset_requested', tenantId: null, targetType: 'user', targetId: user.id });
+      });
+      if (!user || user.status !== 'active') return;
+      await mail.send({
+        to: user.email,
+        subject: 'Reset your Chorus password',
+        text: `Someone asked to reset the password of your Chorus account.\n\nOpen this link within 60 minutes to choose a new one:\n${deps.publicUrl}/reset-password?token=${token}\n\nIf it was not you, ignore this message.`,
+      });
+    },
+
+    async resetPassword(actor: Actor, input: { token: string; password: string }): Promise<void> {
+      const now = clock.now();
+      const row = await repo.findResetToken(sha256Hex(input.token));
+      const user = row ? await users.findById(row.userId) : null;
+      const fail = async (reason: string, code: string, message: string) => {
+        await db.tx((tx) =>
+          audit.write(tx, { ...actor, userId: user?.id ?? null, email: user?.email ?? null }, {
+            action: 'user.password_reset_failed', tenantId: null, targetType: 'user', targetId: user?.id ?? null, details: { reason },
+          }),
+        );
+        throw badRequest(message, code);
+      };
+      if (!row || !user) return fail('invalid', 'INVALID_TOKEN', 'This reset link is not valid');
+      if (row.usedAt) return fail('used', 'TOKEN_USED', 'This reset link has already been used');
+      if (new Date(row.expiresAt) <= now) return fail('expired', 'TOKEN_EXPIRED', 'This reset link has expired');
+      if (user.status === 'blocked') return fail('blocked', 'ACCOUNT_BLOCKED', 'This account is blocked');
+      checkPasswordRule(input.password);
+      const passwordHash = await hashPassword(input.password);
+      await db.tx(async (tx) => {
+        await users.update(tx, user.id, { passwordHash, failedLoginAttempts: 0, lockedUntil: null }, now);
+        await repo.useResetTokens(tx, user.id, now);
+        await repo.revokeUserSessions(tx, user.id, now);
+        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.password_reset_completed', tenantId: null, targetType: 'user', targetId: user.id });
+      });
+    },
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

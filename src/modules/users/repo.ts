@@ -1,0 +1,121 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Role } from '../../core/actor.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  isAdmin: boolean;
+  status: 'active' | 'blocked';
+  failedLoginAttempts: number;
+  lockedUntil: Date | null;
+  lastLoginAt: Date | null;
+  lastLoginIp: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface UserTeam {
+  id: string;
+  name: string;
+  slug: string;
+  role: Role;
+  membershipId: string;
+}
+
+const COLUMNS = `id, email, name, password_hash AS "passwordHash", is_admin AS "isAdmin", status,
+  failed_login_attempts AS "failedLoginAttempts", locked_until AS "lockedUntil", last_login_at AS "lastLoginAt",
+  last_login_ip AS "lastLoginIp", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export interface UserListFilter {
+  search?: string;
+  status?: 'active' | 'blocked';
+  tenantId?: string;
+  limit: number;
+  offset: number;
+}
+
+/** Users are hub-wide (not tenant data): the one repository whose lookups take no team. */
+export function createUsersRepo(db: Db) {
+  return {
+    findById: (id: string, tx: Db = db) => tx.maybeOne<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [id]),
+
+    findByEmail: (email: string, tx: Db = db) =>
+      tx.maybeOne<UserRow>(`SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1)`, [email]),
+
+    async insert(tx: Db, u: { id: string; email: string; name: string; passwordHash: string; isAdmin: boolean; at: Date }) {
+      await tx.query(
+        `INSERT INTO users (id, email, name, password_hash, is_admin, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+        [u.id, u.email, u.name, u.passwordHash, u.isAdmin, u.at],
+      );
+    },
+
+    async update(
+      tx: Db,
+      id: string,
+      patch: Partial<Pick<UserRow, 'email' | 'name' | 'passwordHash' | 'isAdmin' | 'status' | 'failedLoginAttempts' | 'lockedUntil' | 'lastLoginAt' | 'lastLoginIp'>>,
+      at: Date,
+    ) {
+      const columns: Record<string, string> = {
+        email: 'email', name: 'name', passwordHash: 'password_hash', isAdmin: 'is_admin', status: 'status',
+        failedLoginAttempts: 'failed_login_attempts', lockedUntil: 'locked_until', lastLoginAt: 'last_login_at', lastLoginIp: 'last_login_ip',
+      };
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === undefined) continue;
+        params.push(v);
+        sets.push(`${columns[k]} = $${params.length}`);
+      }
+      params.push(at);
+      sets.push(`updated_at = $${params.length}`);
+      await tx.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, params);
+    },
+
+    delete: (tx: Db, id: string) => tx.query('DELETE FROM users WHERE id = $1', [id]),
+
+    countHubAdmins: async (tx: Db = db) =>
+      (await tx.one<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE is_admin AND status = 'active'`)).n,
+
+    teamsOf: (userId: string, tx: Db = db) =>
+      tx.query<UserTeam>(
+        `SELECT t.id, t.name, t.slug, m.role, m.id AS "membershipId" FROM memberships m JOIN tenants t ON t.id = m.tenant_id
+         WHERE m.user_id = $1 ORDER BY t.name`,
+        [userId],
+      ),
+
+    /** Teams in which the person is the owner: they must hand over before leaving the hub. */
+    ownedTeams: (userId: string, tx: Db = db) =>
+      tx.query<{ id: string; name: string }>(
+        `SELECT t.id, t.name FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1 AND m.role = 'owner'`,
+        [userId],
+      ),
+
+    async list(f: UserListFilter): Promise<{ rows: UserRow[]; total: number }> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (f.search) {
+        params.push(`%${f.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+        where.push(`(email ILIKE $${params.length} OR name ILIKE $${params.length})`);
+      }
+      if (f.status) {
+        params.push(f.status);
+        where.push(`status = $${params.length}`);
+      }
+      if (f.tenantId) {
+        params.push(f.tenantId);
+        where.push(`id IN (SELECT user_id FROM memberships WHERE tenant_id = $${params.length})`);
+      }
+      const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM users ${clause}`, params)).n;
+      const rows = await db.query<UserRow>(
+        `SELECT ${COLUMNS} FROM users ${clause} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, f.limit, f.offset],
+      );
+      return { rows, total };
+    },
+  };
+}
+
+export type UsersRepo = ReturnType<typeof createUsersRepo>;
