@@ -1,0 +1,122 @@
+/**
+ * Starts a real hub for a test file: the whole app on an ephemeral port, embedded parts by
+ * default, PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set. Each hub gets its own
+ * database (a fresh PGlite restored from a migrated snapshot, or its own PostgreSQL schema)
+ * and its own key prefix, so test files run in parallel without seeing each other.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { buildApp, type Infra, type Services } from '../../src/app.ts';
+import { ManualClock } from '../../src/core/clock.ts';
+import { createPgliteDb } from '../../src/infra/db/pglite.ts';
+import { createPostgresDb } from '../../src/infra/db/postgres.ts';
+import { listMigrations, migrate } from '../../src/infra/db/migrate.ts';
+import type { Db } from '../../src/infra/db/index.ts';
+import { createKv } from '../../src/infra/kv/index.ts';
+import { createMailer } from '../../src/infra/mail/index.ts';
+import type { Permission } from '../../src/core/permissions.ts';
+import type { FastifyInstance } from 'fastify';
+
+export const INTERNAL_KEY = 'internal-key-for-tests-0123456789abcdef';
+
+export interface Hub {
+  url: string;
+  clock: ManualClock;
+  infra: Infra;
+  services: Services;
+  registry: Permission[];
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+async function pgliteFromSnapshot(): Promise<Db> {
+  const hash = crypto.createHash('sha256').update(listMigrations().map((m) => m.version + m.sql).join('\n')).digest('hex').slice(0, 16);
+  const dir = path.join(root, '.tmp');
+  const file = path.join(dir, `pglite-${hash}.tar.gz`);
+  if (!fs.existsSync(file)) {
+    const { db, pglite } = await createPgliteDb({ dataDir: null });
+    await migrate(db);
+    const dump = await pglite.dumpDataDir('gzip');
+    fs.mkdirSync(dir, { recursive: true });
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+    fs.renameSync(tmp, file);
+    return db;
+  }
+  const { db } = await createPgliteDb({ dataDir: null, loadDataDir: new Blob([fs.readFileSync(file)]) });
+  return db;
+}
+
+async function postgresSchema(url: string): Promise<{ db: Db; drop: () => Promise<void> }> {
+  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const db = createPostgresDb({ url, schema, poolSize: 8 });
+  await migrate(db);
+  return {
+    db,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-test-'));
+  return loadConfig({
+    CHORUS_DATA_DIR: dataDir,
+    CHORUS_SECRET: 'test-secret-0123456789abcdef0123456789abcdef',
+    CHORUS_INTERNAL_KEY: INTERNAL_KEY,
+    CHORUS_PUBLIC_URL: 'http://chorus.test',
+    DATABASE_URL: process.env.DATABASE_URL,
+    REDIS_URL: process.env.REDIS_URL,
+    CHORUS_KV_PREFIX: `chorus-test:${crypto.randomBytes(4).toString('hex')}:`,
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+}
+
+export async function startHub(opts: { env?: Record<string, string> } = {}): Promise<Hub> {
+  const config = testConfig(opts.env);
+  const clock = new ManualClock();
+  let drop = async () => {};
+  let db: Db;
+  if (config.databaseUrl) {
+    const made = await postgresSchema(config.databaseUrl);
+    db = made.db;
+    drop = made.drop;
+  } else {
+    db = await pgliteFromSnapshot();
+  }
+  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()) };
+  const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    clock,
+    infra,
+    services,
+    registry,
+    app,
+    async close() {
+      await app.close();
+      await infra.kv.close();
+      await db.close();
+      await drop();
+      fs.rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}

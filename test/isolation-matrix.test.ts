@@ -1,0 +1,122 @@
+/**
+ * The tenant-isolation matrix, generated from the permissions registry: every declared route
+ * is called as anonymous, viewer, member, admin, owner, a member of another team, a hub admin,
+ * a team API key and the internal key, and the status must match the route's declared access.
+ * New routes join the matrix by being declared.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHub, type Hub } from './helpers/hub.ts';
+import { factories } from './helpers/factories.ts';
+import { call, type Credential } from './helpers/http.ts';
+import { roleAtLeast, type Role } from '../src/core/actor.ts';
+import type { Permission } from '../src/core/permissions.ts';
+import { enforceRegistry } from '../src/core/http.ts';
+import Fastify from 'fastify';
+
+type CallerName = 'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'internal';
+const CALLERS: CallerName[] = ['anonymous', 'viewer', 'member', 'admin', 'owner', 'otherTeam', 'hubAdmin', 'teamKey', 'internal'];
+const TEAM_KEY_ROLE: Role = 'member';
+
+type Expect = 'pass' | 401 | 403 | 404;
+const GUARD_CODES: Record<number, string> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
+
+/** What the declaration promises for this caller. */
+function expected(p: Permission, caller: CallerName): Expect {
+  const a = p.access;
+  if (a.kind === 'public') return 'pass';
+  if (caller === 'anonymous') return 401;
+  const isKey = caller === 'teamKey';
+  const isInternal = caller === 'internal';
+  const isHubAdmin = caller === 'hubAdmin' || isInternal;
+  if (a.kind === 'session' && (isKey || isInternal)) return 403;
+  if (a.kind === 'hubAdmin') return isHubAdmin ? 'pass' : 403;
+  if (a.kind === 'role' && a.personOnly && isKey) return 403;
+
+  const role: Role | null = isHubAdmin
+    ? 'owner'
+    : isKey
+      ? TEAM_KEY_ROLE
+      : caller === 'otherTeam'
+        ? null
+        : (caller as Role);
+  if (p.team && role === null) return 404;
+  if (a.kind === 'role' && !roleAtLeast(role, a.min)) return 403;
+  return 'pass';
+}
+
+describe('isolation matrix', () => {
+  let hub: Hub;
+  before(async () => {
+    hub = await startHub();
+  });
+  after(() => hub.close());
+
+  test('every route in the registry is covered and the registry is the only way in', () => {
+    const keys = hub.registry.map((p) => `${p.method} ${p.url}`);
+    assert.equal(new Set(keys).size, keys.length, 'routes are declared once');
+    assert.ok(hub.registry.length >= 30, `expected the foundation routes, got ${hub.registry.length}`);
+  });
+
+  test('a route missing from the registry stops the hub from starting', async () => {
+    const app = Fastify();
+    enforceRegistry(app, []);
+    assert.throws(() => app.get('/api/undeclared', async () => 'x'), /not declared in the permissions registry/);
+    await app.close();
+  });
+
+  test('declared access holds for every caller on every route', async () => {
+    const f = factories(hub);
+    const failures: string[] = [];
+    let calls = 0;
+    for (const p of hub.registry) {
+      const w = await f.world();
+      const creds: Record<CallerName, Credential | null> = {
+        anonymous: null,
+        viewer: w.viewer,
+        member: w.member,
+        admin: w.admin,
+        owner: w.owner,
+        otherTeam: w.otherOwner,
+        hubAdmin: w.hubAdmin,
+        teamKey: { token: w.key.token },
+        internal: f.internal,
+      };
+      for (const caller of CALLERS) {
+        // Fresh targets per call, so one caller's success cannot change the next caller's answer.
+        const params: Record<string, string> = {};
+        const names = [...p.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
+        for (const name of names) {
+          if (p.team && 'resource' in p.team && p.team.param === name) {
+            if (p.team.resource === 'membership') params[name] = (await f.member(w.team, 'member')).membershipId;
+            else if (p.team.resource === 'invite') params[name] = (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id;
+            else if (p.team.resource === 'apiKey') params[name] = (await f.apiKey(w.team, w.admin)).id;
+            else throw new Error(`matrix has no fixture for resource ${p.team.resource}`);
+          } else if (name === 'tid' || (p.team && 'in' in p.team && p.team.in === 'params' && p.team.key === name)) {
+            params[name] = w.team.id;
+          } else if (name === 'id' && p.url.startsWith('/admin/users')) {
+            params[name] = (await f.member(w.team, 'member')).id;
+          } else {
+            throw new Error(`matrix has no fixture for :${name} in ${p.url}`);
+          }
+        }
+        let url = p.url.replace(/:(\w+)/g, (_, n) => params[n]);
+        if (p.url === '/docs') url = '/docs/openapi.json';
+        let body: unknown;
+        if (p.team && 'in' in p.team && p.team.in === 'query') url += `?${p.team.key}=${w.team.id}`;
+        if (p.team && 'in' in p.team && p.team.in === 'body') body = { [p.team.key]: w.team.id };
+        else if (p.method !== 'GET' && p.method !== 'DELETE') body = {};
+
+        const res = await call(hub.url, p.method, url, { body, as: creds[caller] });
+        calls++;
+        const want = expected(p, caller);
+        const code = res.body?.error?.code;
+        const guardDenied = [401, 403, 404].includes(res.status) && code === GUARD_CODES[res.status];
+        const ok = want === 'pass' ? !guardDenied && res.status < 500 : res.status === want && code === GUARD_CODES[want];
+        if (!ok) failures.push(`${p.method} ${p.url} as ${caller}: expected ${want}, got ${res.status} ${code ?? ''}`);
+      }
+    }
+    assert.deepEqual(failures, [], `${failures.length} of ${calls} calls broke their declaration`);
+    assert.equal(calls, hub.registry.length * CALLERS.length);
+  });
+});
