@@ -121,6 +121,9 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
   const services = createServices(infra, opts, (m) => app.log.warn(m));
 
   installValidators(app);
+  // Bodies are JSON only: Fastify's built-in text/plain parser would let a text body reach
+  // validation as a string (400) instead of being refused as the wrong media type (415).
+  app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   enforceRegistry(app, PREFIX_DECLARATIONS);
 

@@ -10,6 +10,19 @@ export interface MembershipRef {
   membershipId: string;
   tenantId: string;
   role: Role;
+  /** Team name and slug, read with the membership so /auth/me needs no second query. */
+  name?: string;
+  slug?: string;
+}
+
+/** The signed-in person as read with their credential. */
+export interface PersonSnapshot {
+  name: string;
+  status: 'active' | 'blocked';
+  createdAt: Date;
+  lastLoginAt: Date | null;
+  /** Own account-level preference values (not merged with hub defaults). */
+  preferences: Record<string, unknown>;
 }
 
 export type CredentialKind = 'anonymous' | 'session' | 'jwt' | 'api_key' | 'internal';
@@ -29,6 +42,7 @@ export interface Auth {
   sessionId: string | null;
   email: string | null;
   memberships: MembershipRef[];
+  person: PersonSnapshot | null;
 }
 
 /**
@@ -65,6 +79,7 @@ export function systemActor(declaredAudit: string[] | null = null): Actor {
     sessionId: null,
     email: null,
     memberships: [],
+    person: null,
     ip: '',
     teamId: null,
     teamRole: 'owner',

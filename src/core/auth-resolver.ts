@@ -27,13 +27,14 @@ function fromSession(kind: 'session' | 'jwt', p: SessionPrincipal): Auth {
     sessionId: p.sessionId,
     email: p.email,
     memberships: p.memberships,
+    person: { name: p.name, status: 'active', createdAt: p.createdAt, lastLoginAt: p.lastLoginAt, preferences: p.preferences },
   };
 }
 
 /**
  * Spec §5: internal key, then session cookie, then bearer JWT, then API key; the first
- * credential that matches decides. A credential that is present but invalid does not fall
- * through to weaker ones: the caller is anonymous (and protected routes answer 401).
+ * credential that matches decides. A stale cookie is skipped; an invalid bearer leaves the
+ * caller anonymous (protected routes answer 401).
  */
 export function createAuthResolver(deps: {
   internalKey: string | null;
@@ -59,6 +60,7 @@ export function createAuthResolver(deps: {
           sessionId: null,
           email: null,
           memberships: [],
+          person: null,
         };
       }
 
@@ -94,6 +96,7 @@ export function createAuthResolver(deps: {
           sessionId: null,
           email: null,
           memberships: [],
+          person: null,
         };
       }
       return null;

@@ -113,5 +113,6 @@ export function anonymous(): Auth {
     sessionId: null,
     email: null,
     memberships: [],
+    person: null,
   };
 }

@@ -29,7 +29,7 @@ export async function call<T = any>(
     body = JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
   }
-  const res = await fetch(base + '/api' + path, { method, headers, body, redirect: 'manual' });
+  const res = await fetch(base + '/api' + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
   const text = await res.text();
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('application/json') && text) parsed = JSON.parse(text);

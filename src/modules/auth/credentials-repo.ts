@@ -5,8 +5,12 @@ export interface SessionPrincipal {
   sessionId: string;
   userId: string;
   email: string;
+  name: string;
   isAdmin: boolean;
+  createdAt: Date;
+  lastLoginAt: Date | null;
   memberships: MembershipRef[];
+  preferences: Record<string, unknown>;
 }
 
 export interface ApiKeyPrincipal {
@@ -18,11 +22,15 @@ export interface ApiKeyPrincipal {
 }
 
 // One indexed round trip per request: the session, its user (admin flag and status read
-// fresh, never from a token) and the user's memberships come back together.
+// fresh, never from a token), the user's teams and own preferences come back together, so
+// the guard and /auth/me need nothing more.
 const SESSION_SQL = `
-  SELECT s.id AS "sessionId", u.id AS "userId", u.email, u.is_admin AS "isAdmin",
-    COALESCE((SELECT json_agg(json_build_object('membershipId', m.id, 'tenantId', m.tenant_id, 'role', m.role))
-              FROM memberships m WHERE m.user_id = u.id), '[]') AS memberships
+  SELECT s.id AS "sessionId", u.id AS "userId", u.email, u.name, u.is_admin AS "isAdmin",
+    u.created_at AS "createdAt", u.last_login_at AS "lastLoginAt",
+    COALESCE((SELECT json_agg(json_build_object('membershipId', m.id, 'tenantId', m.tenant_id, 'role', m.role, 'name', t.name, 'slug', t.slug) ORDER BY t.name, t.id)
+              FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = u.id), '[]') AS memberships,
+    COALESCE((SELECT json_object_agg(st.key, st.value) FROM settings st
+              WHERE st.level = 'account' AND st.scope_id = u.id::text AND st.value IS NOT NULL), '{}') AS preferences
   FROM sessions s JOIN users u ON u.id = s.user_id
   WHERE s.revoked_at IS NULL AND s.expires_at > $2 AND u.status = 'active' AND `;
 

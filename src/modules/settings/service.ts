@@ -77,10 +77,15 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
 
     /** Each preference: the person's own value, else the hub's, else the built-in default. */
     async preferences(userId: string): Promise<Record<string, unknown>> {
-      const [own, hub] = await Promise.all([repo.list('account', userId), hubValues()]);
-      const mine = new Map(own.filter((r) => r.value !== null).map((r) => [r.key, r.value]));
+      const own = await repo.list('account', userId);
+      return this.resolvePreferences(Object.fromEntries(own.filter((r) => r.value !== null).map((r) => [r.key, r.value])));
+    },
+
+    /** The same walk over own values already read (the auth lookup brings them along). */
+    async resolvePreferences(own: Record<string, unknown>): Promise<Record<string, unknown>> {
+      const hub = await hubValues();
       return Object.fromEntries(
-        PREFERENCE_KEYS.map((k) => [k, mine.has(k) ? mine.get(k) : hub.has(k) ? hub.get(k) : findSetting(k)!.default]),
+        PREFERENCE_KEYS.map((k) => [k, k in own ? own[k] : hub.has(k) ? hub.get(k) : findSetting(k)!.default]),
       );
     },
 

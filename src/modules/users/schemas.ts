@@ -40,7 +40,7 @@ export type AdminUserView = Static<typeof AdminUserView>;
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export const presentUser = (u: UserRow): UserView => ({
+export const presentUser = (u: Pick<UserRow, 'id' | 'email' | 'name' | 'isAdmin' | 'status' | 'createdAt' | 'lastLoginAt'>): UserView => ({
   id: u.id,
   email: u.email,
   name: u.name,

@@ -39,7 +39,7 @@ export function createUsersService(deps: {
   users: UsersRepo;
   authRepo: Pick<AuthRepo, 'revokeUserSessions' | 'forgetEmail'>;
   teams: Pick<TeamsService, 'departAll'>;
-  settings: Pick<SettingsService, 'preferences' | 'deleteScope'>;
+  settings: Pick<SettingsService, 'resolvePreferences' | 'deleteScope'>;
 }) {
   const { db, clock, audit, users, authRepo, teams, settings } = deps;
 
@@ -84,15 +84,12 @@ export function createUsersService(deps: {
           mfa: NO_MFA,
         };
       }
-      const [user, teamsOf, preferences] = await Promise.all([
-        requireUser(actor.userId),
-        users.teamsOf(actor.userId),
-        settings.preferences(actor.userId),
-      ]);
+      // Everything comes from the credential lookup: /auth/me costs that one query.
+      const p = actor.person!;
       return {
-        user: presentUser(user),
-        tenants: teamsOf.map((t) => ({ id: t.id, name: t.name, slug: t.slug, role: t.role })),
-        preferences,
+        user: presentUser({ id: actor.userId, email: actor.email!, name: p.name, isAdmin: actor.isPlatformAdmin, status: p.status, createdAt: p.createdAt, lastLoginAt: p.lastLoginAt }),
+        tenants: actor.memberships.map((m) => ({ id: m.tenantId, name: m.name ?? '', slug: m.slug ?? '', role: m.role })),
+        preferences: await settings.resolvePreferences(p.preferences),
         mfa: NO_MFA,
       };
     },

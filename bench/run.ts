@@ -1,0 +1,11 @@
+/** `npm run bench -- <name>`: runs one benchmark and prints its figures. */
+const benches: Record<string, () => Promise<unknown>> = {
+  auth: () => import('./auth.ts').then((m) => m.run()),
+};
+
+const name = process.argv[2];
+if (!name || !benches[name]) {
+  console.error(`usage: npm run bench -- <${Object.keys(benches).join('|')}>`);
+  process.exit(2);
+}
+await benches[name]();
