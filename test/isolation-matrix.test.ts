@@ -45,6 +45,44 @@ function expected(p: Permission, caller: CallerName): Expect {
   return 'pass';
 }
 
+interface FixtureContext {
+  hub: Hub;
+  f: ReturnType<typeof factories>;
+  w: Awaited<ReturnType<ReturnType<typeof factories>['world']>>;
+  /** The credential making the call (null for anonymous). */
+  caller: Credential | null;
+}
+
+/**
+ * Path parameter fixtures. A route whose team comes from a resource gets a fresh resource of
+ * the world's team; other parameters are matched by name and path. A new route with a new
+ * kind of parameter adds its fixture here.
+ */
+const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> = {
+  membership: async ({ f, w }) => (await f.member(w.team, 'member')).membershipId,
+  invite: async ({ hub, w }) => (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id,
+  apiKey: async ({ f, w }) => (await f.apiKey(w.team, w.owner)).id,
+};
+
+const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
+  { match: (_u, n) => n === 'tid', make: async ({ w }) => w.team.id },
+  { match: (u, n) => n === 'id' && u.startsWith('/admin/users'), make: async ({ f, w }) => (await f.member(w.team, 'member')).id },
+  // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
+  { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
+];
+
+async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promise<string> {
+  if (p.team && 'resource' in p.team && p.team.param === name) {
+    const make = RESOURCE_FIXTURES[p.team.resource];
+    if (!make) throw new Error(`matrix has no fixture for resource ${p.team.resource}`);
+    return make(c);
+  }
+  if (p.team && 'in' in p.team && p.team.in === 'params' && p.team.key === name) return c.w.team.id;
+  const byParam = PARAM_FIXTURES.find((x) => x.match(p.url, name));
+  if (!byParam) throw new Error(`matrix has no fixture for :${name} in ${p.url}`);
+  return byParam.make(c);
+}
+
 describe('isolation matrix', () => {
   let hub: Hub;
   before(async () => {
@@ -85,20 +123,8 @@ describe('isolation matrix', () => {
       for (const caller of CALLERS) {
         // Fresh targets per call, so one caller's success cannot change the next caller's answer.
         const params: Record<string, string> = {};
-        const names = [...p.url.matchAll(/:(\w+)/g)].map((m) => m[1]);
-        for (const name of names) {
-          if (p.team && 'resource' in p.team && p.team.param === name) {
-            if (p.team.resource === 'membership') params[name] = (await f.member(w.team, 'member')).membershipId;
-            else if (p.team.resource === 'invite') params[name] = (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id;
-            else if (p.team.resource === 'apiKey') params[name] = (await f.apiKey(w.team, w.admin)).id;
-            else throw new Error(`matrix has no fixture for resource ${p.team.resource}`);
-          } else if (name === 'tid' || (p.team && 'in' in p.team && p.team.in === 'params' && p.team.key === name)) {
-            params[name] = w.team.id;
-          } else if (name === 'id' && p.url.startsWith('/admin/users')) {
-            params[name] = (await f.member(w.team, 'member')).id;
-          } else {
-            throw new Error(`matrix has no fixture for :${name} in ${p.url}`);
-          }
+        for (const name of [...p.url.matchAll(/:(\w+)/g)].map((m) => m[1])) {
+          params[name] = await fixtureFor(p, name, { hub, f, w, caller: creds[caller] });
         }
         let url = p.url.replace(/:(\w+)/g, (_, n) => params[n]);
         if (p.url === '/docs') url = '/docs/openapi.json';
@@ -111,7 +137,9 @@ describe('isolation matrix', () => {
         calls++;
         const want = expected(p, caller);
         const code = res.body?.error?.code;
-        const guardDenied = [401, 403, 404].includes(res.status) && code === GUARD_CODES[res.status];
+        // A 404 is the guard's only where the route names a team; elsewhere it is the handler's
+        // answer about the caller's own items (e.g. a passkey the caller does not have).
+        const guardDenied = (res.status === 401 || res.status === 403 || (res.status === 404 && p.team !== undefined)) && code === GUARD_CODES[res.status];
         const ok = want === 'pass' ? !guardDenied && res.status < 500 : res.status === want && code === GUARD_CODES[want];
         if (!ok) failures.push(`${p.method} ${p.url} as ${caller}: expected ${want}, got ${res.status} ${code ?? ''}`);
       }
