@@ -7,6 +7,7 @@ import type { Clock } from './core/clock.ts';
 import type { Db } from './infra/db/index.ts';
 import type { Kv } from './infra/kv/index.ts';
 import type { Mailer } from './infra/mail/index.ts';
+import type { Bus } from './infra/bus/index.ts';
 import { createAuditWriter } from './core/audit.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './core/auth-resolver.ts';
@@ -17,10 +18,14 @@ import { createCredentialsRepo } from './modules/auth/credentials-repo.ts';
 import { createAuthRepo } from './modules/auth/repo.ts';
 import { createAuthService } from './modules/auth/service.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { createMfaRepo } from './modules/mfa/repo.ts';
+import { createMfaService } from './modules/mfa/service.ts';
+import { mfaRoutes } from './modules/mfa/routes.ts';
 import { createUsersRepo } from './modules/users/repo.ts';
 import { createUsersService } from './modules/users/service.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
+import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { settingsRoutes } from './modules/settings/routes.ts';
 import { createTeamsRepo } from './modules/teams/repo.ts';
 import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
@@ -32,6 +37,9 @@ import { createApiKeysRepo } from './modules/api-keys/repo.ts';
 import { createApiKeysService } from './modules/api-keys/service.ts';
 import { apiKeysRoutes } from './modules/api-keys/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { createJoiningRepo } from './modules/joining/repo.ts';
+import { createJoiningService } from './modules/joining/service.ts';
+import { joiningRoutes } from './modules/joining/routes.ts';
 import { createAuditRepo } from './modules/audit/repo.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
 import { systemRoutes } from './modules/system/routes.ts';
@@ -43,6 +51,7 @@ export interface Infra {
   db: Db;
   kv: Kv;
   mail: Mailer;
+  bus: Bus;
   clock: Clock;
 }
 
@@ -58,7 +67,7 @@ const PREFIX_DECLARATIONS: Permission[] = [
 ];
 
 export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
-  const { db, clock, mail, config } = infra;
+  const { db, clock, mail, bus, kv, config } = infra;
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
   const usersRepo = createUsersRepo(db);
@@ -67,16 +76,24 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const invitesRepo = createInvitesRepo(db);
   const apiKeysRepo = createApiKeysRepo(db);
 
-  const settings = createSettingsService({ db, clock, audit });
+  const satellitesRepo = createSatellitesRepo(db);
+  const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo });
   const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
   const departureHandlers: DepartureHandler[] = [(tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {})];
   const teams = createTeamsService({ db, clock, audit, repo: teamsRepo, settings, departureHandlers });
-  const invites = createInvitesService({ db, clock, audit, repo: invitesRepo, teams, publicUrl: config.publicUrl, onInviteCreated: [] });
+  const joining = createJoiningService({ db, clock, kv, mail, audit, repo: createJoiningRepo(db), teams, settings, publicUrl: config.publicUrl });
+  const invites = createInvitesService({
+    db, clock, audit, repo: invitesRepo, teams, publicUrl: config.publicUrl,
+    onInviteCreated: [joining.liftBlockByEmail],
+    onInviteUsed: [joining.liftBlock],
+  });
   const auth = createAuthService({
     db, clock, audit, mail, jwt, users: usersRepo, repo: authRepo, settings, invites, teams,
     publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds,
+    secondFactor: () => mfa.secondFactor,
   });
-  const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings });
+  const mfa = createMfaService({ db, clock, audit, jwt, users: usersRepo, repo: createMfaRepo(db), sessions: auth, secret: config.secret, publicUrl: config.publicUrl });
+  const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings, mfa });
   const auditRepo = createAuditRepo(db);
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
@@ -87,21 +104,24 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       apiKey: apiKeysRepo.teamOfKey,
     },
     teamExists: teamsRepo.teamExists,
+    deviceFacts: satellitesRepo.deviceFacts,
   });
 
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
     ...authRoutes(auth),
+    ...mfaRoutes(mfa),
     ...accountRoutes(users, settings),
     ...teamsRoutes(teams),
     ...invitesRoutes(invites),
     ...apiKeysRoutes(apiKeys),
     ...adminRoutes(users, teams),
+    ...joiningRoutes(joining),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, auth, users, resolver, guard, routes, departureHandlers };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, auth, mfa, users, resolver, guard, routes, departureHandlers };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -7,26 +7,48 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories } from './helpers/factories.ts';
+import { factories, makeSatellite, makeSatelliteKey } from './helpers/factories.ts';
 import { call, type Credential } from './helpers/http.ts';
 import { roleAtLeast, type Role } from '../src/core/actor.ts';
-import type { Permission } from '../src/core/permissions.ts';
+import type { Access, Permission, TeamSource } from '../src/core/permissions.ts';
 import { enforceRegistry } from '../src/core/http.ts';
 import Fastify from 'fastify';
 
-type CallerName = 'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'internal';
-const CALLERS: CallerName[] = ['anonymous', 'viewer', 'member', 'admin', 'owner', 'otherTeam', 'hubAdmin', 'teamKey', 'internal'];
+type CallerName = 'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
+const CALLERS: CallerName[] = ['anonymous', 'viewer', 'member', 'admin', 'owner', 'otherTeam', 'hubAdmin', 'teamKey', 'satelliteKey', 'internal'];
 const TEAM_KEY_ROLE: Role = 'member';
 
 type Expect = 'pass' | 401 | 403 | 404;
 const GUARD_CODES: Record<number, string> = { 401: 'UNAUTHENTICATED', 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
 
-/** What the declaration promises for this caller. */
-function expected(p: Permission, caller: CallerName): Expect {
-  const a = p.access;
+/** One way of calling a route: the route itself, or one of its scope variants. */
+interface Case {
+  p: Permission;
+  access: Access;
+  team?: TeamSource;
+  /** Query that selects the variant. */
+  select?: { query: string; equals?: string };
+}
+
+function casesOf(p: Permission): Case[] {
+  return [
+    { p, access: p.access, team: p.team },
+    ...(p.variants ?? []).map((v) => ({ p, access: v.access, team: v.team, select: v.when })),
+  ];
+}
+
+/**
+ * What the declaration promises for this caller. The world's satellite was registered by the
+ * member under the default members policy, and the satellite key belongs to it.
+ */
+function expected(c: Case, caller: CallerName): Expect {
+  const a = c.access;
   if (a.kind === 'public') return 'pass';
   if (caller === 'anonymous') return 401;
-  const isKey = caller === 'teamKey';
+  if (caller === 'satelliteKey' && !c.p.satelliteKey) return 403;
+  // A satellite key on a route it may call acts on its own satellite only.
+  if (caller === 'satelliteKey' && a.kind === 'device') return 'pass';
+  const isKey = caller === 'teamKey' || caller === 'satelliteKey';
   const isInternal = caller === 'internal';
   const isHubAdmin = caller === 'hubAdmin' || isInternal;
   if (a.kind === 'session' && (isKey || isInternal)) return 403;
@@ -40,8 +62,10 @@ function expected(p: Permission, caller: CallerName): Expect {
       : caller === 'otherTeam'
         ? null
         : (caller as Role);
-  if (p.team && role === null) return 404;
+  const outsiders = c.team !== undefined && 'outsiders' in c.team && c.team.outsiders === true;
+  if (c.team && role === null && !outsiders) return 404;
   if (a.kind === 'role' && !roleAtLeast(role, a.min)) return 403;
+  if (a.kind === 'device' && !roleAtLeast(role, 'admin') && caller !== 'member') return 403;
   return 'pass';
 }
 
@@ -67,6 +91,15 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
   { match: (_u, n) => n === 'tid', make: async ({ w }) => w.team.id },
   { match: (u, n) => n === 'id' && u.startsWith('/admin/users'), make: async ({ f, w }) => (await f.member(w.team, 'member')).id },
+  { match: (_u, n) => n === 'rid', make: async ({ hub, f, w }) => (await call(hub.url, 'POST', `/tenants/${w.team.id}/join`, { body: {}, as: await f.user() })).body.requestId },
+  {
+    match: (_u, n) => n === 'userId',
+    make: async ({ hub, f, w }) => {
+      const u = await f.user();
+      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [w.team.id, u.id, hub.clock.now()]);
+      return u.id;
+    },
+  },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
 ];
@@ -87,6 +120,8 @@ describe('isolation matrix', () => {
   let hub: Hub;
   before(async () => {
     hub = await startHub();
+    // Teams in the matrix accept join requests, so the joining routes answer their callers.
+    await hub.infra.db.query(`INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('hub', '', 'allow_public_teams', 'true', now())`);
   });
   after(() => hub.close());
 
@@ -107,8 +142,11 @@ describe('isolation matrix', () => {
     const f = factories(hub);
     const failures: string[] = [];
     let calls = 0;
-    for (const p of hub.registry) {
+    for (const c of hub.registry.flatMap(casesOf)) {
+      const p = c.p;
       const w = await f.world();
+      const satellite = await makeSatellite(hub, w.team, w.member);
+      await hub.infra.db.query(`INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('team', $1, 'join_policy', '"request"', now())`, [w.team.id]);
       const creds: Record<CallerName, Credential | null> = {
         anonymous: null,
         viewer: w.viewer,
@@ -118,6 +156,7 @@ describe('isolation matrix', () => {
         otherTeam: w.otherOwner,
         hubAdmin: w.hubAdmin,
         teamKey: { token: w.key.token },
+        satelliteKey: { token: await makeSatelliteKey(hub, satellite) },
         internal: f.internal,
       };
       for (const caller of CALLERS) {
@@ -128,23 +167,27 @@ describe('isolation matrix', () => {
         }
         let url = p.url.replace(/:(\w+)/g, (_, n) => params[n]);
         if (p.url === '/docs') url = '/docs/openapi.json';
+        const query = new URLSearchParams();
         let body: unknown;
-        if (p.team && 'in' in p.team && p.team.in === 'query') url += `?${p.team.key}=${w.team.id}`;
-        if (p.team && 'in' in p.team && p.team.in === 'body') body = { [p.team.key]: w.team.id };
+        if (c.select) query.set(c.select.query, c.select.equals ?? (c.select.query === 'satelliteId' ? satellite.id : w.team.id));
+        if (c.team && 'in' in c.team && c.team.in === 'query') query.set(c.team.key, w.team.id);
+        if (c.team && 'in' in c.team && c.team.in === 'body') body = { [c.team.key]: w.team.id };
         else if (p.method !== 'GET' && p.method !== 'DELETE') body = {};
+        if ([...query].length) url += `?${query}`;
 
         const res = await call(hub.url, p.method, url, { body, as: creds[caller] });
         calls++;
-        const want = expected(p, caller);
+        const want = expected(c, caller);
         const code = res.body?.error?.code;
-        // A 404 is the guard's only where the route names a team; elsewhere it is the handler's
+        // A 404 is the guard's only where the case names a team; elsewhere it is the handler's
         // answer about the caller's own items (e.g. a passkey the caller does not have).
-        const guardDenied = (res.status === 401 || res.status === 403 || (res.status === 404 && p.team !== undefined)) && code === GUARD_CODES[res.status];
+        const guardDenied = (res.status === 401 || res.status === 403 || (res.status === 404 && c.team !== undefined)) && code === GUARD_CODES[res.status];
         const ok = want === 'pass' ? !guardDenied && res.status < 500 : res.status === want && code === GUARD_CODES[want];
-        if (!ok) failures.push(`${p.method} ${p.url} as ${caller}: expected ${want}, got ${res.status} ${code ?? ''}`);
+        const label = c.select ? `${p.method} ${p.url}?${c.select.query}${c.select.equals ? '=' + c.select.equals : ''}` : `${p.method} ${p.url}`;
+        if (!ok) failures.push(`${label} as ${caller}: expected ${want}, got ${res.status} ${code ?? ''}`);
       }
     }
     assert.deepEqual(failures, [], `${failures.length} of ${calls} calls broke their declaration`);
-    assert.equal(calls, hub.registry.length * CALLERS.length);
+    assert.equal(calls, hub.registry.flatMap(casesOf).length * CALLERS.length);
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { type Actor, type Auth, isPerson, roleAtLeast, roleIn } from './actor.ts';
+import { type Actor, type Auth, type Role, isPerson, roleAtLeast, roleIn } from './actor.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from './errors.ts';
-import type { Permission, TeamResolver } from './permissions.ts';
+import type { Access, DeviceFacts, Permission, TeamResolver, TeamSource } from './permissions.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
@@ -10,6 +10,8 @@ export interface GuardDeps {
   /** Looks up the team of a resource id, by resource name. */
   teamResolvers: Record<string, TeamResolver>;
   teamExists: (tenantId: string) => Promise<boolean>;
+  /** Facts for the device rule; null when no such satellite exists. */
+  deviceFacts: (satelliteId: string) => Promise<DeviceFacts | null>;
 }
 
 export const TEAM_OUT_OF_REACH = 'Team or item not found';
@@ -22,31 +24,54 @@ function pick(req: FastifyRequest, where: 'query' | 'body' | 'params', key: stri
   return source && typeof source === 'object' ? source[key] : undefined;
 }
 
+/** The access and team source that apply to this request (a matching variant, else the route's own). */
+export function effectiveRule(perm: Permission, query: unknown): { access: Access; team?: TeamSource } {
+  const q = (query ?? {}) as Record<string, unknown>;
+  for (const v of perm.variants ?? []) {
+    const value = q[v.when.query];
+    if (value === undefined || value === '') continue;
+    if (v.when.equals !== undefined && value !== v.when.equals) continue;
+    return { access: v.access, team: v.team };
+  }
+  return { access: perm.access, team: perm.team };
+}
+
 /**
  * The one guard (spec §5 "Authorization guard"): 401 nobody signed in, 403 role or kind of
  * caller not allowed, 404 team or item out of reach, 400 a team must be named and is not.
  * The role that counts is the caller's role in the team the action concerns.
  */
 export function createGuard(deps: GuardDeps) {
-  async function findTeam(req: FastifyRequest, perm: Permission, auth: Auth): Promise<string | null | 'none'> {
-    const src = perm.team;
+  async function findTeam(req: FastifyRequest, src: TeamSource | undefined, auth: Auth): Promise<{ team: string | null; resourceId?: string } | 'none'> {
     if (!src) return 'none';
     if ('resource' in src) {
-      const id = pick(req, 'params', src.param);
+      const id = src.param ? pick(req, 'params', src.param) : pick(req, 'query', src.query!);
       if (!isUuid(id)) throw notFound(TEAM_OUT_OF_REACH);
-      const tenantId = await deps.teamResolvers[src.resource](id);
+      const resolve = src.resource === 'satellite' ? async (x: string) => (await deps.deviceFacts(x))?.tenantId ?? null : deps.teamResolvers[src.resource];
+      const tenantId = await resolve(id);
       if (!tenantId) throw notFound(TEAM_OUT_OF_REACH);
-      return tenantId;
+      return { team: tenantId, resourceId: id };
     }
     const raw = pick(req, src.in, src.key);
     if (raw === undefined || raw === null || raw === '') {
       // A team key implies its team; people must name one.
-      if (auth.kind === 'api_key' && auth.tenantId) return auth.tenantId;
-      if (src.optional) return null;
+      if (auth.kind === 'api_key' && auth.tenantId) return { team: auth.tenantId };
+      if (src.optional) return { team: null };
       throw badRequest(`Name the team: ${src.key} is required`, 'TENANT_REQUIRED');
     }
     if (!isUuid(raw)) throw notFound(TEAM_OUT_OF_REACH);
-    return raw;
+    return { team: raw };
+  }
+
+  async function deviceRule(auth: Auth, satelliteId: string, role: Role, perm: Permission): Promise<void> {
+    if (auth.kind === 'api_key' && auth.satelliteId) {
+      if (auth.satelliteId === satelliteId && perm.satelliteKey) return;
+      throw forbidden('A satellite key may only manage its own satellite in a few ways');
+    }
+    if (roleAtLeast(role, 'admin')) return;
+    const facts = await deps.deviceFacts(satelliteId);
+    if (facts && isPerson(auth) && roleAtLeast(role, 'member') && facts.devicePolicy === 'members' && facts.registeredBy === auth.userId) return;
+    throw forbidden('Only team admins and the person who registered this device may manage it');
   }
 
   return async function guard(req: FastifyRequest, perm: Permission, auth: Auth | null): Promise<Actor> {
@@ -58,11 +83,15 @@ export function createGuard(deps: GuardDeps) {
       declaredAudit: new Set(perm.audit),
     });
 
-    if (perm.access.kind === 'public') {
+    const { access, team: source } = effectiveRule(perm, req.query);
+    if (access.kind === 'public') {
       return base(auth ?? anonymous(), null, null);
     }
     if (!auth) throw unauthenticated();
-    const access = perm.access;
+    // Spec §5: a satellite key outside its declared routes is refused.
+    if (auth.kind === 'api_key' && auth.satelliteId && !perm.satelliteKey) {
+      throw forbidden('A satellite key may not do this');
+    }
     if (access.kind === 'session' && !isPerson(auth)) {
       throw forbidden('This action needs a signed-in person, not a key');
     }
@@ -73,8 +102,9 @@ export function createGuard(deps: GuardDeps) {
       throw forbidden('This action needs a signed-in person, not a key');
     }
 
-    const team = await findTeam(req, perm, auth);
-    if (team === 'none') return base(auth, null, null);
+    const found = await findTeam(req, source, auth);
+    if (found === 'none') return base(auth, null, null);
+    const team = found.team;
 
     if (team === null) {
       // Optional team left out: the action spans the caller's own teams.
@@ -86,17 +116,22 @@ export function createGuard(deps: GuardDeps) {
     }
 
     let role = roleIn(auth, team);
-    if (!role && auth.isPlatformAdmin) {
-      if (!(await deps.teamExists(team))) throw notFound(TEAM_OUT_OF_REACH);
-      role = 'owner';
-    } else if (role && auth.isPlatformAdmin) {
-      // Hub admins act with full rights in every team, their own included.
+    if (auth.isPlatformAdmin) {
+      // Hub admins act with full rights in every team that exists.
+      if (!role && !(await deps.teamExists(team))) throw notFound(TEAM_OUT_OF_REACH);
       role = 'owner';
     }
-    if (!role) throw notFound(TEAM_OUT_OF_REACH);
+    if (!role) {
+      if (source && 'outsiders' in source && source.outsiders) {
+        if (!(await deps.teamExists(team))) throw notFound(TEAM_OUT_OF_REACH);
+        return base(auth, team, null);
+      }
+      throw notFound(TEAM_OUT_OF_REACH);
+    }
     if (access.kind === 'role' && !roleAtLeast(role, access.min)) {
       throw forbidden(`This needs the ${access.min} role or higher in the team`);
     }
+    if (access.kind === 'device') await deviceRule(auth, found.resourceId!, role, perm);
     return base(auth, team, role);
   };
 }

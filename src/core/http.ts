@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { Type } from 'typebox';
 import type { Actor, Auth } from './actor.ts';
 import { AppError, errorBody } from './errors.ts';
 import type { Permission, RouteDef } from './permissions.ts';
@@ -103,8 +104,10 @@ export function registerRoutes(
   const registry: Permission[] = [];
   for (const def of routes) {
     const { handler, schema, ...permission } = def;
-    if (permission.access.kind === 'role' && !permission.team) {
-      throw new Error(`${def.method} ${def.url}: a role-based route must declare how its team is found`);
+    for (const rule of [permission, ...(permission.variants ?? [])]) {
+      if ((rule.access.kind === 'role' || rule.access.kind === 'device') && !rule.team) {
+        throw new Error(`${def.method} ${def.url}: a role-based route must declare how its team is found`);
+      }
     }
     registry.push(permission);
     app.route({
@@ -114,6 +117,8 @@ export function registerRoutes(
       schema: { ...schema, summary: def.summary, tags: def.tags } as never,
       config: { permission },
       preValidation: async (req: FastifyRequest) => {
+        // A body declared optional may be left out; the validator would refuse undefined as "must be object".
+        if (req.body === undefined && schema.body && Type.IsOptional(schema.body)) req.body = {};
         const auth: Auth | null = await resolver.resolve(req);
         req.actor = await guard(req, permission, auth);
       },

@@ -7,14 +7,18 @@ import type { AuditAction } from './audit-actions.ts';
  * Who may call a route (spec §4 "Access" column).
  * - public: anyone; authenticated: any credential; session: a signed-in person, not a key;
  * - role: that role or higher in the team the action concerns (personOnly refuses API keys);
- * - hubAdmin: hub admins (and the internal key).
+ * - hubAdmin: hub admins (and the internal key);
+ * - device: the device rule (spec §5): hub admin, admin+ of the device's team, or the member
+ *   who registered it while the team's device_policy is members; 404 when the device is not
+ *   visible, 403 when visible but not manageable.
  */
 export type Access =
   | { kind: 'public' }
   | { kind: 'authenticated' }
   | { kind: 'session' }
   | { kind: 'hubAdmin' }
-  | { kind: 'role'; min: Role; personOnly?: boolean };
+  | { kind: 'role'; min: Role; personOnly?: boolean }
+  | { kind: 'device' };
 
 export const access = {
   public: { kind: 'public' } as Access,
@@ -22,16 +26,25 @@ export const access = {
   session: { kind: 'session' } as Access,
   hubAdmin: { kind: 'hubAdmin' } as Access,
   role: (min: Role, opts: { personOnly?: boolean } = {}): Access => ({ kind: 'role', min, ...opts }),
+  device: { kind: 'device' } as Access,
 };
 
 /**
  * How the guard finds the team an action concerns.
- * - a team id named in the query, body or path;
- * - a resource id in the path whose team a registered resolver looks up (an invite, a membership…).
+ * - a team id named in the query, body or path. `outsiders`: the action is about a team the
+ *   caller need not belong to (joining it); the service decides what outsiders may see.
+ * - a resource id in the path (param) or query whose team a registered resolver looks up.
  */
 export type TeamSource =
-  | { in: 'query' | 'body' | 'params'; key: string; optional?: boolean }
-  | { resource: string; param: string };
+  | { in: 'query' | 'body' | 'params'; key: string; optional?: boolean; outsiders?: boolean }
+  | { resource: string; param?: string; query?: string };
+
+/** One route, several scopes chosen by the query (e.g. ?satelliteId= or ?level=hub). */
+export interface AccessVariant {
+  when: { query: string; equals?: string };
+  access: Access;
+  team?: TeamSource;
+}
 
 export interface RouteSchema {
   body?: TSchema;
@@ -59,6 +72,10 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   action: string;
   access: Access;
   team?: TeamSource;
+  /** Scope variants, tried in order; the first whose query matches replaces access and team. */
+  variants?: AccessVariant[];
+  /** A satellite's own key may call this route (spec §5: rename, rotate its key, push its config). */
+  satelliteKey?: boolean;
   /** Every audit action the route may write (spec 0.72). */
   audit: readonly AuditAction[];
   summary: string;
@@ -77,3 +94,10 @@ export function defineRoute<S extends RouteSchema>(def: RouteDef<S>): RouteDef<R
 
 /** Resolves a resource id to its team id, or null when no such resource exists. */
 export type TeamResolver = (id: string) => Promise<string | null>;
+
+/** What the device rule needs to know about a satellite. */
+export interface DeviceFacts {
+  tenantId: string;
+  registeredBy: string | null;
+  devicePolicy: 'members' | 'admins';
+}

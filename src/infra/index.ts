@@ -5,6 +5,7 @@ import { createDb } from './db/index.ts';
 import { migrate } from './db/migrate.ts';
 import { createKv } from './kv/index.ts';
 import { createMailer } from './mail/index.ts';
+import { createBus } from './bus/index.ts';
 
 /** Builds every port from config: embedded parts by default, production peers by URL. */
 export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean } = {}): Promise<Infra> {
@@ -13,10 +14,11 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   if (opts.migrate !== false) await migrate(db);
   const kv = createKv(config, clock);
   const mail = createMailer(config, () => clock.now());
-  return { config, db, kv, mail, clock };
+  const bus = createBus(config);
+  return { config, db, kv, mail, bus, clock };
 }
 
 export async function closeInfra(infra: Infra): Promise<void> {
-  await Promise.allSettled([infra.kv.close(), infra.mail.close()]);
+  await Promise.allSettled([infra.kv.close(), infra.mail.close(), infra.bus.close()]);
   await infra.db.close();
 }

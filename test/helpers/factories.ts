@@ -95,3 +95,25 @@ export function factories(hub: Hub) {
   };
   return f;
 }
+
+/** A satellite row for tests that need one before satellites can be registered over HTTP. */
+export async function makeSatellite(hub: Hub, team: TestTeam, registeredBy: TestUser | null, name = `Sat ${crypto.randomBytes(3).toString('hex')}`) {
+  const id = newId();
+  const at = hub.clock.now();
+  await hub.infra.db.query(
+    `INSERT INTO satellites (id, tenant_id, name, registered_by, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
+    [id, team.id, name, registeredBy?.id ?? null, at],
+  );
+  return { id, name, tenantId: team.id };
+}
+
+/** A satellite-scoped API key, as registration will mint one. */
+export async function makeSatelliteKey(hub: Hub, satellite: { id: string; tenantId: string }): Promise<string> {
+  const { mintKey } = await import('../../src/modules/api-keys/service.ts');
+  const { key, hash, prefix } = mintKey();
+  await hub.infra.db.query(
+    `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, $6)`,
+    [newId(), satellite.tenantId, satellite.id, hash, prefix, hub.clock.now()],
+  );
+  return key;
+}

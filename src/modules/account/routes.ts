@@ -43,7 +43,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       tags: ['account'],
       schema: { body: Preferences },
       handler: async ({ actor, body }) => {
-        await settings.updatePreferences(actor, actor.userId!, body as Record<string, unknown>);
+        await settings.write(actor, { level: 'account', userId: actor.userId! }, { values: body as Record<string, unknown> });
         return { preferences: await settings.preferences(actor.userId!) };
       },
     }),

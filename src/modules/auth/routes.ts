@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { SESSION_COOKIE } from '../../core/auth-resolver.ts';
+import { MFA_REMEMBER_COOKIE } from '../mfa/cookie.ts';
 import { Email, Password, PersonName, UserView } from '../users/schemas.ts';
 import type { AuthService, SessionIssue } from './service.ts';
 
@@ -22,8 +23,8 @@ export function authRoutes(auth: AuthService) {
       url: '/auth/login',
       action: 'auth.login',
       access: access.public,
-      audit: ['user.login', 'user.login_failed'],
-      summary: 'Sign in with email and password; sets the session cookie, and with ?returnToken=true also returns a JWT',
+      audit: ['user.login', 'user.login_failed', 'user.mfa_challenge_issued'],
+      summary: 'Sign in with email and password; sets the session cookie (after the second factor when MFA is on), and with ?returnToken=true also returns a JWT',
       tags: ['auth'],
       schema: {
         querystring: Type.Object({ returnToken: Type.Optional(Type.Boolean()) }),
@@ -35,6 +36,7 @@ export function authRoutes(auth: AuthService) {
           password: body.password,
           wantToken: query.returnToken === true,
           userAgent: req.headers['user-agent'] ?? null,
+          rememberToken: req.cookies?.[MFA_REMEMBER_COOKIE] ?? null,
         });
         if (outcome.kind === 'mfa_required') {
           return { mfaRequired: true, mfaToken: outcome.mfaToken, hasPasskeys: outcome.hasPasskeys };

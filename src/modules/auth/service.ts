@@ -30,12 +30,20 @@ export interface SessionIssue {
 }
 
 /**
- * What login answers. A person with a second factor gets a challenge instead of a session
- * (the MFA issue adds that branch); everything else gets a session at once.
+ * What login answers. A person with a second factor gets a challenge instead of a session,
+ * unless a remembered device skips it; everything else gets a session at once.
  */
 export type LoginOutcome =
   | { kind: 'signed_in'; user: UserView; session: SessionIssue; token: string | null }
   | { kind: 'mfa_required'; mfaToken: string; hasPasskeys: boolean };
+
+/** The MFA module's hook into sign-in, kept as an interface so auth does not depend on it. */
+export interface SecondFactor {
+  /** After a correct password: is a second factor due, or does a remembered device (mfa-remember cookie) skip it? */
+  check(userId: string, rememberToken: string | null): Promise<{ required: boolean; rememberedDeviceId: string | null }>;
+  /** Issues the mfaToken (and audits user.mfa_challenge_issued) inside the login transaction. */
+  issueChallenge(tx: Db, actor: Actor, userId: string, input: { wantToken: boolean; userAgent: string | null }): Promise<{ mfaToken: string; hasPasskeys: boolean }>;
+}
 
 export function createAuthService(deps: {
   db: Db;
@@ -50,6 +58,8 @@ export function createAuthService(deps: {
   teams: Pick<TeamsService, 'join'>;
   publicUrl: string;
   sessionTtlSeconds: number;
+  /** Bound after construction: the MFA service needs issueSession from this one. */
+  secondFactor?: () => SecondFactor;
 }) {
   const { db, clock, audit, mail, jwt, users, repo, settings, invites, teams } = deps;
 
@@ -92,7 +102,7 @@ export function createAuthService(deps: {
     issueSession,
 
     /** Spec §5 "Login security": per-IP limit, lockout after failures, blocked accounts, audit of each refusal. */
-    async login(actor: Actor, input: { email: string; password: string; wantToken: boolean; userAgent: string | null }): Promise<LoginOutcome> {
+    async login(actor: Actor, input: { email: string; password: string; wantToken: boolean; userAgent: string | null; rememberToken?: string | null }): Promise<LoginOutcome> {
       const now = clock.now();
       const email = input.email.trim();
       const attempts = await repo.countAttempts('login', actor.ip, new Date(now.getTime() - LOGIN_WINDOW_MS));
@@ -109,21 +119,32 @@ export function createAuthService(deps: {
         return refuseLogin(actor, email, user, 'locked', locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', { lockedUntil: new Date(user.lockedUntil).toISOString() }));
       }
       if (!(await verifyPassword(user.passwordHash, input.password))) {
-        const failures = user.failedLoginAttempts + 1;
-        const lockNow = failures >= LOCK_AFTER_FAILURES;
         return refuseLogin(actor, email, user, 'invalid_credentials', invalid, (tx) =>
-          users.update(tx, user.id, lockNow ? { failedLoginAttempts: 0, lockedUntil: new Date(now.getTime() + LOCK_MS) } : { failedLoginAttempts: failures }, now),
+          users.recordFailedLogin(tx, user.id, LOCK_AFTER_FAILURES, new Date(now.getTime() + LOCK_MS), now),
         );
       }
       if (user.status === 'blocked') {
         return refuseLogin(actor, email, user, 'blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'));
       }
 
+      const second = deps.secondFactor?.();
+      const gate = second ? await second.check(user.id, input.rememberToken ?? null) : { required: false, rememberedDeviceId: null };
+      if (second && gate.required) {
+        // The failure count is not reset here: only a passed second factor clears it, so
+        // password-then-wrong-code rounds still reach the lock.
+        return db.tx(async (tx) => {
+          await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: true, at: now });
+          const challenge = await second.issueChallenge(tx, { ...actor, userId: user.id, email: user.email }, user.id, { wantToken: input.wantToken, userAgent: input.userAgent });
+          return { kind: 'mfa_required' as const, ...challenge };
+        });
+      }
+
       return db.tx(async (tx) => {
         await users.update(tx, user.id, { failedLoginAttempts: 0, lockedUntil: null, lastLoginAt: now, lastLoginIp: actor.ip }, now);
         await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: true, at: now });
         const session = await issueSession(tx, user.id, actor.ip, input.userAgent);
-        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id });
+        const details = gate.rememberedDeviceId ? { mfa: 'remembered_device', rememberedDeviceId: gate.rememberedDeviceId } : undefined;
+        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id, details });
         const token = input.wantToken ? jwt.sign({ sub: user.id, sid: session.sessionId }) : null;
         return { kind: 'signed_in' as const, user: presentUser({ ...user, lastLoginAt: now }), session, token };
       });

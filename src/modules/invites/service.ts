@@ -32,6 +32,8 @@ export function createInvitesService(deps: {
   teams: Pick<TeamsService, 'join'>;
   publicUrl: string;
   onInviteCreated: InviteCreatedHandler[];
+  /** Run when a person uses an invite (lifts their block in that team). */
+  onInviteUsed: Array<(tx: Db, tenantId: string, userId: string) => Promise<void>>;
 }) {
   const { db, clock, audit, repo, teams, publicUrl } = deps;
 
@@ -44,6 +46,7 @@ export function createInvitesService(deps: {
     if (!(await repo.markUsed(tx, invite.id, userId, clock.now()))) {
       throw badRequest('This invite link has already been used', 'INVITE_USED');
     }
+    for (const handler of deps.onInviteUsed) await handler(tx, invite.tenantId, userId);
     return invite;
   }
 

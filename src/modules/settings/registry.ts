@@ -1,17 +1,35 @@
 /**
- * The settings registry: every setting Chorus knows, its type, range, default and the levels
- * that may hold it. Adding a setting is one entry here; storage is generic (table `settings`).
+ * The settings registry: every setting Chorus knows, its type, range, default, the levels that
+ * may hold it and the levels that may lock it for the levels below. Adding a setting is one
+ * entry here; storage is generic (table `settings`). Registry order is response order.
  */
 export type Level = 'hub' | 'team' | 'satellite' | 'account';
+
+export const CATEGORIES = ['bird', 'amphibian', 'insect', 'anthropogenic', 'human_voice', 'other_animal'] as const;
+
+export interface ScheduleWindow {
+  start: string | number;
+  end: string | number;
+  reference: 'sunrise' | 'sunset' | 'absolute';
+}
 
 export type SettingType =
   | { type: 'boolean' }
   | { type: 'integer'; min: number; max: number }
   | { type: 'number'; min: number; max: number }
   | { type: 'enum'; options: readonly string[] }
-  | { type: 'enumList'; options: readonly string[]; maxItems: number };
+  | { type: 'enumList'; options: readonly string[]; maxItems: number }
+  | { type: 'schedule'; maxItems: number };
 
-type SettingBody = SettingType & { key: string; default: unknown; description: string };
+type SettingBody = SettingType & {
+  key: string;
+  default: unknown;
+  description: string;
+  /** Levels allowed to lock this key for the levels below them (their `mayOverride`). */
+  lockableAt?: readonly Level[];
+  /** At the satellite level only team admins (not the registrant) may set it. */
+  adminOnlyAtSatellite?: boolean;
+};
 
 export type SettingDef = SettingBody & { levels: readonly Level[] };
 
@@ -23,17 +41,61 @@ export const LANGUAGES = [
 
 export const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'] as const;
 
-const hubSwitch = (key: string, def: boolean, description: string): SettingDef => ({
-  key, type: 'boolean', default: def, levels: ['hub'], description,
-});
-
-const preference = (def: SettingBody): SettingDef => ({ ...def, levels: ['hub', 'account'] });
+const at = (levels: readonly Level[], body: SettingBody): SettingDef => ({ ...body, levels });
+const hubOnly = (key: string, def: boolean, description: string) => at(['hub'], { key, type: 'boolean', default: def, description });
+/** Satellite config: held by hub, team and satellite; hub and team may lock it. */
+const device = (body: SettingBody) => at(['hub', 'team', 'satellite'], { lockableAt: ['hub', 'team'], ...body });
+const team = (body: SettingBody) => at(['hub', 'team'], body);
+const teamOnly = (body: SettingBody) => at(['team'], body);
+const preference = (body: SettingBody) => at(['hub', 'account'], body);
 
 export const SETTINGS: readonly SettingDef[] = [
-  hubSwitch('allow_self_registration', true, 'People may create an account without an invite'),
-  hubSwitch('allow_tenant_creation', true, 'Signed-in people may create teams'),
-  hubSwitch('allow_public_pages', false, 'Teams may publish a public page'),
-  hubSwitch('allow_public_teams', false, 'The team directory lists teams accepting newcomers'),
+  // Hub switches
+  hubOnly('allow_self_registration', true, 'People may create an account without an invite'),
+  hubOnly('allow_tenant_creation', true, 'Signed-in people may create teams'),
+  hubOnly('allow_public_pages', false, 'Teams may publish a public page'),
+  hubOnly('allow_public_teams', false, 'The team directory lists teams accepting newcomers'),
+  hubOnly('retention_enabled', true, 'Clean-up of expired tentative detections and old audio runs'),
+
+  // On-satellite inference, with the hub's and the team's locks
+  device({ key: 'device_inference', type: 'boolean', default: false, adminOnlyAtSatellite: true, description: 'Satellites run the classifier themselves' }),
+
+  // Satellite config (config push)
+  device({ key: 'recording_profile', type: 'enum', options: ['continuous', 'scheduled', 'dawn_dusk'], default: 'continuous', description: 'When the satellite records' }),
+  device({ key: 'recording_schedule', type: 'schedule', maxItems: 12, default: [], description: 'Recording windows: absolute HH:MM, or minutes relative to sunrise/sunset' }),
+  device({ key: 'recording_gain_db', type: 'number', min: -20, max: 40, default: 0, description: 'Microphone gain in dB' }),
+  device({ key: 'recording_overlap_ms', type: 'integer', min: 0, max: 1500, default: 0, description: 'Overlap between consecutive 3-second chunks' }),
+  device({ key: 'heartbeat_interval_sec', type: 'integer', min: 10, max: 3600, default: 60, description: 'Seconds between heartbeats' }),
+  device({ key: 'filter_enabled', type: 'boolean', default: true, description: 'Pre-upload gates (silence gate and sound classifier) are on' }),
+  device({ key: 'filter_min_rms', type: 'number', min: 0, max: 1, default: 0.003, description: 'Silence gate: minimum RMS of a chunk (full scale = 1)' }),
+  device({ key: 'classifier_min_bird_prob', type: 'number', min: 0, max: 1, default: 0.1, description: 'Sound classifier: minimum bird probability to upload' }),
+  device({ key: 'drop_amphibian_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as amphibian' }),
+  device({ key: 'drop_insect_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as insect' }),
+  device({ key: 'drop_anthropogenic_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as anthropogenic noise' }),
+  device({ key: 'drop_human_voice_at_satellite', type: 'boolean', default: true, description: 'Drop chunks with human voices' }),
+  device({ key: 'drop_other_animal_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as other animals' }),
+  device({ key: 'outbox_soft_size_mb', type: 'integer', min: 16, max: 1_048_576, default: 512, description: 'Outbox size at which the oldest acked audio is pruned' }),
+  device({ key: 'outbox_hard_size_mb', type: 'integer', min: 32, max: 2_097_152, default: 1024, description: 'Outbox size at which the oldest audio is dropped' }),
+  device({ key: 'outbox_max_age_hours', type: 'integer', min: 1, max: 8760, default: 168, description: 'Unsent chunks older than this are dropped' }),
+
+  // Team operations
+  team({ key: 'offline_threshold_minutes', type: 'integer', min: 1, max: 1440, default: 5, description: 'Minutes without a heartbeat before a satellite is offline' }),
+  team({ key: 'audio_retention_days', type: 'integer', min: 0, max: 36_500, default: 0, description: 'Days audio is kept (0 keeps it forever)' }),
+  team({ key: 'aggregation_enabled', type: 'boolean', default: false, description: 'New detections wait on the aggregation rule' }),
+  team({ key: 'aggregation_count', type: 'integer', min: 1, max: 100, default: 3, description: 'Detections of a species from one satellite that promote the group' }),
+  team({ key: 'aggregation_window_minutes', type: 'integer', min: 1, max: 1440, default: 15, description: 'Window in which those detections must fall' }),
+  team({ key: 'aggregation_confidence_high', type: 'number', min: 0, max: 1, default: 0.85, description: 'One detection this confident promotes at once' }),
+  team({ key: 'aggregation_retention_hours', type: 'integer', min: 1, max: 8760, default: 48, description: 'Tentative detections older than this are removed' }),
+
+  // Team fields
+  team({ key: 'device_policy', type: 'enum', options: ['members', 'admins'], default: 'members', description: 'Who may register devices' }),
+  team({ key: 'default_join_role', type: 'enum', options: ['viewer', 'member'], default: 'viewer', description: 'Role of people who join' }),
+  teamOnly({ key: 'public_page', type: 'boolean', default: false, description: 'The team has a public page (needs the hub switch)' }),
+  teamOnly({ key: 'join_policy', type: 'enum', options: ['invite_only', 'listed', 'request', 'open'], default: 'invite_only', description: 'How others join: invite only; listed in the directory, by request; by request with the link; open' }),
+  teamOnly({ key: 'town_opt_in', type: 'boolean', default: false, description: 'Towns appear on the public page' }),
+  team({ key: 'visible_categories', type: 'enumList', options: CATEGORIES, maxItems: CATEGORIES.length, default: ['bird', 'amphibian', 'insect', 'other_animal'], description: 'Detection categories the team shows' }),
+
+  // Account preferences (hub sets the defaults)
   preference({ key: 'primaryLanguage', type: 'enum', options: LANGUAGES, default: 'en', description: 'Language of species names and the interface' }),
   preference({ key: 'secondaryLanguages', type: 'enumList', options: LANGUAGES, maxItems: 3, default: [], description: 'Extra languages shown beside species names' }),
   preference({ key: 'dateFormatPrimary', type: 'enum', options: DATE_FORMATS, default: 'YYYY-MM-DD', description: 'Date format' }),
@@ -44,12 +106,43 @@ export const SETTINGS: readonly SettingDef[] = [
   preference({ key: 'showVoting', type: 'boolean', default: true, description: 'Show verification voting controls' }),
 ];
 
+/** Older names for the two locks of device inference, still accepted by the platform and team endpoints. */
+export const LOCK_ALIASES: Record<string, { key: string; level: Level }> = {
+  device_inference_teams_may_override: { key: 'device_inference', level: 'hub' },
+  device_inference_devices_may_override: { key: 'device_inference', level: 'team' },
+};
+
 export const PREFERENCE_KEYS = SETTINGS.filter((s) => s.levels.includes('account')).map((s) => s.key);
 
 const byKey = new Map(SETTINGS.map((s) => [s.key, s]));
 export const findSetting = (key: string): SettingDef | undefined => byKey.get(key);
+export const settingsAt = (level: Level): SettingDef[] => SETTINGS.filter((s) => s.levels.includes(level));
 
-/** Why a value is refused for a setting, or null when it is acceptable. null values always pass (they clear). */
+const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+function refuseSchedule(value: unknown, maxItems: number): string | null {
+  if (!Array.isArray(value)) return 'must be a list of {start, end, reference}';
+  if (value.length > maxItems) return `may hold at most ${maxItems} windows`;
+  for (const [i, w] of value.entries()) {
+    if (!w || typeof w !== 'object' || Array.isArray(w)) return `window ${i} must be an object`;
+    const { start, end, reference, ...rest } = w as Record<string, unknown>;
+    if (Object.keys(rest).length) return `window ${i} has unknown fields ${Object.keys(rest).join(', ')}`;
+    if (reference === 'absolute') {
+      if (typeof start !== 'string' || !HHMM.test(start) || typeof end !== 'string' || !HHMM.test(end)) {
+        return `window ${i}: absolute start and end must be HH:MM`;
+      }
+    } else if (reference === 'sunrise' || reference === 'sunset') {
+      const ok = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= -720 && v <= 720;
+      if (!ok(start) || !ok(end)) return `window ${i}: start and end must be whole minutes between -720 and 720`;
+      if ((start as number) >= (end as number)) return `window ${i}: start must come before end`;
+    } else {
+      return `window ${i}: reference must be sunrise, sunset or absolute`;
+    }
+  }
+  return null;
+}
+
+/** Why a value is refused for a setting, or null when it is acceptable. null always passes (it clears). */
 export function refuseValue(def: SettingDef, value: unknown): string | null {
   if (value === null) return null;
   switch (def.type) {
@@ -57,7 +150,7 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return typeof value === 'boolean' ? null : 'must be true or false';
     case 'integer':
     case 'number':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return `must be a number`;
+      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
       if (def.type === 'integer' && !Number.isInteger(value)) return 'must be a whole number';
       return value < def.min || value > def.max ? `must be between ${def.min} and ${def.max}` : null;
     case 'enum':
@@ -69,5 +162,7 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return value.every((v) => typeof v === 'string' && def.options.includes(v))
         ? null
         : `entries must be among ${def.options.join(', ')}`;
+    case 'schedule':
+      return refuseSchedule(value, def.maxItems);
   }
 }

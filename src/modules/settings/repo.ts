@@ -1,33 +1,82 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Level } from './registry.ts';
+import type { Layer, Layers } from './resolve.ts';
 
-export interface SettingRow {
+interface Row {
+  level: Level;
+  scopeId: string;
   key: string;
   value: unknown;
   mayOverride: boolean | null;
 }
 
-export function createSettingsRepo(db: Db) {
-  return {
-    list: (level: Level, scopeId: string) =>
-      db.query<SettingRow>(
-        `SELECT key, value, may_override AS "mayOverride" FROM settings WHERE level = $1 AND scope_id = $2`,
-        [level, scopeId],
-      ),
+export const HUB_SCOPE = '';
 
-    /** null clears the stored value; the row goes when it holds neither value nor lock. */
-    async put(tx: Db, level: Level, scopeId: string, key: string, value: unknown, at: Date, by: string | null) {
-      if (value === null) {
-        await tx.query(`DELETE FROM settings WHERE level = $1 AND scope_id = $2 AND key = $3 AND may_override IS NULL`, [level, scopeId, key]);
-        await tx.query(`UPDATE settings SET value = NULL, updated_at = $4, updated_by = $5 WHERE level = $1 AND scope_id = $2 AND key = $3`, [level, scopeId, key, at, by]);
-        return;
-      }
-      await tx.query(
+function group(rows: Row[]): Map<string, Layer> {
+  const out = new Map<string, Layer>();
+  for (const r of rows) {
+    const id = `${r.level}:${r.scopeId}`;
+    if (!out.has(id)) out.set(id, new Map());
+    out.get(id)!.set(r.key, { value: r.value, mayOverride: r.mayOverride });
+  }
+  return out;
+}
+
+export function createSettingsRepo(db: Db) {
+  async function rows(tx: Db, scopes: Array<[Level, string]>): Promise<Row[]> {
+    return tx.query<Row>(
+      `SELECT level, scope_id AS "scopeId", key, value, may_override AS "mayOverride" FROM settings
+       WHERE (level, scope_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [scopes.map((s) => s[0]), scopes.map((s) => s[1])],
+    );
+  }
+
+  return {
+    /** Every layer a scope resolves through, in one query. */
+    async layers(scope: { team?: string | null; satellite?: string | null; account?: string | null }, tx: Db = db): Promise<Layers> {
+      const scopes: Array<[Level, string]> = [['hub', HUB_SCOPE]];
+      if (scope.team) scopes.push(['team', scope.team]);
+      if (scope.satellite) scopes.push(['satellite', scope.satellite]);
+      if (scope.account) scopes.push(['account', scope.account]);
+      const g = group(await rows(tx, scopes));
+      const layer = (l: Level, id: string | null | undefined) => (id ? (g.get(`${l}:${id}`) ?? new Map()) : undefined);
+      return {
+        hub: g.get(`hub:${HUB_SCOPE}`) ?? new Map(),
+        team: layer('team', scope.team),
+        satellite: layer('satellite', scope.satellite),
+        account: layer('account', scope.account),
+      };
+    },
+
+    /** Layers of many scopes of one level at once (every satellite a hub-wide change reaches). */
+    async layersOf(tx: Db, level: Level, ids: string[]): Promise<Map<string, Layer>> {
+      if (ids.length === 0) return new Map();
+      const found = await tx.query<Row>(
+        `SELECT level, scope_id AS "scopeId", key, value, may_override AS "mayOverride" FROM settings WHERE level = $1 AND scope_id = ANY($2::text[])`,
+        [level, ids],
+      );
+      const g = group(found);
+      return new Map(ids.map((id) => [id, g.get(`${level}:${id}`) ?? new Map()]));
+    },
+
+    putValue: (tx: Db, level: Level, scopeId: string, key: string, value: unknown, at: Date, by: string | null) =>
+      tx.query(
         `INSERT INTO settings (level, scope_id, key, value, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT (level, scope_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by`,
-        [level, scopeId, key, JSON.stringify(value), at, by],
-      );
-    },
+        [level, scopeId, key, value === null ? null : JSON.stringify(value), at, by],
+      ),
+
+    putLock: (tx: Db, level: Level, scopeId: string, key: string, mayOverride: boolean, at: Date, by: string | null) =>
+      tx.query(
+        `INSERT INTO settings (level, scope_id, key, may_override, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (level, scope_id, key) DO UPDATE SET may_override = EXCLUDED.may_override, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by`,
+        // An unlocked key is stored as NULL: "no lock" is the default, so the row can go when empty.
+        [level, scopeId, key, mayOverride ? null : false, at, by],
+      ),
+
+    /** Rows that hold neither a value nor a lock carry nothing. */
+    prune: (tx: Db, level: Level, scopeId: string) =>
+      tx.query(`DELETE FROM settings WHERE level = $1 AND scope_id = $2 AND value IS NULL AND may_override IS NULL`, [level, scopeId]),
 
     deleteScope: (tx: Db, level: Level, scopeId: string) =>
       tx.query(`DELETE FROM settings WHERE level = $1 AND scope_id = $2`, [level, scopeId]),

@@ -1,17 +1,141 @@
 import { Type } from 'typebox';
-import { access, defineRoute } from '../../core/permissions.ts';
-import type { SettingsService } from './service.ts';
+import type { Actor } from '../../core/actor.ts';
+import { badRequest } from '../../core/errors.ts';
+import { access, defineRoute, type AccessVariant } from '../../core/permissions.ts';
+import { Uuid } from '../../core/schemas.ts';
+import { LOCK_ALIASES, type Level } from './registry.ts';
+import type { Scope, SettingsService, SettingsWrite } from './service.ts';
 
-/** Hub-level settings. The full layered endpoints (team, satellite, effective) build on the same writer. */
+const AGGREGATION_KEYS: Record<string, string> = {
+  enabled: 'aggregation_enabled',
+  count: 'aggregation_count',
+  windowMinutes: 'aggregation_window_minutes',
+  confidenceHigh: 'aggregation_confidence_high',
+  retentionHours: 'aggregation_retention_hours',
+};
+
+/** Flat bodies of the platform and team endpoints → the writer's {values, mayOverride}. */
+export function flatToWrite(level: Level, body: Record<string, unknown>): SettingsWrite {
+  const values: Record<string, unknown> = {};
+  const mayOverride: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const alias = LOCK_ALIASES[key];
+    if (alias && alias.level === level) mayOverride[alias.key] = value;
+    else if (key === 'aggregation' && level === 'team' && value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [k, v] of Object.entries(value)) values[AGGREGATION_KEYS[k] ?? `aggregation.${k}`] = v;
+    } else values[key] = value;
+  }
+  return { values, mayOverride };
+}
+
+const Selector = Type.Object(
+  {
+    satelliteId: Type.Optional(Uuid),
+    tenantId: Type.Optional(Uuid),
+    level: Type.Optional(Type.Union([Type.Literal('hub'), Type.Literal('account')])),
+  },
+  { additionalProperties: false },
+);
+
+const readVariants: AccessVariant[] = [
+  { when: { query: 'level', equals: 'hub' }, access: access.hubAdmin },
+  { when: { query: 'level', equals: 'account' }, access: access.session },
+  { when: { query: 'satelliteId' }, access: access.role('viewer'), team: { resource: 'satellite', query: 'satelliteId' } },
+  { when: { query: 'tenantId' }, access: access.role('viewer'), team: { in: 'query', key: 'tenantId' } },
+];
+
+const writeVariants: AccessVariant[] = [
+  { when: { query: 'level', equals: 'hub' }, access: access.hubAdmin },
+  { when: { query: 'level', equals: 'account' }, access: access.session },
+  { when: { query: 'satelliteId' }, access: access.device, team: { resource: 'satellite', query: 'satelliteId' } },
+  { when: { query: 'tenantId' }, access: access.role('admin'), team: { in: 'query', key: 'tenantId' } },
+];
+
+function scopeOf(actor: Actor, q: { satelliteId?: string; tenantId?: string; level?: 'hub' | 'account' }): Scope {
+  if (q.level === 'hub') return { level: 'hub' };
+  if (q.level === 'account') return { level: 'account', userId: actor.userId! };
+  if (q.satelliteId) return { level: 'satellite', tenantId: actor.teamId!, satelliteId: q.satelliteId };
+  if (q.tenantId || actor.teamId) return { level: 'team', tenantId: actor.teamId! };
+  throw badRequest('Choose one scope: satelliteId, tenantId, level=hub or level=account', 'SCOPE_REQUIRED');
+}
+
 export function settingsRoutes(settings: SettingsService) {
   return [
+    defineRoute({
+      method: 'GET',
+      url: '/settings/effective',
+      action: 'settings.effective.read',
+      access: access.authenticated,
+      variants: readVariants,
+      audit: [],
+      summary: 'Settings in force at one scope (?satelliteId, ?tenantId, ?level=hub or ?level=account), in registry order',
+      tags: ['settings'],
+      schema: { querystring: Selector },
+      handler: ({ actor, query }) => settings.effective(scopeOf(actor, query)),
+    }),
+
+    defineRoute({
+      method: 'PATCH',
+      url: '/settings/effective',
+      action: 'settings.effective.update',
+      access: access.authenticated,
+      variants: writeVariants,
+      audit: ['admin.platform_settings_updated', 'admin.tenant_settings_updated', 'admin.satellite_config_changed', 'user.preferences_updated'],
+      summary: 'Sets values (null follows the level above) and locks at one scope; all or nothing',
+      tags: ['settings'],
+      schema: {
+        querystring: Selector,
+        body: Type.Object(
+          {
+            values: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+            mayOverride: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      handler: async ({ actor, query, body }) => {
+        const scope = scopeOf(actor, query);
+        await settings.write(actor, scope, body);
+        return settings.effective(scope);
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/settings/tenant',
+      action: 'settings.tenant.read',
+      access: access.role('viewer'),
+      team: { in: 'query', key: 'tenantId' },
+      audit: [],
+      summary: "The team's settings in force (team fields, satellite defaults, aggregation rule)",
+      tags: ['settings'],
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
+      handler: ({ actor }) => settings.teamSettings(actor.teamId!),
+    }),
+
+    defineRoute({
+      method: 'PUT',
+      url: '/settings/tenant',
+      action: 'settings.tenant.update',
+      access: access.role('admin'),
+      team: { in: 'query', key: 'tenantId' },
+      audit: ['admin.tenant_settings_updated'],
+      summary: 'Changes only the fields sent (null follows the hub); device_inference_devices_may_override is accepted',
+      tags: ['settings'],
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), body: Type.Record(Type.String(), Type.Unknown()) },
+      handler: async ({ actor, body }) => {
+        await settings.write(actor, { level: 'team', tenantId: actor.teamId! }, flatToWrite('team', body as Record<string, unknown>));
+        return settings.teamSettings(actor.teamId!);
+      },
+    }),
+
     defineRoute({
       method: 'GET',
       url: '/settings/platform',
       action: 'settings.platform.read',
       access: access.hubAdmin,
       audit: [],
-      summary: 'Hub settings with their values in force',
+      summary: 'Hub settings in force',
       tags: ['settings'],
       schema: {},
       handler: async () => ({ settings: await settings.hubSettings() }),
@@ -23,11 +147,11 @@ export function settingsRoutes(settings: SettingsService) {
       action: 'settings.platform.update',
       access: access.hubAdmin,
       audit: ['admin.platform_settings_updated'],
-      summary: 'Changes the hub settings sent (null returns a setting to its default); 400 lists every refusal',
+      summary: 'Changes the hub settings sent; reaches every satellite of every team; device_inference_teams_may_override is accepted',
       tags: ['settings'],
       schema: { body: Type.Record(Type.String(), Type.Unknown()) },
       handler: async ({ actor, body }) => {
-        await settings.updateHubSettings(actor, body as Record<string, unknown>);
+        await settings.write(actor, { level: 'hub' }, flatToWrite('hub', body as Record<string, unknown>));
         return { settings: await settings.hubSettings() };
       },
     }),

@@ -1,37 +1,102 @@
 import type { Db } from '../../infra/db/index.ts';
+import type { Bus } from '../../infra/bus/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Actor } from '../../core/actor.ts';
+import { type Actor, roleAtLeast } from '../../core/actor.ts';
 import type { AuditWriter } from '../../core/audit.ts';
-import { validationFailed } from '../../core/errors.ts';
-import { type Level, PREFERENCE_KEYS, SETTINGS, findSetting, refuseValue } from './registry.ts';
-import { createSettingsRepo } from './repo.ts';
+import type { AuditAction } from '../../core/audit-actions.ts';
+import { newId } from '../../core/crypto.ts';
+import { AppError, forbidden, validationFailed } from '../../core/errors.ts';
+import type { SatellitesRepo, SatelliteRef } from '../satellites/repo.ts';
+import { type Level, PREFERENCE_KEYS, findSetting, refuseValue, settingsAt } from './registry.ts';
+import { type Layer, type Layers, effectiveValues, inherit, resolveEntry } from './resolve.ts';
+import { HUB_SCOPE, createSettingsRepo } from './repo.ts';
+import { satelliteConfig } from './satellite-config.ts';
+
+export type Scope =
+  | { level: 'hub' }
+  | { level: 'team'; tenantId: string }
+  | { level: 'satellite'; tenantId: string; satelliteId: string }
+  | { level: 'account'; userId: string };
 
 export interface Refusal {
   key: string;
   reason: string;
 }
 
-const HUB_SCOPE = '';
+export interface SettingsWrite {
+  values?: Record<string, unknown>;
+  mayOverride?: Record<string, unknown>;
+}
+
+export type HistorySource = 'web' | 'device' | 'team' | 'hub';
+
 const HUB_CACHE_MS = 5_000;
 
-export function createSettingsService(deps: { db: Db; clock: Clock; audit: AuditWriter }) {
-  const { db, clock, audit } = deps;
-  const repo = createSettingsRepo(db);
-  // Hub values are read on hot paths (/auth/me). A local write drops the cache; other
-  // instances see a change within HUB_CACHE_MS.
-  let hubCache: { values: Map<string, unknown>; at: number } | null = null;
+const AUDIT_BY_LEVEL: Record<Level, AuditAction> = {
+  hub: 'admin.platform_settings_updated',
+  team: 'admin.tenant_settings_updated',
+  satellite: 'admin.satellite_config_changed',
+  account: 'user.preferences_updated',
+};
 
-  async function hubValues(): Promise<Map<string, unknown>> {
-    if (hubCache && Date.now() - hubCache.at < HUB_CACHE_MS) return hubCache.values;
-    const rows = await repo.list('hub', HUB_SCOPE);
-    const values = new Map(rows.filter((r) => r.value !== null).map((r) => [r.key, r.value]));
-    hubCache = { values, at: Date.now() };
-    return values;
+/** JSON with sorted keys: jsonb reorders object keys, so equality compares this. */
+export function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+function scopeId(scope: Scope): string {
+  switch (scope.level) {
+    case 'hub': return HUB_SCOPE;
+    case 'team': return scope.tenantId;
+    case 'satellite': return scope.satelliteId;
+    case 'account': return scope.userId;
+  }
+}
+
+function layerScope(scope: Scope) {
+  return {
+    team: scope.level === 'team' || scope.level === 'satellite' ? scope.tenantId : null,
+    satellite: scope.level === 'satellite' ? scope.satelliteId : null,
+    account: scope.level === 'account' ? scope.userId : null,
+  };
+}
+
+function applyTo(layer: Layer | undefined, values: Record<string, unknown>, locks: Record<string, boolean>): Layer {
+  const next: Layer = new Map([...(layer ?? new Map())].map(([k, v]) => [k, { ...v }]));
+  for (const [key, value] of Object.entries(values)) next.set(key, { value, mayOverride: next.get(key)?.mayOverride ?? null });
+  for (const [key, may] of Object.entries(locks)) next.set(key, { value: next.get(key)?.value ?? null, mayOverride: may ? null : false });
+  return next;
+}
+
+function diff(before: Record<string, unknown>, after: Record<string, unknown>) {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const key of Object.keys(after)) {
+    if (canonical(before[key]) !== canonical(after[key])) changes[key] = { from: before[key], to: after[key] };
+  }
+  return changes;
+}
+
+export function createSettingsService(deps: { db: Db; clock: Clock; audit: AuditWriter; bus: Bus; satellites: SatellitesRepo }) {
+  const { db, clock, audit, bus, satellites } = deps;
+  const repo = createSettingsRepo(db);
+  // Hub values are read on hot paths. A local write drops the cache; other instances see a
+  // change within HUB_CACHE_MS.
+  let hubCache: { layer: Layer; at: number } | null = null;
+
+  async function hubLayer(): Promise<Layer> {
+    if (hubCache && Date.now() - hubCache.at < HUB_CACHE_MS) return hubCache.layer;
+    const { hub } = await repo.layers({});
+    hubCache = { layer: hub, at: Date.now() };
+    return hub;
   }
 
-  function check(level: Level, values: Record<string, unknown>): Refusal[] {
+  function refusalsFor(level: Level, input: SettingsWrite): Refusal[] {
     const refusals: Refusal[] = [];
-    for (const [key, value] of Object.entries(values)) {
+    for (const [key, value] of Object.entries(input.values ?? {})) {
       const def = findSetting(key);
       if (!def) refusals.push({ key, reason: 'is not a known setting' });
       else if (!def.levels.includes(level)) refusals.push({ key, reason: `cannot be set at the ${level} level` });
@@ -40,65 +105,185 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
         if (reason) refusals.push({ key, reason });
       }
     }
+    for (const [key, value] of Object.entries(input.mayOverride ?? {})) {
+      const def = findSetting(key);
+      if (!def) refusals.push({ key, reason: 'is not a known setting' });
+      else if (!def.lockableAt?.includes(level)) refusals.push({ key, reason: `cannot be locked at the ${level} level` });
+      else if (typeof value !== 'boolean') refusals.push({ key, reason: 'mayOverride must be true or false' });
+    }
     return refusals;
   }
 
-  async function write(tx: Db, level: Level, scopeId: string, values: Record<string, unknown>, actor: Actor) {
-    const refusals = check(level, values);
-    if (refusals.length) {
-      throw validationFailed(refusals.map((r) => `${r.key} ${r.reason}`).join('; '), { refusals });
+  /** Effective configs of the satellites reached, with the scope's own layer optionally replaced. */
+  async function configsOf(tx: Db, reached: SatelliteRef[], layers: Layers, scope: Scope, replaced?: Layer) {
+    const teamIds = [...new Set(reached.map((s) => s.tenantId))];
+    const teamLayers = scope.level === 'team' || scope.level === 'satellite' ? new Map([[scope.tenantId, layers.team!]]) : await repo.layersOf(tx, 'team', teamIds);
+    const satLayers = scope.level === 'satellite' ? new Map([[scope.satelliteId, layers.satellite!]]) : await repo.layersOf(tx, 'satellite', reached.map((s) => s.id));
+    const hub = scope.level === 'hub' && replaced ? replaced : layers.hub;
+    const out = new Map<string, Record<string, unknown>>();
+    for (const s of reached) {
+      let team = teamLayers.get(s.tenantId) ?? new Map();
+      let satellite = satLayers.get(s.id) ?? new Map();
+      if (replaced && scope.level === 'team') team = replaced;
+      if (replaced && scope.level === 'satellite') satellite = replaced;
+      out.set(s.id, satelliteConfig({ hub, team, satellite }));
     }
-    for (const [key, value] of Object.entries(values)) {
-      await repo.put(tx, level, scopeId, key, value, clock.now(), actor.userId);
-    }
+    return out;
   }
 
-  return {
+  const service = {
     /** Effective hub value of a setting: stored, else the registry default. */
     async hubSetting<T>(key: string): Promise<T> {
-      const values = await hubValues();
-      return (values.has(key) ? values.get(key) : findSetting(key)?.default) as T;
+      const stored = (await hubLayer()).get(key);
+      return (stored && stored.value !== null ? stored.value : findSetting(key)?.default) as T;
     },
 
     async hubSettings(): Promise<Record<string, unknown>> {
-      const values = await hubValues();
-      return Object.fromEntries(
-        SETTINGS.filter((s) => s.levels.includes('hub')).map((s) => [s.key, values.has(s.key) ? values.get(s.key) : s.default]),
-      );
+      const hub = await hubLayer();
+      return {
+        ...effectiveValues(settingsAt('hub'), 'hub', { hub }),
+        device_inference_teams_may_override: hub.get('device_inference')?.mayOverride !== false,
+      };
     },
 
-    async updateHubSettings(actor: Actor, values: Record<string, unknown>) {
-      await db.tx(async (tx) => {
-        await write(tx, 'hub', HUB_SCOPE, values, actor);
-        await audit.write(tx, actor, { action: 'admin.platform_settings_updated', tenantId: null, details: { keys: Object.keys(values) } });
-      });
-      hubCache = null;
+    /** A team's resolved value of one setting (team, else hub, else default; hub lock wins). */
+    async teamSetting<T>(tenantId: string, key: string): Promise<T> {
+      const layers = await repo.layers({ team: tenantId });
+      return resolveEntry(findSetting(key)!, 'team', layers).value as T;
+    },
+
+    async teamSettings(tenantId: string): Promise<Record<string, unknown>> {
+      const layers = await repo.layers({ team: tenantId });
+      const v = effectiveValues(settingsAt('team'), 'team', layers);
+      const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
+      return {
+        tenantId,
+        ...v,
+        device_inference_devices_may_override: layers.team!.get('device_inference')?.mayOverride !== false,
+        aggregation: {
+          enabled: v.aggregation_enabled,
+          count: v.aggregation_count,
+          windowMinutes: v.aggregation_window_minutes,
+          confidenceHigh: v.aggregation_confidence_high,
+          retentionHours: retention ? v.aggregation_retention_hours : null,
+        },
+      };
     },
 
     /** Each preference: the person's own value, else the hub's, else the built-in default. */
     async preferences(userId: string): Promise<Record<string, unknown>> {
-      const own = await repo.list('account', userId);
-      return this.resolvePreferences(Object.fromEntries(own.filter((r) => r.value !== null).map((r) => [r.key, r.value])));
+      const { account } = await repo.layers({ account: userId });
+      const own = Object.fromEntries([...account!].filter(([, s]) => s.value !== null).map(([k, s]) => [k, s.value]));
+      return service.resolvePreferences(own);
     },
 
-    /** The same walk over own values already read (the auth lookup brings them along). */
+    /** The same walk over own values already read (the credential lookup brings them along). */
     async resolvePreferences(own: Record<string, unknown>): Promise<Record<string, unknown>> {
-      const hub = await hubValues();
+      const hub = await hubLayer();
       return Object.fromEntries(
-        PREFERENCE_KEYS.map((k) => [k, k in own ? own[k] : hub.has(k) ? hub.get(k) : findSetting(k)!.default]),
+        PREFERENCE_KEYS.map((k) => {
+          const h = hub.get(k);
+          return [k, k in own ? own[k] : h && h.value !== null ? h.value : findSetting(k)!.default];
+        }),
       );
     },
 
-    async updatePreferences(actor: Actor, userId: string, values: Record<string, unknown>) {
-      await db.tx(async (tx) => {
-        await write(tx, 'account', userId, values, actor);
-        await audit.write(tx, actor, { action: 'user.preferences_updated', tenantId: null, targetType: 'user', targetId: userId, details: { keys: Object.keys(values) } });
+    /** GET /settings/effective: every setting the scope's level can hold, in registry order. */
+    async effective(scope: Scope) {
+      const layers = await repo.layers(layerScope(scope));
+      return {
+        level: scope.level,
+        ...(scope.level === 'team' || scope.level === 'satellite' ? { tenantId: scope.tenantId } : {}),
+        ...(scope.level === 'satellite' ? { satelliteId: scope.satelliteId } : {}),
+        settings: settingsAt(scope.level).map((def) => resolveEntry(def, scope.level, layers)),
+      };
+    },
+
+    async satelliteConfig(tenantId: string, satelliteId: string): Promise<Record<string, unknown>> {
+      return satelliteConfig(await repo.layers({ team: tenantId, satellite: satelliteId }));
+    },
+
+    /**
+     * The one settings writer: all or nothing. 400 lists every refusal; 403 for a new value
+     * under a lock (re-sending or clearing the stored value is allowed). Audited, writes config
+     * history for each satellite reached, and publishes "config changed" for each satellite
+     * whose effective config changed, after commit.
+     */
+    async write(actor: Actor, scope: Scope, input: SettingsWrite, opts: { source?: HistorySource } = {}) {
+      const level = scope.level;
+      const values = input.values ?? {};
+      const refusals = refusalsFor(level, input);
+      if (refusals.length) {
+        throw validationFailed(refusals.map((r) => `${r.key} ${r.reason}`).join('; '), { refusals });
+      }
+      const locks = (input.mayOverride ?? {}) as Record<string, boolean>;
+      if (level === 'satellite' && !roleAtLeast(actor.teamRole, 'admin')) {
+        const adminOnly = [...Object.keys(values), ...Object.keys(locks)].filter((k) => findSetting(k)?.adminOnlyAtSatellite);
+        if (adminOnly.length) throw forbidden(`Only team admins may change ${adminOnly.join(', ')} on a satellite`, 'ADMIN_ONLY_SETTING');
+      }
+
+      const changed = await db.tx(async (tx) => {
+        const layers = await repo.layers(layerScope(scope), tx);
+        const own = layers[level]!;
+        const lockedKeys: Array<{ key: string; by: 'hub' | 'team' }> = [];
+        for (const [key, value] of Object.entries(values)) {
+          if (value === null) continue;
+          const { lockedBy } = inherit(findSetting(key)!, level, layers);
+          if (lockedBy && canonical(own.get(key)?.value ?? null) !== canonical(value)) lockedKeys.push({ key, by: lockedBy });
+        }
+        if (lockedKeys.length) {
+          const byHub = lockedKeys.some((l) => l.by === 'hub');
+          throw new AppError(
+            403,
+            byHub ? 'LOCKED_BY_PLATFORM' : 'LOCKED_BY_TEAM',
+            `Locked by the ${byHub ? 'hub' : 'team'}: ${lockedKeys.map((l) => l.key).join(', ')}`,
+            { locked: lockedKeys },
+          );
+        }
+
+        const reached = level === 'account' ? [] : await satellites.reach(tx, { tenantId: level === 'hub' ? null : scope.tenantId, satelliteId: level === 'satellite' ? scope.satelliteId : null });
+        const before = await configsOf(tx, reached, layers, scope);
+
+        const now = clock.now();
+        const id = scopeId(scope);
+        for (const [key, value] of Object.entries(values)) await repo.putValue(tx, level, id, key, value, now, actor.userId);
+        for (const [key, may] of Object.entries(locks)) await repo.putLock(tx, level, id, key, may, now, actor.userId);
+        await repo.prune(tx, level, id);
+
+        const after = await configsOf(tx, reached, layers, scope, applyTo(own, values, locks));
+        const source: HistorySource = opts.source ?? (level === 'satellite' ? 'web' : level === 'team' ? 'team' : 'hub');
+        const history = reached.map((s) => ({
+          id: newId(),
+          satelliteId: s.id,
+          tenantId: s.tenantId,
+          changedAt: now,
+          source,
+          changedBy: actor.userId,
+          changes: diff(before.get(s.id)!, after.get(s.id)!),
+          config: after.get(s.id)!,
+        }));
+        await satellites.insertHistory(tx, history);
+        await audit.write(tx, actor, {
+          action: AUDIT_BY_LEVEL[level],
+          tenantId: level === 'team' || level === 'satellite' ? scope.tenantId : null,
+          targetType: level === 'satellite' ? 'satellite' : level === 'account' ? 'user' : level === 'team' ? 'tenant' : 'hub',
+          targetId: level === 'hub' ? null : id,
+          details: { values, ...(Object.keys(locks).length ? { mayOverride: locks } : {}) },
+        });
+        return history.filter((h) => Object.keys(h.changes).length > 0);
       });
+
+      if (level === 'hub') hubCache = null;
+      for (const h of changed) {
+        await bus.publish('satellite.config_changed', { tenantId: h.tenantId, satelliteId: h.satelliteId, config: h.config });
+      }
+      return { changedSatellites: changed.map((h) => h.satelliteId) };
     },
 
     /** Removes every setting a scope holds (account deletion, team deletion). */
-    deleteScope: (tx: Db, level: Level, scopeId: string) => repo.deleteScope(tx, level, scopeId),
+    deleteScope: (tx: Db, level: Level, id: string) => repo.deleteScope(tx, level, id),
   };
+  return service;
 }
 
 export type SettingsService = ReturnType<typeof createSettingsService>;

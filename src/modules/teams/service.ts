@@ -133,7 +133,8 @@ export function createTeamsService(deps: {
       });
     },
 
-    listMembers: (tenantId: string) => repo.listMembers(tenantId).then((rows) => rows.map(presentMember)),
+    /** Spec: team members, hub admins excluded. */
+    listMembers: (tenantId: string) => repo.listMembers(tenantId).then((rows) => rows.filter((m) => !m.isAdmin).map(presentMember)),
 
     /** Spec: admins may change roles, but an admin's role is the owner's to change; the owner's never changes here. */
     async changeRole(actor: Actor, membershipId: string, role: Exclude<Role, 'owner'>) {

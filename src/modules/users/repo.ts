@@ -73,6 +73,21 @@ export function createUsersRepo(db: Db) {
       await tx.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, params);
     },
 
+    /**
+     * Counts a failed sign-in in one statement, so simultaneous failures cannot overwrite each
+     * other's count; the failure that reaches lockAfter locks the account and restarts the count.
+     */
+    async recordFailedLogin(tx: Db, id: string, lockAfter: number, lockUntil: Date, at: Date) {
+      await tx.query(
+        `UPDATE users SET
+           locked_until = CASE WHEN failed_login_attempts + 1 >= $2 THEN $3 ELSE locked_until END,
+           failed_login_attempts = CASE WHEN failed_login_attempts + 1 >= $2 THEN 0 ELSE failed_login_attempts + 1 END,
+           updated_at = $4
+         WHERE id = $1`,
+        [id, lockAfter, lockUntil, at],
+      );
+    },
+
     delete: (tx: Db, id: string) => tx.query('DELETE FROM users WHERE id = $1', [id]),
 
     countHubAdmins: async (tx: Db = db) =>

@@ -21,7 +21,7 @@ export interface MfaSummary {
   rememberedDevices: unknown[];
 }
 
-/** Until the MFA issue lands, every account reports MFA as not available. */
+/** Keys and the internal key have no account, so no second factor. */
 export const NO_MFA: MfaSummary = {
   enabled: false,
   enrolledAt: null,
@@ -40,6 +40,8 @@ export function createUsersService(deps: {
   authRepo: Pick<AuthRepo, 'revokeUserSessions' | 'forgetEmail'>;
   teams: Pick<TeamsService, 'departAll'>;
   settings: Pick<SettingsService, 'resolvePreferences' | 'deleteScope'>;
+  /** The MFA module's summary of a person's factors (GET /auth/me `mfa`). */
+  mfa?: { summary(userId: string, isHubAdmin: boolean): Promise<MfaSummary> };
 }) {
   const { db, clock, audit, users, authRepo, teams, settings } = deps;
 
@@ -90,7 +92,7 @@ export function createUsersService(deps: {
         user: presentUser({ id: actor.userId, email: actor.email!, name: p.name, isAdmin: actor.isPlatformAdmin, status: p.status, createdAt: p.createdAt, lastLoginAt: p.lastLoginAt }),
         tenants: actor.memberships.map((m) => ({ id: m.tenantId, name: m.name ?? '', slug: m.slug ?? '', role: m.role })),
         preferences: await settings.resolvePreferences(p.preferences),
-        mfa: NO_MFA,
+        mfa: deps.mfa ? await deps.mfa.summary(actor.userId, actor.isPlatformAdmin) : NO_MFA,
       };
     },
 
