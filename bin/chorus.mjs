@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript entry point through tsx so operators need no build step.
-import { spawnSync } from 'node:child_process';
+// Runs the TypeScript entry point through tsx so operators need no build step. Signals are
+// passed on, so stopping this process stops the hub (containers send SIGTERM here).
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const tsx = path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-const res = spawnSync(process.execPath, [tsx, path.join(root, 'src', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
-process.exit(res.status ?? 1);
+const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src', 'main.ts'), ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  cwd: process.cwd(),
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + 1 : 1)));
