@@ -23,6 +23,8 @@ export interface PersonSnapshot {
   lastLoginAt: Date | null;
   /** Own account-level preference values (not merged with hub defaults). */
   preferences: Record<string, unknown>;
+  /** When TOTP enrollment was confirmed; null while the person has no second factor. */
+  mfaEnrolledAt: Date | null;
 }
 
 export type CredentialKind = 'anonymous' | 'session' | 'jwt' | 'api_key' | 'internal';

@@ -11,6 +11,7 @@ export interface SessionPrincipal {
   lastLoginAt: Date | null;
   memberships: MembershipRef[];
   preferences: Record<string, unknown>;
+  mfaEnrolledAt: Date | null;
 }
 
 export interface ApiKeyPrincipal {
@@ -30,7 +31,8 @@ const SESSION_SQL = `
     COALESCE((SELECT json_agg(json_build_object('membershipId', m.id, 'tenantId', m.tenant_id, 'role', m.role, 'name', t.name, 'slug', t.slug) ORDER BY t.name, t.id)
               FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = u.id), '[]') AS memberships,
     COALESCE((SELECT json_object_agg(st.key, st.value) FROM settings st
-              WHERE st.level = 'account' AND st.scope_id = u.id::text AND st.value IS NOT NULL), '{}') AS preferences
+              WHERE st.level = 'account' AND st.scope_id = u.id::text AND st.value IS NOT NULL), '{}') AS preferences,
+    (SELECT a.enrolled_at FROM mfa_accounts a WHERE a.user_id = u.id AND a.totp_secret IS NOT NULL) AS "mfaEnrolledAt"
   FROM sessions s JOIN users u ON u.id = s.user_id
   WHERE s.revoked_at IS NULL AND s.expires_at > $2 AND u.status = 'active' AND `;
 

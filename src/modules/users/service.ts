@@ -92,7 +92,8 @@ export function createUsersService(deps: {
         user: presentUser({ id: actor.userId, email: actor.email!, name: p.name, isAdmin: actor.isPlatformAdmin, status: p.status, createdAt: p.createdAt, lastLoginAt: p.lastLoginAt }),
         tenants: actor.memberships.map((m) => ({ id: m.tenantId, name: m.name ?? '', slug: m.slug ?? '', role: m.role })),
         preferences: await settings.resolvePreferences(p.preferences),
-        mfa: deps.mfa ? await deps.mfa.summary(actor.userId, actor.isPlatformAdmin) : NO_MFA,
+        // Only enrolled people need the MFA tables read; for everyone else the credential lookup said enough.
+        mfa: !deps.mfa ? NO_MFA : p.mfaEnrolledAt ? await deps.mfa.summary(actor.userId, actor.isPlatformAdmin) : { ...NO_MFA, available: true, enrollmentRequired: actor.isPlatformAdmin },
       };
     },
 
