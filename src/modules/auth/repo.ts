@@ -36,6 +36,28 @@ export function createAuthRepo(db: Db) {
         )
       ).n,
 
+    /**
+     * Takes a place in the per-IP window before the slow checks run, so a burst of attempts
+     * cannot all pass the count at once; a place over the limit is given back (null). The kept
+     * row is the attempt's ledger entry, a failure until settleAttempt says otherwise.
+     */
+    async reserveAttempt(kind: 'login', ip: string, email: string, at: Date, since: Date, limit: number): Promise<string | null> {
+      const { id } = await db.one<{ id: string }>(
+        'INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, false, $4) RETURNING id::text AS id',
+        [kind, ip, email, at],
+      );
+      const { n } = await db.one<{ n: number }>(
+        'SELECT count(*)::int AS n FROM login_attempts WHERE kind = $1 AND ip = $2 AND created_at > $3',
+        [kind, ip, since],
+      );
+      if (n <= limit) return id;
+      await db.query('DELETE FROM login_attempts WHERE id = $1::bigint', [id]);
+      return null;
+    },
+
+    settleAttempt: (tx: Db, id: string, success: boolean) =>
+      tx.query('UPDATE login_attempts SET success = $2 WHERE id = $1::bigint', [id, success]),
+
     recordAttempt: (tx: Db, a: { kind: 'login' | 'forgot_password'; ip: string; email: string | null; success: boolean; at: Date }) =>
       tx.query('INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, $4, $5)', [
         a.kind, a.ip, a.email, a.success, a.at,

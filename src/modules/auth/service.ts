@@ -83,10 +83,8 @@ export function createAuthService(deps: {
   /** A failed sign-in is recorded and audited in its own committed transaction, then refused. */
   async function refuseLogin(actor: Actor, email: string, user: UserRow | null, reason: string, error: AppError, extra?: (tx: Db) => Promise<void>): Promise<never> {
     await db.tx(async (tx) => {
+      // The attempt is already in the ledger as a failure (reserved by login), or not counted at all when rate limited.
       if (extra) await extra(tx);
-      if (reason !== 'rate_limited') {
-        await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: false, at: clock.now() });
-      }
       await audit.write(tx, { ...actor, userId: user?.id ?? null, email }, {
         action: 'user.login_failed',
         tenantId: null,
@@ -105,9 +103,9 @@ export function createAuthService(deps: {
     async login(actor: Actor, input: { email: string; password: string; wantToken: boolean; userAgent: string | null; rememberToken?: string | null }): Promise<LoginOutcome> {
       const now = clock.now();
       const email = input.email.trim();
-      const attempts = await repo.countAttempts('login', actor.ip, new Date(now.getTime() - LOGIN_WINDOW_MS));
-      if (attempts >= LOGIN_ATTEMPTS_PER_IP) {
-        await refuseLogin(actor, email, null, 'rate_limited', tooManyRequests('Too many sign-in attempts from this address; try again later', LOGIN_WINDOW_MS / 1000));
+      const attemptId = await repo.reserveAttempt('login', actor.ip, email, now, new Date(now.getTime() - LOGIN_WINDOW_MS), LOGIN_ATTEMPTS_PER_IP);
+      if (attemptId === null) {
+        return refuseLogin(actor, email, null, 'rate_limited', tooManyRequests('Too many sign-in attempts from this address; try again later', LOGIN_WINDOW_MS / 1000));
       }
       const user = await users.findByEmail(email);
       const invalid = new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
@@ -133,7 +131,7 @@ export function createAuthService(deps: {
         // The failure count is not reset here: only a passed second factor clears it, so
         // password-then-wrong-code rounds still reach the lock.
         return db.tx(async (tx) => {
-          await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: true, at: now });
+          await repo.settleAttempt(tx, attemptId, true);
           const challenge = await second.issueChallenge(tx, { ...actor, userId: user.id, email: user.email }, user.id, { wantToken: input.wantToken, userAgent: input.userAgent });
           return { kind: 'mfa_required' as const, ...challenge };
         });
@@ -141,7 +139,7 @@ export function createAuthService(deps: {
 
       return db.tx(async (tx) => {
         await users.update(tx, user.id, { failedLoginAttempts: 0, lockedUntil: null, lastLoginAt: now, lastLoginIp: actor.ip }, now);
-        await repo.recordAttempt(tx, { kind: 'login', ip: actor.ip, email, success: true, at: now });
+        await repo.settleAttempt(tx, attemptId, true);
         const session = await issueSession(tx, user.id, actor.ip, input.userAgent);
         const details = gate.rememberedDeviceId ? { mfa: 'remembered_device', rememberedDeviceId: gate.rememberedDeviceId } : undefined;
         await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id, details });
