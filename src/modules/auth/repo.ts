@@ -41,7 +41,7 @@ export function createAuthRepo(db: Db) {
      * cannot all pass the count at once; a place over the limit is given back (null). The kept
      * row is the attempt's ledger entry, a failure until settleAttempt says otherwise.
      */
-    async reserveAttempt(kind: 'login', ip: string, email: string, at: Date, since: Date, limit: number): Promise<string | null> {
+    async reserveAttempt(kind: 'login' | 'forgot_password', ip: string, email: string, at: Date, since: Date, limit: number): Promise<string | null> {
       const { id } = await db.one<{ id: string }>(
         'INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, false, $4) RETURNING id::text AS id',
         [kind, ip, email, at],

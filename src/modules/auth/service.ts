@@ -187,11 +187,12 @@ export function createAuthService(deps: {
     async forgotPassword(actor: Actor, emailInput: string): Promise<void> {
       const now = clock.now();
       const email = emailInput.trim();
-      const recent = await repo.countAttempts('forgot_password', actor.ip, new Date(now.getTime() - LOGIN_WINDOW_MS));
-      const user = recent < FORGOT_PER_IP ? await users.findByEmail(email) : null;
+      // The place in the per-IP window is taken first, so a burst cannot send more than the limit.
+      const attemptId = await repo.reserveAttempt('forgot_password', actor.ip, email, now, new Date(now.getTime() - LOGIN_WINDOW_MS), FORGOT_PER_IP);
+      const user = attemptId ? await users.findByEmail(email) : null;
       const token = randomHex(32);
       await db.tx(async (tx) => {
-        await repo.recordAttempt(tx, { kind: 'forgot_password', ip: actor.ip, email, success: user !== null, at: now });
+        if (attemptId) await repo.settleAttempt(tx, attemptId, user !== null);
         if (!user || user.status !== 'active') return;
         await repo.insertResetToken(tx, { id: newId(), userId: user.id, tokenHash: sha256Hex(token), at: now, expiresAt: addSeconds(now, RESET_TOKEN_TTL_SECONDS) });
         await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.password_reset_requested', tenantId: null, targetType: 'user', targetId: user.id });
