@@ -8,6 +8,8 @@ import type { Db } from './infra/db/index.ts';
 import type { Kv } from './infra/kv/index.ts';
 import type { Mailer } from './infra/mail/index.ts';
 import type { Bus } from './infra/bus/index.ts';
+import type { ObjectStorage } from './infra/storage/index.ts';
+import type { JobQueue } from './infra/queue/index.ts';
 import { createAuditWriter } from './core/audit.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './core/auth-resolver.ts';
@@ -52,6 +54,8 @@ export interface Infra {
   kv: Kv;
   mail: Mailer;
   bus: Bus;
+  storage: ObjectStorage;
+  queue: JobQueue;
   clock: Clock;
 }
 

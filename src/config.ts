@@ -24,6 +24,21 @@ export interface Config {
   readonly sessionTtlSeconds: number;
   /** Prefix for every key-value key, so several hubs (or test runs) can share one Redis. */
   readonly kvPrefix: string;
+  /** S3-compatible endpoint (`S3_URL`); null keeps audio objects as files under the data dir. */
+  readonly s3Url: string | null;
+  readonly s3Bucket: string;
+  readonly s3Region: string;
+  /** From `S3_ACCESS_KEY_ID` / `S3_SECRET_ACCESS_KEY`, else the user:pass of `S3_URL`. */
+  readonly s3AccessKeyId: string | null;
+  readonly s3SecretAccessKey: string | null;
+  /** Embedded broker listeners (`MQTT_PORT`, `MQTT_WS_PORT` at /mqtt, bound to `MQTT_HOST`). */
+  readonly mqttPort: number;
+  readonly mqttWsPort: number;
+  readonly mqttHost: string;
+  /** External Mosquitto 2 with dynamic security (`MQTT_URL`); null runs the embedded broker. */
+  readonly mqttUrl: string | null;
+  readonly mqttAdminUsername: string | null;
+  readonly mqttAdminPassword: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -63,6 +78,38 @@ function readOneOf<T extends string>(env: Env, name: string, options: readonly T
   if (!raw) return fallback;
   if (!options.includes(raw as T)) throw new ConfigError(`${name} must be one of ${options.join(', ')}, got "${raw}"`);
   return raw as T;
+}
+
+/** S3 settings: credentials from their own variables win over the user:pass of the URL. */
+function readS3(env: Env) {
+  const s3Url = readUrl(env, 'S3_URL', ['http:', 'https:']);
+  const fromUrl = s3Url ? new URL(s3Url) : null;
+  const s3AccessKeyId = env.S3_ACCESS_KEY_ID || (fromUrl?.username ? decodeURIComponent(fromUrl.username) : null);
+  const s3SecretAccessKey = env.S3_SECRET_ACCESS_KEY || (fromUrl?.password ? decodeURIComponent(fromUrl.password) : null);
+  if ((s3AccessKeyId === null) !== (s3SecretAccessKey === null)) {
+    throw new ConfigError('S3 credentials need both an access key id and a secret (S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or user:pass in S3_URL)');
+  }
+  const s3Bucket = env.S3_BUCKET || 'chorus';
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3Bucket)) {
+    throw new ConfigError(`S3_BUCKET must be 3-63 lowercase letters, digits, dots or hyphens, got "${s3Bucket}"`);
+  }
+  return { s3Url, s3Bucket, s3Region: env.S3_REGION || 'us-east-1', s3AccessKeyId, s3SecretAccessKey };
+}
+
+/** MQTT broker: embedded listeners, or an external Mosquitto with its dynsec admin login. */
+function readMqtt(env: Env) {
+  const mqttUrl = readUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:']);
+  const mqttAdminUsername = env.MQTT_ADMIN_USERNAME || null;
+  const mqttAdminPassword = env.MQTT_ADMIN_PASSWORD || null;
+  if (mqttUrl !== null && (mqttAdminUsername === null || mqttAdminPassword === null)) {
+    throw new ConfigError('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD (the dynamic-security admin)');
+  }
+  const mqttPort = readInt(env, 'MQTT_PORT', 1884, 0, 65535);
+  const mqttWsPort = readInt(env, 'MQTT_WS_PORT', 8084, 0, 65535);
+  if (mqttPort !== 0 && mqttPort === mqttWsPort) throw new ConfigError(`MQTT_PORT and MQTT_WS_PORT must differ, both are ${mqttPort}`);
+  const mqttHost = env.MQTT_HOST || '0.0.0.0';
+  if (/[\s/]/.test(mqttHost)) throw new ConfigError(`MQTT_HOST must be a host name or address, got "${mqttHost}"`);
+  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword };
 }
 
 /**
@@ -122,5 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtTtlSeconds: readInt(env, 'JWT_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
+    ...readS3(env),
+    ...readMqtt(env),
   });
 }

@@ -6,6 +6,8 @@ import { migrate } from './db/migrate.ts';
 import { createKv } from './kv/index.ts';
 import { createMailer } from './mail/index.ts';
 import { createBus } from './bus/index.ts';
+import { createStorage } from './storage/index.ts';
+import { createQueue } from './queue/index.ts';
 
 /** Builds every port from config: embedded parts by default, production peers by URL. */
 export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean } = {}): Promise<Infra> {
@@ -15,10 +17,14 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   const kv = createKv(config, clock);
   const mail = createMailer(config, () => clock.now());
   const bus = createBus(config);
-  return { config, db, kv, mail, bus, clock };
+  const storage = createStorage(config);
+  const queue = createQueue(config);
+  return { config, db, kv, mail, bus, storage, queue, clock };
 }
 
 export async function closeInfra(infra: Infra): Promise<void> {
-  await Promise.allSettled([infra.kv.close(), infra.mail.close(), infra.bus.close()]);
+  // The queue first: its workers finish their running jobs while the other ports are still open.
+  await infra.queue.close().catch(() => {});
+  await Promise.allSettled([infra.kv.close(), infra.mail.close(), infra.bus.close(), infra.storage.close()]);
   await infra.db.close();
 }

@@ -19,6 +19,8 @@ import type { Db } from '../../src/infra/db/index.ts';
 import { createKv } from '../../src/infra/kv/index.ts';
 import { createMailer } from '../../src/infra/mail/index.ts';
 import { createBus } from '../../src/infra/bus/index.ts';
+import { createStorage } from '../../src/infra/storage/index.ts';
+import { createQueue } from '../../src/infra/queue/index.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -100,7 +102,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   } else {
     db = await pgliteFromSnapshot();
   }
-  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()), bus: createBus(config) };
+  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()), bus: createBus(config), storage: createStorage(config), queue: createQueue(config) };
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -114,8 +116,10 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
     app,
     async close() {
       await app.close();
+      await infra.queue.close();
       await infra.kv.close();
       await infra.bus.close();
+      await infra.storage.close();
       await db.close();
       await drop();
       fs.rmSync(config.dataDir, { recursive: true, force: true });

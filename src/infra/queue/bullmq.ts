@@ -1,0 +1,79 @@
+import { Queue, Worker } from 'bullmq';
+import { checkConcurrency, checkJobId, checkQueueName, QUEUE_DEFAULTS, type JobQueue, type QueueOptions } from './index.ts';
+
+/**
+ * BullMQ on Redis. Every key lives under `prefix` (the hub's kv prefix + "bull"), so several
+ * hubs or test runs can share one Redis. Finished jobs are trimmed to `keepFinished` per queue.
+ */
+export function createBullmqQueue(url: string, prefix: string, opts: QueueOptions = {}): JobQueue {
+  const { attempts, backoffMs, keepFinished } = { ...QUEUE_DEFAULTS, ...opts };
+  const queues = new Map<string, Queue>();
+  const workers: Worker[] = [];
+  let closed = false;
+
+  const queueOf = (name: string): Queue => {
+    let q = queues.get(name);
+    if (!q) {
+      // Producers fail fast when Redis is away; workers (blocking) wait for it to come back.
+      q = new Queue(name, { connection: { url, maxRetriesPerRequest: 2 }, prefix });
+      q.on('error', () => {});
+      queues.set(name, q);
+    }
+    return q;
+  };
+
+  return {
+    kind: 'bullmq',
+
+    async enqueue(name, jobId, data) {
+      checkQueueName(name);
+      checkJobId(jobId);
+      if (closed) throw new Error('queue is closed');
+      // An id that already exists (waiting, delayed, active, completed or failed) is ignored by BullMQ.
+      await queueOf(name).add(name, data ?? {}, {
+        jobId,
+        attempts,
+        backoff: { type: 'exponential', delay: backoffMs },
+        removeOnComplete: { count: keepFinished },
+        removeOnFail: { count: keepFinished },
+      });
+    },
+
+    async process(name, concurrency, handler) {
+      checkQueueName(name);
+      checkConcurrency(concurrency);
+      if (closed) throw new Error('queue is closed');
+      const worker = new Worker(
+        name,
+        async (job) => {
+          await handler({ id: job.id!, data: job.data as Record<string, unknown>, attempt: job.attemptsMade + 1 });
+        },
+        { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency },
+      );
+      // Connection trouble is retried by the worker; an unhandled 'error' event would end the process.
+      worker.on('error', () => {});
+      workers.push(worker);
+      await worker.waitUntilReady();
+    },
+
+    async stats(name) {
+      checkQueueName(name);
+      const c = await queueOf(name).getJobCounts('waiting', 'delayed', 'prioritized', 'waiting-children', 'active', 'completed', 'failed');
+      return {
+        waiting: (c.waiting ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0),
+        active: c.active ?? 0,
+        completed: c.completed ?? 0,
+        failed: c.failed ?? 0,
+      };
+    },
+
+    async close() {
+      closed = true;
+      // Workers first: they finish their running jobs, then the producers' connections go.
+      await Promise.allSettled(workers.map((w) => w.close()));
+      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      workers.length = 0;
+      queues.clear();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+import { checkConcurrency, checkJobId, checkQueueName, QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './index.ts';
+
+interface Entry {
+  id: string;
+  data: Record<string, unknown>;
+  /** Runs started so far. */
+  attempts: number;
+  state: 'waiting' | 'delayed' | 'active';
+}
+
+interface Worker {
+  concurrency: number;
+  running: number;
+  handler: JobHandler;
+}
+
+interface State {
+  /** Waiting, delayed (between retries) and active jobs by id. */
+  jobs: Map<string, Entry>;
+  waiting: Entry[];
+  /** Finished ids in finishing order, trimmed to `keepFinished` each. */
+  completed: Set<string>;
+  failed: Map<string, string>;
+  workers: Worker[];
+  active: number;
+}
+
+/**
+ * The in-process queue: the same semantics as the BullMQ adapter (idempotent ids, attempts
+ * with exponential backoff, bounded history of finished ids), kept in memory. Jobs still
+ * waiting when the process stops are lost; producers re-enqueue what they find unfinished.
+ */
+export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
+  const { attempts, backoffMs, keepFinished } = { ...QUEUE_DEFAULTS, ...opts };
+  const queues = new Map<string, State>();
+  const running = new Set<Promise<void>>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
+
+  const stateOf = (name: string): State => {
+    let q = queues.get(name);
+    if (!q) {
+      q = { jobs: new Map(), waiting: [], completed: new Set(), failed: new Map(), workers: [], active: 0 };
+      queues.set(name, q);
+    }
+    return q;
+  };
+
+  /** Forgets the oldest finished ids past the bound (Sets and Maps iterate in insertion order). */
+  const trim = (finished: Set<string> | Map<string, unknown>) => {
+    while (finished.size > keepFinished) finished.delete(finished.keys().next().value as string);
+  };
+
+  function pump(q: State): void {
+    if (closed) return;
+    for (const worker of q.workers) {
+      while (worker.running < worker.concurrency && q.waiting.length > 0) {
+        run(q, worker, q.waiting.shift()!);
+      }
+    }
+  }
+
+  function run(q: State, worker: Worker, entry: Entry): void {
+    entry.state = 'active';
+    entry.attempts += 1;
+    worker.running += 1;
+    q.active += 1;
+    const job = { id: entry.id, data: entry.data, attempt: entry.attempts };
+    const p = Promise.resolve()
+      .then(() => worker.handler(job))
+      .then(
+        () => {
+          q.jobs.delete(entry.id);
+          q.completed.add(entry.id);
+          trim(q.completed);
+        },
+        (err: unknown) => {
+          if (entry.attempts < attempts && !closed) {
+            entry.state = 'delayed';
+            const timer = setTimeout(() => {
+              timers.delete(timer);
+              entry.state = 'waiting';
+              q.waiting.push(entry);
+              pump(q);
+            }, backoffMs * 2 ** (entry.attempts - 1));
+            timer.unref();
+            timers.add(timer);
+          } else {
+            q.jobs.delete(entry.id);
+            q.failed.set(entry.id, err instanceof Error ? err.message : String(err));
+            trim(q.failed);
+          }
+        },
+      )
+      .finally(() => {
+        worker.running -= 1;
+        q.active -= 1;
+        running.delete(p);
+        pump(q);
+      });
+    running.add(p);
+  }
+
+  return {
+    kind: 'memory',
+
+    async enqueue(name, jobId, data) {
+      checkQueueName(name);
+      checkJobId(jobId);
+      if (closed) throw new Error('queue is closed');
+      const q = stateOf(name);
+      if (q.jobs.has(jobId) || q.completed.has(jobId) || q.failed.has(jobId)) return;
+      // JSON round trip: the same values a Redis-backed queue would hand the worker.
+      const entry: Entry = { id: jobId, data: JSON.parse(JSON.stringify(data ?? {})), attempts: 0, state: 'waiting' };
+      q.jobs.set(jobId, entry);
+      q.waiting.push(entry);
+      pump(q);
+    },
+
+    async process(name, concurrency, handler) {
+      checkQueueName(name);
+      checkConcurrency(concurrency);
+      if (closed) throw new Error('queue is closed');
+      const q = stateOf(name);
+      q.workers.push({ concurrency, running: 0, handler });
+      pump(q);
+    },
+
+    async stats(name) {
+      checkQueueName(name);
+      const q = queues.get(name);
+      if (!q) return { waiting: 0, active: 0, completed: 0, failed: 0 };
+      return { waiting: q.jobs.size - q.active, active: q.active, completed: q.completed.size, failed: q.failed.size };
+    },
+
+    async close() {
+      closed = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}
