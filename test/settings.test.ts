@@ -10,7 +10,7 @@ import { client } from './helpers/http.ts';
 import type { BusEvents } from '../src/infra/bus/index.ts';
 
 const KEY = 'heartbeat_interval_sec';
-const DEFAULT = 60;
+const DEFAULT = 30;
 
 describe('settings', () => {
   let hub: Hub;
@@ -159,7 +159,7 @@ describe('settings', () => {
     const team = await f.team(owner);
     const plain = await makeSatellite(hub, team, owner);
     const shadowed = await makeSatellite(hub, team, owner);
-    await patch(owner, `satelliteId=${shadowed.id}`, { values: { heartbeat_interval_sec: 30 } });
+    await patch(owner, `satelliteId=${shadowed.id}`, { values: { heartbeat_interval_sec: 45 } });
     const other = await makeSatellite(hub, await f.team(await f.user()), null);
 
     const events: BusEvents['satellite.config_changed'][] = [];
@@ -185,7 +185,7 @@ describe('settings', () => {
       [team.id],
     );
     assert.deepEqual(rows.map((r) => r.satelliteId).sort(), [plain.id, shadowed.id].sort());
-    assert.deepEqual(rows.find((r) => r.satelliteId === plain.id).changes.heartbeatIntervalSec, { from: 60, to: 90 });
+    assert.deepEqual(rows.find((r) => r.satelliteId === plain.id).changes.heartbeatIntervalSec, { from: 30, to: 90 });
     assert.deepEqual(rows.find((r) => r.satelliteId === shadowed.id).changes, {});
     const otherRows = await hub.infra.db.query(`SELECT 1 FROM satellite_config_history WHERE satellite_id = $1`, [other.id]);
     assert.equal(otherRows.length, 0, 'a team change does not reach another team');

@@ -65,7 +65,7 @@ export const SETTINGS: readonly SettingDef[] = [
   device({ key: 'recording_schedule', type: 'schedule', maxItems: 12, default: [], description: 'Recording windows: absolute HH:MM, or minutes relative to sunrise/sunset' }),
   device({ key: 'recording_gain_db', type: 'number', min: -20, max: 40, default: 0, description: 'Microphone gain in dB' }),
   device({ key: 'recording_overlap_ms', type: 'integer', min: 0, max: 1500, default: 0, description: 'Overlap between consecutive 3-second chunks' }),
-  device({ key: 'heartbeat_interval_sec', type: 'integer', min: 10, max: 3600, default: 60, description: 'Seconds between heartbeats' }),
+  device({ key: 'heartbeat_interval_sec', type: 'integer', min: 10, max: 3600, default: 30, description: 'Seconds between heartbeats' }),
   device({ key: 'filter_enabled', type: 'boolean', default: true, description: 'Pre-upload gates (silence gate and sound classifier) are on' }),
   device({ key: 'filter_min_rms', type: 'number', min: 0, max: 1, default: 0.003, description: 'Silence gate: minimum RMS of a chunk (full scale = 1)' }),
   device({ key: 'classifier_min_bird_prob', type: 'number', min: 0, max: 1, default: 0.1, description: 'Sound classifier: minimum bird probability to upload' }),
