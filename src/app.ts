@@ -10,6 +10,7 @@ import type { Mailer } from './infra/mail/index.ts';
 import type { Bus } from './infra/bus/index.ts';
 import type { ObjectStorage } from './infra/storage/index.ts';
 import type { JobQueue } from './infra/queue/index.ts';
+import type { Broker } from './infra/broker/index.ts';
 import { createAuditWriter } from './core/audit.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './core/auth-resolver.ts';
@@ -28,6 +29,8 @@ import { createUsersService } from './modules/users/service.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
+import { createSatellitesService } from './modules/satellites/service.ts';
+import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { settingsRoutes } from './modules/settings/routes.ts';
 import { createTeamsRepo } from './modules/teams/repo.ts';
 import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
@@ -56,6 +59,7 @@ export interface Infra {
   bus: Bus;
   storage: ObjectStorage;
   queue: JobQueue;
+  broker: Broker;
   clock: Clock;
 }
 
@@ -71,7 +75,7 @@ const PREFIX_DECLARATIONS: Permission[] = [
 ];
 
 export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
-  const { db, clock, mail, bus, kv, config } = infra;
+  const { db, clock, mail, bus, kv, config, broker, storage } = infra;
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
   const usersRepo = createUsersRepo(db);
@@ -83,7 +87,11 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const satellitesRepo = createSatellitesRepo(db);
   const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo });
   const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
-  const departureHandlers: DepartureHandler[] = [(tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {})];
+  const satellites = createSatellitesService({ db, clock, audit, repo: satellitesRepo, settings, broker, storage });
+  const departureHandlers: DepartureHandler[] = [
+    (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
+    (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
+  ];
   const teams = createTeamsService({ db, clock, audit, repo: teamsRepo, settings, departureHandlers });
   const joining = createJoiningService({ db, clock, kv, mail, audit, repo: createJoiningRepo(db), teams, settings, publicUrl: config.publicUrl });
   const invites = createInvitesService({
@@ -121,11 +129,12 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...apiKeysRoutes(apiKeys),
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
+    ...satellitesRoutes(satellites, settings, clock, async () => null),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, auth, mfa, users, resolver, guard, routes, departureHandlers };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers };
 }
 
 export type Services = ReturnType<typeof createServices>;

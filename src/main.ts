@@ -5,6 +5,7 @@ import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
 import { migrate } from './infra/db/migrate.ts';
 import { ensureFirstAdmin } from './bootstrap.ts';
+import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
 
@@ -24,8 +25,10 @@ async function serve() {
   const { app, services } = await buildApp(infra);
   const first = await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
+  const stopRuntime = startRuntime(infra, services, app.log);
   const url = config.publicUrl;
   const lines = [`Chorus is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
+  lines.push(`MQTT: ${infra.broker.kind === 'embedded' ? `embedded broker at ${infra.broker.brokerUrl} and ${infra.broker.wsUrl}` : `Mosquitto at ${infra.broker.brokerUrl}`}`);
   lines.push(`Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`);
   if (first.kind === 'generated') {
     lines.push('', 'First start: a hub admin was created. These credentials are shown once:', `  email:    ${first.email}`, `  password: ${first.password}`, 'Sign in and change the password (PUT /api/auth/me/password).', '');
@@ -34,6 +37,7 @@ async function serve() {
   }
   console.log(lines.join('\n'));
   const stop = async () => {
+    await stopRuntime();
     await app.close();
     await closeInfra(infra);
     process.exit(0);
@@ -65,7 +69,7 @@ async function admin(args: string[]) {
   const [sub] = positionals;
   if (!values.email) throw new Error('--email is required');
   const config = loadConfig();
-  const infra = await createInfra(config);
+  const infra = await createInfra(config, { broker: false });
   const services = createServices(infra);
   const actor = systemActor();
   try {

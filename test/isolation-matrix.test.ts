@@ -75,6 +75,8 @@ interface FixtureContext {
   w: Awaited<ReturnType<ReturnType<typeof factories>['world']>>;
   /** The credential making the call (null for anonymous). */
   caller: Credential | null;
+  /** Set by a fixture that makes a satellite: that satellite's own key, used when the caller is the satellite key. */
+  satelliteKey?: string;
 }
 
 /**
@@ -86,6 +88,12 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
   membership: async ({ f, w }) => (await f.member(w.team, 'member')).membershipId,
   invite: async ({ hub, w }) => (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id,
   apiKey: async ({ f, w }) => (await f.apiKey(w.team, w.owner)).id,
+  // A fresh satellite registered by the world's member (the registrant under the members policy).
+  satellite: async (c) => {
+    const sat = await makeSatellite(c.hub, c.w.team, c.w.member);
+    c.satelliteKey = await makeSatelliteKey(c.hub, sat);
+    return sat.id;
+  },
 };
 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
@@ -145,7 +153,8 @@ describe('isolation matrix', () => {
     for (const c of hub.registry.flatMap(casesOf)) {
       const p = c.p;
       const w = await f.world();
-      const satellite = await makeSatellite(hub, w.team, w.member);
+      // Team-owned, so a member leaving (one of the calls) does not disconnect it.
+      const satellite = await makeSatellite(hub, w.team, null);
       await hub.infra.db.query(`INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('team', $1, 'join_policy', '"request"', now())`, [w.team.id]);
       const creds: Record<CallerName, Credential | null> = {
         anonymous: null,
@@ -162,20 +171,26 @@ describe('isolation matrix', () => {
       for (const caller of CALLERS) {
         // Fresh targets per call, so one caller's success cannot change the next caller's answer.
         const params: Record<string, string> = {};
+        const ctx: FixtureContext = { hub, f, w, caller: creds[caller] };
         for (const name of [...p.url.matchAll(/:(\w+)/g)].map((m) => m[1])) {
-          params[name] = await fixtureFor(p, name, { hub, f, w, caller: creds[caller] });
+          params[name] = await fixtureFor(p, name, ctx);
         }
         let url = p.url.replace(/:(\w+)/g, (_, n) => params[n]);
         if (p.url === '/docs') url = '/docs/openapi.json';
         const query = new URLSearchParams();
         let body: unknown;
-        if (c.select) query.set(c.select.query, c.select.equals ?? (c.select.query === 'satelliteId' ? satellite.id : w.team.id));
+        if (c.select) {
+          let value = c.select.equals ?? w.team.id;
+          if (c.select.query === 'satelliteId') value = await RESOURCE_FIXTURES.satellite(ctx);
+          query.set(c.select.query, value);
+        }
         if (c.team && 'in' in c.team && c.team.in === 'query') query.set(c.team.key, w.team.id);
         if (c.team && 'in' in c.team && c.team.in === 'body') body = { [c.team.key]: w.team.id };
         else if (p.method !== 'GET' && p.method !== 'DELETE') body = {};
         if ([...query].length) url += `?${query}`;
 
-        const res = await call(hub.url, p.method, url, { body, as: creds[caller] });
+        const as = caller === 'satelliteKey' && ctx.satelliteKey ? { token: ctx.satelliteKey } : creds[caller];
+        const res = await call(hub.url, p.method, url, { body, as });
         calls++;
         const want = expected(c, caller);
         const code = res.body?.error?.code;

@@ -8,9 +8,19 @@ import { createMailer } from './mail/index.ts';
 import { createBus } from './bus/index.ts';
 import { createStorage } from './storage/index.ts';
 import { createQueue } from './queue/index.ts';
+import { type Broker, createBroker } from './broker/index.ts';
+import { dbCredentialCheck } from './broker/credentials.ts';
 
 /** Builds every port from config: embedded parts by default, production peers by URL. */
-export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean } = {}): Promise<Infra> {
+/** For one-shot commands (CLI admin) that must not open broker listeners a running hub holds. */
+function noBroker(): Broker {
+  const refuse = async () => {
+    throw new Error('this command has no broker connection');
+  };
+  return { kind: 'embedded', brokerUrl: '', wsUrl: null, provisionSatellite: refuse, revokeSatellite: refuse, publish: refuse, subscribe: refuse, close: async () => {} };
+}
+
+export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean; broker?: boolean } = {}): Promise<Infra> {
   const clock = opts.clock ?? systemClock;
   const db = await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null });
   if (opts.migrate !== false) await migrate(db);
@@ -19,12 +29,13 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   const bus = createBus(config);
   const storage = createStorage(config);
   const queue = createQueue(config);
-  return { config, db, kv, mail, bus, storage, queue, clock };
+  const broker = opts.broker === false ? noBroker() : await createBroker(config, dbCredentialCheck(db));
+  return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 
 export async function closeInfra(infra: Infra): Promise<void> {
   // The queue first: its workers finish their running jobs while the other ports are still open.
   await infra.queue.close().catch(() => {});
-  await Promise.allSettled([infra.kv.close(), infra.mail.close(), infra.bus.close(), infra.storage.close()]);
+  await Promise.allSettled([infra.broker.close(), infra.kv.close(), infra.mail.close(), infra.bus.close(), infra.storage.close()]);
   await infra.db.close();
 }

@@ -21,6 +21,9 @@ import { createMailer } from '../../src/infra/mail/index.ts';
 import { createBus } from '../../src/infra/bus/index.ts';
 import { createStorage } from '../../src/infra/storage/index.ts';
 import { createQueue } from '../../src/infra/queue/index.ts';
+import { createBroker } from '../../src/infra/broker/index.ts';
+import { dbCredentialCheck } from '../../src/infra/broker/credentials.ts';
+import { startRuntime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -86,6 +89,10 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     REDIS_URL: process.env.REDIS_URL,
     CHORUS_KV_PREFIX: `chorus-test:${crypto.randomBytes(4).toString('hex')}:`,
     LOG_LEVEL: 'silent',
+    // Every test hub gets its own broker listeners on free ports.
+    MQTT_PORT: '0',
+    MQTT_WS_PORT: '0',
+    MQTT_HOST: '127.0.0.1',
     ...overrides,
   });
 }
@@ -102,9 +109,10 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   } else {
     db = await pgliteFromSnapshot();
   }
-  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()), bus: createBus(config), storage: createStorage(config), queue: createQueue(config) };
+  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()), bus: createBus(config), storage: createStorage(config), queue: createQueue(config), broker: await createBroker(config, dbCredentialCheck(db)) };
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
+  const stopRuntime = startRuntime(infra, services, { error: () => {} });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
@@ -115,8 +123,10 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
     registry,
     app,
     async close() {
+      await stopRuntime();
       await app.close();
       await infra.queue.close();
+      await infra.broker.close();
       await infra.kv.close();
       await infra.bus.close();
       await infra.storage.close();

@@ -20,7 +20,46 @@ export interface HistoryRow {
   config: Record<string, unknown>;
 }
 
+export interface SatelliteRow extends SatelliteRef {
+  deviceId: string | null;
+  registeredByName: string | null;
+  archived: boolean;
+  latitude: number | null;
+  longitude: number | null;
+  lastSeenAt: Date | null;
+  version: string | null;
+  stream: string | null;
+  state: string | null;
+  uptimeSeconds: number | null;
+  noiseFloorRms: number | null;
+  filterStats: Record<string, number> | null;
+  outboxStats: Record<string, number> | null;
+  updateStatus: string | null;
+  targetVersion: string | null;
+  createdAt: Date;
+}
+
+export interface SatelliteListFilter {
+  tenantIds: string[] | null;
+  search?: string;
+  includeArchived: boolean;
+  registeredBy?: string;
+  stream?: string;
+  state?: string;
+  sortBy: 'name' | 'lastSeen' | 'created';
+  sortDir: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
 const REF = `id, tenant_id AS "tenantId", name, registered_by AS "registeredBy", config_locked AS "configLocked"`;
+const ROW = `s.id, s.tenant_id AS "tenantId", s.name, s.device_id AS "deviceId", s.registered_by AS "registeredBy",
+  u.name AS "registeredByName", s.config_locked AS "configLocked", s.archived, s.latitude, s.longitude,
+  s.last_seen_at AS "lastSeenAt", s.version, s.stream, s.state, s.uptime_seconds AS "uptimeSeconds",
+  s.noise_floor_rms AS "noiseFloorRms", s.filter_stats AS "filterStats", s.outbox_stats AS "outboxStats",
+  s.update_status AS "updateStatus", s.target_version AS "targetVersion", s.created_at AS "createdAt"`;
+const FROM = `FROM satellites s LEFT JOIN users u ON u.id = s.registered_by`;
+const SORT: Record<SatelliteListFilter['sortBy'], string> = { name: 's.name', lastSeen: 's.last_seen_at', created: 's.created_at' };
 
 export function createSatellitesRepo(db: Db) {
   return {
@@ -37,7 +76,95 @@ export function createSatellitesRepo(db: Db) {
       ),
 
     find: (tenantId: string, id: string, tx: Db = db) =>
-      tx.maybeOne<SatelliteRef>(`SELECT ${REF} FROM satellites WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
+      tx.maybeOne<SatelliteRow>(`SELECT ${ROW} ${FROM} WHERE s.tenant_id = $1 AND s.id = $2`, [tenantId, id]),
+
+    /** The entry holding a device id: the active one, else the newest archived one. */
+    findByDeviceId: (tenantId: string, deviceId: string, tx: Db = db) =>
+      tx.maybeOne<SatelliteRow>(
+        `SELECT ${ROW} ${FROM} WHERE s.tenant_id = $1 AND s.device_id = $2 ORDER BY s.archived, s.created_at DESC LIMIT 1`,
+        [tenantId, deviceId],
+      ),
+
+    async list(f: SatelliteListFilter): Promise<{ rows: SatelliteRow[]; total: number }> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      const add = (sql: string, v: unknown) => {
+        params.push(v);
+        where.push(sql.replaceAll('?', `$${params.length}`));
+      };
+      if (f.tenantIds) add('s.tenant_id = ANY(?::uuid[])', f.tenantIds);
+      if (!f.includeArchived) where.push('NOT s.archived');
+      if (f.search) add('s.name ILIKE ?', `%${f.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+      if (f.registeredBy) add('s.registered_by = ?', f.registeredBy);
+      if (f.stream) add('s.stream = ?', f.stream);
+      if (f.state) add('s.state = ?', f.state);
+      const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM satellites s ${clause}`, params)).n;
+      const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
+      const rows = await db.query<SatelliteRow>(
+        `SELECT ${ROW} ${FROM} ${clause} ORDER BY ${SORT[f.sortBy]} ${dir} NULLS LAST, s.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+        [...params, f.limit, f.offset],
+      );
+      return { rows, total };
+    },
+
+    insert: (tx: Db, s: { id: string; tenantId: string; name: string; deviceId: string | null; registeredBy: string | null; passwordHash: string; latitude: number | null; longitude: number | null; at: Date }) =>
+      tx.query(
+        `INSERT INTO satellites (id, tenant_id, name, device_id, registered_by, mqtt_password_hash, latitude, longitude, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+        [s.id, s.tenantId, s.name, s.deviceId, s.registeredBy, s.passwordHash, s.latitude, s.longitude, s.at],
+      ),
+
+    async update(tx: Db, tenantId: string, id: string, patch: Record<string, unknown>, at: Date) {
+      const columns: Record<string, string> = {
+        name: 'name', deviceId: 'device_id', registeredBy: 'registered_by', passwordHash: 'mqtt_password_hash', archived: 'archived',
+        configLocked: 'config_locked', latitude: 'latitude', longitude: 'longitude', updateStatus: 'update_status', targetVersion: 'target_version',
+      };
+      const sets: string[] = [];
+      const params: unknown[] = [tenantId, id];
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === undefined) continue;
+        params.push(v);
+        sets.push(`${columns[k]} = $${params.length}`);
+      }
+      params.push(at);
+      sets.push(`updated_at = $${params.length}`);
+      await tx.query(`UPDATE satellites SET ${sets.join(', ')} WHERE tenant_id = $1 AND id = $2`, params);
+    },
+
+    delete: (tx: Db, tenantId: string, id: string) => tx.query('DELETE FROM satellites WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
+
+    /** Broker login check: the stored hash of the 32-byte secret. */
+    credentials: (id: string) =>
+      db.maybeOne<{ tenantId: string; passwordHash: string | null; archived: boolean }>(
+        `SELECT tenant_id AS "tenantId", mqtt_password_hash AS "passwordHash", archived FROM satellites WHERE id = $1`,
+        [id],
+      ),
+
+    registeredIn: (tx: Db, tenantId: string, userId: string) =>
+      tx.query<{ id: string }>('SELECT id FROM satellites WHERE tenant_id = $1 AND registered_by = $2', [tenantId, userId]),
+
+    /** What a deletion removes: counts for the preview and the audit entry, keys for the objects. */
+    async deletionFacts(tenantId: string, id: string, tx: Db = db) {
+      const c = await tx.one<{ chunks: number; audioBytes: number }>(
+        `SELECT count(*)::int AS chunks, COALESCE(sum(bytes), 0)::bigint AS "audioBytes" FROM chunks WHERE tenant_id = $1 AND satellite_id = $2`,
+        [tenantId, id],
+      );
+      return c;
+    },
+
+    chunkKeys: (tx: Db, tenantId: string, id: string) =>
+      tx.query<{ key: string }>('SELECT storage_key AS key FROM chunks WHERE tenant_id = $1 AND satellite_id = $2', [tenantId, id]),
+
+    insertLogRequest: (tx: Db, r: { id: string; tenantId: string; satelliteId: string; at: Date; by: string | null }) =>
+      tx.query('INSERT INTO satellite_logs (id, tenant_id, satellite_id, requested_at, requested_by) VALUES ($1, $2, $3, $4, $5)', [r.id, r.tenantId, r.satelliteId, r.at, r.by]),
+
+    latestLogs: (tenantId: string, satelliteId: string) =>
+      db.maybeOne<{ requestId: string; requestedAt: Date; receivedAt: Date | null; lines: string[] | null }>(
+        `SELECT id AS "requestId", requested_at AS "requestedAt", received_at AS "receivedAt", lines FROM satellite_logs
+         WHERE tenant_id = $1 AND satellite_id = $2 ORDER BY requested_at DESC, id DESC LIMIT 1`,
+        [tenantId, satelliteId],
+      ),
 
     /** The satellites a settings change at this scope reaches: one, a team's, or all. */
     reach: (tx: Db, scope: { tenantId?: string | null; satelliteId?: string | null }) =>

@@ -1,0 +1,375 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import { type Actor, isPerson, roleAtLeast } from '../../core/actor.ts';
+import type { AuditWriter } from '../../core/audit.ts';
+import { newId, randomHex, sha256Hex, safeEqual } from '../../core/crypto.ts';
+import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
+import type { SettingsService } from '../settings/service.ts';
+import { mintKey } from '../api-keys/service.ts';
+import { HUB_VERSION } from '../system/version.ts';
+import type { SatelliteRow, SatellitesRepo } from './repo.ts';
+
+/** What the satellites module needs of the broker (src/infra/broker). */
+export interface BrokerCommands {
+  readonly brokerUrl: string;
+  provisionSatellite(s: { satelliteId: string; tenantId: string; password: string }): Promise<void>;
+  revokeSatellite(satelliteId: string): Promise<void>;
+  publish(topic: string, payload: Buffer | string, opts?: { qos?: 0 | 1 | 2 }): Promise<void>;
+}
+
+/** What it needs of object storage (src/infra/storage). */
+export interface ObjectRemover {
+  deleteMany(keys: string[]): Promise<void>;
+}
+
+export const OVERRIDE_FIELDS = [
+  'filter_enabled', 'filter_min_rms', 'classifier_min_bird_prob', 'outbox_soft_size_mb', 'outbox_hard_size_mb',
+  'outbox_max_age_hours', 'heartbeat_interval_sec', 'drop_amphibian_at_satellite', 'drop_insect_at_satellite',
+  'drop_anthropogenic_at_satellite', 'drop_human_voice_at_satellite', 'drop_other_animal_at_satellite', 'device_inference',
+] as const;
+
+export const topicOf = (tenantId: string, satelliteId: string, channel: string) => `chorus/${tenantId}/${satelliteId}/${channel}`;
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+export interface RegisterInput {
+  tenantId: string;
+  name: string;
+  deviceId?: string;
+  replaceSatelliteId?: string;
+  latitude?: number;
+  longitude?: number;
+}
+
+export function createSatellitesService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  repo: SatellitesRepo;
+  settings: Pick<SettingsService, 'teamSetting' | 'write' | 'effective' | 'satelliteConfig'>;
+  broker: BrokerCommands;
+  storage: ObjectRemover;
+}) {
+  const { db, clock, audit, repo, settings, broker, storage } = deps;
+
+  /** The device rule as a flag for responses (Outline-style policies in the payload). */
+  function canManage(actor: Actor, s: SatelliteRow, policy: string): boolean {
+    if (actor.isPlatformAdmin) return true;
+    const role = actor.kind === 'api_key' ? actor.role : actor.memberships.find((m) => m.tenantId === s.tenantId)?.role;
+    if (roleAtLeast(role, 'admin')) return true;
+    return isPerson(actor) && roleAtLeast(role, 'member') && policy === 'members' && s.registeredBy === actor.userId;
+  }
+
+  async function present(actor: Actor, s: SatelliteRow, team?: { policy: string; thresholdMin: number }) {
+    const t = team ?? {
+      policy: await settings.teamSetting<string>(s.tenantId, 'device_policy'),
+      thresholdMin: await settings.teamSetting<number>(s.tenantId, 'offline_threshold_minutes'),
+    };
+    const lastSeen = s.lastSeenAt ? new Date(s.lastSeenAt) : null;
+    return {
+      id: s.id,
+      tenantId: s.tenantId,
+      name: s.name,
+      deviceId: s.deviceId,
+      registered_by: s.registeredBy,
+      registered_by_name: s.registeredByName,
+      registered_by_me: s.registeredBy !== null && s.registeredBy === actor.userId,
+      can_manage: canManage(actor, s, t.policy),
+      configLocked: s.configLocked,
+      archived: s.archived,
+      online: lastSeen !== null && clock.now().getTime() - lastSeen.getTime() < t.thresholdMin * 60_000,
+      lastSeenAt: iso(lastSeen),
+      version: s.version,
+      stream: s.stream,
+      state: s.state,
+      update_status: s.updateStatus,
+      targetVersion: s.targetVersion,
+      latitude: s.latitude,
+      longitude: s.longitude,
+      uptimeSeconds: s.uptimeSeconds,
+      noiseFloorRms: s.noiseFloorRms,
+      filterStats: s.filterStats,
+      outboxStats: s.outboxStats,
+      createdAt: iso(s.createdAt),
+    };
+  }
+
+  async function require(tenantId: string, id: string, tx: Db = db): Promise<SatelliteRow> {
+    const s = await repo.find(tenantId, id, tx);
+    if (!s) throw notFound('No such satellite');
+    return s;
+  }
+
+  /**
+   * New broker password and API key; previous keys of the satellite stop working. Satellite
+   * keys belong to the device, not to the person who registered it (created_by stays empty).
+   */
+  async function mintCredentials(tx: Db, s: { id: string; tenantId: string }) {
+    const password = randomHex(32);
+    const { key, hash, prefix } = mintKey();
+    const now = clock.now();
+    await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [s.id, now]);
+    await tx.query(
+      `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_by, created_at)
+       VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, NULL, $6)`,
+      [newId(), s.tenantId, s.id, hash, prefix, now],
+    );
+    await tx.query('UPDATE satellites SET mqtt_password_hash = $2 WHERE id = $1', [s.id, sha256Hex(password)]);
+    return { password, apiKey: key };
+  }
+
+  function reply(id: string, creds: { password: string; apiKey: string }) {
+    return { id, mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl }, apiKey: creds.apiKey };
+  }
+
+  async function publishConfig(tenantId: string, satelliteId: string) {
+    const config = await settings.satelliteConfig(tenantId, satelliteId);
+    await broker.publish(topicOf(tenantId, satelliteId, 'config'), JSON.stringify({ satelliteId, tenantId, ...config }), { qos: 2 });
+  }
+
+  return {
+    present,
+
+    async list(actor: Actor, f: Parameters<SatellitesRepo['list']>[0]) {
+      const { rows, total } = await repo.list(f);
+      const teams = new Map<string, { policy: string; thresholdMin: number }>();
+      for (const id of new Set(rows.map((r) => r.tenantId))) {
+        teams.set(id, { policy: await settings.teamSetting<string>(id, 'device_policy'), thresholdMin: await settings.teamSetting<number>(id, 'offline_threshold_minutes') });
+      }
+      return { satellites: await Promise.all(rows.map((r) => present(actor, r, teams.get(r.tenantId)))), total };
+    },
+
+    get: async (actor: Actor, tenantId: string, id: string) => present(actor, await require(tenantId, id)),
+
+    /**
+     * Registration (spec §4 POST /satellites and §3): a new entry, or re-registration of the
+     * entry holding deviceId (rotates credentials, unarchives), or — with replaceSatelliteId —
+     * the device takes over another entry, whose id, settings and history it keeps.
+     */
+    async register(actor: Actor, input: RegisterInput): Promise<{ status: 201 | 200; body: ReturnType<typeof reply> }> {
+      const tenantId = input.tenantId;
+      const isAdmin = roleAtLeast(actor.teamRole, 'admin');
+      if (!isAdmin && (await settings.teamSetting<string>(tenantId, 'device_policy')) === 'admins') {
+        throw forbidden('Only team admins may register devices in this team', 'DEVICE_POLICY_ADMINS');
+      }
+      const mayAdminister = (s: SatelliteRow) => isAdmin || (s.registeredBy !== null && s.registeredBy === actor.userId);
+      const now = clock.now();
+
+      return db.tx(async (tx) => {
+        const holding = input.deviceId ? await repo.findByDeviceId(tenantId, input.deviceId, tx) : null;
+
+        if (input.replaceSatelliteId) {
+          if (!input.deviceId) throw badRequest('replaceSatelliteId needs a deviceId', 'VALIDATION_FAILED');
+          const target = await repo.find(tenantId, input.replaceSatelliteId, tx);
+          if (!target) throw notFound('No such satellite to replace');
+          if (!mayAdminister(target)) throw forbidden('You may not administer the satellite to replace');
+          if (holding && holding.id !== target.id) {
+            if (!mayAdminister(holding)) throw forbidden('You may not administer the entry this device holds');
+            await repo.update(tx, tenantId, holding.id, { archived: true, deviceId: null, passwordHash: null }, now);
+            await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [holding.id, now]);
+            await broker.revokeSatellite(holding.id);
+          }
+          await repo.update(tx, tenantId, target.id, { deviceId: input.deviceId, archived: false, name: input.name, latitude: input.latitude, longitude: input.longitude }, now);
+          const creds = await mintCredentials(tx, target);
+          await broker.provisionSatellite({ satelliteId: target.id, tenantId, password: creds.password });
+          await audit.write(tx, actor, { action: 'device.satellite_replaced', targetType: 'satellite', targetId: target.id, details: { previous: holding?.id ?? null, deviceId: input.deviceId } });
+          return { status: 200 as const, body: reply(target.id, creds) };
+        }
+
+        if (holding) {
+          // Re-registration: the registrant, an admin, or a member claiming a team-owned device.
+          const claim = holding.registeredBy === null && isPerson(actor);
+          if (!mayAdminister(holding) && !claim) throw forbidden('This device is registered by someone else');
+          await repo.update(tx, tenantId, holding.id, { name: input.name, latitude: input.latitude, longitude: input.longitude, registeredBy: holding.registeredBy ?? actor.userId, archived: false }, now);
+          const creds = await mintCredentials(tx, holding);
+          await broker.provisionSatellite({ satelliteId: holding.id, tenantId, password: creds.password });
+          await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: holding.id, details: { deviceId: input.deviceId } });
+          if (holding.archived) {
+            await audit.write(tx, actor, { action: 'device.satellite_unarchived_by_heartbeat', targetType: 'satellite', targetId: holding.id, details: { via: 're-registration' } });
+          }
+          return { status: 200 as const, body: reply(holding.id, creds) };
+        }
+
+        const id = newId();
+        await repo.insert(tx, {
+          id, tenantId, name: input.name, deviceId: input.deviceId ?? null,
+          registeredBy: isPerson(actor) ? actor.userId : null, passwordHash: '', latitude: input.latitude ?? null, longitude: input.longitude ?? null, at: now,
+        });
+        const creds = await mintCredentials(tx, { id, tenantId });
+        await broker.provisionSatellite({ satelliteId: id, tenantId, password: creds.password });
+        await audit.write(tx, actor, { action: 'device.satellite_registered', targetType: 'satellite', targetId: id, details: { name: input.name, deviceId: input.deviceId ?? null } });
+        return { status: 201 as const, body: reply(id, creds) };
+      });
+    },
+
+    // Responses are built after the transaction: building one reads settings, and PGlite runs
+    // one session, so a read outside the open transaction would wait for it forever.
+    async rename(actor: Actor, tenantId: string, id: string, name: string) {
+      const s = await db.tx(async (tx) => {
+        const found = await require(tenantId, id, tx);
+        await repo.update(tx, tenantId, id, { name }, clock.now());
+        await audit.write(tx, actor, { action: 'admin.satellite_renamed', targetType: 'satellite', targetId: id, details: { from: found.name, to: name } });
+        return found;
+      });
+      return present(actor, { ...s, name });
+    },
+
+    async rotateApiKey(actor: Actor, tenantId: string, id: string) {
+      return db.tx(async (tx) => {
+        const s = await require(tenantId, id, tx);
+        const { key, hash, prefix } = mintKey();
+        const now = clock.now();
+        await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [s.id, now]);
+        await tx.query(
+          `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, $6)`,
+          [newId(), tenantId, s.id, hash, prefix, now],
+        );
+        await audit.write(tx, actor, { action: 'admin.satellite_api_key_rotated', targetType: 'satellite', targetId: id });
+        return { apiKey: key };
+      });
+    },
+
+    async setArchived(actor: Actor, tenantId: string, id: string, archived: boolean) {
+      const s = await db.tx(async (tx) => {
+        const found = await require(tenantId, id, tx);
+        if (found.archived !== archived) {
+          await repo.update(tx, tenantId, id, { archived }, clock.now());
+          await audit.write(tx, actor, { action: archived ? 'admin.satellite_archived' : 'admin.satellite_unarchived', targetType: 'satellite', targetId: id });
+        }
+        return found;
+      });
+      return present(actor, { ...s, archived });
+    },
+
+    async deletionPreview(tenantId: string, id: string) {
+      await require(tenantId, id);
+      const facts = await repo.deletionFacts(tenantId, id);
+      return { detections: 0, promoted: 0, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), alerts: 0, fieldNotes: 0 };
+    },
+
+    /** Audio objects first (a crash leaves rows pointing at nothing, never orphan objects), then rows cascade. */
+    async delete(actor: Actor, tenantId: string, id: string, confirmName: string | undefined) {
+      const s = await require(tenantId, id);
+      if (confirmName !== undefined && confirmName !== s.name) {
+        throw badRequest('confirmName differs from the device name', 'CONFIRM_NAME_MISMATCH');
+      }
+      const facts = await repo.deletionFacts(tenantId, id);
+      const keys = await repo.chunkKeys(db, tenantId, id);
+      await storage.deleteMany(keys.map((k) => k.key));
+      await db.tx(async (tx) => {
+        await tx.query('DELETE FROM api_keys WHERE satellite_id = $1', [id]);
+        await tx.query(`DELETE FROM settings WHERE level = 'satellite' AND scope_id = $1`, [id]);
+        await repo.delete(tx, tenantId, id);
+        await audit.write(tx, actor, {
+          action: 'admin.satellite_deleted',
+          targetType: 'satellite',
+          targetId: id,
+          details: { name: s.name, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), detections: 0, alerts: 0, fieldNotes: 0 },
+        });
+      });
+      await broker.revokeSatellite(id);
+    },
+
+    async config(tenantId: string, id: string) {
+      const s = await require(tenantId, id);
+      const eff = await settings.effective({ level: 'satellite', tenantId, satelliteId: id });
+      const pick = (k: string) => eff.settings.find((e) => e.key === k)!;
+      const config = await settings.satelliteConfig(tenantId, id);
+      return {
+        configLocked: s.configLocked,
+        recordingProfile: config.recordingProfile,
+        effective: Object.fromEntries(OVERRIDE_FIELDS.map((k) => [k, pick(k).value])),
+        overrides: Object.fromEntries(OVERRIDE_FIELDS.map((k) => [k, pick(k).own])),
+      };
+    },
+
+    /** PUT replaces the whole override row: a field left out is cleared. */
+    async putConfig(actor: Actor, tenantId: string, id: string, input: { configLocked?: boolean; overrides?: Record<string, unknown> }) {
+      const s = await require(tenantId, id);
+      if (input.configLocked !== undefined && input.configLocked !== s.configLocked) {
+        if (!roleAtLeast(actor.teamRole, 'admin')) throw forbidden('Only team admins may lock a device config', 'ADMIN_ONLY_SETTING');
+        await db.tx(async (tx) => {
+          await repo.update(tx, tenantId, id, { configLocked: input.configLocked }, clock.now());
+          await audit.write(tx, actor, { action: 'admin.satellite_config_changed', targetType: 'satellite', targetId: id, details: { configLocked: input.configLocked } });
+        });
+      }
+      if (input.overrides !== undefined) {
+        const unknown = Object.keys(input.overrides).filter((k) => !(OVERRIDE_FIELDS as readonly string[]).includes(k));
+        if (unknown.length) {
+          throw new AppError(400, 'VALIDATION_FAILED', `Not override fields: ${unknown.join(', ')}`, { refusals: unknown.map((key) => ({ key, reason: 'is not an override field' })) });
+        }
+        const values = Object.fromEntries(OVERRIDE_FIELDS.map((k) => [k, input.overrides![k] ?? null]));
+        // Fields already cleared need no write; keeping them out avoids refusing a no-op.
+        const current = (await this.config(tenantId, id)).overrides;
+        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !(v === null && current[k] === null)));
+        await settings.write(actor, { level: 'satellite', tenantId, satelliteId: id }, { values: changed });
+      }
+      return this.config(tenantId, id);
+    },
+
+    async pushProfile(actor: Actor, tenantId: string, id: string) {
+      await require(tenantId, id);
+      await publishConfig(tenantId, id);
+      await db.tx((tx) => audit.write(tx, actor, { action: 'admin.satellite_profile_changed', targetType: 'satellite', targetId: id }));
+      return { pushed: true };
+    },
+
+    publishConfig,
+
+    async requestUpdate(actor: Actor, tenantId: string, id: string, latestOf: (stream: string) => Promise<string | null>) {
+      const s = await require(tenantId, id);
+      const targetVersion = (s.stream ? await latestOf(s.stream) : null) ?? HUB_VERSION;
+      await db.tx(async (tx) => {
+        await repo.update(tx, tenantId, id, { updateStatus: 'updating', targetVersion }, clock.now());
+        await audit.write(tx, actor, { action: 'admin.satellite_update_requested', targetType: 'satellite', targetId: id, details: { targetVersion } });
+      });
+      await broker.publish(topicOf(tenantId, id, 'update'), JSON.stringify({ satelliteId: id, tenantId, targetVersion }), { qos: 1 });
+      return { targetVersion, update_status: 'updating' };
+    },
+
+    async requestLogs(actor: Actor, tenantId: string, id: string, tail: number) {
+      await require(tenantId, id);
+      const requestId = newId();
+      await db.tx(async (tx) => {
+        await repo.insertLogRequest(tx, { id: requestId, tenantId, satelliteId: id, at: clock.now(), by: actor.userId });
+        await audit.write(tx, actor, { action: 'admin.satellite_logs_requested', targetType: 'satellite', targetId: id, details: { tail } });
+      });
+      await broker.publish(topicOf(tenantId, id, 'log-request'), JSON.stringify({ requestId, tail }), { qos: 1 });
+      return { requestId };
+    },
+
+    async logs(tenantId: string, id: string) {
+      await require(tenantId, id);
+      const l = await repo.latestLogs(tenantId, id);
+      return l ? { requestId: l.requestId, requestedAt: iso(l.requestedAt), receivedAt: iso(l.receivedAt), lines: l.lines } : null;
+    },
+
+    async history(tenantId: string, id: string, limit: number) {
+      await require(tenantId, id);
+      const rows = await repo.history(tenantId, id, limit);
+      return { history: rows.map((r) => ({ id: r.id, changedAt: iso(r.changedAt), source: r.source, changedBy: r.changedBy, changes: r.changes, config: r.config })) };
+    },
+
+    /** Broker login check (embedded broker): username = satellite id, password = the minted secret. */
+    async checkCredentials(satelliteId: string, password: string) {
+      const c = await repo.credentials(satelliteId);
+      if (!c || !c.passwordHash || !safeEqual(c.passwordHash, sha256Hex(password))) return null;
+      return { tenantId: c.tenantId };
+    },
+
+    /** Departure handler: the leaver's devices become team-owned; unless kept, they are disconnected. */
+    async release(tx: Db, tenantId: string, userId: string, keepDevices: boolean) {
+      const owned = await repo.registeredIn(tx, tenantId, userId);
+      const now = clock.now();
+      for (const { id } of owned) {
+        await repo.update(tx, tenantId, id, { registeredBy: null, ...(keepDevices ? {} : { passwordHash: null }) }, now);
+        if (!keepDevices) {
+          await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [id, now]);
+          await broker.revokeSatellite(id);
+        }
+      }
+    },
+  };
+}
+
+export type SatellitesService = ReturnType<typeof createSatellitesService>;

@@ -1,0 +1,321 @@
+/**
+ * Satellites over HTTP (spec §4 "Satellites", §5 "Device rule", §3 satellite rows): registration,
+ * re-registration and replacement, the device rule, satellite keys, config, archive, deletion.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startHub, type Hub } from './helpers/hub.ts';
+import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { client } from './helpers/http.ts';
+import { HUB_VERSION } from '../src/modules/system/version.ts';
+
+describe('satellites', () => {
+  let hub: Hub;
+  let api: ReturnType<typeof client>;
+  let f: ReturnType<typeof factories>;
+
+  before(async () => {
+    hub = await startHub();
+    api = client(hub.url);
+    f = factories(hub);
+  });
+  after(() => hub.close());
+
+  async function teamOf() {
+    const owner = await f.user();
+    const team: TestTeam = await f.team(owner);
+    const admin = await f.member(team, 'admin');
+    const member = await f.member(team, 'member');
+    const viewer = await f.member(team, 'viewer');
+    return { owner, team, admin, member, viewer };
+  }
+
+  async function register(as: TestUser, team: TestTeam, extra: Record<string, unknown> = {}) {
+    const res = await api.post('/satellites', { tenantId: team.id, name: 'Garden', ...extra }, as);
+    assert.ok(res.status === 201 || res.status === 200, `register: ${res.status} ${res.text}`);
+    return res;
+  }
+
+  /** Waits for one message on a hub-side broker subscription. */
+  function nextMessage(topic: string): Promise<any> {
+    return new Promise((resolve) => {
+      void hub.infra.broker.subscribe(topic, (_t, payload) => resolve(JSON.parse(payload.toString())), { qos: 1 });
+    });
+  }
+
+  describe('registration', () => {
+    test('201 with MQTT credentials and an API key shown once; registered_by stamped; audited', async () => {
+      const t = await teamOf();
+      const res = await register(t.member, t.team, { deviceId: 'pi-001', latitude: 52.1, longitude: 5.1 });
+      assert.equal(res.status, 201);
+      assert.equal(res.body.mqtt.username, res.body.id);
+      assert.match(res.body.mqtt.password, /^[0-9a-f]{64}$/);
+      assert.equal(res.body.mqtt.brokerUrl, hub.infra.broker.brokerUrl);
+      assert.match(res.body.apiKey, /^[0-9a-f]{64}$/);
+      const detail = await api.get(`/satellites/${res.body.id}`, t.member);
+      assert.equal(detail.status, 200);
+      assert.deepEqual(
+        { registered_by: detail.body.registered_by, registered_by_me: detail.body.registered_by_me, can_manage: detail.body.can_manage, deviceId: detail.body.deviceId, online: detail.body.online },
+        { registered_by: t.member.id, registered_by_me: true, can_manage: true, deviceId: 'pi-001', online: false },
+      );
+      assert.equal(JSON.stringify(detail.body).includes(res.body.mqtt.password), false, 'the password is never shown again');
+      const byViewer = await api.get(`/satellites/${res.body.id}`, t.viewer);
+      assert.equal(byViewer.body.can_manage, false);
+      assert.equal(byViewer.body.registered_by_me, false);
+      const [row] = await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1`, [res.body.id]);
+      assert.equal(row.action, 'device.satellite_registered');
+      assert.equal((await hub.services.satellites.checkCredentials(res.body.id, res.body.mqtt.password))?.tenantId, t.team.id);
+    });
+
+    test('a member under the admins policy gets 403 DEVICE_POLICY_ADMINS; an admin may', async () => {
+      const t = await teamOf();
+      await api.put(`/settings/tenant?tenantId=${t.team.id}`, { device_policy: 'admins' }, t.owner);
+      const res = await api.post('/satellites', { tenantId: t.team.id, name: 'x' }, t.member);
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'DEVICE_POLICY_ADMINS');
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x' }, t.admin)).status, 201);
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x' }, t.viewer)).status, 403);
+    });
+
+    test('re-registration by deviceId rotates credentials and keeps the entry; others may not take it', async () => {
+      const t = await teamOf();
+      const first = await register(t.member, t.team, { deviceId: 'pi-rr' });
+      const again = await register(t.member, t.team, { deviceId: 'pi-rr' });
+      assert.equal(again.status, 200);
+      assert.equal(again.body.id, first.body.id);
+      assert.notEqual(again.body.mqtt.password, first.body.mqtt.password);
+      assert.equal(await hub.services.satellites.checkCredentials(first.body.id, first.body.mqtt.password), null, 'the old password stops');
+      assert.equal((await api.get('/auth/me', { token: first.body.apiKey })).status, 401, 'the old key stops');
+      const other = await f.member(t.team, 'member');
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-rr' }, other)).status, 403);
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-rr' }, t.admin)).status, 200);
+    });
+
+    test('a member may claim a team-owned device; an archived entry comes back by re-registration', async () => {
+      const t = await teamOf();
+      const first = await register(t.member, t.team, { deviceId: 'pi-owned' });
+      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [first.body.id]);
+      const other = await f.member(t.team, 'member');
+      const claimed = await register(other, t.team, { deviceId: 'pi-owned' });
+      assert.equal(claimed.status, 200);
+      assert.equal((await api.get(`/satellites/${first.body.id}`, other)).body.registered_by, other.id);
+      await api.post(`/satellites/${first.body.id}/archive`, undefined, other);
+      const back = await register(other, t.team, { deviceId: 'pi-owned' });
+      assert.equal(back.body.id, first.body.id);
+      assert.equal((await api.get(`/satellites/${first.body.id}`, other)).body.archived, false);
+      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [first.body.id]);
+      assert.equal(audit.length, 1);
+    });
+
+    test('replaceSatelliteId: the device takes over the target entry, its old entry is archived and loses its credentials', async () => {
+      const t = await teamOf();
+      const old = await register(t.member, t.team, { name: 'Old board' });
+      await api.patch(`/settings/effective?satelliteId=${old.body.id}`, { values: { heartbeat_interval_sec: 77 } }, t.member);
+      const fresh = await register(t.member, t.team, { name: 'New board', deviceId: 'pi-new' });
+      const res = await register(t.member, t.team, { name: 'New board', deviceId: 'pi-new', replaceSatelliteId: old.body.id });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.id, old.body.id, 'keeps the target id');
+      const target = (await api.get(`/satellites/${old.body.id}`, t.member)).body;
+      assert.equal(target.deviceId, 'pi-new');
+      const cfg = (await api.get(`/satellites/${old.body.id}/config`, t.member)).body;
+      assert.equal(cfg.overrides.heartbeat_interval_sec, 77, 'keeps the settings');
+      const previous = (await api.get(`/satellites/${fresh.body.id}`, t.member)).body;
+      assert.equal(previous.archived, true);
+      assert.equal(await hub.services.satellites.checkCredentials(fresh.body.id, fresh.body.mqtt.password), null);
+      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [old.body.id]);
+      assert.equal(audit.length, 1);
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', replaceSatelliteId: old.body.id }, t.member)).status, 400, 'needs a deviceId');
+    });
+
+    test('bad bodies are refused', async () => {
+      const t = await teamOf();
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: '' }, t.member)).status, 400);
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', latitude: 91 }, t.member)).status, 400);
+      assert.equal((await api.post('/satellites', { name: 'x' }, t.member)).body.error.code, 'TENANT_REQUIRED');
+    });
+  });
+
+  describe('device rule', () => {
+    test('admins and the registrant manage; viewers and other members get 403; other teams and unknown ids 404', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const other = await f.member(t.team, 'member');
+      const outsider = await f.user();
+      await f.team(outsider);
+      const rename = (as: TestUser, name: string) => api.patch(`/satellites/${sat.id}`, { name }, as);
+      assert.equal((await rename(t.member, 'By registrant')).status, 200);
+      assert.equal((await rename(t.admin, 'By admin')).status, 200);
+      assert.equal((await rename(t.owner, 'By owner')).status, 200);
+      assert.equal((await rename(other, 'No')).status, 403);
+      assert.equal((await rename(t.viewer, 'No')).status, 403);
+      assert.equal((await rename(outsider, 'No')).status, 404);
+      assert.equal((await api.patch('/satellites/00000000-0000-4000-8000-000000000000', { name: 'x' }, t.admin)).status, 404);
+      await api.put(`/settings/tenant?tenantId=${t.team.id}`, { device_policy: 'admins' }, t.owner);
+      assert.equal((await rename(t.member, 'No longer')).status, 403, 'under the admins policy the registrant loses the right');
+      assert.equal((await api.get(`/satellites/${sat.id}`, t.member)).body.can_manage, false);
+    });
+
+    test("a satellite's own key may rename, rotate its key and push its config, and nothing else", async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const second = (await register(t.member, t.team, { name: 'Second' })).body;
+      const key = { token: sat.apiKey };
+      assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'Renamed by itself' }, key)).status, 200);
+      assert.equal((await api.post(`/satellites/${sat.id}/profile`, undefined, key)).status, 200);
+      assert.equal((await api.post(`/satellites/${sat.id}/archive`, undefined, key)).status, 403);
+      assert.equal((await api.get(`/satellites/${sat.id}`, key)).status, 403);
+      assert.equal((await api.get('/auth/me', key)).status, 403);
+      assert.equal((await api.patch(`/satellites/${second.id}`, { name: 'Not mine' }, key)).status, 403);
+      const rotated = await api.post(`/satellites/${sat.id}/rotate-api-key`, undefined, key);
+      assert.equal(rotated.status, 200);
+      assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'Old key' }, key)).status, 401);
+      assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'New key' }, { token: rotated.body.apiKey })).status, 200);
+    });
+  });
+
+  describe('list, archive and config', () => {
+    test('archived satellites are hidden unless ?includeArchived=1; filters and sorting', async () => {
+      const t = await teamOf();
+      const a = (await register(t.member, t.team, { name: 'Alder' })).body;
+      const b = (await register(t.admin, t.team, { name: 'Birch' })).body;
+      await api.post(`/satellites/${b.id}/archive`, undefined, t.admin);
+      const list = await api.get(`/satellites?tenantId=${t.team.id}`, t.viewer);
+      assert.deepEqual(list.body.satellites.map((s: any) => s.id), [a.id]);
+      assert.equal(list.body.total, 1);
+      const all = await api.get(`/satellites?tenantId=${t.team.id}&includeArchived=1&sortBy=name&sortDir=desc`, t.viewer);
+      assert.deepEqual(all.body.satellites.map((s: any) => s.name), ['Birch', 'Alder']);
+      const mine = await api.get(`/satellites?tenantId=${t.team.id}&registeredByMe=true`, t.member);
+      assert.deepEqual(mine.body.satellites.map((s: any) => s.id), [a.id]);
+      assert.equal((await api.post(`/satellites/${b.id}/unarchive`, undefined, t.admin)).body.archived, false);
+      const actions = (await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id`, [b.id])).map((r) => r.action);
+      assert.deepEqual(actions, ['device.satellite_registered', 'admin.satellite_archived', 'admin.satellite_unarchived']);
+    });
+
+    test('PUT config replaces the override row through the settings writer; configLocked is for admins; history newest first', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const first = await api.put(`/satellites/${sat.id}/config`, { overrides: { heartbeat_interval_sec: 45, filter_min_rms: 0.01 } }, t.member);
+      assert.equal(first.status, 200, first.text);
+      assert.equal(first.body.effective.heartbeat_interval_sec, 45);
+      assert.equal(first.body.recordingProfile.sampleRate, 48000);
+      const second = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 0.02 } }, t.member);
+      assert.equal(second.body.overrides.heartbeat_interval_sec, null, 'a field left out is cleared');
+      assert.equal(second.body.effective.heartbeat_interval_sec, 30);
+      const bad = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, nope: 1 } }, t.member);
+      assert.equal(bad.status, 400);
+      const locked = await api.put(`/satellites/${sat.id}/config`, { configLocked: true }, t.member);
+      assert.equal(locked.status, 403);
+      assert.equal((await api.put(`/satellites/${sat.id}/config`, { configLocked: true, overrides: { filter_min_rms: 0.02 } }, t.admin)).body.configLocked, true);
+      await api.patch(`/settings/effective?tenantId=${t.team.id}`, { mayOverride: { filter_min_rms: false } }, t.admin);
+      const underLock = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 0.03 } }, t.admin);
+      assert.equal(underLock.status, 403);
+      assert.equal(underLock.body.error.code, 'LOCKED_BY_TEAM');
+      const history = await api.get(`/satellites/${sat.id}/config/history`, t.viewer);
+      assert.equal(history.status, 200);
+      assert.ok(history.body.history.length >= 2);
+      assert.equal(history.body.history[0].source, 'team', 'the team lock came last');
+      assert.ok(history.body.history.slice(1).every((h: any) => h.source === 'web'));
+      const times = history.body.history.map((h: any) => h.changedAt);
+      assert.deepEqual([...times].sort().reverse(), times);
+    });
+
+    test('schedule resolves sun-relative windows at the satellite position', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team, { latitude: 52.0, longitude: 5.0 })).body;
+      await api.put(`/satellites/${sat.id}/config`, { overrides: {} }, t.member);
+      await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_profile: 'scheduled', recording_schedule: [{ start: -30, end: 90, reference: 'sunrise' }, { start: '21:00', end: '02:00', reference: 'absolute' }] } }, t.member);
+      const res = await api.get(`/satellites/${sat.id}/schedule?date=2026-06-21`, t.viewer);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.profile, 'scheduled');
+      const sunrise = new Date(res.body.sun.sunrise);
+      assert.ok(sunrise.getUTCHours() >= 3 && sunrise.getUTCHours() <= 4, `sunrise in the Netherlands at midsummer is about 03:20 UTC, got ${res.body.sun.sunrise}`);
+      assert.equal(new Date(res.body.windows[0].startsAt).getTime(), sunrise.getTime() - 30 * 60_000);
+      assert.equal(res.body.windows[1].startsAt, '2026-06-21T21:00:00.000Z');
+      assert.equal(res.body.windows[1].endsAt, '2026-06-22T02:00:00.000Z');
+      const nowhere = (await register(t.member, t.team, { name: 'No GPS' })).body;
+      assert.equal((await api.get(`/satellites/${nowhere.id}/schedule`, t.viewer)).body.sun, null);
+    });
+  });
+
+  describe('broker commands', () => {
+    test('update sets update_status and sends targetVersion; logs request sends log-request', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const update = nextMessage(`chorus/${t.team.id}/${sat.id}/update`);
+      const res = await api.post(`/satellites/${sat.id}/update`, undefined, t.member);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.targetVersion, HUB_VERSION);
+      assert.deepEqual(await update, { satelliteId: sat.id, tenantId: t.team.id, targetVersion: HUB_VERSION });
+      assert.equal((await api.get(`/satellites/${sat.id}`, t.viewer)).body.update_status, 'updating');
+
+      const logs = nextMessage(`chorus/${t.team.id}/${sat.id}/log-request`);
+      const req = await api.post(`/satellites/${sat.id}/logs/request`, { tail: 50 }, t.member);
+      assert.equal(req.status, 202);
+      assert.deepEqual(await logs, { requestId: req.body.requestId, tail: 50 });
+      assert.equal((await api.get(`/satellites/${sat.id}/logs`, t.member)).body.logs.requestId, req.body.requestId);
+    });
+
+    test('profile pushes the effective config on the config channel', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const config = nextMessage(`chorus/${t.team.id}/${sat.id}/config`);
+      await api.post(`/satellites/${sat.id}/profile`, undefined, t.member);
+      const body = await config;
+      assert.equal(body.satelliteId, sat.id);
+      assert.equal(body.heartbeatIntervalSec, 30);
+      assert.deepEqual(body.excludedClassifierCategories, ['anthropogenic', 'human_voice', 'amphibian', 'insect', 'other_animal']);
+    });
+  });
+
+  describe('deletion', () => {
+    test('preview counts, CONFIRM_NAME_MISMATCH, then objects, rows and keys go and the counts are audited', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team, { name: 'Doomed' })).body;
+      const keys: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        const key = `audio/${t.team.id}/${sat.id}/2026/11/22/${i}.wav`;
+        await hub.infra.storage.put(key, Buffer.alloc(1000 + i), 'audio/wav');
+        await hub.infra.db.query(
+          `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES (gen_random_uuid(), $1, $2, $3, 3000, 48000, $4, $5, $3)`,
+          [t.team.id, sat.id, hub.clock.now(), key, 1000 + i],
+        );
+        keys.push(key);
+      }
+      const preview = await api.get(`/satellites/${sat.id}/deletion-preview`, t.viewer);
+      assert.deepEqual(preview.body, { detections: 0, promoted: 0, chunks: 2, audioBytes: 2001, alerts: 0, fieldNotes: 0 });
+      const wrong = await api.del(`/satellites/${sat.id}`, t.member, { confirmName: 'doomed' });
+      assert.equal(wrong.status, 400);
+      assert.equal(wrong.body.error.code, 'CONFIRM_NAME_MISMATCH');
+      assert.equal((await api.del(`/satellites/${sat.id}`, t.viewer, { confirmName: 'Doomed' })).status, 403);
+      assert.equal((await api.del(`/satellites/${sat.id}`, t.member, { confirmName: 'Doomed' })).status, 204);
+      for (const k of keys) assert.equal(await hub.infra.storage.stat(k), null, 'audio objects removed');
+      assert.equal((await hub.infra.db.query('SELECT 1 FROM chunks WHERE satellite_id = $1', [sat.id])).length, 0);
+      assert.equal((await api.get(`/satellites/${sat.id}`, t.member)).status, 404);
+      assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
+      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      const [audit] = await hub.infra.db.query<any>(`SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`, [sat.id]);
+      assert.equal(audit.details.chunks, 2);
+      assert.equal(audit.details.audioBytes, 2001);
+    });
+  });
+
+  describe('when people leave', () => {
+    test("the leaver's devices become team-owned and are disconnected; ?devices=keep leaves them running", async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      assert.equal((await api.post(`/tenants/${t.team.id}/leave`, undefined, t.member)).status, 204);
+      const after = (await api.get(`/satellites/${sat.id}`, t.admin)).body;
+      assert.equal(after.registered_by, null);
+      assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
+      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+
+      const keeper = await f.member(t.team, 'member');
+      const kept = (await register(keeper, t.team, { name: 'Kept' })).body;
+      const root = await f.user({ admin: true });
+      assert.equal((await api.del(`/admin/users/${keeper.id}/tenants/${t.team.id}?devices=keep`, root)).status, 204);
+      assert.equal((await api.get(`/satellites/${kept.id}`, t.admin)).body.registered_by, null);
+      assert.equal((await api.patch(`/satellites/${kept.id}`, { name: 'still mine' }, { token: kept.apiKey })).status, 200);
+      assert.notEqual(await hub.services.satellites.checkCredentials(kept.id, kept.mqtt.password), null);
+    });
+  });
+});
