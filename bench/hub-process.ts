@@ -51,6 +51,8 @@ export async function startHubProcess(env: Record<string, string> = {}): Promise
       CHORUS_ADMIN_EMAIL: adminEmail,
       CHORUS_ADMIN_PASSWORD: adminPassword,
       LOG_LEVEL: 'warn',
+      MQTT_PORT: '0',
+      MQTT_WS_PORT: '0',
       ...(schema ? { DATABASE_SCHEMA: schema } : {}),
       ...env,
     },

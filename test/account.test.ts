@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
-import { client, cookieFrom, type Credential, type Res } from './helpers/http.ts';
+import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
 
 interface AuditRow {
   action: string;
@@ -32,23 +32,13 @@ const DEFAULT_PREFERENCES = {
 
 const MFA_FIELDS = ['available', 'backupCodesRemaining', 'enabled', 'enrolledAt', 'enrollmentRequired', 'passkeys', 'rememberedDevices'];
 
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
-  assert.equal(res.body?.error?.code, code, res.text);
-  assert.equal(typeof res.body.error.message, 'string');
-  assert.ok(res.body.error.message.length > 0, 'the error carries a message');
-}
 
 describe('account', () => {
   let hub: Hub;
   let api: ReturnType<typeof client>;
   let f: ReturnType<typeof factories>;
-  let ipSeq = 0;
   /** Sign-ins go through the per-IP ledger: each one from its own address. */
-  const newIp = () => {
-    ipSeq++;
-    return `192.0.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`;
-  };
+  const newIp = ipSequence('192.0');
 
   before(async () => {
     hub = await startHub();

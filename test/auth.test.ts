@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD, type TestUser } from './helpers/factories.ts';
-import { client, cookieFrom, type Credential, type Res } from './helpers/http.ts';
+import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
 
 interface AuditRow {
   action: string;
@@ -26,23 +26,13 @@ const NEW_PASSWORD = 'a-brand-new-passphrase';
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
-  assert.equal(res.body?.error?.code, code, res.text);
-  assert.equal(typeof res.body.error.message, 'string');
-  assert.ok(res.body.error.message.length > 0, 'the error carries a message');
-}
 
 describe('auth', () => {
   let hub: Hub;
   let api: ReturnType<typeof client>;
   let f: ReturnType<typeof factories>;
-  let ipSeq = 0;
   /** A fresh client address per use, so one test's attempts never count against another's. */
-  const newIp = () => {
-    ipSeq++;
-    return `198.51.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`;
-  };
+  const newIp = ipSequence('198.51');
 
   before(async () => {
     hub = await startHub();
@@ -143,7 +133,7 @@ describe('auth', () => {
 
     test('an unknown email answers the same 401 INVALID_CREDENTIALS', async () => {
       const ip = newIp();
-      const email = `nobody-${ipSeq}@example.org`;
+      const email = `nobody-${ip.replaceAll(".", "-")}@example.org`;
       const res = await login(email, PASSWORD, ip);
       assertError(res, 401, 'INVALID_CREDENTIALS');
       const u = await f.user();

@@ -138,7 +138,8 @@ async function serve(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
   const child = spawn(process.execPath, [TSX, MAIN, 'serve'], {
     cwd: root,
-    env: childEnv({ ...env, PORT: String(port) }),
+    // Broker listeners on free ports too, so parallel test files and a running hub never clash.
+    env: childEnv({ MQTT_PORT: '0', MQTT_WS_PORT: '0', ...env, PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -151,9 +152,13 @@ async function serve(env: Record<string, string>): Promise<Server> {
     }),
   );
   // The banner is one console.log call, so one write: wait for its last always-present line.
-  const bannerDone = /Chorus is listening on [^\n]*\n[^\n]*Database: [^\n]*\n/;
+  const bannerDone = /Chorus is listening on [^\n]*\n(?:[^\n]*\n)*?Database: [^\n]*\n/;
   const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve printed no banner in ${WAIT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`)), WAIT_MS);
+    const timer = setTimeout(() => {
+      // A hub left running would keep the test process (and the whole run) alive.
+      child.kill('SIGKILL');
+      reject(new Error(`serve printed no banner in ${WAIT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, WAIT_MS);
     const check = () => {
       if (bannerDone.test(stdout)) {
         clearTimeout(timer);

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
-import { call, client, type Res } from './helpers/http.ts';
+import { call, client, type Res, assertError } from './helpers/http.ts';
 
 interface Detail {
   in: string;
@@ -16,23 +16,6 @@ interface Detail {
 }
 
 /** Asserts the one error shape and the expected status and code; returns the error object. */
-function assertError(res: Res, status: number, code: string): { code: string; message: string; details?: unknown } {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, 'error bodies are JSON');
-  assert.equal(typeof res.body, 'object', `body is JSON: ${res.text}`);
-  assert.deepEqual(Object.keys(res.body), ['error'], `only "error" at the top level: ${res.text}`);
-  const err = res.body.error;
-  const keys = Object.keys(err).sort();
-  assert.ok(
-    JSON.stringify(keys) === '["code","message"]' || JSON.stringify(keys) === '["code","details","message"]',
-    `error has code, message and optionally details, got ${keys.join(',')}`,
-  );
-  assert.equal(err.code, code);
-  assert.equal(typeof err.message, 'string');
-  assert.ok(err.message.length > 0, 'message is not empty');
-  assert.doesNotMatch(err.message, /FST_ERR|at .*\.ts:\d+/, 'no framework codes or stack frames leak');
-  return err;
-}
 
 function detailsOf(err: { details?: unknown }): Detail[] {
   assert.ok(Array.isArray(err.details), `details is a list: ${JSON.stringify(err.details)}`);

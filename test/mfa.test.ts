@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { generate } from 'otplib';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
-import { client, cookieFrom, type Credential, type Res } from './helpers/http.ts';
+import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
 import { otherKey, SoftAuthenticator } from './helpers/webauthn.ts';
 
 const ORIGIN = 'http://chorus.test'; // CHORUS_PUBLIC_URL of the test hub
@@ -27,10 +27,6 @@ interface AuditRow {
   details: Record<string, unknown>;
 }
 
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
-  assert.equal(res.body?.error?.code, code, res.text);
-}
 
 const setCookie = (res: Res, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
 const cookiePair = (res: Res, name: string) => {
@@ -43,11 +39,7 @@ describe('multi-factor sign-in', () => {
   let hub: Hub;
   let api: ReturnType<typeof client>;
   let f: ReturnType<typeof factories>;
-  let ipSeq = 0;
-  const newIp = () => {
-    ipSeq++;
-    return `203.0.${Math.floor(ipSeq / 250)}.${(ipSeq % 250) + 1}`;
-  };
+  const newIp = ipSequence('203.0');
 
   before(async () => {
     hub = await startHub();

@@ -255,6 +255,17 @@ describe('satellites', () => {
       assert.equal((await api.get(`/satellites/${sat.id}/logs`, t.member)).body.logs.requestId, req.body.requestId);
     });
 
+    test('a settings change pushes config to each satellite whose effective config changed', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team)).body;
+      const config = nextMessage(`chorus/${t.team.id}/${sat.id}/config`);
+      const res = await api.put(`/settings/tenant?tenantId=${t.team.id}`, { filter_min_rms: 0.02 }, t.owner);
+      assert.equal(res.status, 200);
+      const body = await config;
+      assert.equal(body.filterMinRms, 0.02);
+      assert.equal(body.tenantId, t.team.id);
+    });
+
     test('profile pushes the effective config on the config channel', async () => {
       const t = await teamOf();
       const sat = (await register(t.member, t.team)).body;

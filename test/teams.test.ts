@@ -8,17 +8,12 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD } from './helpers/factories.ts';
-import { client, type Credential, type Res } from './helpers/http.ts';
+import { client, type Credential, type Res, assertError } from './helpers/http.ts';
 
 const uniq = () => crypto.randomBytes(4).toString('hex');
 const sha256 = (v: string) => crypto.createHash('sha256').update(v).digest('hex');
 const DAY_MS = 24 * 3600 * 1000;
 
-function assertError(res: Res, status: number, code: string) {
-  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status} ${res.text}`);
-  assert.equal(res.body?.error?.code, code, res.text);
-  assert.equal(typeof res.body.error.message, 'string');
-}
 
 interface AuditRow {
   action: string;

@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+
 /** A small HTTP client for tests: every call goes over the network to the hub. */
 export interface Res<T = any> {
   status: number;
@@ -53,4 +55,35 @@ export function cookieFrom(res: Res): string {
   const session = set.find((c) => c.startsWith('chorus_session='));
   if (!session) throw new Error('no session cookie in response');
   return session.split(';')[0];
+}
+
+/**
+ * Asserts the one error shape (DESIGN §1.6): status, JSON {error: {code, message, details?}},
+ * a readable message and no framework codes or stack frames. Returns the error object.
+ */
+export function assertError(res: Res, status: number, code: string): { code: string; message: string; details?: any } {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/, 'error bodies are JSON');
+  assert.equal(typeof res.body, 'object', `body is JSON: ${res.text}`);
+  assert.deepEqual(Object.keys(res.body), ['error'], `only "error" at the top level: ${res.text}`);
+  const err = res.body.error;
+  const keys = Object.keys(err).sort();
+  assert.ok(
+    JSON.stringify(keys) === '["code","message"]' || JSON.stringify(keys) === '["code","details","message"]',
+    `error has code, message and optionally details, got ${keys.join(',')}`,
+  );
+  assert.equal(err.code, code);
+  assert.equal(typeof err.message, 'string');
+  assert.ok(err.message.length > 0, 'message is not empty');
+  assert.doesNotMatch(err.message, /FST_ERR|at .*\.ts:\d+/, 'no framework codes or stack frames leak');
+  return err;
+}
+
+/** Distinct client addresses (sent as X-Forwarded-For), so per-IP limits of one test never touch another. */
+export function ipSequence(prefix: string): () => string {
+  let n = 0;
+  return () => {
+    n++;
+    return `${prefix}.${Math.floor(n / 250)}.${(n % 250) + 1}`;
+  };
 }
