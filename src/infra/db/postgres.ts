@@ -20,8 +20,24 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
 
+  // Parameterised statements are prepared once per connection (named by their text), so hot
+  // queries such as the credential lookup skip parsing and planning on every request.
+  const names = new Map<string, string>();
+  // Bounded, so SQL built with varying text can never grow every connection's statement cache.
+  const MAX_PREPARED = 1000;
+  const nameOf = (sql: string) => {
+    let name = names.get(sql);
+    if (!name && names.size < MAX_PREPARED) {
+      name = `q${names.size}`;
+      names.set(sql, name);
+    }
+    return name;
+  };
   const run = (client: pg.Pool | pg.PoolClient) => async (sql: string, params?: readonly unknown[]) => {
-    const res = await client.query(sql, params as unknown[] | undefined);
+    const name = params && params.length > 0 ? nameOf(sql) : undefined;
+    const res = name
+      ? await client.query({ name, text: sql, values: params as unknown[] })
+      : await client.query(sql, params as unknown[] | undefined);
     return res.rows as Row[];
   };
 
