@@ -73,6 +73,17 @@ describe('auth', () => {
   }
 
   describe('login', () => {
+    test('behind an HTTPS proxy (X-Forwarded-Proto: https) the session cookie is Secure', async () => {
+      const u = await f.user();
+      const res = await api.call('POST', '/auth/login', {
+        body: { email: u.email, password: u.password },
+        headers: { 'x-forwarded-for': newIp(), 'x-forwarded-proto': 'https' },
+      });
+      assert.equal(res.status, 200, res.text);
+      const set = res.headers.getSetCookie().find((c) => c.startsWith('chorus_session='))!;
+      assert.ok(set.split(';').map((a) => a.trim().toLowerCase()).includes('secure'), set);
+    });
+
     test('a right password sets an HttpOnly, SameSite=Lax session cookie that signs the person in', async () => {
       const u = await f.user();
       const ip = newIp();
@@ -89,6 +100,7 @@ describe('auth', () => {
       assert.ok(attrs.includes('httponly'), set);
       assert.ok(attrs.includes('samesite=lax'), set);
       assert.ok(attrs.includes('path=/'), set);
+      assert.ok(!attrs.includes('secure'), 'plain HTTP gets no Secure flag (the browser would drop the cookie)');
 
       const cookie = cookieFrom(res);
       const who = await me({ cookie });
