@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './infra/db/index.ts';
@@ -31,6 +32,9 @@ import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
+import { createAudioRepo } from './modules/audio/repo.ts';
+import { createAudioService } from './modules/audio/service.ts';
+import { audioRoutes } from './modules/audio/routes.ts';
 import { settingsRoutes } from './modules/settings/routes.ts';
 import { createTeamsRepo } from './modules/teams/repo.ts';
 import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
@@ -49,6 +53,8 @@ import { createAuditRepo } from './modules/audit/repo.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
 import { systemRoutes } from './modules/system/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
+import { createLiveHub } from './modules/live/hub.ts';
+import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 
 /** The infrastructure ports, built once at start-up from config (DESIGN.md §2). */
 export interface Infra {
@@ -107,6 +113,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const mfa = createMfaService({ db, clock, audit, jwt, users: usersRepo, repo: createMfaRepo(db), sessions: auth, secret: config.secret, publicUrl: config.publicUrl });
   const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings, mfa });
   const auditRepo = createAuditRepo(db);
+  const audioRepo = createAudioRepo(db);
+  const audio = createAudioService({ repo: audioRepo, storage });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({
@@ -114,10 +122,12 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       membership: teamsRepo.teamOfMembership,
       invite: invitesRepo.teamOfInvite,
       apiKey: apiKeysRepo.teamOfKey,
+      chunk: audioRepo.teamOfChunk,
     },
     teamExists: teamsRepo.teamExists,
     deviceFacts: satellitesRepo.deviceFacts,
   });
+  const live = createLiveHub({ db, clock, audit, bus, broker, deviceFacts: satellitesRepo.deviceFacts, warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`) });
 
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
@@ -130,11 +140,12 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, async () => null),
+    ...audioRoutes(audio),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -161,6 +172,13 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
   enforceRegistry(app, PREFIX_DECLARATIONS);
 
   await app.register(cookie);
+
+  if (config.mode === 'dispatcher') {
+    // DESIGN.md §3: a dispatcher serves no HTTP API, only its health endpoint.
+    const registry = registerRoutes(app, services.routes.filter((r) => r.url === '/health'), services.guard, services.resolver);
+    return { app, services, registry };
+  }
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -179,6 +197,8 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
 
   const registry = registerRoutes(app, services.routes, services.guard, services.resolver);
   app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () => app.swagger());
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } });
+  const live = registerLiveRoutes(app, { hub: services.live, guard: services.guard, resolver: services.resolver, clock: infra.clock });
 
-  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS] };
+  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS, ...live] };
 }

@@ -150,10 +150,18 @@ export function loadConfig(env: Env = process.env): Config {
   if (env.TRUST_PROXY !== undefined && env.TRUST_PROXY !== '') {
     trustProxy = env.TRUST_PROXY === 'true' ? true : env.TRUST_PROXY === 'false' ? false : env.TRUST_PROXY;
   }
+  const mode = readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full');
+  if (mode === 'api' || mode === 'dispatcher') {
+    // Split mode (DESIGN.md §3): api and dispatcher talk over Redis pub/sub and share one database.
+    const missing = [!env.REDIS_URL && 'REDIS_URL', !env.DATABASE_URL && 'DATABASE_URL'].filter(Boolean);
+    if (missing.length) {
+      throw new ConfigError(`CHORUS_MODE=${mode} is split mode and needs ${missing.join(' and ')}: api and dispatcher talk over Redis and share one PostgreSQL database (use CHORUS_MODE=full for a single process)`);
+    }
+  }
   return Object.freeze({
     port,
     host,
-    mode: readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full'),
+    mode,
     dataDir,
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),

@@ -16,19 +16,27 @@ const USAGE = `chorus <command>
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
+  satellite --hub URL --token BEARER --tenant ID [--name NAME] [--source synthetic|FILE.wav|FOLDER]
+            [--chunks N] [--credentials FILE] [--data DIR] [--ws]
+                                run the reference satellite (chorus satellite --help for all options)
 
 Configuration comes from the environment; see README.md.`;
 
 async function serve() {
   const config = loadConfig();
   const infra = await createInfra(config);
+  // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
-  const first = await ensureFirstAdmin(config, services);
+  const first = config.mode === 'dispatcher' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
   const stopRuntime = startRuntime(infra, services, app.log);
   const url = config.publicUrl;
-  const lines = [`Chorus is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
-  lines.push(`MQTT: ${infra.broker.kind === 'embedded' ? `embedded broker at ${infra.broker.brokerUrl} and ${infra.broker.wsUrl}` : `Mosquitto at ${infra.broker.brokerUrl}`}`);
+  const lines =
+    config.mode === 'dispatcher'
+      ? [`Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`]
+      : [`Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
+  const b = infra.broker;
+  lines.push(`MQTT: ${b.kind === 'embedded' ? `embedded broker at ${b.brokerUrl} and ${b.wsUrl}` : b.kind === 'bus' ? `through the dispatcher (satellites dial ${b.brokerUrl})` : `Mosquitto at ${b.brokerUrl}`}`);
   lines.push(`Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`);
   if (first.kind === 'generated') {
     lines.push('', 'First start: a hub admin was created. These credentials are shown once:', `  email:    ${first.email}`, `  password: ${first.password}`, 'Sign in and change the password (PUT /api/auth/me/password).', '');
@@ -97,6 +105,10 @@ async function main() {
   if (command === 'serve') return serve();
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
+  if (command === 'satellite') {
+    const { satelliteCommand } = await import('./satellite/cli.ts');
+    process.exit(await satelliteCommand(rest));
+  }
   if (command === 'help' || command === '--help') return console.log(USAGE);
   throw new Error(`Unknown command "${command}"\n\n${USAGE}`);
 }

@@ -1,17 +1,65 @@
 import type { Infra, Services } from './app.ts';
 import { startConfigPusher } from './broker/config-pusher.ts';
+import { startBrokerCommandExecutor } from './infra/broker/bus-broker.ts';
+import { startLiveRelay } from './modules/live/relay.ts';
+import { startIngester, type Ingester } from './broker/ingester.ts';
+import { startOfflineMonitor, type OfflineMonitor } from './broker/offline-monitor.ts';
+import { requeueRecentChunks } from './broker/requeue.ts';
+
+/** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
+export type Runtime = (() => Promise<void>) & {
+  /** Resolves once the ingester's subscriptions are granted (rejects when the broker refuses one). */
+  ready: Promise<void>;
+  ingester: Ingester | null;
+  offlineMonitor: OfflineMonitor | null;
+};
+
+type RuntimeLog = { error: (obj: unknown, msg?: string) => void; warn?: (obj: object, msg: string) => void };
 
 /**
  * The background parts of a hub, by mode (DESIGN.md §3): what runs besides the HTTP API.
+ * - full: everything below, in one process.
+ * - dispatcher: holds the broker: config pusher, live relay (live-audio → bus), and the executor
+ *   of the api instances' broker commands (bus → broker).
+ * - api: HTTP + WebSocket; its broker commands go over the bus (src/infra/broker/bus-broker.ts);
+ *   the live hub takes relayed audio and team events from the bus and runs the session timer.
  * Returns a function that stops them.
  */
-export function startRuntime(infra: Infra, _services: Services, log: { error: (obj: unknown, msg?: string) => void }): () => Promise<void> {
+export function startRuntime(infra: Infra, services: Services, log: RuntimeLog): Runtime {
   const stops: Array<() => void | Promise<void>> = [];
   const mode = infra.config.mode;
+  const ready: Array<Promise<void>> = [];
+  let ingester: Ingester | null = null;
+  let offlineMonitor: OfflineMonitor | null = null;
   if (mode === 'full' || mode === 'dispatcher') {
     stops.push(startConfigPusher({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'config push failed') }));
+    const relay = startLiveRelay({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'live relay failed') });
+    stops.push(relay);
+    ready.push(relay.ready);
+    // Ingest, offline monitor and inference-job recovery (issue 4 "Ingest").
+    const ing = (ingester = startIngester({
+      db: infra.db, clock: infra.clock, broker: infra.broker, storage: infra.storage, queue: infra.queue,
+      audit: services.audit, settings: services.settings, satellites: services.satellites,
+      log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+    }));
+    stops.push(() => ing.stop());
+    ready.push(ing.ready);
+    ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
+    const monitor = (offlineMonitor = startOfflineMonitor({ db: infra.db, bus: infra.bus, clock: infra.clock, settings: services.settings, onError: (err) => log.error({ err }, 'offline monitor failed') }));
+    stops.push(() => monitor.stop());
+    const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) => log.error({ err }, 'requeueing recent chunks failed'));
+    stops.push(() => requeued.then(() => undefined));
   }
-  return async () => {
-    for (const stop of stops.reverse()) await stop();
+  if (mode === 'dispatcher') {
+    stops.push(startBrokerCommandExecutor({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'broker command from the api failed') }));
+  }
+  if (mode === 'full' || mode === 'api') {
+    stops.push(services.live.start());
+  }
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
   };
+  const allReady = Promise.all(ready).then(() => undefined);
+  allReady.catch(() => {}); // reported above; a caller that awaits it still sees the rejection
+  return Object.assign(stop, { ready: allReady, ingester, offlineMonitor });
 }

@@ -13,6 +13,9 @@ import { roleAtLeast, type Role } from '../src/core/actor.ts';
 import type { Access, Permission, TeamSource } from '../src/core/permissions.ts';
 import { enforceRegistry } from '../src/core/http.ts';
 import Fastify from 'fastify';
+import { newId } from '../src/core/crypto.ts';
+import { makeWav } from '../src/broker/wav.ts';
+import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
 type CallerName = 'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
 const CALLERS: CallerName[] = ['anonymous', 'viewer', 'member', 'admin', 'owner', 'otherTeam', 'hubAdmin', 'teamKey', 'satelliteKey', 'internal'];
@@ -94,6 +97,20 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     c.satelliteKey = await makeSatelliteKey(c.hub, sat);
     return sat.id;
   },
+  // A stored chunk (row and object) of a satellite of the world's team.
+  chunk: async ({ hub, w }) => {
+    const sat = await makeSatellite(hub, w.team, null);
+    const id = newId();
+    const at = hub.clock.now();
+    const key = chunkStorageKey(w.team.id, sat.id, id, at);
+    const wav = makeWav(4800);
+    await hub.infra.storage.put(key, wav);
+    await hub.infra.db.query(
+      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 100, 48000, $5, $6, $4)`,
+      [id, w.team.id, sat.id, at, key, wav.length],
+    );
+    return id;
+  },
 };
 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
@@ -124,6 +141,16 @@ async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promi
   return byParam.make(c);
 }
 
+/** A GET outside /api/ (the WebSocket path), read like call() reads its answers. */
+async function callRoot(href: string, as: Credential | null) {
+  const headers: Record<string, string> = {};
+  if (as?.token) headers.authorization = `Bearer ${as.token}`;
+  if (as?.cookie) headers.cookie = as.cookie;
+  const res = await fetch(href, { headers });
+  const text = await res.text();
+  return { status: res.status, body: (res.headers.get('content-type') ?? '').includes('application/json') && text ? JSON.parse(text) : text };
+}
+
 describe('isolation matrix', () => {
   let hub: Hub;
   before(async () => {
@@ -136,6 +163,7 @@ describe('isolation matrix', () => {
   test('every route in the registry is covered and the registry is the only way in', () => {
     const keys = hub.registry.map((p) => `${p.method} ${p.url}`);
     assert.equal(new Set(keys).size, keys.length, 'routes are declared once');
+    assert.ok(keys.includes('GET /ws/events'), 'the WebSocket is declared (its upgrade passes the guard; test/live.test.ts)');
     assert.ok(hub.registry.length >= 30, `expected the foundation routes, got ${hub.registry.length}`);
   });
 
@@ -181,7 +209,7 @@ describe('isolation matrix', () => {
         let body: unknown;
         if (c.select) {
           let value = c.select.equals ?? w.team.id;
-          if (c.select.query === 'satelliteId') value = await RESOURCE_FIXTURES.satellite(ctx);
+          if (c.select.query === 'satelliteId' || c.select.query === 'listenSatelliteId') value = await RESOURCE_FIXTURES.satellite(ctx);
           query.set(c.select.query, value);
         }
         if (c.team && 'in' in c.team && c.team.in === 'query') query.set(c.team.key, w.team.id);
@@ -190,7 +218,8 @@ describe('isolation matrix', () => {
         if ([...query].length) url += `?${query}`;
 
         const as = caller === 'satelliteKey' && ctx.satelliteKey ? { token: ctx.satelliteKey } : creds[caller];
-        const res = await call(hub.url, p.method, url, { body, as });
+        // The WebSocket lives outside /api/: a plain GET passes the same guard as the upgrade and answers 426.
+        const res = p.url.startsWith('/ws/') ? await callRoot(hub.url + url, as) : await call(hub.url, p.method, url, { body, as });
         calls++;
         const want = expected(c, caller);
         const code = res.body?.error?.code;

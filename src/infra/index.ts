@@ -10,6 +10,7 @@ import { createStorage } from './storage/index.ts';
 import { createQueue } from './queue/index.ts';
 import { type Broker, createBroker } from './broker/index.ts';
 import { dbCredentialCheck } from './broker/credentials.ts';
+import { createBusBroker } from './broker/bus-broker.ts';
 
 /** Builds every port from config: embedded parts by default, production peers by URL. */
 /** For one-shot commands (CLI admin) that must not open broker listeners a running hub holds. */
@@ -29,7 +30,8 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   const bus = createBus(config);
   const storage = createStorage(config);
   const queue = createQueue(config);
-  const broker = opts.broker === false ? noBroker() : await createBroker(config, dbCredentialCheck(db));
+  // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
+  const broker = opts.broker === false ? noBroker() : config.mode === 'api' ? createBusBroker(config, bus) : await createBroker(config, dbCredentialCheck(db));
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

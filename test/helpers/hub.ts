@@ -23,7 +23,7 @@ import { createStorage } from '../../src/infra/storage/index.ts';
 import { createQueue } from '../../src/infra/queue/index.ts';
 import { createBroker } from '../../src/infra/broker/index.ts';
 import { dbCredentialCheck } from '../../src/infra/broker/credentials.ts';
-import { startRuntime } from '../../src/runtime.ts';
+import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
 
@@ -36,6 +36,8 @@ export interface Hub {
   services: Services;
   registry: Permission[];
   app: FastifyInstance;
+  /** The background parts (ingester subscribed, offline monitor to tick). */
+  runtime: Runtime;
   close(): Promise<void>;
 }
 
@@ -113,6 +115,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const stopRuntime = startRuntime(infra, services, { error: () => {} });
+  await stopRuntime.ready;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return {
@@ -122,6 +125,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
     services,
     registry,
     app,
+    runtime: stopRuntime,
     async close() {
       await stopRuntime();
       await app.close();

@@ -20,7 +20,8 @@ export interface SatelliteCredentialCheck {
 }
 
 export interface Broker {
-  readonly kind: 'embedded' | 'mosquitto';
+  /** bus: an api instance in split mode, whose commands the dispatcher runs (bus-broker.ts). */
+  readonly kind: 'embedded' | 'mosquitto' | 'bus';
   /** What a satellite should dial (embedded: mqtt://host:MQTT_PORT; the registration reply returns it). */
   readonly brokerUrl: string;
   /** The WebSocket address (embedded: ws://host:MQTT_WS_PORT/mqtt; Mosquitto: MQTT_URL when it is ws(s)://). */

@@ -4,6 +4,26 @@ import { Redis } from 'ioredis';
 export interface BusEvents {
   /** A satellite's effective config changed; the broker pushes it (satellite protocol "Config push"). */
   'satellite.config_changed': { tenantId: string; satelliteId: string; config: Record<string, unknown> };
+  /** The offline monitor marked a satellite offline (once per silence); alert rules route it. */
+  'satellite.offline': { tenantId: string; satelliteId: string; name: string; lastSeenAt: string };
+  /** A live-audio chunk from a satellite (dispatcher/full live relay → the sockets watching, in api/full). */
+  'satellite.live_audio': { tenantId: string; satelliteId: string; sessionId: string | null; audio: string };
+  /** Split mode: a broker command from an api instance, executed by the dispatcher (src/infra/broker/bus-broker.ts). */
+  'broker.command': BrokerCommandEnvelope;
+  /** The dispatcher's answer to a broker.command. */
+  'broker.command_result': { id: string; ok: boolean; error?: string };
+  /** An event for a team's WebSocket clients (and hub admins'), from any process (src/modules/live). */
+  'live.team_event': { tenantId: string; event: { type: string } & Record<string, unknown> };
+}
+
+export type BrokerCommand =
+  | { op: 'publish'; topic: string; payload: string; encoding: 'utf8' | 'base64'; qos: 0 | 1 | 2 }
+  | { op: 'provision'; satelliteId: string; tenantId: string; password: string }
+  | { op: 'revoke'; satelliteId: string };
+
+export interface BrokerCommandEnvelope {
+  id: string;
+  command: BrokerCommand;
 }
 
 export type BusTopic = keyof BusEvents;

@@ -12,6 +12,8 @@ import type { SatelliteRow, SatellitesRepo } from './repo.ts';
 /** What the satellites module needs of the broker (src/infra/broker). */
 export interface BrokerCommands {
   readonly brokerUrl: string;
+  /** The WebSocket address, when there is one (returned with brokerUrl at registration). */
+  readonly wsUrl?: string | null;
   provisionSatellite(s: { satelliteId: string; tenantId: string; password: string }): Promise<void>;
   revokeSatellite(satelliteId: string): Promise<void>;
   publish(topic: string, payload: Buffer | string, opts?: { qos?: 0 | 1 | 2 }): Promise<void>;
@@ -119,7 +121,7 @@ export function createSatellitesService(deps: {
   }
 
   function reply(id: string, creds: { password: string; apiKey: string }) {
-    return { id, mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl }, apiKey: creds.apiKey };
+    return { id, mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl, ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}) }, apiKey: creds.apiKey };
   }
 
   async function publishConfig(tenantId: string, satelliteId: string) {

@@ -1,0 +1,35 @@
+/**
+ * Start-up recovery of inference jobs. The in-process queue loses its waiting jobs when the hub
+ * stops, and a crash between the chunk row and the enqueue leaves a row without a job; the
+ * satellite got no ack then and will redeliver, but the redelivery finds the row and only acks.
+ * So at start the hub enqueues the recent chunks again: the queue is idempotent on the job id
+ * (= chunkId), so chunks whose job still exists gain nothing.
+ *
+ * Until detections exist every recent chunk is a candidate; once they do, this narrows to
+ * chunks without detections (and the window can grow to 24 hours).
+ */
+import type { Db } from '../infra/db/index.ts';
+import type { Clock } from '../core/clock.ts';
+import type { JobQueue } from '../infra/queue/index.ts';
+import { createAudioRepo } from '../modules/audio/repo.ts';
+import { INFERENCE_QUEUE } from './ingester.ts';
+
+export const REQUEUE_WINDOW_MS = 60 * 60_000;
+const PAGE = 1000;
+
+export async function requeueRecentChunks(deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> }, windowMs = REQUEUE_WINDOW_MS): Promise<number> {
+  const chunks = createAudioRepo(deps.db);
+  const since = new Date(deps.clock.now().getTime() - windowMs);
+  let after: { receivedAt: Date; id: string } | null = null;
+  let count = 0;
+  for (;;) {
+    const page = await chunks.receivedSince(since, after, PAGE);
+    for (const c of page) {
+      await deps.queue.enqueue(INFERENCE_QUEUE, c.id, { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey });
+      count++;
+    }
+    if (page.length < PAGE) return count;
+    const last = page[page.length - 1];
+    after = { receivedAt: last.receivedAt, id: last.id };
+  }
+}

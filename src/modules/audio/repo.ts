@@ -1,0 +1,74 @@
+import type { Db } from '../../infra/db/index.ts';
+
+/** One stored audio chunk (table `chunks`); `id` is the satellite's chunkId. */
+export interface ChunkRow {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  recordedAt: Date;
+  durationMs: number;
+  sampleRate: number;
+  storageKey: string;
+  bytes: number;
+  latitude: number | null;
+  longitude: number | null;
+  receivedAt: Date;
+}
+
+const ROW = `id, tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt", duration_ms AS "durationMs",
+  sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt"`;
+
+/** Where a chunk's WAV lives (DESIGN.md §5), dated by its recording day in UTC. */
+export function chunkStorageKey(tenantId: string, satelliteId: string, chunkId: string, recordedAt: Date): string {
+  const d = recordedAt.toISOString();
+  return `audio/${tenantId}/${satelliteId}/${d.slice(0, 4)}/${d.slice(5, 7)}/${d.slice(8, 10)}/${chunkId}.wav`;
+}
+
+export function createAudioRepo(db: Db) {
+  return {
+    /**
+     * What ingest needs before writing anything, in one round trip: whether the satellite exists
+     * in that team, and whether the chunk id is already taken (and by whom: chunk ids are global).
+     */
+    ingestFacts: (tenantId: string, satelliteId: string, chunkId: string) =>
+      db.one<{ known: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null }>(
+        `SELECT s.id IS NOT NULL AS known, c.tenant_id AS "chunkTenantId", c.satellite_id AS "chunkSatelliteId"
+         FROM (VALUES (1)) v
+         LEFT JOIN satellites s ON s.tenant_id = $1 AND s.id = $2
+         LEFT JOIN chunks c ON c.id = $3`,
+        [tenantId, satelliteId, chunkId],
+      ),
+
+    /** Idempotent on the chunk id: a redelivery (or a race with one) inserts nothing. */
+    insert: (c: Omit<ChunkRow, 'receivedAt'> & { receivedAt: Date }) =>
+      db.query(
+        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT (id) DO NOTHING`,
+        [c.id, c.tenantId, c.satelliteId, c.recordedAt, c.durationMs, c.sampleRate, c.storageKey, c.bytes, c.latitude, c.longitude, c.receivedAt],
+      ),
+
+    delete: (tenantId: string, id: string) => db.query('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
+
+    find: (tenantId: string, id: string) => db.maybeOne<ChunkRow>(`SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
+
+    /** The guard's team resolver for `chunk` resources. */
+    teamOfChunk: async (id: string) => (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
+
+    /**
+     * Chunks received since a time, across all teams, in pages (start-up re-enqueueing is a hub
+     * job, not a team's request). Keyset on (received_at, id).
+     */
+    receivedSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
+      db.query<{ id: string; tenantId: string; satelliteId: string; storageKey: string; receivedAt: Date }>(
+        `SELECT id, tenant_id AS "tenantId", satellite_id AS "satelliteId", storage_key AS "storageKey", received_at AS "receivedAt"
+         FROM chunks
+         WHERE received_at >= $1 AND ($2::timestamptz IS NULL OR (received_at, id) > ($2::timestamptz, $3::uuid))
+         ORDER BY received_at, id
+         LIMIT $4`,
+        [since, after?.receivedAt ?? null, after?.id ?? null, limit],
+      ),
+  };
+}
+
+export type AudioRepo = ReturnType<typeof createAudioRepo>;

@@ -1,0 +1,30 @@
+import { Type } from 'typebox';
+import { access, defineRoute } from '../../core/permissions.ts';
+import { errorBody } from '../../core/errors.ts';
+import { Uuid } from '../../core/schemas.ts';
+import type { AudioService } from './service.ts';
+
+export function audioRoutes(audio: AudioService) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/audio/:chunkId',
+      action: 'audio.read',
+      access: access.role('viewer'),
+      team: { resource: 'chunk', param: 'chunkId' },
+      audit: [],
+      summary: "A chunk's audio as WAV, with HTTP range requests (206, 416, Accept-Ranges: bytes)",
+      tags: ['audio'],
+      schema: { params: Type.Object({ chunkId: Uuid }) },
+      handler: async ({ actor, params, req, reply }) => {
+        const res = await audio.read(actor.teamId!, params.chunkId, req.headers.range);
+        reply.code(res.status).headers(res.headers);
+        if (res.status === 416) {
+          reply.header('content-type', 'application/json; charset=utf-8');
+          return errorBody('RANGE_NOT_SATISFIABLE', `The requested range lies outside the audio (${res.headers['content-range']})`);
+        }
+        return res.body;
+      },
+    }),
+  ];
+}

@@ -1,0 +1,65 @@
+import type { ObjectStorage } from '../../infra/storage/index.ts';
+import { notFound } from '../../core/errors.ts';
+import type { AudioRepo } from './repo.ts';
+
+/**
+ * The byte range a `Range` header asks for, against an object of `size` bytes (RFC 9110 §14).
+ * - null: no usable single range (absent, another unit, several ranges, bad syntax): send it all;
+ * - 'unsatisfiable': a well-formed range that lies outside the object (416);
+ * - otherwise the inclusive range, clamped to the object.
+ */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') {
+    // Suffix range: the last N bytes.
+    const n = Number(m[2]);
+    if (!Number.isSafeInteger(n)) return null;
+    if (n === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? Infinity : Number(m[2]);
+  if (!Number.isSafeInteger(start) || (end !== Infinity && !Number.isSafeInteger(end)) || end < start) return null;
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: Math.min(end, size - 1) };
+}
+
+export interface AudioResponse {
+  status: 200 | 206 | 416;
+  headers: Record<string, string>;
+  body: Buffer | null;
+}
+
+export function createAudioService(deps: { repo: AudioRepo; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange'> }) {
+  const { repo, storage } = deps;
+  return {
+    /** A chunk's WAV, whole or the range asked for. */
+    async read(tenantId: string, chunkId: string, range: string | undefined): Promise<AudioResponse> {
+      const chunk = await repo.find(tenantId, chunkId);
+      if (!chunk) throw notFound('No such chunk');
+      const stat = await storage.stat(chunk.storageKey);
+      if (!stat) throw notFound('The audio of this chunk is no longer stored');
+      const common = { 'content-type': 'audio/wav', 'accept-ranges': 'bytes', 'cache-control': 'private, max-age=86400' };
+      const wanted = parseRange(range, stat.size);
+      if (wanted === 'unsatisfiable') {
+        return { status: 416, headers: { ...common, 'content-range': `bytes */${stat.size}` }, body: null };
+      }
+      if (!wanted) {
+        const body = await storage.get(chunk.storageKey);
+        if (!body) throw notFound('The audio of this chunk is no longer stored');
+        return { status: 200, headers: common, body };
+      }
+      const body = await storage.getRange(chunk.storageKey, wanted.start, wanted.end);
+      if (!body) throw notFound('The audio of this chunk is no longer stored');
+      return {
+        status: 206,
+        headers: { ...common, 'content-range': `bytes ${wanted.start}-${wanted.start + body.length - 1}/${stat.size}` },
+        body,
+      };
+    },
+  };
+}
+
+export type AudioService = ReturnType<typeof createAudioService>;

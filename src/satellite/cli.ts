@@ -1,0 +1,243 @@
+/**
+ * `chorus satellite`: runs the reference satellite against a hub (issue 4 "Decisions fixed
+ * here"). Registers over HTTP (or reuses saved credentials), connects over MQTT (TCP, or
+ * WebSocket with --ws), records from the source into the outbox and uploads. With --chunks N it
+ * exits 0 once N chunks are acked `stored`, and non-zero with the reason otherwise (an error
+ * ack, refused credentials, an exhausted source, the timeout). Without it, it runs until
+ * SIGINT/SIGTERM.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Outbox, writeFileDurable } from './outbox.ts';
+import { openSource } from './sources.ts';
+import { Satellite, deviceIdOf, type SatelliteCredentials } from './client.ts';
+
+export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tenant ID [options]
+
+  Runs the reference satellite: registers (or reuses saved credentials), connects to the hub's
+  MQTT broker, records 3-second chunks and uploads them from a durable outbox.
+
+  --hub URL             the hub (e.g. http://localhost:3000)
+  --token BEARER        a JWT or API key allowed to register satellites in the team
+  --tenant ID           the team
+  --name NAME           satellite name (default: Reference satellite)
+  --source SRC          synthetic (default) | FILE.wav | FOLDER of .wav (48 kHz mono 16-bit)
+  --chunks N            exit 0 once N chunks are acked stored (non-zero otherwise)
+  --credentials FILE    saved credentials (default <data>/credentials.json, mode 0600)
+  --data DIR            outbox, credentials and state (default ./chorus-satellite)
+  --ws                  connect over WebSocket instead of TCP
+  --broker URL          dial this broker address instead of the registration's
+  --interval-ms MS      time between chunks (default 3000, real time)
+  --timeout SEC         with --chunks: give up after SEC seconds
+  --seed N              synthetic soundscape seed (default 1)
+  --latitude L --longitude L   position sent with registration and chunks`;
+
+export interface SavedCredentials extends SatelliteCredentials {
+  hub: string;
+  apiKey: string;
+  deviceId: string;
+  name: string;
+}
+
+function apiBase(hub: string): string {
+  const trimmed = hub.replace(/\/+$/, '');
+  return trimmed.endsWith('/api') ? trimmed : `${trimmed}/api`;
+}
+
+/** POST /api/satellites → credentials (201 new, 200 re-registration by deviceId). */
+export async function registerSatellite(input: {
+  hub: string;
+  token: string;
+  tenantId: string;
+  name: string;
+  deviceId: string;
+  latitude?: number;
+  longitude?: number;
+}): Promise<SavedCredentials> {
+  const url = `${apiBase(input.hub)}/satellites`;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${input.token}` },
+      body: JSON.stringify({
+        tenantId: input.tenantId,
+        name: input.name,
+        deviceId: input.deviceId,
+        ...(input.latitude !== undefined && input.longitude !== undefined ? { latitude: input.latitude, longitude: input.longitude } : {}),
+      }),
+    });
+  } catch (err) {
+    throw new Error(`registration at ${url} failed: ${(err as Error).message}`);
+  }
+  const text = await res.text();
+  let body: any = null;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // reported below
+  }
+  if (res.status !== 201 && res.status !== 200) {
+    const reason = body?.error ? `${body.error.code ?? ''} ${body.error.message ?? ''}`.trim() : text.slice(0, 200);
+    throw new Error(`registration refused: HTTP ${res.status} ${reason}`);
+  }
+  if (!body?.id || !body?.mqtt?.password) throw new Error(`registration reply without credentials: ${text.slice(0, 200)}`);
+  return {
+    hub: input.hub,
+    satelliteId: body.id,
+    tenantId: input.tenantId,
+    username: body.mqtt.username ?? body.id,
+    password: body.mqtt.password,
+    brokerUrl: body.mqtt.brokerUrl,
+    wsUrl: body.mqtt.wsUrl ?? null,
+    apiKey: body.apiKey,
+    deviceId: input.deviceId,
+    name: input.name,
+  };
+}
+
+export function loadCredentials(file: string): SavedCredentials | null {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as SavedCredentials;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new Error(`${file}: unreadable credentials (${(err as Error).message})`);
+  }
+}
+
+export async function saveCredentials(file: string, creds: SavedCredentials): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await writeFileDurable(file, `${JSON.stringify(creds, null, 2)}\n`, 0o600);
+  fs.chmodSync(file, 0o600);
+}
+
+function positiveInt(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  return n;
+}
+
+function num(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number`);
+  return n;
+}
+
+/** Runs the command; resolves with the exit code. */
+export async function satelliteCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      hub: { type: 'string' },
+      token: { type: 'string' },
+      tenant: { type: 'string' },
+      name: { type: 'string' },
+      source: { type: 'string', default: 'synthetic' },
+      chunks: { type: 'string' },
+      credentials: { type: 'string' },
+      data: { type: 'string' },
+      ws: { type: 'boolean', default: false },
+      broker: { type: 'string' },
+      'interval-ms': { type: 'string' },
+      timeout: { type: 'string' },
+      seed: { type: 'string' },
+      latitude: { type: 'string' },
+      longitude: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(SATELLITE_USAGE);
+    return 0;
+  }
+  const chunks = positiveInt('--chunks', values.chunks);
+  const intervalMs = positiveInt('--interval-ms', values['interval-ms']) ?? 3000;
+  const seed = positiveInt('--seed', values.seed);
+  const latitude = num('--latitude', values.latitude);
+  const longitude = num('--longitude', values.longitude);
+  const dataDir = path.resolve(values.data ?? 'chorus-satellite');
+  const credFile = path.resolve(values.credentials ?? path.join(dataDir, 'credentials.json'));
+  fs.mkdirSync(dataDir, { recursive: true });
+
+  let creds = loadCredentials(credFile);
+  if (creds && values.tenant && creds.tenantId !== values.tenant) {
+    throw new Error(`${credFile} holds a satellite of tenant ${creds.tenantId}, not ${values.tenant}; use another --data or --credentials`);
+  }
+  if (creds) {
+    console.log(`Using saved credentials of satellite ${creds.satelliteId} from ${credFile}`);
+  } else {
+    const missing = (['hub', 'token', 'tenant'] as const).filter((k) => !values[k]);
+    if (missing.length) throw new Error(`${missing.map((m) => `--${m}`).join(', ')} required to register (no saved credentials in ${credFile})\n\n${SATELLITE_USAGE}`);
+    creds = await registerSatellite({
+      hub: values.hub!,
+      token: values.token!,
+      tenantId: values.tenant!,
+      name: values.name ?? 'Reference satellite',
+      deviceId: deviceIdOf(dataDir),
+      latitude,
+      longitude,
+    });
+    await saveCredentials(credFile, creds);
+    console.log(`Registered satellite ${creds.satelliteId}; credentials saved to ${credFile}`);
+  }
+
+  const source = openSource(values.source!, { seed });
+  const outbox = await Outbox.open(path.join(dataDir, 'outbox'));
+  const sat = new Satellite({
+    credentials: creds,
+    source,
+    outbox,
+    dataDir,
+    url: values.broker,
+    transport: values.ws ? 'ws' : 'tcp',
+    chunkIntervalMs: intervalMs,
+    // --chunks N records just enough: unsent chunks of an earlier run count towards N.
+    recordLimit: chunks === undefined ? undefined : Math.max(0, chunks - outbox.pending().length),
+    latitude: latitude ?? null,
+    longitude: longitude ?? null,
+    logSink: (line) => console.log(line),
+  });
+
+  const outcome = new Promise<{ code: number; reason: string }>((resolve) => {
+    const onSignal = (signal: string) => resolve({ code: 0, reason: `stopped by ${signal}` });
+    process.once('SIGINT', () => onSignal('SIGINT'));
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    sat.on('connect-error', (err: Error & { code?: number }) => {
+      // CONNACK 4 (bad user name or password) and 5 (not authorized) do not heal by retrying.
+      if (chunks !== undefined && (err.code === 4 || err.code === 5)) {
+        resolve({ code: 2, reason: `the broker refused the credentials of satellite ${creds!.satelliteId} (${err.message}); delete ${credFile} to register again` });
+      }
+    });
+    if (chunks === undefined) return;
+    if (chunks === 0) return resolve({ code: 0, reason: '0 chunks asked' });
+    const seconds = positiveInt('--timeout', values.timeout) ?? Math.ceil(60 + (6 * chunks * intervalMs) / 1000);
+    const timer = setTimeout(() => resolve({ code: 1, reason: `timed out after ${seconds} s: ${sat.ackedCount} of ${chunks} chunks acked stored` }), seconds * 1000);
+    const check = () => {
+      if (sat.ackedCount >= chunks) {
+        clearTimeout(timer);
+        resolve({ code: 0, reason: `${sat.ackedCount} chunks acked stored` });
+      } else if (sat.sourceEnded && outbox.pending().length === 0) {
+        clearTimeout(timer);
+        resolve({ code: 1, reason: `the source ended after ${sat.ackedCount} of ${chunks} chunks were acked stored` });
+      }
+    };
+    sat.on('acked', check);
+    sat.on('source-end', check);
+    sat.on('ack-error', (chunkId: string, error: string) => {
+      clearTimeout(timer);
+      resolve({ code: 1, reason: `the hub refused chunk ${chunkId}: ${error}` });
+    });
+  });
+
+  await sat.start();
+  const { code, reason } = await outcome;
+  await sat.stop();
+  const stats = await outbox.stats();
+  const summary = `${reason}; outbox: ${stats.rowCount} row(s), ${stats.unackedCount} unacked`;
+  if (code === 0) console.log(summary);
+  else console.error(summary);
+  return code;
+}

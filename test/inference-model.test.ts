@@ -1,0 +1,210 @@
+/**
+ * The model runner (src/inference/model.ts) and the built-in model (models/builtin, built by
+ * scripts/build-builtin-model.ts): BirdNET's interface, the soundscape's five species found in
+ * chunks of many seeds, nothing found in silence, the sigmoid with sensitivity, and clear
+ * errors for broken models.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import onnxProto from 'onnx-proto';
+import {
+  BUILTIN_LABELS_PATH,
+  BUILTIN_MODEL_PATH,
+  confidenceOf,
+  loadBuiltinModel,
+  loadModel,
+  Model,
+  ModelError,
+  MODEL_INPUT_SAMPLES,
+  parseLabels,
+  toModelInput,
+} from '../src/inference/model.ts';
+import { renderChunk, soundscapeChunk, SPECIES, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
+
+const { onnx } = onnxProto;
+
+/** A one-node model: input float32 [1, inputSize] → Identity → output [1, inputSize]. */
+function identityModel(inputSize: number): Uint8Array {
+  const info = (name: string) =>
+    onnx.ValueInfoProto.create({
+      name,
+      type: onnx.TypeProto.create({
+        tensorType: onnx.TypeProto.Tensor.create({
+          elemType: onnx.TensorProto.DataType.FLOAT,
+          shape: onnx.TensorShapeProto.create({ dim: [1, inputSize].map((d) => onnx.TensorShapeProto.Dimension.create({ dimValue: d })) }),
+        }),
+      }),
+    });
+  const graph = onnx.GraphProto.create({
+    name: 'identity',
+    node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })],
+    input: [info('x')],
+    output: [info('y')],
+  });
+  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish();
+}
+
+describe('built-in model', () => {
+  let model: Model;
+  let tmp: string;
+
+  before(async () => {
+    model = await loadBuiltinModel();
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-model-'));
+  });
+  after(async () => {
+    await model.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test('has BirdNET\'s interface: [1, 144000] float32 in, one logit per label out', () => {
+    assert.deepEqual(model.labels.map((l) => l.label), SPECIES_LABELS);
+    assert.deepEqual(model.labels[0], { label: 'Cuculus canorus_Common Cuckoo', scientificName: 'Cuculus canorus', commonName: 'Common Cuckoo' });
+    assert.equal(model.inputName, 'input');
+    assert.equal(model.outputName, 'logits');
+    const size = fs.statSync(BUILTIN_MODEL_PATH).size;
+    assert.ok(size < 100_000, `model.onnx is ${size} bytes`);
+  });
+
+  test('recognises every species in 200 soundscape chunks of many seeds (precision and recall ≥ 0.95)', async () => {
+    const counts = new Map(SPECIES_LABELS.map((l) => [l, { tp: 0, fp: 0, fn: 0 }]));
+    let chunks = 0;
+    let withCalls = 0;
+    let ms = 0;
+    // 20 soundscapes of 10 chunks; seeds spread apart (neighbouring seeds give lopsided species mixes).
+    for (let k = 1; k <= 20; k++) {
+      for (let index = 0; index < 10; index++) {
+        const chunk = soundscapeChunk(k * 7919, index);
+        const t0 = performance.now();
+        const found = new Set((await model.classify(chunk.samples)).map((p) => p.label));
+        ms += performance.now() - t0;
+        chunks++;
+        if (!chunk.silent) withCalls++;
+        for (const label of SPECIES_LABELS) {
+          const c = counts.get(label)!;
+          const truth = chunk.species.includes(label);
+          if (truth && found.has(label)) c.tp++;
+          else if (truth) c.fn++;
+          else if (found.has(label)) c.fp++;
+        }
+      }
+    }
+    assert.equal(chunks, 200);
+    assert.ok(withCalls > 100, `only ${withCalls} chunks hold calls`);
+    for (const [label, c] of counts) {
+      assert.ok(c.tp > 10, `${label}: only ${c.tp} chunks hold it`);
+      const precision = c.tp / (c.tp + c.fp);
+      const recall = c.tp / (c.tp + c.fn);
+      assert.ok(precision >= 0.95, `${label}: precision ${precision.toFixed(3)} (${JSON.stringify(c)})`);
+      assert.ok(recall >= 0.95, `${label}: recall ${recall.toFixed(3)} (${JSON.stringify(c)})`);
+    }
+    const totals = [...counts.values()].reduce((a, c) => ({ tp: a.tp + c.tp, fp: a.fp + c.fp, fn: a.fn + c.fn }), { tp: 0, fp: 0, fn: 0 });
+    console.log(`built-in model: ${chunks} chunks, ${JSON.stringify(totals)}, ${(ms / chunks).toFixed(2)} ms per chunk (${((1000 * chunks) / ms).toFixed(0)} chunks/s, one thread)`);
+  });
+
+  test('each species alone is found with confidence above 0.8, and the others stay below 0.2', async () => {
+    for (const s of SPECIES) {
+      for (let seed = 1; seed <= 8; seed++) {
+        const conf = await model.confidences(renderChunk({ species: [s.label], seed: 90_000 + seed }));
+        SPECIES.forEach((other, i) => {
+          if (other === s) assert.ok(conf[i] > 0.8, `${s.label} seed ${seed}: ${conf[i]}`);
+          else assert.ok(conf[i] < 0.2, `${other.label} in a ${s.label} chunk, seed ${seed}: ${conf[i]}`);
+        });
+      }
+    }
+  });
+
+  test('silent chunks, louder noise and digital silence yield nothing', async () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      assert.deepEqual(await model.classify(renderChunk({ species: [], seed })), [], `silent chunk, seed ${seed}`);
+      assert.deepEqual(await model.classify(renderChunk({ species: [], seed, noiseRms: 0.02 })), [], `noise 0.02, seed ${seed}`);
+    }
+    let silent = 0;
+    for (let index = 0; silent < 10; index++) {
+      const chunk = soundscapeChunk(77, index);
+      if (!chunk.silent) continue;
+      silent++;
+      assert.deepEqual(await model.classify(chunk.samples, { minConfidence: 0.1 }), []);
+    }
+    assert.deepEqual(await model.classify(new Int16Array(MODEL_INPUT_SAMPLES)), []);
+  });
+
+  test('sensitivity is the slope of the sigmoid: confidence = 1 / (1 + exp(-sensitivity × logit))', async () => {
+    const samples = renderChunk({ species: [SPECIES[1].label], seed: 4242 });
+    const logits = await model.logits(samples);
+    for (const sensitivity of [0.5, 0.75, 1, 1.25, 1.5]) {
+      const conf = await model.confidences(samples, sensitivity);
+      logits.forEach((l, i) => assert.ok(Math.abs(conf[i] - 1 / (1 + Math.exp(-sensitivity * l))) < 1e-6));
+    }
+    // Steeper is surer both ways: the caller's species rises, the others fall.
+    const low = await model.confidences(samples, 0.5);
+    const high = await model.confidences(samples, 1.5);
+    assert.ok(high[1] > low[1]);
+    assert.ok(high[0] < low[0]);
+    assert.equal(confidenceOf(0, 1.3), 0.5);
+    assert.ok(Math.abs(confidenceOf(2, 0.5) - 1 / (1 + Math.exp(-1))) < 1e-12);
+    // The minimum confidence applies after the sensitivity.
+    const atHalf = await model.classify(renderChunk({ species: [], seed: 5 }), { sensitivity: 0.5, minConfidence: 0 });
+    assert.equal(atHalf.length, 5);
+    assert.ok(atHalf.every((p) => Math.abs(p.confidence - 1 / (1 + Math.exp(-0.5 * p.logit))) < 1e-6));
+    await assert.rejects(model.classify(samples, { sensitivity: 2 }), (e: unknown) => e instanceof ModelError && /sensitivity must be between 0.5 and 1.5/.test(e.message));
+    assert.throws(() => confidenceOf(1, 0.1), ModelError);
+  });
+
+  test('shorter input is zero-padded and longer input cut at 3 s', async () => {
+    const chunk = renderChunk({ species: [SPECIES[3].label], seed: 31 });
+    const longer = new Int16Array(MODEL_INPUT_SAMPLES + 48_000);
+    longer.set(chunk);
+    longer.fill(12_000, MODEL_INPUT_SAMPLES);
+    assert.deepEqual(await model.logits(longer), await model.logits(chunk));
+    const padded = toModelInput(new Int16Array([16384, -32768]));
+    assert.equal(padded.length, MODEL_INPUT_SAMPLES);
+    assert.deepEqual([padded[0], padded[1], padded[2]], [0.5, -1, 0]);
+    assert.deepEqual(toModelInput(Float32Array.from([0.25])).slice(0, 2), Float32Array.from([0.25, 0]));
+    const short = chunk.subarray(0, 96_000); // 2 s
+    assert.equal(await model.logits(short).then((l) => l.length), 5);
+  });
+
+  test('a corrupt or missing model file fails with a clear error', async () => {
+    const corrupt = path.join(tmp, 'corrupt.onnx');
+    fs.writeFileSync(corrupt, Buffer.from('this is not an ONNX model at all, just some text'));
+    await assert.rejects(loadModel({ model: corrupt, labels: BUILTIN_LABELS_PATH }), (e: unknown) => e instanceof ModelError && /not a loadable ONNX model/.test(e.message) && e.message.includes(corrupt));
+
+    const truncated = path.join(tmp, 'truncated.onnx');
+    const bytes = fs.readFileSync(BUILTIN_MODEL_PATH);
+    fs.writeFileSync(truncated, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    await assert.rejects(loadModel({ model: truncated, labels: BUILTIN_LABELS_PATH }), ModelError);
+
+    await assert.rejects(loadModel({ model: path.join(tmp, 'missing.onnx'), labels: BUILTIN_LABELS_PATH }), /cannot read the model file/);
+    await assert.rejects(loadModel({ model: BUILTIN_MODEL_PATH, labels: path.join(tmp, 'missing.txt') }), /cannot read the labels file/);
+    await assert.rejects(loadModel({ model: new Uint8Array(0), labels: ['a_b'] }), /model file is empty/);
+  });
+
+  test('labels that do not match the outputs, or a wrong input shape, fail with a clear error', async () => {
+    await assert.rejects(
+      loadModel({ model: BUILTIN_MODEL_PATH, labels: SPECIES_LABELS.slice(0, 4) }),
+      (e: unknown) => e instanceof ModelError && /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 5\]/.test(e.message),
+    );
+    await assert.rejects(
+      loadModel({ model: identityModel(1000), labels: Array.from({ length: 1000 }, (_, i) => `L${i}_L${i}`), name: 'identity' }),
+      (e: unknown) => e instanceof ModelError && /input "x" has shape \[1, 1000\]; \[1, 144000\]/.test(e.message),
+    );
+    assert.throws(() => parseLabels('a_b\n\nc_d\n'), /line 2 is empty/);
+    assert.deepEqual(parseLabels('Dog_Dog\r\nNoise\n\n'), [
+      { label: 'Dog_Dog', scientificName: 'Dog', commonName: 'Dog' },
+      { label: 'Noise', scientificName: 'Noise', commonName: 'Noise' },
+    ]);
+  });
+
+  test('a model that passes the checks also runs with labels given as text, and refuses work after close', async () => {
+    const m = await loadModel({ model: fs.readFileSync(BUILTIN_MODEL_PATH), labels: { text: fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8') } });
+    const preds = await m.classify(renderChunk({ species: [SPECIES[4].label], seed: 8 }));
+    assert.deepEqual(preds.map((p) => p.label), [SPECIES[4].label]);
+    assert.equal(preds[0].index, 4);
+    await m.close();
+    await assert.rejects(m.logits(new Int16Array(10)), /closed/);
+  });
+});

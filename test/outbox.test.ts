@@ -1,0 +1,467 @@
+/**
+ * The reference satellite against a real hub (issue 4 "Tests that must exist": Outbox): real
+ * registration over HTTP, the hub's embedded broker, the hub's ingester storing and acking.
+ * The link is cut with a TCP proxy the test controls, so the satellite sees what a dropped
+ * network looks like (the socket dies, reconnects are refused) while it goes on recording.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startHub, type Hub } from './helpers/hub.ts';
+import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { client } from './helpers/http.ts';
+import { Outbox, type Eviction, type OutboxCaps, MB } from '../src/satellite/outbox.ts';
+import { Satellite, type SatelliteOptions } from '../src/satellite/client.ts';
+import { registerSatellite, type SavedCredentials } from '../src/satellite/cli.ts';
+import { syntheticSource } from '../src/satellite/sources.ts';
+import { CHUNK_WAV_BYTES, decodeWav } from '../src/satellite/wav.ts';
+import { chunkPlan } from '../src/satellite/soundscape.ts';
+import { topicOf } from '../src/infra/broker/topics.ts';
+import { HUB_VERSION } from '../src/modules/system/version.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+/** Polls until `check` holds (the satellite and the hub run on their own; nothing here sleeps blindly). */
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A TCP proxy in front of the broker that can drop every connection and refuse new ones. */
+async function tcpProxy(target: { host: string; port: number }) {
+  const sockets = new Set<net.Socket>();
+  let paused = false;
+  const server = net.createServer((inbound) => {
+    if (paused) return inbound.destroy();
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(inbound);
+    sockets.add(upstream);
+    const end = () => {
+      inbound.destroy();
+      upstream.destroy();
+      sockets.delete(inbound);
+      sockets.delete(upstream);
+    };
+    for (const s of [inbound, upstream]) {
+      s.on('error', end);
+      s.on('close', end);
+    }
+    inbound.pipe(upstream);
+    upstream.pipe(inbound);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    pause() {
+      paused = true;
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    resume() {
+      paused = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        paused = true;
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('reference satellite against a real hub', () => {
+  let hub: Hub;
+  let api: ReturnType<typeof client>;
+  let owner: TestUser;
+  let team: TestTeam;
+  const dirs: string[] = [];
+  const running: Satellite[] = [];
+  const proxies: Array<{ close(): Promise<void> }> = [];
+
+  before(async () => {
+    hub = await startHub();
+    api = client(hub.url);
+    const f = factories(hub);
+    owner = await f.user();
+    team = await f.team(owner);
+  });
+  after(async () => {
+    for (const s of running) await s.stop();
+    for (const p of proxies) await p.close();
+    await hub.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  function tmp(): string {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-sat-e2e-'));
+    dirs.push(d);
+    return d;
+  }
+
+  const register = (name = `Ref ${crypto.randomBytes(3).toString('hex')}`) =>
+    registerSatellite({ hub: hub.url, token: owner.token, tenantId: team.id, name, deviceId: `test-${crypto.randomUUID()}` });
+
+  /** A started satellite that records only when the test says (record()), unless chunkIntervalMs is given. */
+  async function startSatellite(o: Partial<SatelliteOptions> & { creds?: SavedCredentials; dir?: string; caps?: OutboxCaps } = {}) {
+    const creds = o.creds ?? (await register());
+    const dir = o.dir ?? tmp();
+    const outbox = o.outbox ?? (await Outbox.open(path.join(dir, 'outbox')));
+    const sat = new Satellite({
+      credentials: creds,
+      source: syntheticSource({ seed: 7, silenceProbability: 0 }),
+      outbox,
+      dataDir: dir,
+      chunkIntervalMs: 0,
+      reconnectMs: 50,
+      maxReconnectMs: 200,
+      heartbeatIntervalMs: 60_000,
+      ...o,
+    });
+    running.push(sat);
+    const connected = new Promise((resolve) => sat.once('connected', resolve));
+    await sat.start();
+    await connected;
+    return { sat, creds, dir, outbox };
+  }
+
+  /** Counts acks per chunk and the order chunks were sent in. */
+  function watch(sat: Satellite) {
+    const acks = new Map<string, number>();
+    const sent: string[] = [];
+    const evicted: Eviction[] = [];
+    sat.on('ack', (b: { chunkId: string }) => acks.set(b.chunkId, (acks.get(b.chunkId) ?? 0) + 1));
+    sat.on('sent', (r: { chunkId: string }) => sent.push(r.chunkId));
+    sat.on('evicted', (e: Eviction[]) => evicted.push(...e));
+    return { acks, sent, evicted };
+  }
+
+  async function chunkRows(satelliteId: string) {
+    return hub.infra.db.query<{ id: string; recorded_at: Date; received_at: Date; bytes: number }>(
+      'SELECT id, recorded_at, received_at, bytes FROM chunks WHERE satellite_id = $1 ORDER BY received_at, recorded_at',
+      [satelliteId],
+    );
+  }
+
+  /** The hub stored them oldest-first: arrival order is recording order. */
+  function assertOldestFirst(rows: Array<{ recorded_at: Date; received_at: Date }>) {
+    const byRecorded = [...rows].sort((a, b) => +a.recorded_at - +b.recorded_at);
+    assert.deepEqual(rows, byRecorded, 'received in recording order');
+  }
+
+  async function recordN(sat: Satellite, n: number): Promise<string[]> {
+    const ids: string[] = [];
+    const onRecorded = (r: { chunkId: string }) => ids.push(r.chunkId);
+    sat.on('recorded', onRecorded);
+    for (let i = 0; i < n; i++) assert.equal(await sat.record(), 'recorded');
+    sat.off('recorded', onRecorded);
+    return ids;
+  }
+
+  test('uploads synthetic chunks: each acked stored exactly once, silent ones gated, config and heartbeat reach the hub', async () => {
+    const dir = tmp();
+    const outbox = await Outbox.open(path.join(dir, 'outbox'));
+    const creds = await register();
+    const sat = new Satellite({
+      credentials: creds,
+      source: syntheticSource({ seed: 8, limit: 10 }),
+      outbox,
+      dataDir: dir,
+      chunkIntervalMs: 10,
+      reconnectMs: 50,
+      heartbeatIntervalMs: 60_000,
+    });
+    running.push(sat);
+    const w = watch(sat);
+    const config = new Promise<any>((resolve) => sat.once('config', resolve));
+    await sat.start();
+    assert.equal((await config).heartbeatIntervalSec, 30, 'the config request was answered with the effective config');
+    await until(() => sat.sourceEnded && outbox.pending().length === 0 && sat.ackedCount === outbox.list().length, 'every recorded chunk acked');
+
+    const recorded = outbox.list();
+    const stats = sat.filterStats;
+    assert.equal(stats.totalProcessed, 10);
+    const silent = Array.from({ length: 10 }, (_, i) => chunkPlan(8, i)).filter((p) => p.species.length === 0).length;
+    assert.ok(silent >= 1, 'seed 8 has a silent chunk among its first ten');
+    assert.equal(stats.rejectedSilence, silent, 'silent chunks stopped at the gate');
+    assert.equal(recorded.length, stats.totalSent);
+    assert.equal(sat.ackedCount, recorded.length);
+    assert.ok(recorded.every((r) => r.status === 'acked'));
+    for (const r of recorded) assert.equal(w.acks.get(r.chunkId), 1, `chunk ${r.chunkId} acked once`);
+    assert.deepEqual(w.sent, recorded.map((r) => r.chunkId), 'each sent once, oldest first');
+
+    const rows = await chunkRows(creds.satelliteId);
+    assert.equal(rows.length, recorded.length);
+    assert.deepEqual(rows.map((r) => r.id).sort(), recorded.map((r) => r.chunkId).sort());
+    assertOldestFirst(rows);
+    assert.ok(rows.every((r) => r.bytes === CHUNK_WAV_BYTES));
+
+    // The stored audio is the chunk the outbox holds, byte for byte.
+    const audio = await fetch(`${hub.url}/api/audio/${recorded[0].chunkId}`, { headers: { authorization: `Bearer ${owner.token}` } });
+    assert.equal(audio.status, 200);
+    const body = Buffer.from(await audio.arrayBuffer());
+    assert.equal(Buffer.compare(body, (await outbox.readAudio(recorded[0].chunkId))!), 0);
+    assert.equal(decodeWav(body, { expect48kMono: true }).samples.length, 144_000);
+
+    // A heartbeat carries the counters and the outbox figures.
+    const handled = new Promise<void>((resolve) => {
+      const off = hub.runtime.ingester!.onHandled((m) => {
+        if (m.channel === 'heartbeat' && m.satelliteId === creds.satelliteId) {
+          off();
+          resolve();
+        }
+      });
+    });
+    assert.equal(await sat.heartbeat(), true);
+    await handled;
+    const detail = (await api.get(`/satellites/${creds.satelliteId}`, owner)).body;
+    assert.equal(detail.online, true);
+    assert.equal(detail.version, HUB_VERSION);
+    assert.equal(detail.stream, 'satellite');
+    assert.equal(detail.state, 'paused', 'a source that ran out reports paused');
+    assert.equal(detail.filterStats.rejectedSilence, stats.rejectedSilence);
+    assert.equal(detail.outboxStats.rowCount, recorded.length);
+    assert.equal(detail.outboxStats.unackedCount, 0);
+    assert.equal(detail.outboxStats.ackedBytes, recorded.length * CHUNK_WAV_BYTES);
+    const telemetry = await hub.infra.db.query<{ storage_free_bytes: string }>('SELECT storage_free_bytes FROM telemetry WHERE satellite_id = $1', [creds.satelliteId]);
+    assert.ok(telemetry.length >= 1 && Number(telemetry[0].storage_free_bytes) > 0, 'telemetry sent on connect');
+  });
+
+  test('the link drops while recording: chunks wait in the outbox; on reconnect each arrives exactly once, oldest first', async () => {
+    const proxy = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(hub.infra.broker.brokerUrl).port) });
+    proxies.push(proxy);
+    const { sat, creds, outbox } = await startSatellite({ url: proxy.url });
+    const w = watch(sat);
+    let configRequests = 0;
+    sat.on('config', () => configRequests++);
+
+    const online = await recordN(sat, 2);
+    await until(() => sat.ackedCount === 2, 'the first two acks');
+
+    const down = new Promise((resolve) => sat.once('disconnected', resolve));
+    proxy.pause();
+    await down;
+    const offline = await recordN(sat, 5);
+    assert.deepEqual(outbox.pending().map((r) => r.chunkId), offline, 'recorded while offline, waiting oldest-first');
+    await new Promise((r) => setTimeout(r, 300)); // reconnect attempts are refused meanwhile
+    assert.equal(sat.connected, false);
+    assert.equal((await chunkRows(creds.satelliteId)).length, 2, 'nothing reached the hub while the link was down');
+
+    // Drop the link once more with a chunk in flight: it is sent again and still stored once.
+    let dropped = false;
+    sat.on('sent', (r: { chunkId: string }) => {
+      if (!dropped && r.chunkId === offline[1]) {
+        dropped = true;
+        proxy.pause();
+        setTimeout(() => proxy.resume(), 150);
+      }
+    });
+    const reconnected = new Promise((resolve) => sat.once('connected', resolve));
+    proxy.resume();
+    await reconnected;
+    await until(() => sat.ackedCount === 7, 'all seven chunks acked');
+    assert.ok(dropped);
+    assert.ok(configRequests >= 2, 'config requested again on reconnect');
+
+    const rows = await chunkRows(creds.satelliteId);
+    assert.equal(rows.length, 7, 'every chunk stored exactly once');
+    assert.deepEqual(new Set(rows.map((r) => r.id)), new Set([...online, ...offline]));
+    assertOldestFirst(rows);
+    // Send order: each chunk goes in recording order; only the one cut off in flight went twice.
+    const firstSends = w.sent.filter((id, i) => w.sent.indexOf(id) === i);
+    assert.deepEqual(firstSends, [...online, ...offline]);
+    assert.ok(w.sent.filter((id) => id !== offline[1]).length === 6, 'no other chunk was sent twice');
+    assert.ok(outbox.list().every((r) => r.status === 'acked'));
+    assert.ok(w.evicted.length === 0);
+  });
+
+  test('caps while offline: the soft cap evicts acked copies first, a tiny hard cap drops the oldest unsent chunks', async () => {
+    const proxy = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(hub.infra.broker.brokerUrl).port) });
+    proxies.push(proxy);
+    // A device with little storage: its own limits are below the pushed ones (hard cap ≥ 32 MB at the hub).
+    const { sat, creds, outbox } = await startSatellite({
+      url: proxy.url,
+      localCaps: { softBytes: 2 * CHUNK_WAV_BYTES, hardBytes: 4 * CHUNK_WAV_BYTES },
+    });
+    const w = watch(sat);
+    const online = await recordN(sat, 2);
+    await until(() => sat.ackedCount === 2, 'two acks');
+    assert.equal(outbox.list().length, 2, 'acked rows stay as local copies up to the soft cap');
+
+    const down = new Promise((resolve) => sat.once('disconnected', resolve));
+    proxy.pause();
+    await down;
+    const offline = await recordN(sat, 6);
+    assert.deepEqual(
+      w.evicted.map((e) => [e.chunkId, e.reason, e.status]),
+      [
+        [online[0], 'soft_cap', 'acked'],
+        [online[1], 'soft_cap', 'acked'],
+        [offline[0], 'hard_cap', 'unacked'],
+        [offline[1], 'hard_cap', 'unacked'],
+      ],
+    );
+    assert.deepEqual(outbox.pending().map((r) => r.chunkId), offline.slice(2), 'the newest four wait');
+    const stats = await outbox.stats();
+    assert.ok(stats.totalBytes <= 4 * CHUNK_WAV_BYTES && stats.diskBytes === stats.totalBytes);
+
+    proxy.resume();
+    await until(() => sat.ackedCount === 6, 'the four survivors acked');
+    const rows = await chunkRows(creds.satelliteId);
+    assert.deepEqual(rows.map((r) => r.id), [...online, ...offline.slice(2)], 'the dropped two never arrive; the rest in order');
+    assertOldestFirst(rows);
+    assert.ok(outbox.list().length <= 2, 'back under the soft cap once acked');
+    assert.ok(MB > 0);
+  });
+
+  test('the outbox survives a restart: chunks recorded before a stop are uploaded by the next run', async () => {
+    const proxy = await tcpProxy({ host: '127.0.0.1', port: Number(new URL(hub.infra.broker.brokerUrl).port) });
+    proxies.push(proxy);
+    const first = await startSatellite({ url: proxy.url });
+    proxy.pause();
+    await until(() => !first.sat.connected, 'the disconnect');
+    const ids = await recordN(first.sat, 3);
+    await first.sat.stop();
+    assert.equal((await chunkRows(first.creds.satelliteId)).length, 0);
+
+    const outbox = await Outbox.open(path.join(first.dir, 'outbox'));
+    assert.deepEqual(outbox.pending().map((r) => r.chunkId), ids);
+    const second = await startSatellite({ creds: first.creds, dir: first.dir, outbox });
+    await until(() => second.sat.ackedCount === 3, 'the earlier chunks acked');
+    const rows = await chunkRows(first.creds.satelliteId);
+    assert.deepEqual(rows.map((r) => r.id), ids);
+  });
+
+  test('config pushes apply at once; log requests are answered from the journal; update is logged', async () => {
+    const { sat, creds } = await startSatellite();
+    await until(() => sat.config.filterMinRms === 0.003, 'the first config push');
+    const pushed = new Promise<any>((resolve) => sat.on('config', (c) => c.filterEnabled === false && resolve(c)));
+    const res = await api.patch(`/settings/effective?satelliteId=${creds.satelliteId}`, { values: { filter_enabled: false, filter_min_rms: 0.05, heartbeat_interval_sec: 45 } }, owner);
+    assert.equal(res.status, 200, res.text);
+    const c = await pushed;
+    assert.equal(c.heartbeatIntervalSec, 45);
+    assert.deepEqual(sat.gate.settings, { filterEnabled: false, filterMinRms: 0.05 });
+    assert.equal(JSON.parse(fs.readFileSync(path.join(sat['o'].dataDir!, 'config.json'), 'utf8')).filterMinRms, 0.05, 'kept for the next start');
+
+    const asked = await api.post(`/satellites/${creds.satelliteId}/logs/request`, { tail: 3 }, owner);
+    assert.equal(asked.status, 202, asked.text);
+    let logs: any = null;
+    await until(async () => {
+      logs = (await api.get(`/satellites/${creds.satelliteId}/logs`, owner)).body?.logs;
+      return Array.isArray(logs?.lines) && logs.lines.length > 0;
+    }, 'the log response');
+    assert.equal(logs.lines.length, 3);
+    assert.match(logs.lines[2], /log request .*: sending the last 3 lines/, 'the journal up to the request itself');
+
+    const updated = new Promise((resolve) => sat.once('update', resolve));
+    assert.equal((await api.post(`/satellites/${creds.satelliteId}/update`, undefined, owner)).status, 200);
+    assert.equal(await updated, HUB_VERSION);
+    assert.ok(sat.journal.tail(5).some((l) => l.includes(`update requested: target version ${HUB_VERSION}`)));
+  });
+
+  test('over WebSocket: live-start streams live-audio (QoS 0, base64 WAV) until live-stop, or until the keepalive lapses', async () => {
+    const creds = await register();
+    assert.match(creds.wsUrl ?? '', /^ws:\/\/.*\/mqtt$/, 'registration tells the WebSocket address');
+    const { sat } = await startSatellite({ creds, transport: 'ws', liveIntervalMs: 100, liveTimeoutMs: 1000 });
+    assert.match(sat.url, /^ws:/);
+    const relayed: Array<{ sessionId: string | null; audio: string }> = [];
+    const off = hub.infra.bus.subscribe('satellite.live_audio', (e) => {
+      if (e.satelliteId === creds.satelliteId) relayed.push(e);
+    });
+    try {
+      const topic = (ch: string) => topicOf(creds.tenantId, creds.satelliteId, ch);
+      await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-1' }), { qos: 1 });
+      await until(() => relayed.length >= 3, 'live audio at the hub');
+      assert.equal(relayed[0].sessionId, 's-1');
+      assert.equal(decodeWav(Buffer.from(relayed[0].audio, 'base64'), { expect48kMono: true }).samples.length, 144_000);
+      const stopped = new Promise((resolve) => sat.once('live-stop', resolve));
+      await hub.infra.broker.publish(topic('live-stop'), JSON.stringify({ sessionId: 's-1' }), { qos: 1 });
+      assert.equal(await stopped, 'live-stop from the hub');
+      assert.equal(sat.liveSession, undefined);
+
+      // Without a keepalive the session ends by itself; a re-sent live-start keeps it going.
+      await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-2' }), { qos: 1 });
+      await until(() => sat.liveSession === 's-2', 'the second session');
+      const started = Date.now();
+      await new Promise((r) => setTimeout(r, 600));
+      await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-2' }), { qos: 1 });
+      await new Promise((r) => setTimeout(r, 700));
+      assert.equal(sat.liveSession, 's-2', 'kept alive past the first timeout');
+      const lapsed = await new Promise((resolve) => sat.once('live-stop', resolve));
+      assert.equal(lapsed, 'no keepalive (live-start) for 1 s');
+      assert.ok(Date.now() - started >= 1500, 'the keepalive restarted the timer');
+    } finally {
+      off();
+    }
+  });
+
+  describe('chorus satellite (CLI)', () => {
+    /** Runs `chorus satellite`; `onOutput` may signal the process (it gets what was printed so far). */
+    function runCli(args: string[], onOutput?: (stdout: string, child: ReturnType<typeof spawn>) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+      return new Promise((resolve) => {
+        const child = spawn(process.execPath, [path.join(root, 'bin', 'chorus.mjs'), 'satellite', ...args], { cwd: root, env: { ...process.env, NODE_ENV: 'test' } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d) => {
+          stdout += d;
+          onOutput?.(stdout, child);
+        });
+        child.stderr!.on('data', (d) => (stderr += d));
+        child.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+    }
+
+    test('registers, uploads 3 chunks and exits 0; a second run reuses the saved credentials (mode 0600)', async () => {
+      const data = tmp();
+      const args = ['--hub', hub.url, '--token', owner.token, '--tenant', team.id, '--name', 'CLI sat', '--data', data, '--interval-ms', '50'];
+      const run = await runCli([...args, '--chunks', '3']);
+      assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+      assert.match(run.stdout, /3 chunks acked stored/);
+      const credFile = path.join(data, 'credentials.json');
+      assert.equal(fs.statSync(credFile).mode & 0o777, 0o600);
+      const creds = JSON.parse(fs.readFileSync(credFile, 'utf8')) as SavedCredentials;
+      assert.equal((await chunkRows(creds.satelliteId)).length, 3);
+
+      const again = await runCli([...args, '--chunks', '2']);
+      assert.equal(again.code, 0, `${again.stdout}\n${again.stderr}`);
+      assert.match(again.stdout, /Using saved credentials/);
+      assert.equal((await chunkRows(creds.satelliteId)).length, 5);
+      const named = await hub.infra.db.query('SELECT id FROM satellites WHERE tenant_id = $1 AND name = $2', [team.id, 'CLI sat']);
+      assert.equal(named.length, 1, 'no second registration');
+
+      // Without --chunks it runs until stopped: SIGTERM once connected ends it with 0.
+      let signalled = false;
+      const endless = await runCli(['--data', data, '--interval-ms', '50'], (out, child) => {
+        if (!signalled && /connected to/.test(out)) {
+          signalled = true;
+          child.kill('SIGTERM');
+        }
+      });
+      assert.equal(endless.code, 0, `${endless.stdout}\n${endless.stderr}`);
+      assert.match(endless.stdout, /stopped by SIGTERM/);
+    });
+
+    test('non-zero with the reason: a refused registration, and credentials the broker no longer accepts', async () => {
+      const bad = await runCli(['--hub', hub.url, '--token', 'not-a-token', '--tenant', team.id, '--data', tmp(), '--chunks', '1']);
+      assert.notEqual(bad.code, 0);
+      assert.match(bad.stderr, /registration refused: HTTP 401/);
+
+      const data = tmp();
+      const creds = await register('Doomed');
+      fs.writeFileSync(path.join(data, 'credentials.json'), JSON.stringify({ ...creds }), { mode: 0o600 });
+      const del = await api.del(`/satellites/${creds.satelliteId}`, owner, { confirmName: 'Doomed' });
+      assert.equal(del.status, 204, del.text);
+      const gone = await runCli(['--tenant', team.id, '--data', data, '--chunks', '1', '--interval-ms', '50', '--timeout', '20']);
+      assert.equal(gone.code, 2, `${gone.stdout}\n${gone.stderr}`);
+      assert.match(gone.stderr, /broker refused the credentials/);
+    });
+  });
+});

@@ -1,0 +1,343 @@
+/**
+ * Hub modes (DESIGN.md §3, satellite protocol §4): `dispatcher` holds the broker, `api` serves
+ * HTTP and the WebSocket and sends its broker commands over the event bus. Two real processes
+ * (`node --import tsx src/main.ts serve`) share a fresh PostgreSQL schema and one Redis; a
+ * satellite registered through the api's HTTP connects to the dispatcher's embedded broker and
+ * receives what the api asks for. Needs DATABASE_URL and REDIS_URL (CI sets both); without them
+ * the two-process suite is skipped. The configuration refusal and the bus adapter run always.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import mqtt, { type MqttClient } from 'mqtt';
+import WebSocket from 'ws';
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { createMemoryBus } from '../src/infra/bus/index.ts';
+import type { Broker } from '../src/infra/broker/index.ts';
+import { BrokerUnavailableError, advertisedBrokerUrls, createBusBroker, startBrokerCommandExecutor } from '../src/infra/broker/bus-broker.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const DATABASE_URL = process.env.DATABASE_URL;
+const REDIS_URL = process.env.REDIS_URL;
+const WAIT_MS = 10_000;
+
+describe('split mode configuration', () => {
+  const base = { CHORUS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-cfg-')), CHORUS_SECRET: 's'.repeat(32) };
+  after(() => fs.rmSync(base.CHORUS_DATA_DIR, { recursive: true, force: true }));
+
+  test('api and dispatcher refuse to start without REDIS_URL and DATABASE_URL', () => {
+    for (const mode of ['api', 'dispatcher']) {
+      assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode }), (e: unknown) => e instanceof ConfigError && new RegExp(`^CHORUS_MODE=${mode} is split mode and needs REDIS_URL and DATABASE_URL`).test((e as Error).message));
+      assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode, DATABASE_URL: 'postgres://db/x' }), /needs REDIS_URL:/);
+      assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode, REDIS_URL: 'redis://cache' }), /needs DATABASE_URL:/);
+      assert.equal(loadConfig({ ...base, CHORUS_MODE: mode, REDIS_URL: 'redis://cache', DATABASE_URL: 'postgres://db/x' }).mode, mode);
+    }
+    assert.equal(loadConfig({ ...base }).mode, 'full', 'full mode needs neither');
+  });
+
+  test('chorus serve in api mode without them exits 1 with a configuration error', async () => {
+    const env = { ...process.env, ...base, CHORUS_MODE: 'api', REDIS_URL: '', DATABASE_URL: '' };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (c) => (stderr += c));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    assert.equal(code, 1);
+    assert.match(stderr, /^Configuration error: CHORUS_MODE=api is split mode and needs REDIS_URL and DATABASE_URL/m);
+  });
+
+  test('the api computes where satellites dial: the dispatcher embedded broker, or MQTT_URL', () => {
+    const c = loadConfig({ ...base, CHORUS_PUBLIC_URL: 'https://hub.example.org', MQTT_PORT: '1999', MQTT_WS_PORT: '8999' });
+    assert.deepEqual(advertisedBrokerUrls(c), { brokerUrl: 'mqtt://hub.example.org:1999', wsUrl: 'ws://hub.example.org:8999/mqtt' });
+    const m = loadConfig({ ...base, MQTT_URL: 'wss://admin:pw@broker.example.org/mqtt', MQTT_ADMIN_USERNAME: 'admin', MQTT_ADMIN_PASSWORD: 'pw' });
+    assert.deepEqual(advertisedBrokerUrls(m), { brokerUrl: 'wss://broker.example.org/mqtt', wsUrl: 'wss://broker.example.org/mqtt' });
+  });
+});
+
+describe('broker commands over the bus', () => {
+  const config = loadConfig({ CHORUS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-bus-')), CHORUS_SECRET: 's'.repeat(32), CHORUS_PUBLIC_URL: 'http://hub.test', MQTT_PORT: '1884', MQTT_WS_PORT: '8084' });
+  after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));
+
+  function fakeBroker(fail = false) {
+    const calls: unknown[] = [];
+    const broker: Broker = {
+      kind: 'embedded',
+      brokerUrl: '',
+      wsUrl: null,
+      provisionSatellite: async (s) => void calls.push(['provision', s]),
+      revokeSatellite: async (id) => void calls.push(['revoke', id]),
+      publish: async (topic, payload, o) => {
+        if (fail) throw new Error('broker down');
+        calls.push(['publish', topic, Buffer.isBuffer(payload) ? `buffer:${payload.toString('hex')}` : payload, o?.qos]);
+      },
+      subscribe: async () => {},
+      close: async () => {},
+    };
+    return { broker, calls };
+  }
+
+  test('the dispatcher runs publish, provision and revoke and the api waits for its answer', async () => {
+    const bus = createMemoryBus();
+    const { broker, calls } = fakeBroker();
+    const stop = startBrokerCommandExecutor({ bus, broker, onError: () => {} });
+    const api = createBusBroker(config, bus);
+    assert.equal(api.kind, 'bus');
+    assert.equal(api.brokerUrl, 'mqtt://hub.test:1884');
+    await api.publish('chorus/t/s/update', '{"a":1}', { qos: 1 });
+    await api.publish('chorus/t/s/config', Buffer.from([1, 2]), { qos: 2 });
+    await api.provisionSatellite({ satelliteId: 's', tenantId: 't', password: 'pw' });
+    await api.revokeSatellite('s');
+    assert.deepEqual(calls, [
+      ['publish', 'chorus/t/s/update', '{"a":1}', 1],
+      ['publish', 'chorus/t/s/config', 'buffer:0102', 2],
+      ['provision', { satelliteId: 's', tenantId: 't', password: 'pw' }],
+      ['revoke', 's'],
+    ]);
+    await assert.rejects(api.subscribe('chorus/+/+/audio', () => {}), /no broker subscriptions/);
+    stop();
+    await api.close();
+  });
+
+  test("a topic outside chorus/ is refused; a broker failure reaches the api's caller", async () => {
+    const bus = createMemoryBus();
+    const { broker, calls } = fakeBroker();
+    const stop = startBrokerCommandExecutor({ bus, broker, onError: () => {} });
+    const api = createBusBroker(config, bus);
+    await assert.rejects(api.publish('$CONTROL/dynamic-security/v1', '{}', { qos: 1 }), /refused topic/);
+    assert.deepEqual(calls, []);
+    stop();
+    const down = fakeBroker(true);
+    const stop2 = startBrokerCommandExecutor({ bus, broker: down.broker, onError: () => {} });
+    await assert.rejects(api.publish('chorus/t/s/update', '{}', { qos: 1 }), /dispatcher: broker down/);
+    stop2();
+    await api.close();
+  });
+
+  test('without a dispatcher a command fails with 503 BROKER_UNAVAILABLE', async () => {
+    const api = createBusBroker(config, createMemoryBus(), { timeoutMs: 50 });
+    const err = await api.publish('chorus/t/s/update', '{}', { qos: 1 }).then(() => null, (e: unknown) => e);
+    assert.ok(err instanceof BrokerUnavailableError);
+    assert.equal(err.status, 503);
+    assert.equal(err.code, 'BROKER_UNAVAILABLE');
+    await api.publish('chorus/t/s/live-audio', '{}', { qos: 0 }); // QoS 0 does not wait
+    await api.close();
+  });
+});
+
+interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Starts `chorus serve`; resolves once it printed its start-up line. */
+function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const proc: Proc = {
+    child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${env.CHORUS_MODE} did not start within 60 s:\n${out}`)), 60_000);
+    const onData = (c: Buffer) => {
+      out += c.toString();
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve(proc);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${env.CHORUS_MODE} exited with ${code}:\n${out}`));
+    });
+  });
+}
+
+const skip = !DATABASE_URL || !REDIS_URL ? 'split mode needs DATABASE_URL and REDIS_URL (PostgreSQL shared by both processes, Redis for the bus); CI sets both' : false;
+
+describe('split mode: an api and a dispatcher process', { skip }, () => {
+  const schema = `split_${crypto.randomBytes(6).toString('hex')}`;
+  const dirs: string[] = [];
+  let dispatcher: Proc | null = null;
+  let apiProc: Proc | null = null;
+  let apiUrl = '';
+  let dispatcherUrl = '';
+  let brokerPort = 0;
+  let token = '';
+  let tenantId = '';
+  let sat: { id: string; mqtt: MqttClient; next(channel: string, pred?: (m: any) => boolean): Promise<any> } | null = null;
+  const admin = { email: 'split-admin@example.org', password: 'split-admin-password-1' };
+
+  const http = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(apiUrl + '/api' + url, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, text };
+  };
+
+  before(async () => {
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`CREATE SCHEMA ${schema}`);
+    await c.end();
+    const dir = () => {
+      const d = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-'));
+      dirs.push(d);
+      return d;
+    };
+    const common = {
+      DATABASE_URL: DATABASE_URL!,
+      DATABASE_SCHEMA: schema,
+      REDIS_URL: REDIS_URL!,
+      CHORUS_KV_PREFIX: `chorus-split:${crypto.randomBytes(4).toString('hex')}:`,
+      CHORUS_SECRET: 'split-secret-0123456789abcdef0123456789abcdef',
+      CHORUS_PUBLIC_URL: 'http://127.0.0.1',
+      HOST: '127.0.0.1',
+      MQTT_HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    };
+    // Every port is chosen by the process itself (port 0) and read from its start-up lines: a port
+    // probed free here could be taken by an outgoing connection before the child binds it.
+    // The dispatcher first: it migrates the schema and opens the broker.
+    dispatcher = await serve({ ...common, CHORUS_MODE: 'dispatcher', PORT: '0', MQTT_PORT: '0', MQTT_WS_PORT: '0', CHORUS_DATA_DIR: dir() }, /dispatcher is running[^\n]*\nMQTT: [^\n]*\n/);
+    const d = /health at (http:\/\/[^/\s]+)\/api\/health[\s\S]*embedded broker at mqtt:\/\/127\.0\.0\.1:(\d+) and ws:\/\/127\.0\.0\.1:(\d+)\/mqtt/.exec(dispatcher.output());
+    assert.ok(d, `dispatcher start-up lines: ${dispatcher.output()}`);
+    dispatcherUrl = d[1];
+    brokerPort = Number(d[2]);
+    // The api dials nothing itself; it names the dispatcher's broker to satellites.
+    apiProc = await serve(
+      { ...common, CHORUS_MODE: 'api', PORT: '0', MQTT_PORT: d[2], MQTT_WS_PORT: d[3], CHORUS_DATA_DIR: dir(), CHORUS_ADMIN_EMAIL: admin.email, CHORUS_ADMIN_PASSWORD: admin.password },
+      /is listening on[^\n]*\n/,
+    );
+    const a = /is listening on (http:\/\/[^\s]+) /.exec(apiProc.output());
+    assert.ok(a, `api start-up lines: ${apiProc.output()}`);
+    apiUrl = a[1];
+
+    const login = await fetch(`${apiUrl}/api/auth/login?returnToken=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+    assert.equal(login.status, 200, await login.clone().text());
+    token = (await login.json()).token;
+    const team = await http('POST', '/auth/create-tenant', { name: 'Split team' });
+    assert.equal(team.status, 201, team.text);
+    tenantId = team.body.id;
+  });
+
+  after(async () => {
+    await sat?.mqtt.endAsync(true).catch(() => {});
+    await apiProc?.stop();
+    await dispatcher?.stop();
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  test('the dispatcher serves only its health endpoint; the api serves the API', async () => {
+    const health = await fetch(`${dispatcherUrl}/api/health`);
+    assert.equal(health.status, 200);
+    assert.equal((await health.json()).status, 'ok');
+    assert.equal((await fetch(`${dispatcherUrl}/api/auth/me`)).status, 404);
+    assert.equal((await fetch(`${dispatcherUrl}/ws/events?tenantId=${tenantId}`)).status, 404);
+    assert.equal((await fetch(`${apiUrl}/api/health`)).status, 200);
+    assert.equal((await http('GET', '/auth/me')).status, 200);
+  });
+
+  test("a satellite registered through the api connects to the dispatcher's broker", async () => {
+    const reg = await http('POST', '/satellites', { tenantId, name: 'Split garden' });
+    assert.equal(reg.status, 201, reg.text);
+    const { id, mqtt: creds } = reg.body;
+    assert.equal(creds.brokerUrl, `mqtt://127.0.0.1:${brokerPort}`, "the dispatcher's embedded broker");
+    const client = await mqtt.connectAsync(creds.brokerUrl, { clientId: `satellite-${id}`, username: creds.username, password: creds.password, protocolVersion: 4, reconnectPeriod: 0 }, false);
+    const waiters: Array<{ channel: string; pred: (m: any) => boolean; resolve: (m: any) => void }> = [];
+    client.on('message', (topic, payload) => {
+      const channel = topic.split('/')[3];
+      let body: any = payload.toString();
+      try {
+        body = JSON.parse(body);
+      } catch {
+        // not JSON
+      }
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i].channel === channel && waiters[i].pred(body)) waiters.splice(i, 1)[0].resolve(body);
+      }
+    });
+    await client.subscribeAsync(`chorus/${tenantId}/${id}/+`, { qos: 1 });
+    sat = {
+      id,
+      mqtt: client,
+      next: (channel, pred = () => true) =>
+        new Promise((resolve, reject) => {
+          waiters.push({ channel, pred, resolve });
+          setTimeout(() => reject(new Error(`satellite: no ${channel} within ${WAIT_MS} ms`)), WAIT_MS).unref();
+        }),
+    };
+  });
+
+  test('update, log request and a settings change reach the satellite through the dispatcher', async () => {
+    assert.ok(sat, 'the satellite is connected');
+    const update = sat.next('update');
+    const upd = await http('POST', `/satellites/${sat.id}/update`, {});
+    assert.equal(upd.status, 200, upd.text);
+    assert.deepEqual(await update, { satelliteId: sat.id, tenantId, targetVersion: upd.body.targetVersion });
+
+    const logReq = sat.next('log-request');
+    const logs = await http('POST', `/satellites/${sat.id}/logs/request`, { tail: 25 });
+    assert.equal(logs.status, 202, logs.text);
+    assert.deepEqual(await logReq, { requestId: logs.body.requestId, tail: 25 });
+
+    const config = sat.next('config', (m) => m.heartbeatIntervalSec === 45);
+    const patch = await http('PATCH', `/settings/effective?satelliteId=${sat.id}`, { values: { heartbeat_interval_sec: 45 } });
+    assert.equal(patch.status, 200, patch.text);
+    const pushed = await config;
+    assert.equal(pushed.satelliteId, sat.id);
+    assert.equal(pushed.tenantId, tenantId);
+  });
+
+  test("live listening on the api's WebSocket: live-start through the dispatcher, live audio relayed back", async () => {
+    assert.ok(sat, 'the satellite is connected');
+    const started = sat.next('live-start');
+    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}&listenSatelliteId=${sat.id}`, { headers: { authorization: `Bearer ${token}` } });
+    const frames: any[] = [];
+    const waiting: Array<{ type: string; resolve: (f: any) => void }> = [];
+    ws.on('message', (d) => {
+      const fr = JSON.parse(d.toString());
+      frames.push(fr);
+      for (let i = waiting.length - 1; i >= 0; i--) if (waiting[i].type === fr.type) waiting.splice(i, 1)[0].resolve(fr);
+    });
+    const next = (type: string) =>
+      new Promise<any>((resolve, reject) => {
+        const hit = frames.find((x) => x.type === type);
+        if (hit) return resolve(hit);
+        waiting.push({ type, resolve });
+        setTimeout(() => reject(new Error(`no ${type} frame; got ${JSON.stringify(frames.map((x) => x.type))}`)), WAIT_MS).unref();
+      });
+    const { sessionId } = await next('live-started');
+    assert.deepEqual(await started, { sessionId });
+    const audio = Buffer.from('RIFF-split-live-audio').toString('base64');
+    await sat.mqtt.publishAsync(`chorus/${tenantId}/${sat.id}/live-audio`, audio, { qos: 0 });
+    const frame = await next('live-audio');
+    assert.equal(frame.audio, audio);
+    assert.equal(frame.satelliteId, sat.id);
+    const stopped = sat.next('live-stop');
+    ws.close();
+    assert.deepEqual(await stopped, { sessionId });
+  });
+});
