@@ -51,6 +51,9 @@ import { createJoiningService } from './modules/joining/service.ts';
 import { joiningRoutes } from './modules/joining/routes.ts';
 import { createAuditRepo } from './modules/audit/repo.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
+import { createDetectionsRepo } from './modules/detections/repo.ts';
+import { createDetectionsService } from './modules/detections/service.ts';
+import { detectionsRoutes } from './modules/detections/routes.ts';
 import { systemRoutes } from './modules/system/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
@@ -115,6 +118,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const auditRepo = createAuditRepo(db);
   const audioRepo = createAudioRepo(db);
   const audio = createAudioService({ repo: audioRepo, storage });
+  const detectionsRepo = createDetectionsRepo(db);
+  const detections = createDetectionsService({ repo: detectionsRepo });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({
@@ -123,6 +128,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       invite: invitesRepo.teamOfInvite,
       apiKey: apiKeysRepo.teamOfKey,
       chunk: audioRepo.teamOfChunk,
+      detection: detectionsRepo.teamOfDetection,
     },
     teamExists: teamsRepo.teamExists,
     deviceFacts: satellitesRepo.deviceFacts,
@@ -141,11 +147,12 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, async () => null),
     ...audioRoutes(audio),
+    ...detectionsRoutes(detections),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -5,6 +5,7 @@ import { startLiveRelay } from './modules/live/relay.ts';
 import { startIngester, type Ingester } from './broker/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './broker/offline-monitor.ts';
 import { requeueRecentChunks } from './broker/requeue.ts';
+import { startInferenceWorker } from './inference/worker.ts';
 
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {
@@ -49,6 +50,15 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     stops.push(() => monitor.stop());
     const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) => log.error({ err }, 'requeueing recent chunks failed'));
     stops.push(() => requeued.then(() => undefined));
+  }
+  if (mode === 'full' || mode === 'worker') {
+    // Inference (issue 5): the model loads on the first job, once per process; jobs stop with the queue.
+    const worker = startInferenceWorker({
+      db: infra.db, clock: infra.clock, storage: infra.storage, queue: infra.queue, broker: infra.broker, live: services.live,
+      log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+    });
+    ready.push(worker);
+    worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));
   }
   if (mode === 'dispatcher') {
     stops.push(startBrokerCommandExecutor({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'broker command from the api failed') }));

@@ -111,6 +111,18 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     );
     return id;
   },
+  // A detection of a satellite of the world's team (its chunk need not exist).
+  detection: async ({ hub, w }) => {
+    const sat = await makeSatellite(hub, w.team, null);
+    const id = newId();
+    const at = hub.clock.now();
+    await hub.infra.db.query(
+      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, created_at)
+       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.9, $5, 0, 3000, 'builtin', $5)`,
+      [id, w.team.id, sat.id, newId(), at],
+    );
+    return id;
+  },
 };
 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [

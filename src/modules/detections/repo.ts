@@ -1,0 +1,169 @@
+import type { Db } from '../../infra/db/index.ts';
+
+/** One detection as the API shows it (spec hub-http-api §2 "Detection"). */
+export interface DetectionRow {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  satelliteName: string | null;
+  chunkId: string;
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: string;
+  confidence: number;
+  detectedAt: Date;
+  startMs: number;
+  endMs: number;
+  modelId: string;
+  verificationStatus: 'unverified' | 'pending_review' | 'confirmed' | 'rejected';
+  tentative: boolean;
+  promoted: boolean;
+  isFirstOfSeason: boolean;
+  isFirstOfDay: boolean;
+  isRare: boolean;
+  rareReason: string | null;
+  createdAt: Date;
+}
+
+/** What the inference worker writes. */
+export interface NewDetection {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  chunkId: string;
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: string;
+  confidence: number;
+  detectedAt: Date;
+  startMs: number;
+  endMs: number;
+  modelId: string;
+  isFirstOfSeason: boolean;
+  isFirstOfDay: boolean;
+  isRare: boolean;
+  rareReason: string | null;
+  createdAt: Date;
+}
+
+export interface DetectionListFilter {
+  /** null: every team (hub admins without a tenantId). */
+  tenantIds: string[] | null;
+  satelliteId?: string;
+  species?: string;
+  speciesSearch?: string;
+  minConfidence?: number;
+  verificationStatus?: DetectionRow['verificationStatus'];
+  includeTentative: boolean;
+  start?: Date;
+  end?: Date;
+  sortBy: 'date' | 'confidence' | 'species';
+  sortDir: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+  withCount: boolean;
+}
+
+const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s.name AS "satelliteName", d.chunk_id AS "chunkId",
+  d.species_code AS "speciesCode", d.scientific_name AS "scientificName", d.common_name AS "commonName", d.category,
+  d.confidence, d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
+  d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
+  d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", d.created_at AS "createdAt"`;
+
+const COLUMNS = [
+  'id', 'tenant_id', 'satellite_id', 'chunk_id', 'species_code', 'scientific_name', 'common_name', 'category', 'confidence',
+  'detected_at', 'start_ms', 'end_ms', 'model_id', 'is_first_of_season', 'is_first_of_day', 'is_rare', 'rare_reason', 'created_at',
+] as const;
+
+/** Escapes LIKE wildcards so a search is literal text. */
+const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export function createDetectionsRepo(db: Db) {
+  return {
+    /** Whether a chunk already has its detections (the worker's idempotence check). */
+    chunkDone: async (tx: Db, chunkId: string) =>
+      (await tx.maybeOne('SELECT 1 FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])) !== null,
+
+    /** Species of the team already detected in [from, to) among `codes`. */
+    speciesSeen: async (tx: Db, tenantId: string, codes: string[], from: Date, to: Date) =>
+      new Set(
+        (
+          await tx.query<{ code: string }>(
+            `SELECT DISTINCT species_code AS code FROM detections
+             WHERE tenant_id = $1 AND species_code = ANY($2::text[]) AND detected_at >= $3 AND detected_at < $4`,
+            [tenantId, codes, from, to],
+          )
+        ).map((r) => r.code),
+      ),
+
+    /** One multi-row insert. */
+    insertMany: async (tx: Db, rows: NewDetection[]) => {
+      if (rows.length === 0) return;
+      const params: unknown[] = [];
+      const values = rows.map((r) => {
+        const v = [r.id, r.tenantId, r.satelliteId, r.chunkId, r.speciesCode, r.scientificName, r.commonName, r.category, r.confidence,
+          r.detectedAt, r.startMs, r.endMs, r.modelId, r.isFirstOfSeason, r.isFirstOfDay, r.isRare, r.rareReason, r.createdAt];
+        const start = params.length;
+        params.push(...v);
+        return `(${v.map((_, i) => `$${start + i + 1}`).join(', ')})`;
+      });
+      await tx.query(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
+    },
+
+    find: (tenantId: string, id: string) =>
+      db.maybeOne<DetectionRow & { storageKey: string | null }>(
+        `SELECT ${ROW}, c.storage_key AS "storageKey", c.duration_ms AS "chunkDurationMs", c.recorded_at AS "chunkRecordedAt"
+         FROM detections d
+         LEFT JOIN satellites s ON s.id = d.satellite_id
+         LEFT JOIN chunks c ON c.id = d.chunk_id
+         WHERE d.tenant_id = $1 AND d.id = $2`,
+        [tenantId, id],
+      ),
+
+    /** The guard's team resolver for `detection` resources. */
+    teamOfDetection: async (id: string) =>
+      (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
+
+    async list(f: DetectionListFilter): Promise<{ rows: DetectionRow[]; total: number | null }> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      const p = (v: unknown) => {
+        params.push(v);
+        return `$${params.length}`;
+      };
+      if (f.tenantIds) where.push(`d.tenant_id = ANY(${p(f.tenantIds)}::uuid[])`);
+      if (f.satelliteId) where.push(`d.satellite_id = ${p(f.satelliteId)}`);
+      if (f.species) where.push(`lower(d.species_code) = lower(${p(f.species)})`);
+      if (f.speciesSearch) {
+        const q = p(`%${likeLiteral(f.speciesSearch)}%`);
+        where.push(`(d.common_name ILIKE ${q} OR d.scientific_name ILIKE ${q})`);
+      }
+      if (f.minConfidence !== undefined) where.push(`d.confidence >= ${p(f.minConfidence)}`);
+      if (f.verificationStatus) where.push(`d.verification_status = ${p(f.verificationStatus)}`);
+      if (!f.includeTentative) where.push('NOT d.tentative');
+      if (f.start) where.push(`d.detected_at >= ${p(f.start)}`);
+      if (f.end) where.push(`d.detected_at < ${p(f.end)}`);
+      const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
+      // id breaks ties so pages never overlap or skip.
+      const order =
+        f.sortBy === 'confidence'
+          ? `d.confidence ${dir}, d.detected_at ${dir}, d.id ${dir}`
+          : f.sortBy === 'species'
+            ? `d.common_name ${dir}, d.detected_at DESC, d.id DESC`
+            : `d.detected_at ${dir}, d.id ${dir}`;
+      const countParams = [...params];
+      const rows = await db.query<DetectionRow>(
+        `SELECT ${ROW} FROM detections d LEFT JOIN satellites s ON s.id = d.satellite_id ${w}
+         ORDER BY ${order} LIMIT ${p(f.limit)} OFFSET ${p(f.offset)}`,
+        params,
+      );
+      const total = f.withCount ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM detections d ${w}`, countParams)).n : null;
+      return { rows, total };
+    },
+  };
+}
+
+export type DetectionsRepo = ReturnType<typeof createDetectionsRepo>;
