@@ -33,7 +33,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
   let ingester: Ingester | null = null;
   let offlineMonitor: OfflineMonitor | null = null;
   if (mode === 'full' || mode === 'dispatcher') {
-    stops.push(startConfigPusher({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'config push failed') }));
+    stops.push(startConfigPusher({ bus: infra.bus, publishConfig: services.satellites.publishConfig, onError: (err) => log.error({ err }, 'config push failed') }));
     const relay = startLiveRelay({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'live relay failed') });
     stops.push(relay);
     ready.push(relay.ready);

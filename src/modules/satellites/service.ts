@@ -124,9 +124,21 @@ export function createSatellitesService(deps: {
     return { id, mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl, ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}) }, apiKey: creds.apiKey };
   }
 
-  async function publishConfig(tenantId: string, satelliteId: string) {
-    const config = await settings.satelliteConfig(tenantId, satelliteId);
-    await broker.publish(topicOf(tenantId, satelliteId, 'config'), JSON.stringify({ satelliteId, tenantId, ...config }), { qos: 2 });
+  // Pushes to one satellite run one after another, each reading the config when its turn
+  // comes: an answer to a config request that read the settings before a change can then never
+  // arrive after the push of that change and undo it.
+  const pushQueue = new Map<string, Promise<void>>();
+  function publishConfig(tenantId: string, satelliteId: string): Promise<void> {
+    const previous = pushQueue.get(satelliteId) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(async () => {
+      const config = await settings.satelliteConfig(tenantId, satelliteId);
+      await broker.publish(topicOf(tenantId, satelliteId, 'config'), JSON.stringify({ satelliteId, tenantId, ...config }), { qos: 2 });
+    });
+    pushQueue.set(satelliteId, next);
+    void next.finally(() => {
+      if (pushQueue.get(satelliteId) === next) pushQueue.delete(satelliteId);
+    }).catch(() => {});
+    return next;
   }
 
   return {
