@@ -1,7 +1,8 @@
 /**
  * Starts a hub as its own process (as an operator would), so the load generator and the hub
  * do not share an event loop. Uses DATABASE_URL/REDIS_URL from the environment when set,
- * in a fresh schema that is dropped afterwards.
+ * in a fresh schema and under a fresh key prefix, both dropped afterwards. HTTP and both
+ * broker listeners bind to free loopback ports.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,11 +11,14 @@ import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 
 export interface HubProcess {
   url: string;
   adminEmail: string;
   adminPassword: string;
+  /** The hub's own node process (for /proc/<pid>/status). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -27,7 +31,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startHubProcess(env: Record<string, string> = {}): Promise<HubProcess> {
+/** `nodeArgs` go to the hub's node (e.g. --cpu-prof). */
+export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<HubProcess> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-'));
   const adminEmail = 'bench-admin@example.org';
@@ -40,8 +45,9 @@ export async function startHubProcess(env: Record<string, string> = {}): Promise
     await c.query(`CREATE SCHEMA ${schema}`);
     await c.end();
   }
+  const kvPrefix = `chorus-bench:${crypto.randomBytes(4).toString('hex')}:`;
   const root = path.resolve(import.meta.dirname, '..');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'src/main.ts'), 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve'], {
     cwd: root,
     env: {
       ...process.env,
@@ -53,34 +59,56 @@ export async function startHubProcess(env: Record<string, string> = {}): Promise
       LOG_LEVEL: 'warn',
       MQTT_PORT: '0',
       MQTT_WS_PORT: '0',
+      MQTT_HOST: '127.0.0.1',
+      CHORUS_KV_PREFIX: kvPrefix,
       ...(schema ? { DATABASE_SCHEMA: schema } : {}),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`hub exited with ${code}: ${out}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    adminEmail,
-    adminPassword,
-    async stop() {
+  async function stop() {
+    if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
       await exited;
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      if (schema) {
-        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-        await c.connect();
-        await c.query(`DROP SCHEMA ${schema} CASCADE`);
-        await c.end();
-      }
-    },
-  };
+      clearTimeout(kill);
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (schema) {
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    }
+    if (process.env.REDIS_URL) {
+      const r = new Redis(process.env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await r.connect();
+      let cursor = '0';
+      do {
+        const [next, keys] = await r.scan(cursor, 'MATCH', `${kvPrefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await r.unlink(...keys);
+      } while (cursor !== '0');
+      r.disconnect();
+    }
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const onData = (d: Buffer) => {
+        out += d;
+        if (!out.includes('listening on')) return;
+        // Keep draining the pipe (warnings) so the hub never blocks on a full stdout.
+        child.stdout!.off('data', onData).resume();
+        resolve();
+      };
+      child.stdout!.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`hub exited with ${code}: ${out}`)));
+    });
+  } catch (err) {
+    await stop().catch(() => {});
+    throw err;
+  }
+  return { url: `http://127.0.0.1:${port}`, adminEmail, adminPassword, pid: child.pid!, stop };
 }

@@ -1,6 +1,7 @@
 /** `npm run bench -- <name>`: runs one benchmark and prints its figures. */
 const benches: Record<string, () => Promise<unknown>> = {
   auth: () => import('./auth.ts').then((m) => m.run()),
+  ingest: () => import('./ingest.ts').then((m) => m.run()),
   inference: () => import('./inference.ts').then((m) => m.run()),
 };
 
