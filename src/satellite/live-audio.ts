@@ -1,0 +1,104 @@
+/**
+ * Live listening: live-start [{sessionId}] starts (or keeps alive) a live session: a live-audio
+ * chunk (QoS 0, base64 WAV) every `liveIntervalMs` until live-stop or `liveTimeoutMs` (60 s)
+ * without a new live-start. The live feed is the chunk the recorder captured last when it is
+ * fresh, else a chunk of the synthetic soundscape (a recorder that is idle still has a
+ * microphone).
+ */
+import type { BrokerConnection } from './connection.ts';
+import type { SatelliteContext } from './context.ts';
+import type { Recorder } from './recorder.ts';
+import { soundscapeChunk } from './soundscape.ts';
+import { CHUNK_DURATION_MS, SAMPLE_RATE, encodeWav } from './wav.ts';
+
+interface LiveSession {
+  sessionId: string | null;
+  expires: NodeJS.Timeout;
+  interval: NodeJS.Timeout;
+  seq: number;
+}
+
+export class LiveAudio {
+  private live: LiveSession | null = null;
+  private liveBusy = false;
+  private liveFeedIndex = 0;
+
+  constructor(
+    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'now' | 'log' | 'emit'>,
+    private readonly recorder: Pick<Recorder, 'takeFreshCapture'>,
+    private readonly connection: Pick<BrokerConnection, 'publish'>,
+  ) {}
+
+  /** The running session's id (null when the hub gave none); undefined when none runs. */
+  get session(): string | null | undefined {
+    return this.live ? this.live.sessionId : undefined;
+  }
+
+  start(sessionId: string | null): void {
+    const { ctx } = this;
+    if (this.live) {
+      clearTimeout(this.live.expires);
+      this.live.expires = setTimeout(() => this.stop(this.lapsed(), true), ctx.options.liveTimeoutMs);
+      if (sessionId) this.live.sessionId = sessionId;
+      return;
+    }
+    ctx.log('info', sessionId ? `live session ${sessionId} started` : 'live session started');
+    this.live = {
+      sessionId,
+      seq: 0,
+      expires: setTimeout(() => this.stop(this.lapsed(), true), ctx.options.liveTimeoutMs),
+      interval: setInterval(() => void this.send(), ctx.options.liveIntervalMs),
+    };
+    ctx.emit('live-start', sessionId);
+    void this.send();
+  }
+
+  stop(reason: string, log: boolean): void {
+    if (!this.live) return;
+    clearTimeout(this.live.expires);
+    clearInterval(this.live.interval);
+    this.live = null;
+    if (log) this.ctx.log('info', `live session ended: ${reason}`);
+    this.ctx.emit('live-stop', reason);
+  }
+
+  private lapsed(): string {
+    const ms = this.ctx.options.liveTimeoutMs;
+    return `no keepalive (live-start) for ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`}`;
+  }
+
+  private async send(): Promise<void> {
+    const live = this.live;
+    if (!live || this.liveBusy) return; // a slow link skips a beat rather than piling chunks up
+    this.liveBusy = true;
+    try {
+      await this.sendChunk(live);
+    } finally {
+      this.liveBusy = false;
+    }
+  }
+
+  private async sendChunk(live: LiveSession): Promise<void> {
+    const { ctx } = this;
+    let wav: Buffer;
+    let recordedAt: Date;
+    const captured = this.recorder.takeFreshCapture();
+    if (captured) {
+      ({ wav, recordedAt } = captured);
+    } else {
+      wav = encodeWav(soundscapeChunk(0x11fe, this.liveFeedIndex++).samples);
+      recordedAt = new Date(ctx.now().getTime() - CHUNK_DURATION_MS);
+    }
+    const body = {
+      satelliteId: ctx.id,
+      tenantId: ctx.tenantId,
+      sessionId: live.sessionId,
+      seq: live.seq++,
+      recordedAt: recordedAt.toISOString(),
+      durationMs: CHUNK_DURATION_MS,
+      sampleRate: SAMPLE_RATE,
+      audio: wav.toString('base64'),
+    };
+    if (await this.connection.publish('live-audio', body, 0)) ctx.emit('live-audio', body);
+  }
+}

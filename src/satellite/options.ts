@@ -1,0 +1,81 @@
+/**
+ * What a satellite is given: its credentials from registration and the knobs of the protocol
+ * client, each with the default it takes when it is not given.
+ */
+import { HUB_VERSION } from '../modules/system/version.ts';
+import { CHUNK_DURATION_MS } from './wav.ts';
+import type { Outbox, OutboxCaps } from './outbox.ts';
+import type { ChunkSource } from './sources.ts';
+
+export interface SatelliteCredentials {
+  satelliteId: string;
+  tenantId: string;
+  username: string;
+  password: string;
+  /** mqtt://host:port from the registration reply. */
+  brokerUrl: string;
+  /** ws://host:port/mqtt when the hub told it. */
+  wsUrl?: string | null;
+}
+
+export interface SatelliteOptions {
+  credentials: SatelliteCredentials;
+  source: ChunkSource;
+  outbox: Outbox;
+  /** Dial this instead of the registration's address. */
+  url?: string;
+  /** tcp (brokerUrl, default) or ws (wsUrl). */
+  transport?: 'tcp' | 'ws';
+  /** Where the pushed config and the filter counters persist (and whose free space telemetry reports). */
+  dataDir?: string;
+  clock?: { now(): Date };
+  /** Receives every journal line (the CLI prints them). */
+  logSink?: (line: string) => void;
+  version?: string;
+  latitude?: number | null;
+  longitude?: number | null;
+  /** Time between recorded chunks (default 3000 = real time). 0: only record() records. */
+  chunkIntervalMs?: number;
+  /** Overrides the pushed heartbeatIntervalSec (tests). */
+  heartbeatIntervalMs?: number;
+  telemetryIntervalMs?: number;
+  reconnectMs?: number;
+  maxReconnectMs?: number;
+  ackTimeoutMs?: number;
+  maxInFlight?: number;
+  /** Error acks a chunk may get before it is no longer retried (default 3). */
+  maxErrorRetries?: number;
+  /** Wait before a refused chunk is sent again (default 60 s; also retried on every reconnect). */
+  errorRetryMs?: number;
+  /** Stop recording after this many chunks went into the outbox (the CLI's --chunks). */
+  recordLimit?: number;
+  liveIntervalMs?: number;
+  liveTimeoutMs?: number;
+  /** Device limits: the outbox uses the smaller of these and the pushed caps. */
+  localCaps?: Partial<OutboxCaps>;
+}
+
+const OPTION_DEFAULTS = {
+  clock: { now: () => new Date() } as { now(): Date },
+  version: HUB_VERSION,
+  chunkIntervalMs: CHUNK_DURATION_MS,
+  heartbeatIntervalMs: 0,
+  telemetryIntervalMs: 60_000,
+  reconnectMs: 1000,
+  maxReconnectMs: 30_000,
+  ackTimeoutMs: 30_000,
+  maxInFlight: 1,
+  maxErrorRetries: 3,
+  errorRetryMs: 60_000,
+  recordLimit: Infinity,
+  liveIntervalMs: CHUNK_DURATION_MS,
+  liveTimeoutMs: 60_000,
+};
+
+export type ResolvedOptions = SatelliteOptions & typeof OPTION_DEFAULTS;
+
+/** The given options over the defaults; one given as undefined (the CLI passes some) takes the default. */
+export function resolveOptions(opts: SatelliteOptions): ResolvedOptions {
+  const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as SatelliteOptions;
+  return { ...OPTION_DEFAULTS, ...given };
+}

@@ -1,0 +1,155 @@
+/**
+ * The upload (satellite protocol §4): drains the outbox to the hub and settles chunks by their
+ * acks.
+ *
+ * Unacked rows go oldest-first, QoS 1, at most `maxInFlight` waiting for their ack (default 1,
+ * which keeps the hub's arrival order equal to recording order). An `ack` `stored` marks the row
+ * acked; `error` keeps the row with the reason (logged, counted, and retried after
+ * `errorRetryMs` and on the next reconnect, up to `maxErrorRetries` error acks: the hub's
+ * refusals include passing ones such as "storage unavailable, send again later"). A chunk whose
+ * ack does not come within `ackTimeoutMs` is sent again (the hub's ingest is idempotent on
+ * chunkId).
+ */
+import type { BrokerConnection } from './connection.ts';
+import type { SatelliteContext } from './context.ts';
+import type { OutboxRow } from './outbox.ts';
+
+interface InFlight {
+  timer: NodeJS.Timeout;
+  sentAt: number;
+}
+
+export class Uploader {
+  private readonly inFlight = new Map<string, InFlight>();
+  private draining = false;
+  private drainRequested = false;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Chunks whose ack is being written to the outbox: not sent again meanwhile (a `stored` one is counted already). */
+  private readonly settling = new Set<string>();
+
+  constructor(
+    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'isStopped' | 'log' | 'emit' | 'topic'>,
+    private readonly connection: Pick<BrokerConnection, 'client'>,
+  ) {}
+
+  /** Sends what is pending, as far as the in-flight limit allows; safe to call at any time. */
+  drain(): void {
+    this.drainRequested = true;
+    if (this.draining) return;
+    this.draining = true;
+    void this.drainLoop()
+      .catch((err) => this.ctx.log('error', `upload failed: ${(err as Error).message}`))
+      .finally(() => {
+        this.draining = false;
+      });
+  }
+
+  /** Gives the chunks the hub refused before another try (on every connect). */
+  async requeueRefused(): Promise<void> {
+    const requeued = await this.ctx.outbox.requeueErrors(this.ctx.options.maxErrorRetries);
+    if (requeued) this.ctx.log('info', `retrying ${requeued} chunk(s) the hub refused before`);
+  }
+
+  /** Forgets the chunks waiting for an ack (the connection they went out on is gone); they are sent again. */
+  clearInFlight(): void {
+    for (const f of this.inFlight.values()) clearTimeout(f.timer);
+    this.inFlight.clear();
+  }
+
+  /** Drops the pending retries of refused chunks (the satellite is stopping). */
+  cancelRetries(): void {
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+  }
+
+  async onAck(body: Record<string, unknown>): Promise<void> {
+    const { ctx } = this;
+    const chunkId = typeof body.chunkId === 'string' ? body.chunkId : null;
+    if (!chunkId) return ctx.log('warn', 'ack without chunkId ignored');
+    ctx.emit('ack', body);
+    const f = this.inFlight.get(chunkId);
+    if (f) {
+      clearTimeout(f.timer);
+      this.inFlight.delete(chunkId);
+    }
+    if (body.status === 'stored') {
+      const row = ctx.outbox.get(chunkId);
+      // Counted at once, so "nothing pending" never runs ahead of the count.
+      if (!row || row.status === 'acked' || this.settling.has(chunkId)) return this.drain();
+      this.settling.add(chunkId);
+      ctx.status.ackedCount++;
+      try {
+        await ctx.outbox.markAcked(chunkId);
+      } finally {
+        this.settling.delete(chunkId);
+      }
+      ctx.emit('acked', { ...row, status: 'acked' });
+    } else {
+      const error = typeof body.error === 'string' && body.error ? body.error : `status ${String(body.status)}`;
+      ctx.log('error', `hub refused chunk ${chunkId}: ${error}`);
+      ctx.status.errorAcks.push({ chunkId, error });
+      this.settling.add(chunkId);
+      try {
+        await ctx.outbox.markError(chunkId, error);
+      } finally {
+        this.settling.delete(chunkId);
+      }
+      ctx.emit('ack-error', chunkId, error);
+      if ((ctx.outbox.get(chunkId)?.errorCount ?? Infinity) < ctx.options.maxErrorRetries) {
+        const timer = setTimeout(() => {
+          this.retryTimers.delete(timer);
+          void ctx.outbox
+            .requeueErrors(ctx.options.maxErrorRetries)
+            .then(() => this.drain())
+            .catch((err) => ctx.log('error', `requeueing refused chunks failed: ${(err as Error).message}`));
+        }, ctx.options.errorRetryMs);
+        this.retryTimers.add(timer);
+      }
+    }
+    this.drain();
+  }
+
+  private async drainLoop(): Promise<void> {
+    const { ctx } = this;
+    while (this.drainRequested) {
+      this.drainRequested = false;
+      while (ctx.status.connected && !ctx.isStopped() && this.inFlight.size < ctx.options.maxInFlight) {
+        const row = ctx.outbox.pending().find((r) => !this.inFlight.has(r.chunkId) && !this.settling.has(r.chunkId));
+        if (!row) break;
+        if (!(await this.send(row))) break;
+      }
+    }
+  }
+
+  private async send(row: OutboxRow): Promise<boolean> {
+    const { ctx } = this;
+    const audio = await ctx.outbox.readAudio(row.chunkId);
+    if (!audio) {
+      if (ctx.outbox.get(row.chunkId)) await ctx.outbox.markError(row.chunkId, 'audio file missing from the outbox');
+      return true;
+    }
+    const client = this.connection.client;
+    if (!client || !ctx.status.connected) return false;
+    const body = {
+      chunkId: row.chunkId,
+      satelliteId: ctx.id,
+      tenantId: ctx.tenantId,
+      recordedAt: row.recordedAt,
+      durationMs: row.durationMs,
+      sampleRate: row.sampleRate,
+      ...(row.latitude !== null && row.longitude !== null ? { latitude: row.latitude, longitude: row.longitude } : {}),
+      audio: audio.toString('base64'),
+    };
+    const timer = setTimeout(() => {
+      if (!this.inFlight.delete(row.chunkId)) return;
+      ctx.log('warn', `no ack for chunk ${row.chunkId} within ${ctx.options.ackTimeoutMs} ms; sending it again`);
+      this.drain();
+    }, ctx.options.ackTimeoutMs);
+    this.inFlight.set(row.chunkId, { timer, sentAt: Date.now() });
+    client.publish(ctx.topic('audio'), JSON.stringify(body), { qos: 1 }, (err) => {
+      if (err && this.connection.client === client) ctx.log('warn', `audio ${row.chunkId}: ${err.message}`);
+    });
+    ctx.emit('sent', row);
+    return true;
+  }
+}
