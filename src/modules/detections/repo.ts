@@ -26,27 +26,8 @@ export interface DetectionRow {
   createdAt: Date;
 }
 
-/** What the inference worker writes. */
-export interface NewDetection {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  chunkId: string;
-  speciesCode: string;
-  scientificName: string;
-  commonName: string;
-  category: string;
-  confidence: number;
-  detectedAt: Date;
-  startMs: number;
-  endMs: number;
-  modelId: string;
-  isFirstOfSeason: boolean;
-  isFirstOfDay: boolean;
-  isRare: boolean;
-  rareReason: string | null;
-  createdAt: Date;
-}
+/** What the inference worker writes: a row before review, aggregation and the satellite join. */
+export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted'>;
 
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */

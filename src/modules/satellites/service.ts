@@ -8,6 +8,7 @@ import type { SettingsService } from '../settings/service.ts';
 import { mintKey } from '../api-keys/service.ts';
 import { HUB_VERSION } from '../system/version.ts';
 import type { SatelliteRow, SatellitesRepo } from './repo.ts';
+import { topicOf } from '../../infra/broker/topics.ts';
 
 /** What the satellites module needs of the broker (src/infra/broker). */
 export interface BrokerCommands {
@@ -30,7 +31,7 @@ export const OVERRIDE_FIELDS = [
   'drop_anthropogenic_at_satellite', 'drop_human_voice_at_satellite', 'drop_other_animal_at_satellite', 'device_inference',
 ] as const;
 
-export const topicOf = (tenantId: string, satelliteId: string, channel: string) => `chorus/${tenantId}/${satelliteId}/${channel}`;
+export { topicOf };
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
