@@ -31,7 +31,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `nodeArgs` go to the hub's node (e.g. --cpu-prof). */
+/** `nodeArgs` (and BENCH_HUB_NODE_ARGS, space-separated) go to the hub's node (e.g. --cpu-prof). */
 export async function startHubProcess(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<HubProcess> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-'));
@@ -47,7 +47,7 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
   }
   const kvPrefix = `chorus-bench:${crypto.randomBytes(4).toString('hex')}:`;
   const root = path.resolve(import.meta.dirname, '..');
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve'], {
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve'], {
     cwd: root,
     env: {
       ...process.env,
