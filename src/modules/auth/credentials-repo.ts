@@ -22,27 +22,33 @@ export interface ApiKeyPrincipal {
   lastUsedAt: Date | null;
 }
 
-// One indexed round trip per request: the session, its user (admin flag and status read
-// fresh, never from a token), the user's teams and own preferences come back together, so
-// the guard and /auth/me need nothing more.
+// One round trip by primary key per request: the session and its user (admin flag and status
+// read fresh, never from a token), with the user's teams, own preferences and MFA state from
+// the profile the database keeps current by trigger (migration 0010), so the guard and
+// /auth/me need nothing more.
 const SESSION_SQL = `
   SELECT s.id AS "sessionId", u.id AS "userId", u.email, u.name, u.is_admin AS "isAdmin",
-    u.created_at AS "createdAt", u.last_login_at AS "lastLoginAt",
-    COALESCE((SELECT json_agg(json_build_object('membershipId', m.id, 'tenantId', m.tenant_id, 'role', m.role, 'name', t.name, 'slug', t.slug) ORDER BY t.name, t.id)
-              FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = u.id), '[]') AS memberships,
-    COALESCE((SELECT json_object_agg(st.key, st.value) FROM settings st
-              WHERE st.level = 'account' AND st.scope_id = u.id::text AND st.value IS NOT NULL), '{}') AS preferences,
-    (SELECT a.enrolled_at FROM mfa_accounts a WHERE a.user_id = u.id AND a.totp_secret IS NOT NULL) AS "mfaEnrolledAt"
+    u.created_at AS "createdAt", u.last_login_at AS "lastLoginAt", u.profile
   FROM sessions s JOIN users u ON u.id = s.user_id
   WHERE s.revoked_at IS NULL AND s.expires_at > $2 AND u.status = 'active' AND `;
+
+interface SessionRow extends Omit<SessionPrincipal, 'memberships' | 'preferences' | 'mfaEnrolledAt'> {
+  profile: { memberships: MembershipRef[]; preferences: Record<string, unknown>; mfaEnrolledAt: string | null };
+}
+
+function toPrincipal(row: SessionRow | null): SessionPrincipal | null {
+  if (!row) return null;
+  const { profile, ...rest } = row;
+  return { ...rest, ...profile, mfaEnrolledAt: profile.mfaEnrolledAt ? new Date(profile.mfaEnrolledAt) : null };
+}
 
 export function createCredentialsRepo(db: Db) {
   return {
     findSessionByTokenHash: (tokenHash: string, now: Date) =>
-      db.maybeOne<SessionPrincipal>(SESSION_SQL + 's.token_hash = $1', [tokenHash, now]),
+      db.maybeOne<SessionRow>(SESSION_SQL + 's.token_hash = $1', [tokenHash, now]).then(toPrincipal),
 
     findSessionById: (sessionId: string, userId: string, now: Date) =>
-      db.maybeOne<SessionPrincipal>(SESSION_SQL + 's.id = $1 AND u.id = $3', [sessionId, now, userId]),
+      db.maybeOne<SessionRow>(SESSION_SQL + 's.id = $1 AND u.id = $3', [sessionId, now, userId]).then(toPrincipal),
 
     /** Keys stop working at once when their creator is blocked or deleted. */
     findApiKeyByHash: (keyHash: string, now: Date) =>
