@@ -35,6 +35,11 @@ import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { createAudioRepo } from './modules/audio/repo.ts';
 import { createAudioService } from './modules/audio/service.ts';
 import { audioRoutes } from './modules/audio/routes.ts';
+import { createSpectrogramService } from './modules/audio/spectrogram.ts';
+import { spectrogramRoutes } from './modules/audio/spectrogram-routes.ts';
+import { createShareService } from './modules/share/service.ts';
+import { shareRoutes } from './modules/share/routes.ts';
+import { createCategoryVisibility } from './modules/detections/visibility.ts';
 import { settingsRoutes } from './modules/settings/routes.ts';
 import { createTeamsRepo } from './modules/teams/repo.ts';
 import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
@@ -118,8 +123,11 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const auditRepo = createAuditRepo(db);
   const audioRepo = createAudioRepo(db);
   const audio = createAudioService({ repo: audioRepo, storage });
+  const spectrograms = createSpectrogramService({ repo: audioRepo, storage });
   const detectionsRepo = createDetectionsRepo(db);
   const detections = createDetectionsService({ repo: detectionsRepo });
+
+  const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, clock, secret: config.secret, publicUrl: config.publicUrl });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({
@@ -147,12 +155,14 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, async () => null),
     ...audioRoutes(audio),
+    ...spectrogramRoutes(spectrograms),
+    ...shareRoutes(share),
     ...detectionsRoutes(detections),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections, share };
 }
 
 export type Services = ReturnType<typeof createServices>;

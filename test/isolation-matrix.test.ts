@@ -80,6 +80,8 @@ interface FixtureContext {
   caller: Credential | null;
   /** Set by a fixture that makes a satellite: that satellite's own key, used when the caller is the satellite key. */
   satelliteKey?: string;
+  /** Set by the share-link :id fixture, so the :token fixture signs a link to that detection. */
+  sharedDetectionId?: string;
 }
 
 /**
@@ -137,6 +139,9 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
       return u.id;
     },
   },
+  // Public share links: a detection of the world's team and a valid link token for it.
+  { match: (u, n) => n === 'id' && u.startsWith('/share/'), make: async (c) => (c.sharedDetectionId = await RESOURCE_FIXTURES.detection(c)) },
+  { match: (u, n) => n === 'token' && u.startsWith('/share/'), make: async ({ hub, sharedDetectionId }) => hub.services.share.tokenFor(sharedDetectionId!) },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
 ];

@@ -11,7 +11,7 @@
  *   the queue retries it with backoff; the worker itself keeps running.
  * - First of day: no detection of that species for the team earlier that UTC day (in the order
  *   chunks are processed). First of season: the same over the UTC calendar quarter (docs/decisions.md).
- * - Rarity has no data yet: is_rare is false, rare_reason null.
+ * - Rare: judged from the team's own record before the detection (src/inference/rarity.ts).
  */
 import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
@@ -25,6 +25,7 @@ import { parseWav } from '../broker/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
 import { DEFAULT_MIN_CONFIDENCE, loadBuiltinModel, MODEL_SAMPLE_RATE, type Model } from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
+import { judgeRarity, rarityFacts } from './rarity.ts';
 
 export const BUILTIN_MODEL_ID = 'builtin';
 
@@ -172,7 +173,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       const [seasonFrom, seasonTo] = seasonOf(detectedAt);
       const seenToday = await repo.speciesSeen(tx, tenantId, codes, dayFrom, dayTo);
       const seenSeason = await repo.speciesSeen(tx, tenantId, codes, seasonFrom, seasonTo);
-      const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode) }));
+      const rarity = await rarityFacts(tx, tenantId, codes);
+      const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
       await repo.insertMany(tx, rows);
       return rows;
     });

@@ -1,0 +1,78 @@
+/**
+ * The rare flag of a new detection (spec §2 `is_rare`, protocol `isRare`/`rareReason`): rare
+ * means rare *for this team*, judged from the team's own record, not from a range map.
+ *
+ * - No verdict until the team has a baseline: its earliest detection lies at least
+ *   BASELINE_DAYS before this one. A new team hears everything for the first time, and
+ *   flagging all of it would make the flag (and the rare-species alerts) noise.
+ * - Only animal categories: human voices and anthropogenic sounds are not species.
+ * - Never recorded by the team → rare, "Not seen before at this team".
+ * - Recorded fewer than FEW_RECORDS times and not in the last RECENT_DAYS → rare,
+ *   "Not seen at this team in the last 30 days (N earlier records)". A species the team
+ *   records often that merely went away for a while (a migrant returning) is not rare; the
+ *   first-of-season badge covers that.
+ * - Records count in the order chunks are processed, as first of day does: a record stored
+ *   earlier counts even when its recording time is later.
+ */
+import type { Db } from '../infra/db/index.ts';
+
+export const BASELINE_DAYS = 30;
+export const RECENT_DAYS = 30;
+export const FEW_RECORDS = 3;
+const DAY_MS = 86_400_000;
+
+/** Categories whose detections are never rare. */
+const NOT_SPECIES = new Set(['human_voice', 'anthropogenic']);
+
+export interface SpeciesRecord {
+  /** Detections of the species stored for the team, counted up to FEW_RECORDS. */
+  records: number;
+  lastSeenAt: Date | null;
+}
+
+export interface RarityFacts {
+  /** The team's earliest detection, null when it has none. */
+  teamSince: Date | null;
+  bySpecies: Map<string, SpeciesRecord>;
+}
+
+export interface Rarity {
+  isRare: boolean;
+  rareReason: string | null;
+}
+
+const NOT_RARE: Rarity = { isRare: false, rareReason: null };
+
+/** The verdict for one detection, from the team's record before it. */
+export function judgeRarity(d: { speciesCode: string; category: string; detectedAt: Date }, facts: RarityFacts): Rarity {
+  if (NOT_SPECIES.has(d.category)) return NOT_RARE;
+  const t = d.detectedAt.getTime();
+  if (!facts.teamSince || t - facts.teamSince.getTime() < BASELINE_DAYS * DAY_MS) return NOT_RARE;
+  const rec = facts.bySpecies.get(d.speciesCode) ?? { records: 0, lastSeenAt: null };
+  if (rec.records === 0) return { isRare: true, rareReason: 'Not seen before at this team' };
+  const recent = rec.lastSeenAt !== null && rec.lastSeenAt.getTime() >= t - RECENT_DAYS * DAY_MS;
+  if (rec.records < FEW_RECORDS && !recent) {
+    return { isRare: true, rareReason: `Not seen at this team in the last ${RECENT_DAYS} days (${rec.records} earlier record${rec.records === 1 ? '' : 's'})` };
+  }
+  return NOT_RARE;
+}
+
+/**
+ * The team's record for these species, read inside the worker's transaction (under its per-team
+ * lock, so two chunks of one team never both count as the first). Each species costs two index
+ * probes on (tenant, species, detected_at): its latest record and at most FEW_RECORDS rows.
+ */
+export async function rarityFacts(tx: Db, tenantId: string, codes: string[]): Promise<RarityFacts> {
+  const since = await tx.one<{ at: Date | null }>('SELECT min(detected_at) AS at FROM detections WHERE tenant_id = $1', [tenantId]);
+  const rows = await tx.query<{ code: string; records: number; lastSeenAt: Date | null }>(
+    `SELECT c.code,
+       (SELECT count(*)::int FROM (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code LIMIT $3) x) AS records,
+       (SELECT max(d.detected_at) FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code) AS "lastSeenAt"
+     FROM unnest($2::text[]) AS c(code)`,
+    [tenantId, codes, FEW_RECORDS],
+  );
+  return {
+    teamSince: since.at ? new Date(since.at) : null,
+    bySpecies: new Map(rows.map((r) => [r.code, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
+  };
+}

@@ -1,0 +1,82 @@
+import { Type } from 'typebox';
+import { access, defineRoute } from '../../core/permissions.ts';
+import { errorBody } from '../../core/errors.ts';
+import { IdParams } from '../../core/schemas.ts';
+import { SpectrogramQuery } from '../audio/spectrogram-routes.ts';
+import { SPECTROGRAM_LIMITS as L, spectrogramHeaders } from '../audio/spectrogram.ts';
+import type { ShareService } from './service.ts';
+
+/**
+ * Any text is accepted for both parts: a tampered id or token is a forged link (403), never a
+ * validation error that would tell the two apart.
+ */
+const LinkParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), token: Type.String({ minLength: 1, maxLength: 200 }) });
+
+export function shareRoutes(share: ShareService) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/detections/:id/share',
+      action: 'detections.share',
+      access: access.role('viewer'),
+      team: { resource: 'detection', param: 'id' },
+      audit: [],
+      summary: 'A public link to a detection, valid 90 days: {shareUrl, expiresAt}; 409 NOT_SHAREABLE for a tentative detection or a hidden category',
+      tags: ['detections', 'share'],
+      schema: { params: IdParams },
+      handler: ({ actor, params }) => share.issue(actor.teamId!, params.id),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/share/detection/:id/:token',
+      action: 'share.detection.read',
+      access: access.public,
+      audit: [],
+      summary: 'Shared view of a detection: species, time, confidence, badges and the audio link; never the team, the satellite name or its position. 403 forged, 410 SHARE_EXPIRED, 404 no longer shared',
+      tags: ['share'],
+      schema: { params: LinkParams },
+      handler: ({ params }) => share.view(params.id, params.token),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/share/audio/:id/:token',
+      action: 'share.audio.read',
+      access: access.public,
+      audit: [],
+      summary: "A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view",
+      tags: ['share'],
+      schema: { params: LinkParams },
+      handler: async ({ params, req, reply }) => {
+        const res = await share.audio(params.id, params.token, req.headers.range);
+        reply.code(res.status).headers(res.headers);
+        if (res.status === 416) {
+          reply.header('content-type', 'application/json; charset=utf-8');
+          return errorBody('RANGE_NOT_SATISFIABLE', `The requested range lies outside the audio (${res.headers['content-range']})`);
+        }
+        return res.body;
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/share/spectrogram/:id/:token',
+      action: 'share.spectrogram.read',
+      access: access.public,
+      audit: [],
+      summary: "A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view",
+      tags: ['share'],
+      schema: { params: LinkParams, querystring: SpectrogramQuery },
+      handler: async ({ params, query, reply }) => {
+        const s = await share.spectrogram(params.id, params.token, {
+          width: query.width ?? L.width.default,
+          height: query.height ?? L.height.default,
+          maxHz: query.maxHz ?? L.maxHz.default,
+        });
+        reply.headers(spectrogramHeaders(s));
+        return s.png;
+      },
+    }),
+  ];
+}

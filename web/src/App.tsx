@@ -1,0 +1,152 @@
+import { lazy, Suspense } from 'react';
+import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { useQueryClient } from '@tanstack/react-query';
+import { api, data } from './api/client';
+import { atLeast } from './api/types';
+import { useT } from './i18n';
+import { LanguageProvider, meKey, SessionProvider, ToastProvider, useMeQuery, useSession, useTheme, type ThemeChoice } from './session';
+import { ErrorText, Loading } from './components/ui';
+import { SignIn } from './pages/SignIn';
+import { ForgotPassword, ResetPassword } from './pages/Password';
+import { Register } from './pages/Register';
+import { Detections } from './pages/Detections';
+import { Shared } from './pages/Shared';
+
+// Pages other than the detections list load on demand, keeping the first load small.
+const Fleet = lazy(() => import('./pages/Fleet'));
+const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
+const Account = lazy(() => import('./pages/Account'));
+const Team = lazy(() => import('./pages/Team'));
+const Admin = lazy(() => import('./pages/Admin'));
+
+const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register'];
+
+export function App() {
+  const me = useMeQuery();
+  const location = useLocation();
+  const isPublic = PUBLIC_PATHS.includes(location.pathname);
+
+  if (me.isLoading) {
+    return (
+      <LanguageProvider prefs={null}>
+        <Loading />
+      </LanguageProvider>
+    );
+  }
+  if (me.error) {
+    return (
+      <LanguageProvider prefs={null}>
+        <main className="narrow">
+          <ErrorText error={me.error} />
+        </main>
+      </LanguageProvider>
+    );
+  }
+  if (!me.data) {
+    return (
+      <LanguageProvider prefs={null}>
+        <ToastProvider>
+          <Routes>
+            <Route path="/sign-in" element={<SignIn />} />
+            <Route path="/forgot-password" element={<ForgotPassword />} />
+            <Route path="/reset-password" element={<ResetPassword />} />
+            <Route path="/register" element={<Register />} />
+            <Route path="/share/detection/:id/:token" element={<Shared />} />
+            <Route path="*" element={<Navigate to={`/sign-in${isPublic ? '' : `?next=${encodeURIComponent(location.pathname + location.search)}`}`} replace />} />
+          </Routes>
+        </ToastProvider>
+      </LanguageProvider>
+    );
+  }
+  return (
+    <LanguageProvider prefs={me.data.preferences}>
+      <SessionProvider me={me.data}>
+        <ToastProvider>
+          <Shell />
+        </ToastProvider>
+      </SessionProvider>
+    </LanguageProvider>
+  );
+}
+
+function Shell() {
+  const t = useT();
+  const { me, team, role, setTeamId } = useSession();
+  const [theme, setTheme] = useTheme();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const isAdmin = me.user.isAdmin;
+
+  async function signOut() {
+    await data(api.POST('/api/auth/logout')).catch(() => {});
+    qc.setQueryData(meKey, null);
+    qc.clear();
+    navigate('/sign-in');
+  }
+
+  return (
+    <>
+      <a className="skip" href="#main">
+        {t('nav.skip')}
+      </a>
+      <header className="top">
+        <span className="brand">{t('app.name')}</span>
+        <nav aria-label="Main">
+          <NavLink to="/detections">{t('nav.detections')}</NavLink>
+          <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
+          {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
+          <NavLink to="/account">{t('nav.account')}</NavLink>
+          {isAdmin ? (
+            <NavLink to="/admin" data-testid="nav-admin">
+              {t('nav.admin')}
+            </NavLink>
+          ) : null}
+        </nav>
+        <div className="tools">
+          {me.tenants.length > 0 ? (
+            <label className="inline">
+              <span className="sr-only">{t('nav.team.switch')}</span>
+              <select aria-label={t('nav.team.switch')} value={team?.id ?? ''} onChange={(e) => setTeamId(e.target.value)}>
+                {me.tenants.map((x) => (
+                  <option key={x.id} value={x.id}>
+                    {x.name} ({x.role})
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <label className="inline">
+            <span className="sr-only">{t('nav.theme')}</span>
+            <select aria-label={t('nav.theme')} value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+              <option value="system">{t('nav.theme.system')}</option>
+              <option value="light">{t('nav.theme.light')}</option>
+              <option value="dark">{t('nav.theme.dark')}</option>
+            </select>
+          </label>
+          <button type="button" className="secondary" onClick={signOut}>
+            {t('nav.signOut')}
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Suspense fallback={<Loading />}>
+          <Routes>
+            <Route path="/" element={<Navigate to="/detections" replace />} />
+            <Route path="/sign-in" element={<Navigate to="/detections" replace />} />
+            <Route path="/register" element={<Navigate to="/detections" replace />} />
+            <Route path="/detections" element={<Detections />} />
+            <Route path="/fleet" element={<Fleet />} />
+            <Route path="/fleet/:id" element={<SatelliteDetail />} />
+            <Route path="/account" element={<Account />} />
+            <Route path="/team" element={<Team />} />
+            <Route path="/teams/:id/join-requests" element={<Team />} />
+            <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />
+            <Route path="/reset-password" element={<ResetPassword />} />
+            <Route path="/share/detection/:id/:token" element={<Shared />} />
+            <Route path="*" element={<p>{t('notFound')}</p>} />
+          </Routes>
+        </Suspense>
+      </main>
+    </>
+  );
+}

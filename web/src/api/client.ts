@@ -1,0 +1,74 @@
+/**
+ * The typed client: paths and request shapes come from the hub's OpenAPI document
+ * (schema.d.ts, `npm run gen:api`), so a renamed route or field fails the type-check.
+ * Response bodies are not described in that document yet; their shapes live in types.ts.
+ */
+import createClient from 'openapi-fetch';
+import type { paths } from './schema';
+
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
+
+/** The hub's one error shape, kept whole so a form can show the message next to its field. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+function toError(status: number, body: unknown): ApiError {
+  const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
+  if (e?.message) return new ApiError(status, e.code ?? 'ERROR', e.message, e.details);
+  return new ApiError(status, 'HTTP_' + status, `The hub answered ${status}`);
+}
+
+/** Awaits an openapi-fetch call and returns its body as T, or throws the hub's error. */
+export async function data<T>(p: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+  let r: { data?: unknown; error?: unknown; response: Response };
+  try {
+    r = await p;
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The hub cannot be reached');
+  }
+  if (!r.response.ok) throw toError(r.response.status, r.error);
+  return r.data as T;
+}
+
+/**
+ * For routes that are specified but not yet in the generated document (another slice builds
+ * them); each call names its path so it can move to `api` once `npm run gen:api` lists it.
+ */
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch('/api' + path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'The hub cannot be reached');
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  if (text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+  }
+  if (!res.ok) throw toError(res.status, parsed);
+  return parsed as T;
+}
+
+export function messageOf(err: unknown): string | null {
+  if (!err) return null;
+  if (err instanceof ApiError) return err.message;
+  return err instanceof Error ? err.message : String(err);
+}

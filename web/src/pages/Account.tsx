@@ -1,0 +1,224 @@
+/** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useT } from '../i18n';
+import { meKey, useFormat, useSession } from '../session';
+import { ErrorText, Field } from '../components/ui';
+
+const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'Deutsch' };
+const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'];
+
+export default function Account() {
+  const t = useT();
+  const fmt = useFormat();
+  const qc = useQueryClient();
+  const { me } = useSession();
+  const refresh = () => qc.invalidateQueries({ queryKey: meKey });
+
+  const [name, setName] = useState(me.user.name);
+  const [email, setEmail] = useState(me.user.email);
+  const profile = useMutation({ mutationFn: () => data(api.PUT('/api/auth/me/profile', { body: { name, email } })), onSuccess: refresh });
+
+  const prefs = useMutation({
+    mutationFn: (values: Record<string, unknown>) => data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
+    onSuccess: refresh,
+  });
+
+  const [enroll, setEnroll] = useState<{ qrDataUrl: string; manualKey: string } | null>(null);
+  const [code, setCode] = useState('');
+  const [backupCodes, setBackupCodes] = useState<string[] | null>(null);
+  const begin = useMutation({
+    mutationFn: () => data<{ qrDataUrl: string; manualKey: string }>(api.POST('/api/auth/mfa/totp/begin')),
+    onSuccess: (r) => setEnroll(r),
+  });
+  const confirm = useMutation({
+    mutationFn: () => data<{ backupCodes: string[] }>(api.POST('/api/auth/mfa/totp/confirm', { body: { code: code.trim() } })),
+    onSuccess: (r) => {
+      setBackupCodes(r.backupCodes);
+      setEnroll(null);
+      setCode('');
+      void refresh();
+    },
+  });
+  const cancel = useMutation({ mutationFn: () => data(api.POST('/api/auth/mfa/totp/cancel')), onSuccess: () => setEnroll(null) });
+  const [password, setPassword] = useState('');
+  const disable = useMutation({
+    mutationFn: () => data(api.POST('/api/auth/mfa/disable', { body: { password } })),
+    onSuccess: () => {
+      setPassword('');
+      void refresh();
+    },
+  });
+  const forgetDevice = useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/auth/mfa/remembered-devices/{id}', { params: { path: { id } } })),
+    onSuccess: refresh,
+  });
+  const removePasskey = useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/auth/mfa/passkeys/{id}', { params: { path: { id } } })),
+    onSuccess: refresh,
+  });
+
+  function saveProfile(e: FormEvent) {
+    e.preventDefault();
+    profile.mutate();
+  }
+
+  const p = me.preferences;
+  return (
+    <section aria-labelledby="acct-title">
+      <h1 id="acct-title">{t('account.title')}</h1>
+
+      <h2>{t('account.profile')}</h2>
+      <form onSubmit={saveProfile} className="card">
+        <Field label={t('register.name')}>{(id) => <input id={id} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+        <Field label={t('signIn.email')}>{(id) => <input id={id} type="email" value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <ErrorText error={profile.error} />
+        <button type="submit" disabled={profile.isPending}>
+          {t('common.save')}
+        </button>
+      </form>
+
+      <h2>{t('account.preferences')}</h2>
+      <div className="card grid">
+        <Field label={t('account.language')}>
+          {(id) => (
+            <select id={id} value={p.primaryLanguage} onChange={(e) => prefs.mutate({ primaryLanguage: e.target.value })}>
+              {[...new Set(['en', 'de', p.primaryLanguage])].map((l) => (
+                <option key={l} value={l}>
+                  {LANGUAGE_NAMES[l] ?? l}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label={t('account.dateFormat')}>
+          {(id) => (
+            <select id={id} value={p.dateFormatPrimary} onChange={(e) => prefs.mutate({ dateFormatPrimary: e.target.value })}>
+              {DATE_FORMATS.map((f) => (
+                <option key={f}>{f}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label={t('account.timeFormat')}>
+          {(id) => (
+            <select id={id} value={p.timeFormat} onChange={(e) => prefs.mutate({ timeFormat: e.target.value })}>
+              <option value="24h">24h</option>
+              <option value="12h">12h</option>
+            </select>
+          )}
+        </Field>
+        <Field label={t('account.startOfWeek')}>
+          {(id) => (
+            <select id={id} value={p.startOfWeek} onChange={(e) => prefs.mutate({ startOfWeek: e.target.value })}>
+              {['monday', 'sunday', 'saturday'].map((d) => (
+                <option key={d}>{d}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <ErrorText error={prefs.error} />
+      </div>
+
+      <h2>{t('account.mfa')}</h2>
+      <div className="card" data-testid="mfa">
+        <p>{me.mfa.enabled ? t('account.mfaOn', { date: fmt.dateTime(me.mfa.enrolledAt), n: me.mfa.backupCodesRemaining }) : t('account.mfaOff')}</p>
+        {backupCodes ? (
+          <div role="region" aria-label={t('account.backupCodes')}>
+            <p>{t('account.backupCodes')}</p>
+            <ul className="codes">
+              {backupCodes.map((c) => (
+                <li key={c}>
+                  <code>{c}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
+        {!me.mfa.enabled && !enroll ? (
+          <button type="button" onClick={() => begin.mutate()} disabled={begin.isPending}>
+            {t('account.mfaEnroll')}
+          </button>
+        ) : null}
+        <ErrorText error={begin.error} />
+        {enroll ? (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              confirm.mutate();
+            }}
+          >
+            <p>{t('account.mfaScan')}</p>
+            <img src={enroll.qrDataUrl} alt="QR" width={196} height={196} />
+            <p>
+              {t('account.mfaManual')}: <code>{enroll.manualKey}</code>
+            </p>
+            <Field label={t('account.mfaCode')}>
+              {(id) => <input id={id} inputMode="numeric" pattern="[0-9]{6}" autoComplete="one-time-code" required value={code} onChange={(e) => setCode(e.target.value)} />}
+            </Field>
+            <ErrorText error={confirm.error} />
+            <div className="row">
+              <button type="submit" disabled={confirm.isPending}>
+                {t('account.mfaConfirm')}
+              </button>
+              <button type="button" className="secondary" onClick={() => cancel.mutate()}>
+                {t('common.cancel')}
+              </button>
+            </div>
+          </form>
+        ) : null}
+        {me.mfa.enabled && !me.user.isAdmin ? (
+          <form
+            className="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              disable.mutate();
+            }}
+          >
+            <Field label={t('signIn.password')}>{(id) => <input id={id} type="password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+            <button type="submit" className="danger" disabled={disable.isPending}>
+              {t('account.mfaDisable')}
+            </button>
+          </form>
+        ) : null}
+        <ErrorText error={disable.error} />
+      </div>
+
+      {me.mfa.rememberedDevices.length > 0 ? (
+        <>
+          <h2>{t('account.devices')}</h2>
+          <ul className="card">
+            {me.mfa.rememberedDevices.map((d) => (
+              <li key={d.id} className="row">
+                <span>{d.label ?? d.userAgent ?? d.id}</span>
+                <span className="muted small">{fmt.dateTime(d.lastUsedAt ?? d.createdAt ?? null)}</span>
+                <button type="button" className="secondary" onClick={() => forgetDevice.mutate(d.id)}>
+                  {t('common.revoke')}
+                </button>
+              </li>
+            ))}
+          </ul>
+          <ErrorText error={forgetDevice.error} />
+        </>
+      ) : null}
+      {me.mfa.passkeys.length > 0 ? (
+        <>
+          <h2>{t('account.passkeys')}</h2>
+          <ul className="card">
+            {me.mfa.passkeys.map((k) => (
+              <li key={k.id} className="row">
+                <span>{k.name}</span>
+                <span className="muted small">{fmt.dateTime(k.lastUsedAt ?? k.createdAt)}</span>
+                <button type="button" className="secondary" onClick={() => removePasskey.mutate(k.id)}>
+                  {t('common.delete')}
+                </button>
+              </li>
+            ))}
+          </ul>
+          <ErrorText error={removePasskey.error} />
+        </>
+      ) : null}
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+/** Comments and the share link of one detection, opened under its row. */
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { request } from '../api/client';
+import type { Comment, Detection } from '../api/types';
+import { useT } from '../i18n';
+import { useFormat } from '../session';
+import { CopyButton, ErrorText, Field } from '../components/ui';
+
+export function DetectionExtras({ detection, canComment }: { detection: Detection; canComment: boolean }) {
+  const t = useT();
+  const fmt = useFormat();
+  const qc = useQueryClient();
+  const key = ['comments', detection.id];
+  const comments = useQuery({ queryKey: key, queryFn: () => request<{ comments: Comment[] }>('GET', `/detections/${detection.id}/comments`) });
+  const [text, setText] = useState('');
+  const add = useMutation({
+    mutationFn: (body: string) => request<Comment>('POST', `/detections/${detection.id}/comments`, { text: body }),
+    onSuccess: () => {
+      setText('');
+      void qc.invalidateQueries({ queryKey: key });
+    },
+  });
+  const share = useMutation({ mutationFn: () => request<{ shareUrl: string; expiresAt: string }>('GET', `/detections/${detection.id}/share`) });
+
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    if (text.trim()) add.mutate(text.trim());
+  }
+
+  return (
+    <div className="extras">
+      <h3>{t('det.comments')}</h3>
+      <ErrorText error={comments.error} />
+      <ul className="comments">
+        {(comments.data?.comments ?? []).map((c) => (
+          <li key={c.id}>
+            <strong>{(c as Comment & { authorName?: string }).authorName ?? c.userName ?? ''}</strong> <span className="muted small">{fmt.dateTime(c.createdAt)}</span>
+            <p>{c.text}</p>
+          </li>
+        ))}
+      </ul>
+      {canComment ? (
+        <form onSubmit={submit} className="row">
+          <Field label={t('det.addComment')}>{(id) => <input id={id} value={text} maxLength={2000} onChange={(e) => setText(e.target.value)} />}</Field>
+          <button type="submit" disabled={add.isPending}>
+            {t('det.send')}
+          </button>
+        </form>
+      ) : null}
+      <ErrorText error={add.error} />
+      <div className="row">
+        <button type="button" className="secondary" onClick={() => share.mutate()}>
+          {t('det.share')}
+        </button>
+        {share.data ? (
+          <>
+            <input readOnly aria-label={t('det.share')} value={share.data.shareUrl} onFocus={(e) => e.target.select()} />
+            <CopyButton text={share.data.shareUrl} />
+            <span className="muted small">{t('det.shareExpires', { date: fmt.dateTime(share.data.expiresAt) })}</span>
+          </>
+        ) : null}
+      </div>
+      <ErrorText error={share.error} />
+    </div>
+  );
+}

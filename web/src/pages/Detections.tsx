@@ -1,0 +1,341 @@
+/**
+ * The detections list: every filter of GET /detections kept in the URL, sorting, paging (the
+ * total is counted once per filter set, later pages skip the count), audio in place, one-click
+ * and keyboard review, comments, share links, and new detections arriving over the WebSocket.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useSearchParams } from 'react-router';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, data, request } from '../api/client';
+import { atLeast, type Detection, type DetectionList, type Satellite, type Vote } from '../api/types';
+import { useT } from '../i18n';
+import { useFormat, useSession, useToast } from '../session';
+import { useLiveEvents, type LiveDetection } from '../live';
+import { ErrorText, Field, Loading } from '../components/ui';
+import { DetectionExtras } from './DetectionExtras';
+
+const PAGE = 25;
+const FILTERS = ['speciesSearch', 'species', 'satelliteId', 'minConfidence', 'verificationStatus', 'start', 'end', 'includeTentative', 'sortBy', 'sortDir'] as const;
+type FilterKey = (typeof FILTERS)[number];
+type Filters = Partial<Record<FilterKey, string>>;
+
+const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
+const toLocal = (iso: string | undefined) => {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+export function Detections() {
+  const t = useT();
+  const fmt = useFormat();
+  const toast = useToast();
+  const qc = useQueryClient();
+  const { team, role, me } = useSession();
+  const tenantId = team?.id ?? null;
+  const canVote = atLeast(role, 'member') && me.preferences.showVoting !== false;
+  const [params, setParams] = useSearchParams();
+  const filters: Filters = useMemo(() => Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? undefined]).filter(([, v]) => v)), [params]);
+  const page = Math.max(0, Number(params.get('page') ?? 0) || 0);
+  const filterKey = JSON.stringify(filters);
+
+  const [total, setTotal] = useState<{ key: string; n: number | null } | null>(null);
+  const list = useQuery({
+    queryKey: ['detections', tenantId, filterKey, page],
+    enabled: tenantId !== null,
+    placeholderData: keepPreviousData,
+    queryFn: () => {
+      const countNeeded = page === 0 || total?.key !== filterKey;
+      return data<DetectionList>(
+        api.GET('/api/detections', {
+          params: {
+            query: {
+              tenantId: tenantId!,
+              ...filters,
+              minConfidence: filters.minConfidence ? Number(filters.minConfidence) : undefined,
+              includeTentative: filters.includeTentative === 'true' ? 'true' : undefined,
+              sortBy: filters.sortBy as 'date' | 'confidence' | 'species' | undefined,
+              sortDir: filters.sortDir as 'asc' | 'desc' | undefined,
+              verificationStatus: filters.verificationStatus as DetectionList['detections'][number]['verificationStatus'] | undefined,
+              limit: PAGE,
+              offset: page * PAGE,
+              withCount: countNeeded ? 'true' : 'false',
+            },
+          },
+        }),
+      );
+    },
+  });
+  useEffect(() => {
+    if (list.data && list.data.total !== null && !list.isPlaceholderData) setTotal({ key: filterKey, n: list.data.total });
+  }, [list.data, list.isPlaceholderData, filterKey]);
+
+  const satellites = useQuery({
+    queryKey: ['satellites', tenantId, false],
+    enabled: tenantId !== null,
+    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId! } as never } })),
+  });
+
+  const rows = list.data?.detections ?? [];
+  const ids = rows.map((r) => r.id).join(',');
+  const votes = useQuery({
+    queryKey: ['votes', tenantId, ids],
+    enabled: canVote && ids.length > 0,
+    queryFn: () => request<{ votes: Record<string, Vote> }>('GET', `/detections/votes?ids=${encodeURIComponent(ids)}`),
+  });
+
+  // Live: a new detection of this team refreshes the list; rare species also get a toast.
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const onEvent = useCallback(
+    (e: { type: string } & Record<string, unknown>) => {
+      if (e.type !== 'detection') return;
+      const d = e as unknown as LiveDetection;
+      setFresh((s) => new Set(s).add(d.id));
+      void qc.invalidateQueries({ queryKey: ['detections', tenantId] });
+      if (d.isRare) toast(t('toast.rare', { name: `${d.commonName} (${d.scientificName})` }), 'rare');
+    },
+    [qc, tenantId, toast, t],
+  );
+  const live = useLiveEvents(tenantId, onEvent);
+
+  // Review state: the selected row, the audio element, the open extras panel.
+  const [selected, setSelected] = useState(0);
+  const [playing, setPlaying] = useState<string | null>(null);
+  const [openId, setOpenId] = useState<string | null>(null);
+  const audio = useRef<HTMLAudioElement>(null);
+  const rowRefs = useRef<Map<string, HTMLElement>>(new Map());
+
+  const verify = useMutation({
+    mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
+      request<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>('POST', `/detections/${id}/verify`, { vote }),
+    onSuccess: (res) => {
+      qc.setQueryData<DetectionList>(['detections', tenantId, filterKey, page], (old) =>
+        old ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) } : old,
+      );
+      qc.setQueryData<{ votes: Record<string, Vote> }>(['votes', tenantId, ids], (old) => ({ votes: { ...(old?.votes ?? {}), [res.id]: res.myVote } }));
+    },
+  });
+
+  const togglePlay = useCallback(
+    (d: Detection) => {
+      const el = audio.current;
+      if (!el) return;
+      if (playing === d.id && !el.paused) {
+        el.pause();
+        return;
+      }
+      el.src = `/api/audio/${encodeURIComponent(d.audioChunkId)}`;
+      setPlaying(d.id);
+      void el.play().catch(() => setPlaying(null));
+    },
+    [playing],
+  );
+
+  useEffect(() => {
+    function onKey(e: KeyboardEvent) {
+      const target = e.target as HTMLElement;
+      if (e.ctrlKey || e.metaKey || e.altKey || target.closest('input, textarea, select, [contenteditable]')) return;
+      if (rows.length === 0) return;
+      const d = rows[Math.min(selected, rows.length - 1)];
+      const move = (i: number) => {
+        const n = Math.max(0, Math.min(rows.length - 1, i));
+        setSelected(n);
+        rowRefs.current.get(rows[n].id)?.focus();
+      };
+      if (e.key === 'j') move(selected + 1);
+      else if (e.key === 'k') move(selected - 1);
+      else if (e.key === ' ') togglePlay(d);
+      else if (canVote && e.key === 'c') verify.mutate({ id: d.id, vote: 'confirm' });
+      else if (canVote && e.key === 'r') verify.mutate({ id: d.id, vote: 'reject' });
+      else if (canVote && e.key === 'u') verify.mutate({ id: d.id, vote: 'unsure' });
+      else return;
+      e.preventDefault();
+    }
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [rows, selected, canVote, togglePlay, verify]);
+
+  function applyFilters(e: FormEvent<HTMLFormElement>) {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const k of FILTERS) {
+      let v = String(form.get(k) ?? '').trim();
+      if (k === 'start' || k === 'end') v = toIso(v);
+      if (k === 'includeTentative') v = form.get(k) ? 'true' : '';
+      if (v) next.set(k, v);
+    }
+    setSelected(0);
+    setParams(next);
+  }
+
+  const goPage = (p: number) => {
+    const next = new URLSearchParams(params);
+    if (p === 0) next.delete('page');
+    else next.set('page', String(p));
+    setSelected(0);
+    setParams(next);
+  };
+
+  if (!team) return <p>{t('common.noTeam')}</p>;
+  const knownTotal = total?.key === filterKey ? total.n : null;
+  const lastPage = knownTotal !== null ? Math.max(0, Math.ceil(knownTotal / PAGE) - 1) : rows.length < PAGE ? page : page + 1;
+
+  return (
+    <section aria-labelledby="det-title">
+      <div className="title-row">
+        <h1 id="det-title">{t('det.title')}</h1>
+        <span className={`pill ${live ? 'ok' : 'off'}`} data-testid="live-state">
+          {live ? t('det.live') : t('det.liveOff')}
+        </span>
+      </div>
+      <details className="filters" open={Object.keys(filters).length > 0 || undefined}>
+        <summary>{t('det.filters')}</summary>
+        <form onSubmit={applyFilters} key={filterKey} className="grid">
+          <Field label={t('det.speciesSearch')}>{(id) => <input id={id} name="speciesSearch" type="search" defaultValue={filters.speciesSearch} />}</Field>
+          <Field label={t('det.species')}>{(id) => <input id={id} name="species" defaultValue={filters.species} />}</Field>
+          <Field label={t('det.satellite')}>
+            {(id) => (
+              <select id={id} name="satelliteId" defaultValue={filters.satelliteId ?? ''}>
+                <option value="">{t('det.allSatellites')}</option>
+                {satellites.data?.satellites.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label={t('det.minConfidence')}>
+            {(id) => <input id={id} name="minConfidence" type="number" min={0} max={1} step={0.01} defaultValue={filters.minConfidence} />}
+          </Field>
+          <Field label={t('det.status')}>
+            {(id) => (
+              <select id={id} name="verificationStatus" defaultValue={filters.verificationStatus ?? ''}>
+                <option value="">{t('det.anyStatus')}</option>
+                {(['unverified', 'pending_review', 'confirmed', 'rejected'] as const).map((s) => (
+                  <option key={s} value={s}>
+                    {t(`det.status.${s}`)}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label={t('det.start')}>{(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}</Field>
+          <Field label={t('det.end')}>{(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} />}</Field>
+          <Field label={t('det.sortBy')}>
+            {(id) => (
+              <select id={id} name="sortBy" defaultValue={filters.sortBy ?? 'date'}>
+                <option value="date">{t('det.sort.date')}</option>
+                <option value="confidence">{t('det.sort.confidence')}</option>
+                <option value="species">{t('det.sort.species')}</option>
+              </select>
+            )}
+          </Field>
+          <Field label={t('det.sortDir')}>
+            {(id) => (
+              <select id={id} name="sortDir" defaultValue={filters.sortDir ?? 'desc'}>
+                <option value="desc">{t('det.desc')}</option>
+                <option value="asc">{t('det.asc')}</option>
+              </select>
+            )}
+          </Field>
+          <label className="check">
+            <input type="checkbox" name="includeTentative" defaultChecked={filters.includeTentative === 'true'} />
+            {t('det.includeTentative')}
+          </label>
+          <div className="row">
+            <button type="submit">{t('det.apply')}</button>
+            <button type="button" className="secondary" onClick={() => setParams(new URLSearchParams())}>
+              {t('det.clear')}
+            </button>
+          </div>
+        </form>
+      </details>
+      <ErrorText error={list.error} />
+      <ErrorText error={verify.error} />
+      <p className="muted">
+        {knownTotal !== null ? t('det.total', { n: knownTotal }) : null} · {t('det.page', { page: page + 1 })} · <span className="hint">{t('det.keys')}</span>
+      </p>
+      <audio ref={audio} data-testid="player" preload="none" onPause={() => setPlaying(null)} onEnded={() => setPlaying(null)} />
+      {list.isLoading ? <Loading /> : null}
+      {!list.isLoading && rows.length === 0 ? <p>{t('det.none')}</p> : null}
+      <ol className="detections" aria-label={t('det.title')}>
+        {rows.map((d, i) => {
+          const mine = votes.data?.votes[d.id];
+          return (
+            <li
+              key={d.id}
+              ref={(el) => {
+                if (el) rowRefs.current.set(d.id, el);
+                else rowRefs.current.delete(d.id);
+              }}
+              tabIndex={0}
+              className={`det${i === selected ? ' selected' : ''}${fresh.has(d.id) ? ' fresh' : ''}`}
+              aria-current={i === selected ? 'true' : undefined}
+              data-testid="detection"
+              data-id={d.id}
+              onFocus={() => setSelected(i)}
+            >
+              <div className="det-main">
+                <button type="button" className="play" aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${d.commonName}`} onClick={() => togglePlay(d)}>
+                  {playing === d.id ? '❚❚' : '▶'}
+                </button>
+                <div>
+                  <strong>{d.commonName}</strong> <em className="muted">{d.scientificName}</em>
+                  <div className="muted small">
+                    {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
+                  </div>
+                </div>
+                <div className="conf" title={`${t('det.raw')} ${d.confidence.toFixed(3)} · ${t('det.calibrated')} ${d.calibrated_confidence.toFixed(3)}`}>
+                  <span>{fmt.pct(d.calibrated_confidence)}</span>
+                  <small className="muted">
+                    {t('det.raw')} {fmt.pct(d.confidence)}
+                  </small>
+                </div>
+              </div>
+              <div className="det-meta">
+                {d.isFirstOfSeason ? <span className="badge season">{t('det.badge.firstOfSeason')}</span> : null}
+                {d.isRare ? <span className="badge rare">{t('det.badge.rare')}</span> : null}
+                {d.tentative ? <span className="badge tentative">{t('det.badge.tentative')}</span> : null}
+                <span className={`badge status-${d.verificationStatus}`} data-testid="status">
+                  {t(`det.status.${d.verificationStatus}`)}
+                </span>
+                {mine ? <span className="muted small">{t('det.yourVote', { vote: t(`det.${mine}`) })}</span> : null}
+                <span className="spacer" />
+                {canVote
+                  ? (['confirm', 'reject', 'unsure'] as const).map((v) => (
+                      <button
+                        key={v}
+                        type="button"
+                        className={`vote vote-${v}${mine === v ? ' chosen' : ''}`}
+                        aria-pressed={mine === v}
+                        disabled={verify.isPending}
+                        onClick={() => verify.mutate({ id: d.id, vote: v })}
+                      >
+                        {t(`det.${v}`)}
+                      </button>
+                    ))
+                  : null}
+                <button type="button" className="secondary" aria-expanded={openId === d.id} onClick={() => setOpenId(openId === d.id ? null : d.id)}>
+                  {t('det.comments')} / {t('det.share')}
+                </button>
+              </div>
+              {openId === d.id ? <DetectionExtras detection={d} canComment={atLeast(role, 'member')} /> : null}
+            </li>
+          );
+        })}
+      </ol>
+      <nav className="pager row" aria-label="Pages">
+        <button type="button" className="secondary" disabled={page === 0} onClick={() => goPage(page - 1)}>
+          {t('det.prev')}
+        </button>
+        <span>{t('det.page', { page: page + 1 })}</span>
+        <button type="button" className="secondary" disabled={page >= lastPage} onClick={() => goPage(page + 1)}>
+          {t('det.next')}
+        </button>
+      </nav>
+    </section>
+  );
+}

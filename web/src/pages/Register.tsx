@@ -1,0 +1,52 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useT } from '../i18n';
+import { meKey } from '../session';
+import { ErrorText, Field } from '../components/ui';
+
+/** The invite link (`/register?invite=…`) lands here; the new account signs in right after. */
+export function Register() {
+  const t = useT();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const invite = params.get('invite') ?? undefined;
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setError(null);
+    try {
+      await data(api.POST('/api/auth/register', { body: { name, email, password, ...(invite ? { inviteToken: invite } : {}) } }));
+      await data(api.POST('/api/auth/login', { body: { email, password } }));
+      await qc.invalidateQueries({ queryKey: meKey });
+      navigate('/detections', { replace: true });
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  return (
+    <main className="narrow" id="main">
+      <h1>{t('register.title')}</h1>
+      {invite ? <p>{t('register.invite')}</p> : null}
+      <form onSubmit={submit}>
+        <Field label={t('register.name')}>{(id) => <input id={id} required autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+        <Field label={t('signIn.email')}>{(id) => <input id={id} type="email" required autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label={t('signIn.password')}>
+          {(id) => <input id={id} type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />}
+        </Field>
+        <ErrorText error={error} />
+        <button type="submit">{t('register.submit')}</button>
+      </form>
+      <p>
+        <Link to="/sign-in">{t('signIn.title')}</Link>
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,209 @@
+/** The active team for its admins: members and roles, invite links, API keys. */
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { atLeast, type ApiKey, type Invite, type Member, type Role } from '../api/types';
+import { useT } from '../i18n';
+import { useFormat, useSession } from '../session';
+import { CopyButton, ErrorText, Field } from '../components/ui';
+
+const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
+
+function MemberRow({ m, tenantId, callerIsOwner }: { m: Member; tenantId: string; callerIsOwner: boolean }) {
+  const t = useT();
+  const fmt = useFormat();
+  const qc = useQueryClient();
+  const change = useMutation({
+    mutationFn: (role: Role) => data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
+    onSettled: () => qc.invalidateQueries({ queryKey: ['members', tenantId] }),
+  });
+  const editable = m.role !== 'owner' && (m.role !== 'admin' || callerIsOwner);
+  return (
+    <tr>
+      <th scope="row">{m.name}</th>
+      <td>{m.email}</td>
+      <td>
+        {editable ? (
+          <select aria-label={`${t('team.role')} ${m.name}`} value={m.role} onChange={(e) => change.mutate(e.target.value as Role)}>
+            {ASSIGNABLE.map((r) => (
+              <option key={r}>{r}</option>
+            ))}
+          </select>
+        ) : (
+          m.role
+        )}
+        <ErrorText error={change.error} />
+      </td>
+      <td>{fmt.dateTime(m.joinedAt)}</td>
+    </tr>
+  );
+}
+
+export default function Team() {
+  const t = useT();
+  const fmt = useFormat();
+  const qc = useQueryClient();
+  const { team, role, me } = useSession();
+  const tenantId = team?.id ?? '';
+  const allowed = atLeast(role, 'admin') || me.user.isAdmin;
+  const members = useQuery({
+    queryKey: ['members', tenantId],
+    enabled: allowed && !!tenantId,
+    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } as never } })),
+  });
+  const invites = useQuery({
+    queryKey: ['invites', tenantId],
+    enabled: allowed && !!tenantId,
+    queryFn: () => data<{ invites: Invite[] }>(api.GET('/api/auth/invites', { params: { query: { tenantId } } })),
+  });
+  const keys = useQuery({
+    queryKey: ['api-keys', tenantId],
+    enabled: allowed && !!tenantId,
+    queryFn: () => data<{ apiKeys: ApiKey[] }>(api.GET('/api/auth/api-keys', { params: { query: { tenantId } as never } })),
+  });
+
+  const [inviteRole, setInviteRole] = useState<Role>('member');
+  const [link, setLink] = useState<string | null>(null);
+  const createInvite = useMutation({
+    mutationFn: () => data<{ url: string }>(api.POST('/api/auth/invites', { body: { tenantId, role: inviteRole as 'viewer' } })),
+    onSuccess: (r) => {
+      setLink(r.url);
+      void qc.invalidateQueries({ queryKey: ['invites', tenantId] });
+    },
+  });
+  const revokeInvite = useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/auth/invites/{id}', { params: { path: { id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['invites', tenantId] }),
+  });
+
+  const [keyName, setKeyName] = useState('');
+  const [keyRole, setKeyRole] = useState<Role>('viewer');
+  const [newKey, setNewKey] = useState<string | null>(null);
+  const createKey = useMutation({
+    mutationFn: () => data<{ key: string }>(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
+    onSuccess: (r) => {
+      setNewKey(r.key);
+      setKeyName('');
+      void qc.invalidateQueries({ queryKey: ['api-keys', tenantId] });
+    },
+  });
+  const revokeKey = useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/auth/api-keys/{id}', { params: { path: { id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['api-keys', tenantId] }),
+  });
+
+  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!allowed) return <p>{t('notFound')}</p>;
+
+  return (
+    <section aria-labelledby="team-title">
+      <h1 id="team-title">
+        {t('team.title')}: {team.name}
+      </h1>
+
+      <h2>{t('team.members')}</h2>
+      <ErrorText error={members.error} />
+      <div className="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t('register.name')}</th>
+              <th scope="col">{t('signIn.email')}</th>
+              <th scope="col">{t('team.role')}</th>
+              <th scope="col">{t('team.joined')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {members.data?.members.map((m) => (
+              <MemberRow key={m.id} m={m} tenantId={tenantId} callerIsOwner={role === 'owner' || me.user.isAdmin} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+
+      <h2>{t('team.invites')}</h2>
+      <form
+        className="row card"
+        onSubmit={(e: FormEvent) => {
+          e.preventDefault();
+          createInvite.mutate();
+        }}
+      >
+        <Field label={t('team.role')}>
+          {(id) => (
+            <select id={id} value={inviteRole} onChange={(e) => setInviteRole(e.target.value as Role)}>
+              {ASSIGNABLE.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit">{t('team.invite')}</button>
+        <ErrorText error={createInvite.error} />
+      </form>
+      {link ? (
+        <p className="row">
+          <input readOnly aria-label={t('team.inviteLink')} value={link} onFocus={(e) => e.target.select()} />
+          <CopyButton text={link} />
+        </p>
+      ) : null}
+      <ErrorText error={invites.error} />
+      <ul>
+        {invites.data?.invites.map((i) => (
+          <li key={i.id} className="row">
+            <span>{i.role}</span>
+            <span className="muted small">
+              {t('team.expires')} {fmt.dateTime(i.expiresAt)}
+            </span>
+            <button type="button" className="secondary" onClick={() => revokeInvite.mutate(i.id)}>
+              {t('common.revoke')}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorText error={revokeInvite.error} />
+
+      <h2>{t('team.apiKeys')}</h2>
+      <form
+        className="row card"
+        onSubmit={(e: FormEvent) => {
+          e.preventDefault();
+          createKey.mutate();
+        }}
+      >
+        <Field label={t('team.keyName')}>{(id) => <input id={id} required maxLength={100} value={keyName} onChange={(e) => setKeyName(e.target.value)} />}</Field>
+        <Field label={t('team.role')}>
+          {(id) => (
+            <select id={id} value={keyRole} onChange={(e) => setKeyRole(e.target.value as Role)}>
+              {ASSIGNABLE.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <button type="submit">{t('common.create')}</button>
+        <ErrorText error={createKey.error} />
+      </form>
+      {newKey ? (
+        <p className="row" role="region" aria-label={t('team.keyCreated')}>
+          <span>{t('team.keyCreated')}:</span> <code>{newKey}</code> <CopyButton text={newKey} />
+        </p>
+      ) : null}
+      <ErrorText error={keys.error} />
+      <ul>
+        {keys.data?.apiKeys.map((k) => (
+          <li key={k.id} className="row">
+            <strong>{k.name}</strong>
+            <code>{k.prefix}…</code>
+            <span>{k.role}</span>
+            <span className="muted small">{fmt.dateTime(k.lastUsedAt ?? k.createdAt)}</span>
+            <button type="button" className="secondary" onClick={() => revokeKey.mutate(k.id)}>
+              {t('common.revoke')}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <ErrorText error={revokeKey.error} />
+    </section>
+  );
+}

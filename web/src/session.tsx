@@ -1,0 +1,139 @@
+/** Who is signed in, which team is active, the theme, toasts: the state every page shares. */
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, data, ApiError } from './api/client';
+import type { Me, Preferences, Role, TeamRef } from './api/types';
+import { I18nContext, pickLang, translator } from './i18n';
+
+export const meKey = ['me'] as const;
+
+export function useMeQuery() {
+  return useQuery({
+    queryKey: meKey,
+    queryFn: async () => {
+      try {
+        return await data<Me>(api.GET('/api/auth/me'));
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) return null;
+        throw err;
+      }
+    },
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+interface SessionValue {
+  me: Me;
+  team: TeamRef | null;
+  role: Role | undefined;
+  setTeamId(id: string): void;
+}
+
+const SessionContext = createContext<SessionValue | null>(null);
+
+export function useSession(): SessionValue {
+  const s = useContext(SessionContext);
+  if (!s) throw new Error('useSession outside a signed-in page');
+  return s;
+}
+
+const TEAM_KEY = 'chorus.team';
+
+export function SessionProvider({ me, children }: { me: Me; children: ReactNode }) {
+  const [teamId, setTeamIdState] = useState<string | null>(() => localStorage.getItem(TEAM_KEY));
+  const team = me.tenants.find((t) => t.id === teamId) ?? me.tenants[0] ?? null;
+  const qc = useQueryClient();
+  const setTeamId = useCallback(
+    (id: string) => {
+      localStorage.setItem(TEAM_KEY, id);
+      setTeamIdState(id);
+      // Team-scoped data of the previous team must not flash on the next one.
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'me' });
+    },
+    [qc],
+  );
+  const value = useMemo(() => ({ me, team, role: team?.role, setTeamId }), [me, team, setTeamId]);
+  return <SessionContext.Provider value={value}>{children}</SessionContext.Provider>;
+}
+
+export function LanguageProvider({ prefs, children }: { prefs: Preferences | null; children: ReactNode }) {
+  const lang = pickLang(prefs?.primaryLanguage ?? navigator.language);
+  const value = useMemo(() => ({ lang, t: translator(lang) }), [lang]);
+  useEffect(() => {
+    document.documentElement.lang = lang;
+  }, [lang]);
+  return <I18nContext.Provider value={value}>{children}</I18nContext.Provider>;
+}
+
+export type ThemeChoice = 'system' | 'light' | 'dark';
+const THEME_KEY = 'chorus.theme';
+
+/** The toggle overrides prefers-color-scheme; 'system' hands the choice back to the browser. */
+export function useTheme(): [ThemeChoice, (t: ThemeChoice) => void] {
+  const [theme, setTheme] = useState<ThemeChoice>(() => (localStorage.getItem(THEME_KEY) as ThemeChoice) || 'system');
+  useEffect(() => {
+    if (theme === 'system') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    localStorage.setItem(THEME_KEY, theme);
+  }, [theme]);
+  return [theme, setTheme];
+}
+
+/** A date in one of the preference formats (YYYY-MM-DD, DD.MM.YYYY, D MMM YYYY, …). */
+export function formatDate(d: Date, pattern: string, lang: string): string {
+  const month = new Intl.DateTimeFormat(lang, { month: 'short' }).format(d);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return pattern.replace(/YYYY|MMM|MM|DD|D/g, (tok) =>
+    tok === 'YYYY' ? String(d.getFullYear()) : tok === 'MMM' ? month : tok === 'MM' ? pad(d.getMonth() + 1) : tok === 'DD' ? pad(d.getDate()) : String(d.getDate()),
+  );
+}
+
+/** Dates and times as the person's preferences say (date format, 24h or 12h clock). */
+export function useFormat() {
+  const { me } = useSession();
+  const lang = pickLang(me.preferences.primaryLanguage);
+  const hour12 = me.preferences.timeFormat === '12h';
+  const pattern = me.preferences.dateFormatPrimary || 'YYYY-MM-DD';
+  return useMemo(() => {
+    const time = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12 });
+    return {
+      dateTime: (iso: string | null | undefined) => {
+        if (!iso) return '—';
+        const d = new Date(iso);
+        return `${formatDate(d, pattern, lang)} ${time.format(d)}`;
+      },
+      pct: (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`),
+    };
+  }, [lang, hour12, pattern]);
+}
+
+// Toasts: a tiny queue, announced politely to screen readers.
+export interface Toast {
+  id: number;
+  text: string;
+  tone: 'info' | 'rare' | 'error';
+}
+const ToastContext = createContext<(text: string, tone?: Toast['tone']) => void>(() => {});
+export const useToast = () => useContext(ToastContext);
+
+export function ToastProvider({ children }: { children: ReactNode }) {
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const push = useCallback((text: string, tone: Toast['tone'] = 'info') => {
+    const id = Date.now() + Math.random();
+    setToasts((ts) => [...ts.slice(-3), { id, text, tone }]);
+    setTimeout(() => setToasts((ts) => ts.filter((x) => x.id !== id)), 8000);
+  }, []);
+  return (
+    <ToastContext.Provider value={push}>
+      {children}
+      <div className="toasts" role="status" aria-live="polite">
+        {toasts.map((x) => (
+          <div key={x.id} className={`toast toast-${x.tone}`} data-testid="toast">
+            {x.text}
+          </div>
+        ))}
+      </div>
+    </ToastContext.Provider>
+  );
+}
