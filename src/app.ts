@@ -63,6 +63,7 @@ import { systemRoutes } from './modules/system/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
+import { registerWebRoutes } from './modules/web/static.ts';
 
 /** The infrastructure ports, built once at start-up from config (DESIGN.md §2). */
 export interface Infra {
@@ -217,5 +218,7 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
   await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } });
   const live = registerLiveRoutes(app, { hub: services.live, guard: services.guard, resolver: services.resolver, clock: infra.clock });
 
-  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS, ...live] };
+  const web = await registerWebRoutes(app);
+
+  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS, ...live, ...web] };
 }
