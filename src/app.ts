@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
+import multipart from '@fastify/multipart';
 import type { Config } from './config.ts';
 import type { Clock } from './core/clock.ts';
 import type { Db } from './infra/db/index.ts';
@@ -60,6 +61,11 @@ import { createDetectionsRepo } from './modules/detections/repo.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
 import { systemRoutes } from './modules/system/routes.ts';
+import { createModelsRepo } from './modules/models/repo.ts';
+import { createModelsService } from './modules/models/service.ts';
+import { modelsRoutes } from './modules/models/routes.ts';
+import { createWorkersService } from './modules/workers/service.ts';
+import { workersRoutes } from './modules/workers/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
@@ -100,7 +106,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const apiKeysRepo = createApiKeysRepo(db);
 
   const satellitesRepo = createSatellitesRepo(db);
-  const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo });
+  const modelsRepo = createModelsRepo(db);
+  const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo, refs: { model: (id) => models.refuseModelRef(id) } });
+  const models = createModelsService({ db, clock, audit, storage, repo: modelsRepo });
+  const workers = createWorkersService({ kv, queue: infra.queue });
   const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
   const satellites = createSatellitesService({ db, clock, audit, repo: satellitesRepo, settings, broker, storage });
   const departureHandlers: DepartureHandler[] = [
@@ -161,9 +170,11 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...detectionsRoutes(detections),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
+    ...modelsRoutes(models),
+    ...workersRoutes(workers),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections, share };
+  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections, share, models, modelsRepo, workers };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -190,9 +201,11 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
   enforceRegistry(app, PREFIX_DECLARATIONS);
 
   await app.register(cookie);
+  // Multipart uploads (models, and any other upload route): limits are set per request by each route.
+  await app.register(multipart);
 
-  if (config.mode === 'dispatcher') {
-    // DESIGN.md §3: a dispatcher serves no HTTP API, only its health endpoint.
+  if (config.mode === 'dispatcher' || config.mode === 'worker') {
+    // DESIGN.md §3: a dispatcher (and an inference worker) serves no HTTP API, only its health endpoint.
     const registry = registerRoutes(app, services.routes.filter((r) => r.url === '/health'), services.guard, services.resolver);
     return { app, services, registry };
   }

@@ -151,7 +151,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy = env.TRUST_PROXY === 'true' ? true : env.TRUST_PROXY === 'false' ? false : env.TRUST_PROXY;
   }
   const mode = readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full');
-  if (mode === 'api' || mode === 'dispatcher') {
+  if (mode === 'api' || mode === 'dispatcher' || mode === 'worker') {
     // Split mode (DESIGN.md §3): api and dispatcher talk over Redis pub/sub and share one database.
     const missing = [!env.REDIS_URL && 'REDIS_URL', !env.DATABASE_URL && 'DATABASE_URL'].filter(Boolean);
     if (missing.length) {

@@ -12,6 +12,7 @@ import { AppError } from './core/errors.ts';
 const USAGE = `chorus <command>
 
   serve                         start the hub (default)
+  worker                        run inference workers only (CHORUS_MODE=worker; needs REDIS_URL and DATABASE_URL)
   migrate                       apply database migrations and exit
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
@@ -22,17 +23,19 @@ const USAGE = `chorus <command>
 
 Configuration comes from the environment; see README.md.`;
 
-async function serve() {
-  const config = loadConfig();
+async function serve(mode?: 'worker') {
+  const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
   const infra = await createInfra(config);
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
-  const first = config.mode === 'dispatcher' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
+  const first = config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
   const stopRuntime = startRuntime(infra, services, app.log);
   const url = config.publicUrl;
   const lines =
-    config.mode === 'dispatcher'
+    config.mode === 'worker'
+      ? [`Chorus inference worker is running (health at ${address}/api/health); it takes jobs from the queue on Redis`]
+      : config.mode === 'dispatcher'
       ? [`Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`]
       : [`Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
   const b = infra.broker;
@@ -103,6 +106,8 @@ async function admin(args: string[]) {
 async function main() {
   const [command = 'serve', ...rest] = process.argv.slice(2);
   if (command === 'serve') return serve();
+  // DESIGN.md §3: `chorus worker` is `serve` in mode worker (inference only; needs REDIS_URL and DATABASE_URL).
+  if (command === 'worker') return serve('worker');
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
   if (command === 'satellite') {

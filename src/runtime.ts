@@ -6,6 +6,8 @@ import { startIngester, type Ingester } from './broker/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './broker/offline-monitor.ts';
 import { requeueRecentChunks } from './broker/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
+import { createModelStore } from './inference/model-store.ts';
+import { createWorkerReporter } from './modules/workers/reporter.ts';
 
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {
@@ -52,9 +54,14 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     stops.push(() => requeued.then(() => undefined));
   }
   if (mode === 'full' || mode === 'worker') {
-    // Inference (issue 5): the model loads on the first job, once per process; jobs stop with the queue.
+    // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
+    // the worker reports its counts through the kv store for GET /workers.
+    const models = createModelStore({ repo: services.modelsRepo, storage: infra.storage });
+    const reporter = createWorkerReporter({ kv: infra.kv, clock: infra.clock, warn: (obj, msg) => log.warn?.(obj, msg) });
+    stops.push(() => reporter.stop(), () => models.close());
     const worker = startInferenceWorker({
       db: infra.db, clock: infra.clock, storage: infra.storage, queue: infra.queue, broker: infra.broker, live: services.live,
+      models, settings: services.settings, reporter,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     });
     ready.push(worker);

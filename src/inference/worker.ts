@@ -12,6 +12,11 @@
  * - First of day: no detection of that species for the team earlier that UTC day (in the order
  *   chunks are processed). First of season: the same over the UTC calendar quarter (docs/decisions.md).
  * - Rare: judged from the team's own record before the detection (src/inference/rarity.ts).
+ * - The model is the team's pick (setting `inference_model`, else the hub default), with the
+ *   team's sensitivity, minimum confidence and window overlap (model-store.ts, docs/model.md).
+ *   Sessions are cached per model id; a model that fails to load or run fails this job only.
+ * - Every finished attempt is reported (counts, duration, outcome) for GET /workers
+ *   (src/modules/workers/reporter.ts).
  */
 import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
@@ -23,18 +28,17 @@ import { newId } from '../core/crypto.ts';
 import { INFERENCE_QUEUE } from '../broker/ingester.ts';
 import { parseWav } from '../broker/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
-import { DEFAULT_MIN_CONFIDENCE, loadBuiltinModel, MODEL_SAMPLE_RATE, type Model } from './model.ts';
+import { DEFAULT_MIN_CONFIDENCE, DEFAULT_SENSITIVITY, loadBuiltinModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE, type Model, type Prediction } from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
+import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type ModelStore } from './model-store.ts';
+import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { judgeRarity, rarityFacts } from './rarity.ts';
 
-export const BUILTIN_MODEL_ID = 'builtin';
+export { BUILTIN_MODEL_ID, type Classifier };
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
 }
-
-/** What classifies a chunk: the built-in model by default; tests may pass another. */
-export type Classifier = Pick<Model, 'classify'>;
 
 export interface InferenceWorkerDeps {
   db: Db;
@@ -44,12 +48,40 @@ export interface InferenceWorkerDeps {
   broker: Pick<Broker, 'publish'>;
   live: { sendToTeam(tenantId: string, event: { type: string } & Record<string, unknown>): Promise<void> };
   log: InferenceLog;
-  /** Loads the classifier; default: the built-in model, loaded once per process. */
+  /** The team's model (cached sessions by model id); without it, the built-in model. */
+  models?: Pick<ModelStore, 'forTeam'>;
+  /** The team's inference settings (inference_model, inference_sensitivity, inference_min_confidence, inference_overlap_sec). */
+  settings?: { teamSettings(tenantId: string): Promise<Record<string, unknown>> };
+  /** Where finished attempts are reported (GET /workers). */
+  reporter?: Pick<WorkerReporter, 'record'>;
+  /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
   catalog?: SpeciesCatalog;
   minConfidence?: number;
 }
+
+/** The team's inference settings, as numbers the model accepts (defaults when unset). */
+interface InferenceSettings {
+  model: string | null;
+  sensitivity: number;
+  minConfidence: number;
+  overlapMs: number;
+}
+
+/**
+ * Start offsets of the 3-second windows inside a chunk: every (3 s - overlap) while a whole
+ * window fits, and at least the first one (chunks are 2.7-3.3 s, so usually one window).
+ */
+export function windowStarts(durationMs: number, overlapMs: number): number[] {
+  const step = Math.max(100, 3000 - overlapMs);
+  const starts = [0];
+  for (let t = step; t + 3000 <= durationMs; t += step) starts.push(t);
+  return starts;
+}
+
+/** The model each running attempt used, for its report. */
+const modelOfJob = new WeakMap<Job, string>();
 
 let builtin: Promise<Model> | null = null;
 
@@ -110,9 +142,23 @@ function samplesOf(wav: Buffer): Int16Array {
 export function createInferenceHandler(deps: InferenceWorkerDeps) {
   const { db, clock, storage, broker, live, log } = deps;
   const repo = createDetectionsRepo(db);
-  const loadClassifier = deps.loadClassifier ?? builtinModel;
-  const modelId = deps.modelId ?? BUILTIN_MODEL_ID;
-  const minConfidence = deps.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+
+  async function settingsOf(tenantId: string): Promise<InferenceSettings> {
+    const v = deps.settings ? await deps.settings.teamSettings(tenantId) : {};
+    const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
+    return {
+      model: typeof v.inference_model === 'string' ? v.inference_model : null,
+      sensitivity: num(v.inference_sensitivity, DEFAULT_SENSITIVITY),
+      minConfidence: deps.minConfidence ?? num(v.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
+      overlapMs: Math.round(1000 * num(v.inference_overlap_sec, 0)),
+    };
+  }
+
+  async function classifierFor(picked: string | null): Promise<{ id: string; classifier: Classifier }> {
+    if (deps.loadClassifier) return { id: deps.modelId ?? BUILTIN_MODEL_ID, classifier: await deps.loadClassifier() };
+    if (deps.models) return deps.models.forTeam(picked);
+    return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
+  }
 
   return async function handle(job: Job): Promise<DetectionMessage[]> {
     const chunkId = String(job.data.chunkId ?? '');
@@ -131,37 +177,46 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
     const samples = samplesOf(wav);
 
-    let predictions;
+    const opts = await settingsOf(tenantId);
+    // Each window's best predictions; a species heard in several windows keeps its most confident one.
+    const best = new Map<string, { p: Prediction; startMs: number }>();
+    let modelId: string;
     try {
-      const model = await loadClassifier();
-      predictions = await model.classify(samples, { minConfidence });
+      const model = await classifierFor(opts.model);
+      modelId = model.id;
+      modelOfJob.set(job, modelId);
+      for (const startMs of windowStarts(chunk.durationMs, opts.overlapMs)) {
+        const from = Math.round((startMs * MODEL_SAMPLE_RATE) / 1000);
+        const window = samples.subarray(from, from + MODEL_INPUT_SAMPLES);
+        for (const p of await model.classifier.classify(window, { sensitivity: opts.sensitivity, minConfidence: opts.minConfidence })) {
+          const prev = best.get(p.label);
+          if (!prev || p.confidence > prev.p.confidence) best.set(p.label, { p, startMs });
+        }
+      }
     } catch (err) {
       throw new Error(`inference failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
 
     const catalog = deps.catalog ?? speciesCatalog();
-    const detectedAt = new Date(new Date(chunk.recordedAt).getTime());
-    const endMs = Math.min(chunk.durationMs, 3000);
+    const chunkStart = new Date(chunk.recordedAt).getTime();
     const found: Array<Omit<NewDetection, 'isFirstOfDay' | 'isFirstOfSeason'>> = [];
     const seen = new Set<string>();
-    for (const p of predictions) {
-      const species = catalog.byLabel(p.label) ?? catalog.byScientificName(p.scientificName);
-      if (!species) {
-        log.warn({ label: p.label, chunkId }, 'inference: a label the species catalog does not know, skipped');
-        continue;
-      }
-      if (seen.has(species.code)) continue;
-      seen.add(species.code);
+    for (const { p, startMs } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
+      // Labels the catalog does not know keep their own names (model-store.ts).
+      const species = speciesOfLabel(catalog, p);
+      if (seen.has(species.speciesCode)) continue;
+      seen.add(species.speciesCode);
       found.push({
         id: newId(), tenantId, satelliteId: chunk.satelliteId, chunkId,
-        speciesCode: species.code, scientificName: species.scientificName, commonName: species.commonName, category: species.category,
+        speciesCode: species.speciesCode, scientificName: species.scientificName, commonName: species.commonName, category: species.category,
         confidence: p.confidence,
-        // One 3-second window per chunk: the detection starts where the chunk does (offset 0).
-        detectedAt, startMs: 0, endMs,
+        // The detection starts where its window does inside the chunk.
+        detectedAt: new Date(chunkStart + startMs), startMs, endMs: Math.min(chunk.durationMs, startMs + 3000),
         modelId, isRare: false, rareReason: null, createdAt: clock.now(),
       });
     }
     if (found.length === 0) return [];
+    const detectedAt = new Date(chunkStart);
 
     const stored = await db.tx(async (tx) => {
       // One team at a time: the idempotence check and the first-of-day/season reads see every
@@ -206,9 +261,18 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
 export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrency = 1): Promise<void> {
   const handle = createInferenceHandler(deps);
   await deps.queue.process(INFERENCE_QUEUE, concurrency, async (job) => {
+    const started = performance.now();
+    const report = (status: 'completed' | 'failed', detections: number, error: string | null) =>
+      deps.reporter?.record({
+        jobId: job.id, chunkId: String(job.data.chunkId ?? ''), tenantId: String(job.data.tenantId ?? ''), attempt: job.attempt,
+        status, durationMs: Math.round((performance.now() - started) * 10) / 10, detections,
+        modelId: modelOfJob.get(job) ?? null, finishedAt: deps.clock.now().toISOString(), error,
+      });
     try {
-      await handle(job);
+      const stored = await handle(job);
+      report('completed', stored.length, null);
     } catch (err) {
+      report('failed', 0, (err as Error)?.message ?? String(err));
       deps.log.warn({ err, jobId: job.id, attempt: job.attempt }, 'inference: job failed');
       throw err;
     }

@@ -31,7 +31,7 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   const storage = createStorage(config);
   const queue = createQueue(config);
   // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
-  const broker = opts.broker === false ? noBroker() : config.mode === 'api' ? createBusBroker(config, bus) : await createBroker(config, dbCredentialCheck(db));
+  const broker = opts.broker === false ? noBroker() : config.mode === 'api' || config.mode === 'worker' ? createBusBroker(config, bus) : await createBroker(config, dbCredentialCheck(db));
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

@@ -67,6 +67,18 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       };
     },
 
+    async counts(name) {
+      checkQueueName(name);
+      const c = await queueOf(name).getJobCounts('waiting', 'delayed', 'prioritized', 'waiting-children', 'active', 'completed', 'failed');
+      return {
+        waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0),
+        active: c.active ?? 0,
+        completed: c.completed ?? 0,
+        failed: c.failed ?? 0,
+        delayed: c.delayed ?? 0,
+      };
+    },
+
     async close() {
       closed = true;
       // Workers first: they finish their running jobs, then the producers' connections go.

@@ -28,9 +28,19 @@ export interface JobQueue {
   process(queue: string, concurrency: number, handler: JobHandler): Promise<void>;
   /** `waiting` includes jobs waiting for a retry. */
   stats(queue: string): Promise<{ waiting: number; active: number; completed: number; failed: number }>;
+  /** The same counts for GET /workers, with jobs waiting for a retry apart (`delayed`) instead of in `waiting`. */
+  counts(queue: string): Promise<QueueCounts>;
   /** Stops taking jobs and waits for the running ones to settle. */
   close(): Promise<void>;
   readonly kind: 'memory' | 'bullmq';
+}
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  completed: number;
+  failed: number;
+  delayed: number;
 }
 
 export interface QueueOptions {

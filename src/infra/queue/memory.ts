@@ -133,6 +133,15 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       return { waiting: q.jobs.size - q.active, active: q.active, completed: q.completed.size, failed: q.failed.size };
     },
 
+    async counts(name) {
+      checkQueueName(name);
+      const q = queues.get(name);
+      if (!q) return { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 0 };
+      let delayed = 0;
+      for (const e of q.jobs.values()) if (e.state === 'delayed') delayed++;
+      return { waiting: q.jobs.size - q.active - delayed, active: q.active, completed: q.completed.size, failed: q.failed.size, delayed };
+    },
+
     async close() {
       closed = true;
       for (const t of timers) clearTimeout(t);

@@ -19,7 +19,9 @@ export type SettingType =
   | { type: 'number'; min: number; max: number }
   | { type: 'enum'; options: readonly string[] }
   | { type: 'enumList'; options: readonly string[]; maxItems: number }
-  | { type: 'schedule'; maxItems: number };
+  | { type: 'schedule'; maxItems: number }
+  /** The id of a row another module owns (e.g. a classifier model); the settings service asks that module whether it exists. */
+  | { type: 'ref'; ref: 'model' };
 
 type SettingBody = SettingType & {
   key: string;
@@ -85,6 +87,11 @@ export const SETTINGS: readonly SettingDef[] = [
   team({ key: 'aggregation_count', type: 'integer', min: 1, max: 100, default: 3, description: 'Detections of a species from one satellite that promote the group' }),
   team({ key: 'aggregation_window_minutes', type: 'integer', min: 1, max: 1440, default: 15, description: 'Window in which those detections must fall' }),
   team({ key: 'aggregation_confidence_high', type: 'number', min: 0, max: 1, default: 0.85, description: 'One detection this confident promotes at once' }),
+  // Inference on the hub (docs/model.md): the team's model (null = the hub default) and BirdNET's knobs
+  teamOnly({ key: 'inference_model', type: 'ref', ref: 'model', default: null, description: 'Classifier model id for this team (null follows the hub default model)' }),
+  team({ key: 'inference_sensitivity', type: 'number', min: 0.5, max: 1.5, default: 1, description: 'Slope of the sigmoid that turns model scores into confidences' }),
+  team({ key: 'inference_min_confidence', type: 'number', min: 0.01, max: 0.99, default: 0.25, description: 'Predictions below this confidence are not stored' }),
+  team({ key: 'inference_overlap_sec', type: 'number', min: 0, max: 2.5, default: 0, description: 'Overlap of consecutive 3-second windows inside a chunk longer than 3 s' }),
   team({ key: 'aggregation_retention_hours', type: 'integer', min: 1, max: 8760, default: 48, description: 'Tentative detections older than this are removed' }),
 
   // Team fields
@@ -164,5 +171,7 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
         : `entries must be among ${def.options.join(', ')}`;
     case 'schedule':
       return refuseSchedule(value, def.maxItems);
+    case 'ref':
+      return typeof value === 'string' && value.length > 0 && value.length <= 100 ? null : `must be the id of a ${def.ref}`;
   }
 }

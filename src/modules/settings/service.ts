@@ -80,7 +80,10 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>) {
   return changes;
 }
 
-export function createSettingsService(deps: { db: Db; clock: Clock; audit: AuditWriter; bus: Bus; satellites: SatellitesRepo }) {
+/** Checks of `ref` settings by the module that owns the rows: why an id is refused, or null. */
+export type RefCheck = (id: string) => Promise<string | null>;
+
+export function createSettingsService(deps: { db: Db; clock: Clock; audit: AuditWriter; bus: Bus; satellites: SatellitesRepo; refs?: Partial<Record<'model', RefCheck>> }) {
   const { db, clock, audit, bus, satellites } = deps;
   const repo = createSettingsRepo(db);
   // Hub values are read on hot paths. A local write drops the cache; other instances see a
@@ -213,6 +216,12 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
       const level = scope.level;
       const values = input.values ?? {};
       const refusals = refusalsFor(level, input);
+      for (const [key, value] of Object.entries(values)) {
+        const def = findSetting(key);
+        if (def?.type !== 'ref' || typeof value !== 'string' || refusals.some((r) => r.key === key)) continue;
+        const reason = deps.refs?.[def.ref] ? await deps.refs[def.ref]!(value) : null;
+        if (reason) refusals.push({ key, reason });
+      }
       if (refusals.length) {
         throw validationFailed(refusals.map((r) => `${r.key} ${r.reason}`).join('; '), { refusals });
       }

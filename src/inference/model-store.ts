@@ -1,0 +1,94 @@
+/**
+ * Which model a team's chunk runs through, and the loaded sessions (issue 5 "models").
+ *
+ * - A team picks a model with the team setting `inference_model`; null, an unknown id or a
+ *   disabled model means the hub default (table `inference_models`, one row `is_default`).
+ * - Sessions are cached by model id: an uploaded model's files never change under its id, so
+ *   a session stays good until the model is deleted. A load that fails is forgotten, so the next
+ *   job tries again (after the admin fixed whatever was wrong) and only that job fails.
+ * - Labels map into the species catalog by exact label, else by scientific name. A label the
+ *   catalog does not know keeps its own names, the catalog's derived code (`x-` + scientific
+ *   name) and category `other_animal` (docs/model.md).
+ */
+import type { ObjectStorage } from '../infra/storage/index.ts';
+import type { ModelRow, ModelsRepo } from '../modules/models/repo.ts';
+import { loadBuiltinModel, Model, ModelError, type ModelLabel } from './model.ts';
+import type { SpeciesCatalog, SpeciesCategory } from './species-catalog.ts';
+
+export const BUILTIN_MODEL_ID = 'builtin';
+
+export interface LabelSpecies {
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: SpeciesCategory;
+  /** False for a label the catalog does not know. */
+  known: boolean;
+}
+
+/** The catalog's derived code for names it does not know (docs/model.md "Species code"). */
+export const derivedCode = (scientificName: string) => `x-${scientificName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`;
+
+export function speciesOfLabel(catalog: SpeciesCatalog, l: ModelLabel): LabelSpecies {
+  const s = catalog.byLabel(l.label) ?? catalog.byScientificName(l.scientificName);
+  if (s) return { speciesCode: s.code, scientificName: s.scientificName, commonName: s.commonName, category: s.category, known: true };
+  return { speciesCode: derivedCode(l.scientificName), scientificName: l.scientificName, commonName: l.commonName, category: 'other_animal', known: false };
+}
+
+/** What classifies a chunk. */
+export type Classifier = Pick<Model, 'classify'>;
+
+export interface LoadedModel {
+  id: string;
+  classifier: Classifier;
+}
+
+export interface ModelStore {
+  /** The model for a team's pick (null = hub default), loaded or from the cache. */
+  forTeam(picked: string | null): Promise<LoadedModel>;
+  /** Sessions currently held, by model id. */
+  cached(): string[];
+  /** Forgets and releases a model's session (after delete). */
+  evict(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; storage: Pick<ObjectStorage, 'get'>; threads?: number }): ModelStore {
+  const sessions = new Map<string, Promise<Model>>();
+
+  async function load(row: ModelRow): Promise<Model> {
+    if (row.id === BUILTIN_MODEL_ID) return loadBuiltinModel({ threads: deps.threads ?? 1 });
+    if (!row.modelKey || !row.labelsKey) throw new ModelError(`model ${row.id} has no files`);
+    const [bytes, labels] = await Promise.all([deps.storage.get(row.modelKey), deps.storage.get(row.labelsKey)]);
+    if (!bytes) throw new ModelError(`the ONNX file of model ${row.id} is not in storage`);
+    if (!labels) throw new ModelError(`the labels file of model ${row.id} is not in storage`);
+    return Model.load({ model: new Uint8Array(bytes), labels: { text: labels.toString('utf8') }, threads: deps.threads ?? 1, name: `model "${row.name}"` });
+  }
+
+  return {
+    async forTeam(picked) {
+      const row = await deps.repo.resolve(picked);
+      if (!row) throw new ModelError('no model is available: the hub has no default model');
+      let session = sessions.get(row.id);
+      if (!session) {
+        session = load(row);
+        sessions.set(row.id, session);
+        session.catch(() => {
+          if (sessions.get(row.id) === session) sessions.delete(row.id);
+        });
+      }
+      return { id: row.id, classifier: await session };
+    },
+    cached: () => [...sessions.keys()],
+    async evict(id) {
+      const s = sessions.get(id);
+      sessions.delete(id);
+      await s?.then((m) => m.close()).catch(() => {});
+    },
+    async close() {
+      const all = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(all.map((s) => s.then((m) => m.close())));
+    },
+  };
+}

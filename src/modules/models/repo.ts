@@ -1,0 +1,87 @@
+import type { Db } from '../../infra/db/index.ts';
+
+/** A classifier model as stored (table `inference_models`, migration 0009). */
+export interface ModelRow {
+  id: string;
+  name: string;
+  version: string | null;
+  description: string | null;
+  enabled: boolean;
+  isDefault: boolean;
+  modelKey: string | null;
+  labelsKey: string | null;
+  modelBytes: number;
+  modelSha256: string | null;
+  labelCount: number;
+  unknownLabels: string[];
+  uploadedBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
+  model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
+  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export function createModelsRepo(db: Db) {
+  return {
+    list: () => db.query<ModelRow>(`SELECT ${ROW} FROM inference_models ORDER BY is_default DESC, created_at, id`),
+
+    find: (id: string, tx: Db = db) => tx.maybeOne<ModelRow>(`SELECT ${ROW} FROM inference_models WHERE id = $1`, [id]),
+
+    /**
+     * The model a team's jobs run: the team's pick while it exists and is enabled, else the hub
+     * default (one query per job).
+     */
+    resolve: (picked: string | null) =>
+      db.maybeOne<ModelRow>(
+        `SELECT ${ROW} FROM inference_models WHERE (id = $1 AND enabled) OR is_default ORDER BY (id = $1 AND enabled) DESC LIMIT 1`,
+        [picked ?? ''],
+      ),
+
+    insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt'>) =>
+      tx.query(
+        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12)`,
+        [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt],
+      ),
+
+    update: (tx: Db, id: string, patch: { name?: string; description?: string | null; enabled?: boolean; version?: string | null }, at: Date) =>
+      tx.query(
+        `UPDATE inference_models SET
+           name = CASE WHEN $2 THEN $3 ELSE name END,
+           description = CASE WHEN $4 THEN $5 ELSE description END,
+           enabled = CASE WHEN $6 THEN $7::boolean ELSE enabled END,
+           version = CASE WHEN $8 THEN $9 ELSE version END,
+           updated_at = $10
+         WHERE id = $1`,
+        [id, patch.name !== undefined, patch.name ?? null, patch.description !== undefined, patch.description ?? null,
+          patch.enabled !== undefined, patch.enabled ?? null, patch.version !== undefined, patch.version ?? null, at],
+      ),
+
+    /** Moves the default flag (one statement per row; the partial unique index allows one default). */
+    async setDefault(tx: Db, id: string, at: Date): Promise<string | null> {
+      const before = await tx.maybeOne<{ id: string }>('SELECT id FROM inference_models WHERE is_default FOR UPDATE');
+      if (before?.id === id) return id;
+      await tx.query('UPDATE inference_models SET is_default = false, updated_at = $1 WHERE is_default', [at]);
+      await tx.query('UPDATE inference_models SET is_default = true, updated_at = $2 WHERE id = $1', [id, at]);
+      return before?.id ?? null;
+    },
+
+    remove: (tx: Db, id: string) => tx.query('DELETE FROM inference_models WHERE id = $1', [id]),
+
+    /**
+     * Teams that picked this model follow the hub default again. The settings table belongs to
+     * the settings module; this one statement keeps the delete and the release in one transaction.
+     */
+    async releaseTeams(tx: Db, id: string): Promise<number> {
+      const rows = await tx.query<{ scopeId: string }>(
+        `DELETE FROM settings WHERE level = 'team' AND key = 'inference_model' AND value = to_jsonb($1::text) RETURNING scope_id AS "scopeId"`,
+        [id],
+      );
+      return rows.length;
+    },
+  };
+}
+
+export type ModelsRepo = ReturnType<typeof createModelsRepo>;

@@ -1,0 +1,141 @@
+import { Type } from 'typebox';
+import type {} from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { access, defineRoute } from '../../core/permissions.ts';
+import { AppError, badRequest } from '../../core/errors.ts';
+import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, payloadTooLarge, type ModelsService, type ModelUpload } from './service.ts';
+
+const ModelId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+/** Reads the upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
+async function readUpload(req: FastifyRequest): Promise<ModelUpload> {
+  if (!req.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the model as multipart/form-data with files "model" and "labels"');
+  const fields: Record<string, string> = {};
+  const files: Record<string, Buffer> = {};
+  try {
+    for await (const part of req.parts({ limits: { fileSize: MAX_MODEL_BYTES, files: 2, fields: 5, fieldSize: 2000 } })) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'model' && part.fieldname !== 'labels') {
+          part.file.resume();
+          throw badRequest(`Unknown file field "${part.fieldname}": send "model" and "labels"`);
+        }
+        if (part.fieldname === 'model' && !/\.onnx$/i.test(part.filename)) throw badRequest('The model file must be an .onnx file', 'INVALID_MODEL');
+        files[part.fieldname] = await part.toBuffer();
+        if (part.fieldname === 'labels' && files.labels.length > MAX_LABELS_BYTES) throw payloadTooLarge(`The labels file is larger than ${MAX_LABELS_BYTES} bytes`);
+      } else {
+        fields[part.fieldname] = String(part.value);
+      }
+    }
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw payloadTooLarge(`A file is larger than ${MAX_MODEL_BYTES} bytes`);
+    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw badRequest('Too many parts: send name, version, description, model and labels');
+    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_NO_FORM_DATA') throw badRequest('The multipart body cannot be read');
+    throw err;
+  }
+  const unknown = Object.keys(fields).filter((k) => !['name', 'version', 'description'].includes(k));
+  if (unknown.length) throw badRequest(`Unknown fields: ${unknown.join(', ')}`);
+  const name = fields.name?.trim();
+  if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
+  if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
+  if (!files.model || files.model.length === 0) throw badRequest('The "model" file (.onnx) is required', 'INVALID_MODEL');
+  if (!files.labels || files.labels.length === 0) throw badRequest('The "labels" file (.txt) is required', 'INVALID_LABELS');
+  return { name, version: fields.version?.trim() || null, description: fields.description?.trim() || null, model: files.model, labels: files.labels };
+}
+
+export function modelsRoutes(models: ModelsService) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/models',
+      action: 'models.list',
+      access: access.authenticated,
+      audit: [],
+      summary: 'Enabled classifier models a team may pick (team setting inference_model)',
+      tags: ['models'],
+      schema: {},
+      handler: async () => {
+        const { models: all } = await models.list();
+        return { models: all.filter((m) => m.enabled).map(({ id, name, version, description, isDefault, builtin, labelCount }) => ({ id, name, version, description, isDefault, builtin, labelCount })) };
+      },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/admin/models',
+      action: 'admin.models.list',
+      access: access.hubAdmin,
+      audit: [],
+      summary: 'Every classifier model, the default first',
+      tags: ['admin', 'models'],
+      schema: {},
+      handler: () => models.list(),
+    }),
+
+    defineRoute({
+      method: 'POST',
+      url: '/admin/models',
+      action: 'admin.models.upload',
+      access: access.hubAdmin,
+      audit: ['admin.birdnet_model_uploaded'],
+      summary: 'Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt)',
+      tags: ['admin', 'models'],
+      schema: {},
+      handler: async ({ actor, req, reply }) => {
+        const created = await models.upload(actor, await readUpload(req));
+        reply.code(201);
+        return created;
+      },
+    }),
+
+    defineRoute({
+      method: 'PUT',
+      url: '/admin/models/:id',
+      action: 'admin.models.update',
+      access: access.hubAdmin,
+      audit: ['admin.birdnet_model_updated'],
+      summary: 'Edit name, version, description or enabled',
+      tags: ['admin', 'models'],
+      schema: {
+        params: ModelId,
+        body: Type.Object(
+          {
+            name: Type.Optional(Text(200)),
+            version: Type.Optional(Type.Union([Type.String({ maxLength: 50 }), Type.Null()])),
+            description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+            enabled: Type.Optional(Type.Boolean()),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      handler: ({ actor, params, body }) => models.update(actor, params.id, body),
+    }),
+
+    defineRoute({
+      method: 'POST',
+      url: '/admin/models/:id/default',
+      action: 'admin.models.set_default',
+      access: access.hubAdmin,
+      audit: ['admin.birdnet_model_set_default'],
+      summary: "Make this model the hub default (teams without their own pick use it)",
+      tags: ['admin', 'models'],
+      schema: { params: ModelId },
+      handler: ({ actor, params }) => models.setDefault(actor, params.id),
+    }),
+
+    defineRoute({
+      method: 'DELETE',
+      url: '/admin/models/:id',
+      action: 'admin.models.delete',
+      access: access.hubAdmin,
+      audit: ['admin.birdnet_model_deleted'],
+      summary: 'Delete an uploaded model (409 for the built-in and the default model); teams that picked it follow the default',
+      tags: ['admin', 'models'],
+      schema: { params: ModelId },
+      handler: async ({ actor, params }) => {
+        await models.remove(actor, params.id);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,159 @@
+/**
+ * Classifier models (issue 5): hub admins upload an ONNX file and a BirdNET labels file, list,
+ * edit, delete and choose the hub default; teams pick one through the `inference_model` setting.
+ *
+ * An upload is checked before anything is stored: ONNX Runtime must load the file with one
+ * float32 [1, 144000] input and produce one score per label on silence (model.ts), and the
+ * labels file must parse. Labels the species catalog does not know are accepted and listed
+ * (`unknownLabels`); their detections keep the label's names (docs/model.md).
+ */
+import crypto from 'node:crypto';
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Actor } from '../../core/actor.ts';
+import type { AuditWriter } from '../../core/audit.ts';
+import type { ObjectStorage } from '../../infra/storage/index.ts';
+import { newId } from '../../core/crypto.ts';
+import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { Model, ModelError, parseLabels } from '../../inference/model.ts';
+import { BUILTIN_MODEL_ID, speciesOfLabel } from '../../inference/model-store.ts';
+import { speciesCatalog } from '../../inference/species-catalog.ts';
+import type { ModelRow, ModelsRepo } from './repo.ts';
+
+/** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
+export const MAX_MODEL_BYTES = 200 * 1024 * 1024;
+export const MAX_LABELS_BYTES = 4 * 1024 * 1024;
+/** How many unknown labels a model record lists (the count is always complete). */
+const UNKNOWN_LISTED = 50;
+
+export interface ModelUpload {
+  name: string;
+  version?: string | null;
+  description?: string | null;
+  model: Buffer;
+  labels: Buffer;
+}
+
+export function presentModel(m: ModelRow) {
+  return {
+    id: m.id,
+    name: m.name,
+    version: m.version,
+    description: m.description,
+    enabled: m.enabled,
+    isDefault: m.isDefault,
+    builtin: m.id === BUILTIN_MODEL_ID,
+    labelCount: m.labelCount,
+    unknownLabelCount: m.unknownLabels.length,
+    unknownLabels: m.unknownLabels.slice(0, UNKNOWN_LISTED),
+    modelBytes: m.modelBytes,
+    sha256: m.modelSha256,
+    uploadedBy: m.uploadedBy,
+    createdAt: new Date(m.createdAt).toISOString(),
+    updatedAt: new Date(m.updatedAt).toISOString(),
+  };
+}
+
+export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWriter; storage: ObjectStorage; repo: ModelsRepo; onDeleted?: (id: string) => void }) {
+  const { db, clock, audit, storage, repo } = deps;
+
+  async function require(id: string, tx: Db = db): Promise<ModelRow> {
+    const m = await repo.find(id, tx);
+    if (!m) throw notFound('No such model');
+    return m;
+  }
+
+  return {
+    list: async () => ({ models: (await repo.list()).map(presentModel) }),
+
+    get: async (id: string) => presentModel(await require(id)),
+
+    /** The settings writer's check of `inference_model` values: the model must exist and be enabled. */
+    async refuseModelRef(id: string): Promise<string | null> {
+      const m = await repo.find(id);
+      if (!m) return `names no model (${id})`;
+      return m.enabled ? null : `names a disabled model (${id})`;
+    },
+
+    async upload(actor: Actor, input: ModelUpload) {
+      let labels;
+      try {
+        labels = parseLabels(input.labels.toString('utf8'));
+      } catch (err) {
+        throw badRequest(`The labels file is refused: ${(err as Error).message}`, 'INVALID_LABELS');
+      }
+      if (labels.length === 0) throw badRequest('The labels file is empty', 'INVALID_LABELS');
+      try {
+        const model = await Model.load({ model: new Uint8Array(input.model), labels: labels.map((l) => l.label), name: 'the uploaded model', threads: 1 });
+        await model.close();
+      } catch (err) {
+        if (err instanceof ModelError) throw badRequest(err.message, 'INVALID_MODEL');
+        throw err;
+      }
+      const catalog = speciesCatalog();
+      const unknownLabels = labels.filter((l) => !speciesOfLabel(catalog, l).known).map((l) => l.label);
+
+      const id = newId();
+      const modelKey = `models/${id}/model.onnx`;
+      const labelsKey = `models/${id}/labels.txt`;
+      await storage.put(modelKey, input.model, 'application/octet-stream');
+      await storage.put(labelsKey, input.labels, 'text/plain; charset=utf-8');
+      try {
+        await db.tx(async (tx) => {
+          await repo.insert(tx, {
+            id, name: input.name, version: input.version ?? null, description: input.description ?? null,
+            modelKey, labelsKey, modelBytes: input.model.length, modelSha256: crypto.createHash('sha256').update(input.model).digest('hex'),
+            labelCount: labels.length, unknownLabels, uploadedBy: actor.userId, createdAt: clock.now(),
+          });
+          await audit.write(tx, actor, {
+            action: 'admin.birdnet_model_uploaded', targetType: 'model', targetId: id,
+            details: { name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length },
+          });
+        });
+      } catch (err) {
+        await storage.deleteMany([modelKey, labelsKey]).catch(() => {});
+        throw err;
+      }
+      return presentModel(await require(id));
+    },
+
+    async update(actor: Actor, id: string, patch: { name?: string; description?: string | null; enabled?: boolean; version?: string | null }) {
+      await db.tx(async (tx) => {
+        const m = await require(id, tx);
+        if (patch.enabled === false && m.isDefault) throw conflict('The default model cannot be disabled: choose another default first', 'MODEL_IS_DEFAULT');
+        await repo.update(tx, id, patch, clock.now());
+        await audit.write(tx, actor, { action: 'admin.birdnet_model_updated', targetType: 'model', targetId: id, details: { ...patch } });
+      });
+      return presentModel(await require(id));
+    },
+
+    async setDefault(actor: Actor, id: string) {
+      await db.tx(async (tx) => {
+        const m = await require(id, tx);
+        if (!m.enabled) throw conflict('A disabled model cannot be the default: enable it first', 'MODEL_DISABLED');
+        const previous = await repo.setDefault(tx, id, clock.now());
+        await audit.write(tx, actor, { action: 'admin.birdnet_model_set_default', targetType: 'model', targetId: id, details: { previous } });
+      });
+      return presentModel(await require(id));
+    },
+
+    async remove(actor: Actor, id: string) {
+      const removed = await db.tx(async (tx) => {
+        const m = await require(id, tx);
+        if (m.id === BUILTIN_MODEL_ID) throw conflict('The built-in model cannot be deleted', 'MODEL_BUILTIN');
+        if (m.isDefault) throw conflict('The default model cannot be deleted: choose another default first', 'MODEL_IS_DEFAULT');
+        await repo.remove(tx, id);
+        const teamsReleased = await repo.releaseTeams(tx, id);
+        await audit.write(tx, actor, { action: 'admin.birdnet_model_deleted', targetType: 'model', targetId: id, details: { name: m.name, teamsReleased } });
+        return m;
+      });
+      // Files go after the commit: a failed delete leaves orphan objects, never a row without files.
+      await storage.deleteMany([removed.modelKey, removed.labelsKey].filter((k): k is string => !!k)).catch(() => {});
+      deps.onDeleted?.(id);
+    },
+  };
+}
+
+export type ModelsService = ReturnType<typeof createModelsService>;
+
+export const payloadTooLarge = (message: string) => new AppError(413, 'PAYLOAD_TOO_LARGE', message);

@@ -1,0 +1,244 @@
+/**
+ * Classifier models (issue 5): a hub admin uploads an ONNX model with a BirdNET labels file
+ * (checked by loading it), lists, edits, deletes and sets the default; a team picks a model
+ * with the `inference_model` setting and its chunks run through it; a model that fails on a
+ * chunk fails that job with the reason and the worker serves the next job.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import onnxProto from 'onnx-proto';
+import { startHub, type Hub } from './helpers/hub.ts';
+import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { assertError, client, type Credential } from './helpers/http.ts';
+import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
+import { makeWav } from '../src/broker/wav.ts';
+import { newId } from '../src/core/crypto.ts';
+import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
+import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/inference/model.ts';
+
+const { onnx } = onnxProto;
+const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
+const LABELS = fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8');
+
+const tensor = (name: string, dims: number[]) =>
+  onnx.ValueInfoProto.create({
+    name,
+    type: onnx.TypeProto.create({
+      tensorType: onnx.TypeProto.Tensor.create({
+        elemType: onnx.TensorProto.DataType.FLOAT,
+        shape: onnx.TensorShapeProto.create({ dim: dims.map((d) => (d < 0 ? onnx.TensorShapeProto.Dimension.create({ dimParam: 'n' }) : onnx.TensorShapeProto.Dimension.create({ dimValue: d }))) }),
+      }),
+    }),
+  });
+const encode = (graph: InstanceType<typeof onnx.GraphProto>) =>
+  Buffer.from(onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish());
+const scalar = (name: string, v: number) => onnx.TensorProto.create({ name, dataType: onnx.TensorProto.DataType.FLOAT, dims: [], floatData: [v] });
+
+/** Input [1, 1000] → Identity: the wrong input shape for BirdNET's contract. */
+const wrongShapeModel = () =>
+  encode(onnx.GraphProto.create({ name: 'identity', node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })], input: [tensor('x', [1, 1000])], output: [tensor('y', [1, 1000])] }));
+
+/**
+ * A model that loads (one score on silence) and fails on sound: its output has
+ * 1 + 4·ceil(max|x|) values, so any non-silent chunk gives 5 scores for 1 label.
+ */
+const throwsOnSoundModel = () =>
+  encode(
+    onnx.GraphProto.create({
+      name: 'throws-on-sound',
+      node: [
+        onnx.NodeProto.create({ opType: 'Abs', input: ['x'], output: ['a'] }),
+        onnx.NodeProto.create({ opType: 'ReduceMax', input: ['a'], output: ['m'], attribute: [onnx.AttributeProto.create({ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 })] }),
+        onnx.NodeProto.create({ opType: 'Ceil', input: ['m'], output: ['c'] }),
+        onnx.NodeProto.create({ opType: 'Mul', input: ['c', 'four'], output: ['c4'] }),
+        onnx.NodeProto.create({ opType: 'Add', input: ['c4', 'one'], output: ['limit'] }),
+        onnx.NodeProto.create({ opType: 'Range', input: ['zero', 'limit', 'one'], output: ['y'] }),
+      ],
+      initializer: [scalar('zero', 0), scalar('one', 1), scalar('four', 4)],
+      input: [tensor('x', [1, 144000])],
+      output: [tensor('y', [-1])],
+    }),
+  );
+
+describe('models', () => {
+  let hub: Hub;
+  let api: ReturnType<typeof client>;
+  let f: ReturnType<typeof factories>;
+  let hubAdmin: TestUser;
+  let owner: TestUser;
+  let team: TestTeam;
+  let sat: { id: string };
+
+  before(async () => {
+    hub = await startHub();
+    api = client(hub.url);
+    f = factories(hub);
+    hubAdmin = await f.user({ admin: true });
+    owner = await f.user();
+    team = await f.team(owner);
+    sat = await makeSatellite(hub, team, owner);
+  });
+  after(() => hub.close());
+
+  async function upload(as: Credential, parts: { name?: string; version?: string; model?: Buffer; labels?: string | Buffer; modelName?: string }) {
+    const form = new FormData();
+    if (parts.name !== undefined) form.set('name', parts.name);
+    if (parts.version !== undefined) form.set('version', parts.version);
+    if (parts.model) form.set('model', new Blob([new Uint8Array(parts.model)]), parts.modelName ?? 'model.onnx');
+    if (parts.labels !== undefined) form.set('labels', new Blob([typeof parts.labels === "string" ? parts.labels : new Uint8Array(parts.labels)]), 'labels.txt');
+    const res = await fetch(`${hub.url}/api/admin/models`, { method: 'POST', headers: { authorization: `Bearer ${as.token}` }, body: form });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null, text, headers: res.headers };
+  }
+
+  /** A stored chunk of `species` (soundscape labels) for the team, enqueued for inference. */
+  async function chunkFor(t: TestTeam, satelliteId: string, species: string[], seed: number): Promise<string> {
+    const chunkId = newId();
+    const at = hub.clock.now();
+    const key = `test/${chunkId}.wav`;
+    await hub.infra.storage.put(key, makeWav(renderChunk({ species, seed })));
+    await hub.infra.db.query(
+      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
+      [chunkId, t.id, satelliteId, at, key],
+    );
+    await hub.infra.queue.enqueue(INFERENCE_QUEUE, chunkId, { chunkId, tenantId: t.id, satelliteId });
+    return chunkId;
+  }
+
+  async function jobOf(chunkId: string, status: 'completed' | 'failed') {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const res = await api.get('/workers/jobs?limit=500', hubAdmin);
+      assert.equal(res.status, 200);
+      const job = res.body.jobs.find((j: any) => j.chunkId === chunkId && j.status === status);
+      if (job) return job;
+      if (Date.now() > deadline) throw new Error(`no ${status} job for chunk ${chunkId}: ${JSON.stringify(res.body.jobs.slice(0, 5))}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test('the built-in model is listed and is the default', async () => {
+    const res = await api.get('/admin/models', hubAdmin);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.models[0].id, 'builtin');
+    assert.equal(res.body.models[0].isDefault, true);
+    assert.equal(res.body.models[0].builtin, true);
+    assert.equal(res.body.models[0].labelCount, 5);
+    assertError(await api.get('/admin/models', owner), 403, 'FORBIDDEN');
+    const forTeams = await api.get('/models', owner);
+    assert.equal(forTeams.status, 200);
+    assert.deepEqual(forTeams.body.models.map((m: any) => m.id), ['builtin']);
+  });
+
+  test('uploading the built-in ONNX file with its labels makes a model, audited', async () => {
+    const res = await upload(hubAdmin, { name: 'Copy of built-in', version: '2.4', model: MODEL, labels: LABELS });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.name, 'Copy of built-in');
+    assert.equal(res.body.version, '2.4');
+    assert.equal(res.body.labelCount, 5);
+    assert.equal(res.body.unknownLabelCount, 0);
+    assert.equal(res.body.isDefault, false);
+    assert.equal(res.body.enabled, true);
+    assert.equal(res.body.modelBytes, MODEL.length);
+    const stored = await hub.infra.storage.get(`models/${res.body.id}/model.onnx`);
+    assert.ok(stored && stored.equals(MODEL), 'the ONNX file is in object storage');
+    const audit = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'admin.birdnet_model_uploaded' AND target_id = $1`, [res.body.id]);
+    assert.equal(audit.n, 1);
+    const list = await api.get('/admin/models', hubAdmin);
+    assert.ok(list.body.models.some((m: any) => m.id === res.body.id));
+  });
+
+  test('uploads that do not fit the contract are refused with the reason (400)', async () => {
+    const shape = await upload(hubAdmin, { name: 'wrong shape', model: wrongShapeModel(), labels: 'A b_C\n' });
+    assert.equal(assertError(shape as any, 400, 'INVALID_MODEL').message.includes('[1, 144000]'), true, shape.text);
+    const fewer = await upload(hubAdmin, { name: 'four labels', model: MODEL, labels: LABELS.split('\n').slice(0, 4).join('\n') });
+    assert.match(assertError(fewer as any, 400, 'INVALID_MODEL').message, /no output has one float32 score per label \(4 labels\)/);
+    const garbage = await upload(hubAdmin, { name: 'garbage', model: Buffer.from('not onnx at all'), labels: LABELS });
+    assert.match(assertError(garbage as any, 400, 'INVALID_MODEL').message, /not a loadable ONNX model/);
+    const gap = await upload(hubAdmin, { name: 'gap', model: MODEL, labels: 'A a_B\n\nC c_D\n' });
+    assert.match(assertError(gap as any, 400, 'INVALID_LABELS').message, /line 2 is empty/);
+    assertError((await upload(hubAdmin, { name: 'no labels', model: MODEL })) as any, 400, 'INVALID_LABELS');
+    assertError((await upload(hubAdmin, { model: MODEL, labels: LABELS })) as any, 400, 'BAD_REQUEST');
+    assertError((await upload(hubAdmin, { name: 'tflite', model: MODEL, labels: LABELS, modelName: 'model.tflite' })) as any, 400, 'INVALID_MODEL');
+    assertError((await upload(hubAdmin, { name: 'huge labels', model: MODEL, labels: Buffer.alloc(4 * 1024 * 1024 + 1, 'a') })) as any, 413, 'PAYLOAD_TOO_LARGE');
+    assertError(await api.post('/admin/models', { name: 'json' }, hubAdmin), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    assertError((await upload(owner, { name: 'x', model: MODEL, labels: LABELS })) as any, 403, 'FORBIDDEN');
+    const n = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM inference_models WHERE name IN ('wrong shape', 'four labels', 'garbage', 'gap')`);
+    assert.equal(n.n, 0, 'nothing refused is stored');
+  });
+
+  test('set default, edit, disable and delete follow their rules', async () => {
+    const m = (await upload(hubAdmin, { name: 'Second', model: MODEL, labels: LABELS })).body;
+    const set = await api.post(`/admin/models/${m.id}/default`, undefined, hubAdmin);
+    assert.equal(set.status, 200);
+    assert.equal(set.body.isDefault, true);
+    const list = (await api.get('/admin/models', hubAdmin)).body.models;
+    assert.deepEqual(list.filter((x: any) => x.isDefault).map((x: any) => x.id), [m.id], 'one default');
+    assertError(await api.del(`/admin/models/${m.id}`, hubAdmin), 409, 'MODEL_IS_DEFAULT');
+    assertError(await api.put(`/admin/models/${m.id}`, { enabled: false }, hubAdmin), 409, 'MODEL_IS_DEFAULT');
+    assertError(await api.del('/admin/models/builtin', hubAdmin), 409, 'MODEL_BUILTIN');
+    assert.equal((await api.post('/admin/models/builtin/default', undefined, hubAdmin)).status, 200);
+    const edited = await api.put(`/admin/models/${m.id}`, { name: 'Second (renamed)', description: 'for tests', enabled: false }, hubAdmin);
+    assert.equal(edited.status, 200);
+    assert.equal(edited.body.name, 'Second (renamed)');
+    assert.equal(edited.body.enabled, false);
+    assertError(await api.post(`/admin/models/${m.id}/default`, undefined, hubAdmin), 409, 'MODEL_DISABLED');
+    assert.ok(!(await api.get('/models', owner)).body.models.some((x: any) => x.id === m.id), 'a disabled model is not offered to teams');
+    assertError(await api.put(`/admin/models/${m.id}`, { colour: 'red' }, hubAdmin), 400, 'VALIDATION_FAILED');
+    assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
+    assert.equal(await hub.infra.storage.get(`models/${m.id}/model.onnx`), null, 'its files are gone');
+    assertError(await api.del(`/admin/models/${m.id}`, hubAdmin), 404, 'NOT_FOUND');
+    const actions = await hub.infra.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY at, action`, [m.id]);
+    assert.deepEqual(new Set(actions.map((a) => a.action)), new Set(['admin.birdnet_model_uploaded', 'admin.birdnet_model_set_default', 'admin.birdnet_model_updated', 'admin.birdnet_model_deleted']));
+  });
+
+  test('a team picks a model; its detections carry the model id and unknown labels keep their names', async () => {
+    // The built-in graph with its first label renamed to a species the catalog does not know.
+    const labels = ['Foous barus_Foo Bird', ...LABELS.trim().split('\n').slice(1)].join('\n');
+    const m = (await upload(hubAdmin, { name: 'Renamed cuckoo', model: MODEL, labels })).body;
+    assert.equal(m.unknownLabelCount, 1);
+    assert.deepEqual(m.unknownLabels, ['Foous barus_Foo Bird']);
+
+    const refused = await api.put(`/settings/tenant?tenantId=${team.id}`, { inference_model: 'no-such-model' }, owner);
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.match(refused.body.error.message, /inference_model names no model/);
+    const picked = await api.put(`/settings/tenant?tenantId=${team.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner);
+    assert.equal(picked.status, 200, picked.text);
+    assert.equal(picked.body.inference_model, m.id);
+
+    const chunkId = await chunkFor(team, sat.id, [SPECIES_LABELS[0], SPECIES_LABELS[1]], 11);
+    const job = await jobOf(chunkId, 'completed');
+    assert.equal(job.modelId, m.id);
+    const rows = await hub.infra.db.query<any>(`SELECT species_code, common_name, scientific_name, category, model_id FROM detections WHERE chunk_id = $1 ORDER BY species_code`, [chunkId]);
+    assert.deepEqual(rows.map((r) => r.model_id), [m.id, m.id]);
+    const foo = rows.find((r) => r.scientific_name === 'Foous barus');
+    assert.deepEqual(foo, { species_code: 'x-foous-barus', common_name: 'Foo Bird', scientific_name: 'Foous barus', category: 'other_animal', model_id: m.id });
+    assert.ok(rows.some((r) => r.species_code === 'eurbla'));
+
+    // Deleting the model puts the team back on the hub default.
+    assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
+    assert.equal((await api.get(`/settings/tenant?tenantId=${team.id}`, owner)).body.inference_model, null);
+  });
+
+  test('a model that throws fails the job with the reason; the worker serves the next job', async () => {
+    const bad = await upload(hubAdmin, { name: 'Throws on sound', model: throwsOnSoundModel(), labels: 'Foous barus_Foo Bird\n' });
+    assert.equal(bad.status, 201, bad.text);
+    const owner2 = await f.user();
+    const team2 = await f.team(owner2);
+    const sat2 = await makeSatellite(hub, team2, owner2);
+    assert.equal((await api.put(`/settings/tenant?tenantId=${team2.id}`, { inference_model: bad.body.id }, owner2)).status, 200);
+
+    const failing = await chunkFor(team2, sat2.id, [SPECIES_LABELS[2]], 21);
+    const failed = await jobOf(failing, 'failed');
+    assert.match(failed.error, /inference failed: .*has 5 scores for 1 labels/);
+    assert.equal(failed.modelId, bad.body.id);
+    assert.equal((await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [failing])).n, 0);
+
+    // The same worker goes on: a chunk of a team on the default model is classified.
+    const next = await chunkFor(team, sat.id, [SPECIES_LABELS[3]], 22);
+    const done = await jobOf(next, 'completed');
+    assert.equal(done.modelId, 'builtin');
+    assert.ok(done.detections >= 1);
+  });
+});
