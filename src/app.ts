@@ -60,6 +60,13 @@ import { auditRoutes } from './modules/audit/routes.ts';
 import { createDetectionsRepo } from './modules/detections/repo.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
+import { createCalibrationRepo } from './modules/calibration/repo.ts';
+import { createCalibrationService } from './modules/calibration/service.ts';
+import { calibrationRoutes } from './modules/calibration/routes.ts';
+import { createSessionsRepo } from './modules/sessions/repo.ts';
+import { createSessionsService } from './modules/sessions/service.ts';
+import { sessionsRoutes } from './modules/sessions/routes.ts';
+import { readAggregationRule } from './inference/aggregation.ts';
 import { systemRoutes } from './modules/system/routes.ts';
 import { createModelsRepo } from './modules/models/repo.ts';
 import { createModelsService } from './modules/models/service.ts';
@@ -134,8 +141,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const audioRepo = createAudioRepo(db);
   const audio = createAudioService({ repo: audioRepo, storage });
   const spectrograms = createSpectrogramService({ repo: audioRepo, storage });
+  const calibration = createCalibrationService({ db, clock, audit, repo: createCalibrationRepo(db) });
+  const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated });
   const detectionsRepo = createDetectionsRepo(db);
-  const detections = createDetectionsService({ repo: detectionsRepo });
+  const detections = createDetectionsService({ repo: detectionsRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t) } });
 
   const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, clock, secret: config.secret, publicUrl: config.publicUrl });
 
@@ -168,6 +177,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),
     ...detectionsRoutes(detections),
+    ...calibrationRoutes(calibration),
+    ...sessionsRoutes(sessions),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),

@@ -6,6 +6,7 @@ import { startIngester, type Ingester } from './broker/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './broker/offline-monitor.ts';
 import { requeueRecentChunks } from './broker/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
+import { startTentativeSweeper } from './inference/aggregation.ts';
 import { createModelStore } from './inference/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 
@@ -50,6 +51,9 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
     const monitor = (offlineMonitor = startOfflineMonitor({ db: infra.db, bus: infra.bus, clock: infra.clock, settings: services.settings, onError: (err) => log.error({ err }, 'offline monitor failed') }));
     stops.push(() => monitor.stop());
+    // Tentative detections past their team's retention (src/inference/aggregation.ts).
+    const sweeper = startTentativeSweeper({ db: infra.db, clock: infra.clock, onError: (err) => log.error({ err }, 'tentative sweep failed') });
+    stops.push(() => sweeper.stop());
     const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) => log.error({ err }, 'requeueing recent chunks failed'));
     stops.push(() => requeued.then(() => undefined));
   }

@@ -30,6 +30,7 @@ import { parseWav } from '../broker/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_SENSITIVITY, loadBuiltinModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE, type Model, type Prediction } from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
+import { aggregate } from './aggregation.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type ModelStore } from './model-store.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { judgeRarity, rarityFacts } from './rarity.ts';
@@ -231,6 +232,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       const rarity = await rarityFacts(tx, tenantId, codes);
       const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
       await repo.insertMany(tx, rows);
+      // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.
+      await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows });
       return rows;
     });
 

@@ -24,10 +24,15 @@ export interface DetectionRow {
   isRare: boolean;
   rareReason: string | null;
   createdAt: Date;
+  /** The call's representative (its first row); null when this row is the representative. */
+  callId: string | null;
+  /** Chunks the call spans and where it ends (on the representative). */
+  callChunks: number;
+  callEndAt: Date;
 }
 
 /** What the inference worker writes: a row before review, aggregation and the satellite join. */
-export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted'>;
+export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'callId' | 'callChunks' | 'callEndAt'>;
 
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */
@@ -38,6 +43,8 @@ export interface DetectionListFilter {
   minConfidence?: number;
   verificationStatus?: DetectionRow['verificationStatus'];
   includeTentative: boolean;
+  /** The rows of one stitched call (its representative and continuations); else representatives only. */
+  callId?: string;
   start?: Date;
   end?: Date;
   sortBy: 'date' | 'confidence' | 'species';
@@ -51,7 +58,9 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.species_code AS "speciesCode", d.scientific_name AS "scientificName", d.common_name AS "commonName", d.category,
   d.confidence, d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
-  d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", d.created_at AS "createdAt"`;
+  d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", d.created_at AS "createdAt",
+  d.call_id AS "callId", d.call_chunks AS "callChunks",
+  coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond') AS "callEndAt"`;
 
 const COLUMNS = [
   'id', 'tenant_id', 'satellite_id', 'chunk_id', 'species_code', 'scientific_name', 'common_name', 'category', 'confidence',
@@ -124,6 +133,11 @@ export function createDetectionsRepo(db: Db) {
       if (f.minConfidence !== undefined) where.push(`d.confidence >= ${p(f.minConfidence)}`);
       if (f.verificationStatus) where.push(`d.verification_status = ${p(f.verificationStatus)}`);
       if (!f.includeTentative) where.push('NOT d.tentative');
+      // One row per stitched call (spec §4 Stats note): continuations are listed only when their call is asked for.
+      if (f.callId) {
+        const c = p(f.callId);
+        where.push(`(d.id = ${c} OR d.call_id = ${c})`);
+      } else where.push('d.call_id IS NULL');
       if (f.start) where.push(`d.detected_at >= ${p(f.start)}`);
       if (f.end) where.push(`d.detected_at < ${p(f.end)}`);
       const w = where.length ? `WHERE ${where.join(' AND ')}` : '';

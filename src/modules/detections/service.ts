@@ -1,11 +1,18 @@
 import { notFound } from '../../core/errors.ts';
 import type { DetectionListFilter, DetectionRow, DetectionsRepo } from './repo.ts';
+import type { AggregationRule } from '../../inference/aggregation.ts';
+
+/** What the list needs from calibration and the aggregation rules (src/modules/calibration, src/inference/aggregation.ts). */
+export interface DetectionReaders {
+  calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]>;
+  aggregationRule(tenantId: string): Promise<AggregationRule>;
+}
 
 /**
  * A row as the API shows it: camelCase fields, ISO timestamps, and `calibrated_confidence`
- * (spec §2, named as the spec names it). No calibration exists yet, so it equals the raw confidence.
+ * (spec §2, named as the spec names it): the (team, model) curve's reading, else the raw confidence.
  */
-export function detectionView(r: DetectionRow) {
+export function detectionView(r: DetectionRow, calibrated = r.confidence) {
   return {
     id: r.id,
     tenantId: r.tenantId,
@@ -17,7 +24,7 @@ export function detectionView(r: DetectionRow) {
     commonName: r.commonName,
     category: r.category,
     confidence: r.confidence,
-    calibrated_confidence: r.confidence,
+    calibrated_confidence: calibrated,
     detectedAt: new Date(r.detectedAt).toISOString(),
     startMs: r.startMs,
     endMs: r.endMs,
@@ -30,24 +37,42 @@ export function detectionView(r: DetectionRow) {
     isRare: r.isRare,
     rareReason: r.rareReason,
     createdAt: new Date(r.createdAt).toISOString(),
+    callId: r.callId ?? r.id,
+    callChunks: r.callChunks,
+    callEndAt: new Date(r.callEndAt).toISOString(),
   };
 }
 
-export function createDetectionsService(deps: { repo: DetectionsRepo }) {
+export function createDetectionsService(deps: { repo: DetectionsRepo; readers?: DetectionReaders }) {
   const { repo } = deps;
+  const readers: DetectionReaders = deps.readers ?? {
+    calibrated: async (rows) => rows.map((r) => r.confidence),
+    aggregationRule: async () => {
+      throw new Error('no aggregation rules wired');
+    },
+  };
+
+  /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */
+  async function rulesOfTentative(rows: DetectionRow[]): Promise<Record<string, AggregationRule>> {
+    const teams = [...new Set(rows.filter((r) => r.tentative).map((r) => r.tenantId))];
+    const rules = await Promise.all(teams.map((t) => readers.aggregationRule(t)));
+    return Object.fromEntries(teams.map((t, i) => [t, rules[i]]));
+  }
+
   return {
     /** GET /detections: {detections, total (null when withCount=false), aggregation}. */
     async list(f: DetectionListFilter) {
       const { rows, total } = await repo.list(f);
-      // No aggregation rules exist yet, so no detection is tentative and there is no rule to map.
-      return { detections: rows.map(detectionView), total, aggregation: {} as Record<string, unknown> };
+      const [calibrated, aggregation] = await Promise.all([readers.calibrated(rows), rulesOfTentative(rows)]);
+      return { detections: rows.map((r, i) => detectionView(r, calibrated[i])), total, aggregation };
     },
 
     /** GET /detections/:id: the row plus where its audio lives. */
     async get(tenantId: string, id: string) {
       const r = await repo.find(tenantId, id);
       if (!r) throw notFound('No such detection');
-      return { ...detectionView(r), storageKey: r.storageKey };
+      const [calibrated] = await readers.calibrated([r]);
+      return { ...detectionView(r, calibrated), storageKey: r.storageKey };
     },
   };
 }

@@ -1,0 +1,185 @@
+/**
+ * Temporal aggregation and call stitching (spec hub-http-api §2 "Detection" tentative/promoted,
+ * §9 0.77.3; the exact rules are in docs/decisions.md "Aggregation, stitched calls, sessions and
+ * calibration"). Runs inside the inference worker's insert transaction, after the chunk's rows are
+ * inserted (as promoted, non-tentative, their own call), under the team's advisory lock, so the
+ * reads below see every earlier commit of the team.
+ *
+ * - Stitching: a new detection continues the call of the same satellite and species whose last
+ *   row ended at most one chunk length (STITCH_GAP_MS) before it started. It then points at the
+ *   call's representative (call_id) and the representative's extent grows.
+ * - Aggregation, while the team's rule is enabled: a new detection is promoted when one new row of
+ *   its species reaches confidenceHigh, when the satellite's detections of that species in the
+ *   window [t − windowMinutes, t] (the new ones included, stitched rows too: each is a separate
+ *   chunk the model heard it in) reach `count`, or when that window already holds a promoted one;
+ *   promotion flips every tentative row of the group in the window. Otherwise it is tentative.
+ * - Retention: tentative rows older (by detection time) than the rule's retentionHours are removed
+ *   by sweepTentative; nothing is removed while the hub switch retention_enabled is off.
+ */
+import type { Db } from '../infra/db/index.ts';
+import type { Clock } from '../core/clock.ts';
+import { findSetting } from '../modules/settings/registry.ts';
+import { resolveEntry } from '../modules/settings/resolve.ts';
+import { createSettingsRepo } from '../modules/settings/repo.ts';
+
+/** A gap of at most one 3-second chunk between two detections keeps them in one call. */
+export const STITCH_GAP_MS = 3_000;
+export const TENTATIVE_SWEEP_INTERVAL_MS = 10 * 60_000;
+
+/** The team's rule as the API shows it (spec §2 Team "aggregation rule"). */
+export interface AggregationRule {
+  enabled: boolean;
+  count: number;
+  windowMinutes: number;
+  confidenceHigh: number;
+  /** null while the hub switch retention_enabled is off. */
+  retentionHours: number | null;
+}
+
+/** The team's aggregation rule, resolved like every setting (team, else hub, else default). */
+export async function readAggregationRule(db: Db, tenantId: string): Promise<AggregationRule> {
+  const layers = await createSettingsRepo(db).layers({ team: tenantId }, db);
+  const v = (key: string) => resolveEntry(findSetting(key)!, 'team', layers).value;
+  const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
+  return {
+    enabled: v('aggregation_enabled') === true,
+    count: Number(v('aggregation_count')),
+    windowMinutes: Number(v('aggregation_window_minutes')),
+    confidenceHigh: Number(v('aggregation_confidence_high')),
+    retentionHours: retention ? Number(v('aggregation_retention_hours')) : null,
+  };
+}
+
+/** What aggregate needs of each row the worker has just inserted. */
+export interface InsertedDetection {
+  id: string;
+  speciesCode: string;
+  confidence: number;
+  detectedAt: Date;
+  startMs: number;
+  endMs: number;
+}
+
+export interface AggregationOutcome {
+  /** New rows left tentative. */
+  tentative: string[];
+  /** Earlier rows this insert promoted (tentative → promoted). */
+  promoted: string[];
+  /** New row id → the representative of the call it continues. */
+  stitched: Map<string, string>;
+}
+
+const endOf = (d: { detectedAt: Date; startMs: number; endMs: number }) => new Date(new Date(d.detectedAt).getTime() + d.endMs - d.startMs);
+
+/** Applies stitching and the team's rule to rows of one satellite just inserted in `tx`. */
+export async function aggregate(
+  tx: Db,
+  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[] },
+): Promise<AggregationOutcome> {
+  const { tenantId, satelliteId, rows } = input;
+  const outcome: AggregationOutcome = { tentative: [], promoted: [], stitched: new Map() };
+  if (rows.length === 0) return outcome;
+  const ids = rows.map((r) => r.id);
+  const codes = [...new Set(rows.map((r) => r.speciesCode))];
+  const times = rows.map((r) => new Date(r.detectedAt).getTime());
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+
+  // Stitching: the latest earlier row of each species that ended close enough before.
+  const previous = await tx.query<{ id: string; callId: string | null; speciesCode: string; detectedAt: Date; startMs: number; endMs: number }>(
+    `SELECT DISTINCT ON (species_code) id, call_id AS "callId", species_code AS "speciesCode", detected_at AS "detectedAt", start_ms AS "startMs", end_ms AS "endMs"
+     FROM detections
+     WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at < $4 AND detected_at >= $5
+       AND id <> ALL($6::uuid[])
+     ORDER BY species_code, detected_at DESC, id DESC`,
+    // A row starting up to one minute earlier can still end within the gap (chunks are ~3 s).
+    [tenantId, satelliteId, codes, new Date(last), new Date(first - 60_000), ids],
+  );
+  const prevBySpecies = new Map(previous.map((p) => [p.speciesCode, p]));
+  for (const r of rows) {
+    const p = prevBySpecies.get(r.speciesCode);
+    if (!p || new Date(p.detectedAt) >= new Date(r.detectedAt)) continue;
+    if (new Date(r.detectedAt).getTime() - endOf(p).getTime() > STITCH_GAP_MS) continue;
+    const head = p.callId ?? p.id;
+    outcome.stitched.set(r.id, head);
+    await tx.query('UPDATE detections SET call_id = $2 WHERE id = $1', [r.id, head]);
+    await tx.query(
+      `UPDATE detections SET call_chunks = call_chunks + 1,
+         call_end_at = greatest(coalesce(call_end_at, detected_at + (end_ms - start_ms) * interval '1 millisecond'), $2)
+       WHERE id = $1`,
+      [head, endOf(r)],
+    );
+  }
+
+  const rule = await readAggregationRule(tx, tenantId);
+  if (!rule.enabled) return outcome;
+
+  const windowMs = rule.windowMinutes * 60_000;
+  const groups = await tx.query<{ speciesCode: string; n: number; promotedBefore: boolean }>(
+    `SELECT species_code AS "speciesCode", count(*)::int AS n, coalesce(bool_or(NOT tentative AND id <> ALL($5::uuid[])), false) AS "promotedBefore"
+     FROM detections
+     WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $6
+     GROUP BY species_code`,
+    [tenantId, satelliteId, codes, new Date(first - windowMs), ids, new Date(last)],
+  );
+  const bySpecies = new Map(groups.map((g) => [g.speciesCode, g]));
+  const promote: string[] = [];
+  for (const code of codes) {
+    const g = bySpecies.get(code);
+    const high = rows.some((r) => r.speciesCode === code && r.confidence >= rule.confidenceHigh);
+    if (high || (g && (g.n >= rule.count || g.promotedBefore))) promote.push(code);
+    else outcome.tentative.push(...rows.filter((r) => r.speciesCode === code).map((r) => r.id));
+  }
+  if (outcome.tentative.length > 0) {
+    await tx.query('UPDATE detections SET tentative = true, promoted = false WHERE id = ANY($1::uuid[])', [outcome.tentative]);
+  }
+  if (promote.length > 0) {
+    const flipped = await tx.query<{ id: string }>(
+      `UPDATE detections SET tentative = false, promoted = true
+       WHERE tenant_id = $1 AND satellite_id = $2 AND tentative AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $5
+       RETURNING id`,
+      [tenantId, satelliteId, promote, new Date(first - windowMs), new Date(last)],
+    );
+    outcome.promoted = flipped.map((f) => f.id);
+  }
+  return outcome;
+}
+
+/** Removes tentative detections older than their team's retentionHours; returns how many per team. */
+export async function sweepTentative(deps: { db: Db; clock: Clock }): Promise<Record<string, number>> {
+  const { db, clock } = deps;
+  const teams = await db.query<{ tenantId: string }>('SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative');
+  const removed: Record<string, number> = {};
+  for (const { tenantId } of teams) {
+    const rule = await readAggregationRule(db, tenantId);
+    if (rule.retentionHours === null) continue;
+    const cutoff = new Date(clock.now().getTime() - rule.retentionHours * 3_600_000);
+    const gone = await db.query<{ id: string }>('DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2 RETURNING id', [tenantId, cutoff]);
+    if (gone.length > 0) removed[tenantId] = gone.length;
+  }
+  return removed;
+}
+
+/** The periodic sweep the runtime starts (full and dispatcher modes). */
+export function startTentativeSweeper(deps: { db: Db; clock: Clock; onError: (err: unknown) => void; intervalMs?: number }) {
+  let running: Promise<unknown> | null = null;
+  const tick = async () => {
+    while (running) await running.catch(() => {});
+    const p = sweepTentative(deps);
+    running = p;
+    try {
+      return await p;
+    } finally {
+      running = null;
+    }
+  };
+  const timer = setInterval(() => tick().catch(deps.onError), deps.intervalMs ?? TENTATIVE_SWEEP_INTERVAL_MS);
+  timer.unref();
+  return {
+    tick,
+    async stop() {
+      clearInterval(timer);
+      await running?.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { Type } from 'typebox';
+import { access, defineRoute } from '../../core/permissions.ts';
+import { Paging, Uuid } from '../../core/schemas.ts';
+import type { Actor } from '../../core/actor.ts';
+import type { SessionsService } from './service.ts';
+
+/** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
+function teamsOf(actor: Actor): string[] | null {
+  if (actor.teamId) return [actor.teamId];
+  if (actor.kind === 'api_key') return [actor.tenantId!];
+  if (actor.isPlatformAdmin || actor.kind === 'internal') return null;
+  return actor.memberships.map((m) => m.tenantId);
+}
+
+export function sessionsRoutes(sessions: SessionsService) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/sessions',
+      action: 'sessions.list',
+      access: access.role('viewer'),
+      team: { in: 'query', key: 'tenantId', optional: true },
+      audit: [],
+      summary: "Recording sessions (a satellite's consecutive chunks; 5 minutes of silence starts a new one), newest first by default",
+      tags: ['sessions'],
+      schema: {
+        querystring: Type.Object(
+          {
+            tenantId: Type.Optional(Uuid),
+            satelliteId: Type.Optional(Uuid),
+            filter: Type.Optional(Type.Union([Type.Literal('with-detections'), Type.Literal('empty')])),
+            sortBy: Type.Optional(Type.Union(['date', 'duration', 'detections', 'species', 'chunks'].map((s) => Type.Literal(s)))),
+            sortDir: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+            ...Paging,
+          },
+          { additionalProperties: false },
+        ),
+      },
+      handler: ({ actor, query }) =>
+        sessions.list({
+          tenantIds: teamsOf(actor),
+          satelliteId: query.satelliteId,
+          filter: query.filter,
+          sortBy: (query.sortBy ?? 'date') as 'date',
+          sortDir: query.sortDir ?? 'desc',
+          limit: query.limit ?? 50,
+          offset: query.offset ?? 0,
+        }),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/sessions/timeline',
+      action: 'sessions.timeline',
+      access: access.role('viewer'),
+      team: { in: 'query', key: 'tenantId' },
+      audit: [],
+      summary: "One satellite's chunks and listed detections in [from, to) (at most 24 hours)",
+      tags: ['sessions'],
+      schema: {
+        querystring: Type.Object(
+          {
+            tenantId: Type.Optional(Uuid),
+            satelliteId: Uuid,
+            from: Type.String({ format: 'date-time' }),
+            to: Type.String({ format: 'date-time' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      handler: ({ actor, query }) => sessions.timeline(actor.teamId!, query.satelliteId, new Date(query.from), new Date(query.to)),
+    }),
+  ];
+}
