@@ -40,14 +40,14 @@ describe('share links', () => {
     return id;
   }
 
-  async function makeDetection(opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string } = {}): Promise<string> {
+  async function makeDetection(opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string } = {}): Promise<string> {
     const id = newId();
     const at = new Date(Date.UTC(2026, 4, 10, 5, 30));
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, is_first_of_season, is_first_of_day, is_rare, rare_reason, created_at)
-       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', $5, 0.875, $6, 0, 3000, 'builtin', $7, $8, true, true, $9, $10, $6)`,
-      [id, team.id, sat.id, chunkId, opts.category ?? 'bird', at, opts.tentative ?? false, opts.promoted ?? true, opts.rare !== undefined, opts.rare ?? null],
+       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', $11, $5, 0.875, $6, 0, 3000, 'builtin', $7, $8, true, true, $9, $10, $6)`,
+      [id, team.id, sat.id, chunkId, opts.category ?? 'bird', at, opts.tentative ?? false, opts.promoted ?? true, opts.rare !== undefined, opts.rare ?? null, opts.commonName ?? 'European Robin'],
     );
     return id;
   }
@@ -153,6 +153,7 @@ describe('share links', () => {
       assertError(await api.get(link.path, null), 410, 'SHARE_EXPIRED');
       assertError(await api.get(`/share/audio/${id}/${link.token}`, null), 410, 'SHARE_EXPIRED');
       assertError(await api.get(`/share/spectrogram/${id}/${link.token}`, null), 410, 'SHARE_EXPIRED');
+      assertError(await api.get(`${link.path}/og`, null), 410, 'SHARE_EXPIRED');
     } finally {
       hub.clock.advance(-(90 * DAY_MS + 60_000));
     }
@@ -173,10 +174,25 @@ describe('share links', () => {
       `/share/audio/${other}/${token}`,
       `/share/audio/${id}/${exp}.${flipped}`,
       `/share/spectrogram/${other}/${token}`,
+      `/share/detection/${other}/${token}/og`,
     ];
     for (const path of forged) assertError(await api.get(path, null), 403, 'INVALID_SHARE_LINK');
     // An expired forgery is still a forgery: the signature is checked before the expiry.
     assertError(await api.get(`/share/detection/${id}/1000.${sig}`, null), 403, 'INVALID_SHARE_LINK');
+  });
+
+  test('the link preview is Open Graph HTML with every value escaped', async () => {
+    const id = await makeDetection({ commonName: 'Robin <script>alert("x")</script> & co' });
+    const link = await share(id);
+    const res = await api.get(`${link.path}/og`, null);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.ok(!res.text.includes('<script>'), 'no markup from data');
+    assert.ok(res.text.includes('<meta property="og:title" content="Robin &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co (Erithacus rubecula)">'), res.text);
+    assert.ok(res.text.includes(`<meta property="og:url" content="http://chorus.test/share/detection/${id}/${link.token}">`));
+    assert.ok(res.text.includes(`<meta property="og:audio" content="http://chorus.test/api/share/audio/${id}/${link.token}">`));
+    assert.ok(res.text.includes('confidence 88 %'));
+    for (const secret of [team.id, team.name, sat.id, sat.name, chunkId]) assert.ok(!res.text.includes(secret), `the preview does not mention ${secret}`);
   });
 
   test('a tentative or unpromoted detection is not shareable (409 NOT_SHAREABLE)', async () => {

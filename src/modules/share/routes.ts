@@ -12,6 +12,28 @@ import type { ShareService } from './service.ts';
  */
 const LinkParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), token: Type.String({ minLength: 1, maxLength: 200 }) });
 
+/** The response schema also serialises: a field not named here can never reach a visitor. */
+const SharedView = Type.Object({
+  id: Type.String(),
+  speciesCode: Type.String(),
+  commonName: Type.String(),
+  scientificName: Type.String(),
+  category: Type.String(),
+  detectedAt: Type.String({ format: 'date-time' }),
+  startMs: Type.Integer(),
+  endMs: Type.Integer(),
+  confidence: Type.Number(),
+  calibrated_confidence: Type.Number(),
+  verificationStatus: Type.String(),
+  isFirstOfSeason: Type.Boolean(),
+  isFirstOfDay: Type.Boolean(),
+  isRare: Type.Boolean(),
+  rareReason: Type.Union([Type.String(), Type.Null()]),
+  audioUrl: Type.String(),
+  spectrogramUrl: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+
 export function shareRoutes(share: ShareService) {
   return [
     defineRoute({
@@ -23,7 +45,7 @@ export function shareRoutes(share: ShareService) {
       audit: [],
       summary: 'A public link to a detection, valid 90 days: {shareUrl, expiresAt}; 409 NOT_SHAREABLE for a tentative detection or a hidden category',
       tags: ['detections', 'share'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: Type.Object({ shareUrl: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) } },
       handler: ({ actor, params }) => share.issue(actor.teamId!, params.id),
     }),
 
@@ -35,8 +57,24 @@ export function shareRoutes(share: ShareService) {
       audit: [],
       summary: 'Shared view of a detection: species, time, confidence, badges and the audio link; never the team, the satellite name or its position. 403 forged, 410 SHARE_EXPIRED, 404 no longer shared',
       tags: ['share'],
-      schema: { params: LinkParams },
+      schema: { params: LinkParams, response: { 200: SharedView } },
       handler: ({ params }) => share.view(params.id, params.token),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/share/detection/:id/:token/og',
+      action: 'share.detection.preview',
+      access: access.public,
+      audit: [],
+      summary: 'Link-preview HTML (Open Graph) of a shared detection for sites that unfurl links, every value escaped; same 403, 410 and 404 as the shared view',
+      tags: ['share'],
+      schema: { params: LinkParams },
+      handler: async ({ params, reply }) => {
+        const html = await share.preview(params.id, params.token);
+        reply.header('content-type', 'text/html; charset=utf-8');
+        return html;
+      },
     }),
 
     defineRoute({

@@ -20,6 +20,7 @@ import { detectionView } from '../detections/service.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { AudioService } from '../audio/service.ts';
 import type { SpectrogramOptions, SpectrogramService } from '../audio/spectrogram.ts';
+import { previewHtml } from './preview.ts';
 
 export const SHARE_TTL_SECONDS = 90 * 86_400;
 
@@ -63,6 +64,30 @@ export function createShareService(deps: ShareDeps) {
     spectrogramUrl: `${publicUrl}/api/share/spectrogram/${id}/${token}`,
   });
 
+  /** The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5). */
+  function viewOf(r: DetectionRow, token: string) {
+    const v = detectionView(r);
+    return {
+      id: v.id,
+      speciesCode: v.speciesCode,
+      commonName: v.commonName,
+      scientificName: v.scientificName,
+      category: v.category,
+      detectedAt: v.detectedAt,
+      startMs: v.startMs,
+      endMs: v.endMs,
+      confidence: v.confidence,
+      calibrated_confidence: v.calibrated_confidence,
+      verificationStatus: v.verificationStatus,
+      isFirstOfSeason: v.isFirstOfSeason,
+      isFirstOfDay: v.isFirstOfDay,
+      isRare: v.isRare,
+      rareReason: v.rareReason,
+      ...links(r.id, token),
+      expiresAt: new Date(Number(token.split('.')[0]) * 1000).toISOString(),
+    };
+  }
+
   return {
     /** A link token for a detection, valid until `exp` (unix seconds); no checks (tests, fixtures). */
     tokenFor: (id: string, exp = Math.floor(clock.now().getTime() / 1000) + SHARE_TTL_SECONDS) => `${exp}.${sign(id, exp)}`,
@@ -78,32 +103,15 @@ export function createShareService(deps: ShareDeps) {
       return { shareUrl: `${publicUrl}/share/detection/${id}/${token}`, expiresAt: new Date(exp * 1000).toISOString() };
     },
 
-    /**
-     * GET /share/detection/:id/:token: the species, time, confidence and badges. Built field by
-     * field so the team, the satellite and its position can never slip in (0.64.5).
-     */
+    /** GET /share/detection/:id/:token: the species, time, confidence, badges and media links. */
     async view(id: string, token: string) {
-      const r = await open(id, token);
-      const v = detectionView(r);
-      return {
-        id: v.id,
-        speciesCode: v.speciesCode,
-        commonName: v.commonName,
-        scientificName: v.scientificName,
-        category: v.category,
-        detectedAt: v.detectedAt,
-        startMs: v.startMs,
-        endMs: v.endMs,
-        confidence: v.confidence,
-        calibrated_confidence: v.calibrated_confidence,
-        verificationStatus: v.verificationStatus,
-        isFirstOfSeason: v.isFirstOfSeason,
-        isFirstOfDay: v.isFirstOfDay,
-        isRare: v.isRare,
-        rareReason: v.rareReason,
-        ...links(id, token),
-        expiresAt: new Date(Number(token.split('.')[0]) * 1000).toISOString(),
-      };
+      return viewOf(await open(id, token), token);
+    },
+
+    /** GET /share/detection/:id/:token/og: the link preview (Open Graph HTML) of the same view. */
+    async preview(id: string, token: string): Promise<string> {
+      const v = viewOf(await open(id, token), token);
+      return previewHtml(v, `${publicUrl}/share/detection/${id}/${token}`);
     },
 
     /** GET /share/audio/:id/:token: the detection's chunk as WAV, with ranges like GET /audio/:chunkId. */
