@@ -146,7 +146,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const detectionsRepo = createDetectionsRepo(db);
   const detections = createDetectionsService({ repo: detectionsRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t) } });
 
-  const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, clock, secret: config.secret, publicUrl: config.publicUrl });
+  const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, calibrated: calibration.calibrated, clock, secret: config.secret, publicUrl: config.publicUrl });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({

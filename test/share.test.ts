@@ -40,14 +40,14 @@ describe('share links', () => {
     return id;
   }
 
-  async function makeDetection(opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string } = {}): Promise<string> {
+  async function makeDetection(opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string; modelId?: string } = {}): Promise<string> {
     const id = newId();
     const at = new Date(Date.UTC(2026, 4, 10, 5, 30));
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, is_first_of_season, is_first_of_day, is_rare, rare_reason, created_at)
-       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', $11, $5, 0.875, $6, 0, 3000, 'builtin', $7, $8, true, true, $9, $10, $6)`,
-      [id, team.id, sat.id, chunkId, opts.category ?? 'bird', at, opts.tentative ?? false, opts.promoted ?? true, opts.rare !== undefined, opts.rare ?? null, opts.commonName ?? 'European Robin'],
+       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', $11, $5, 0.875, $6, 0, 3000, $12, $7, $8, true, true, $9, $10, $6)`,
+      [id, team.id, sat.id, chunkId, opts.category ?? 'bird', at, opts.tentative ?? false, opts.promoted ?? true, opts.rare !== undefined, opts.rare ?? null, opts.commonName ?? 'European Robin', opts.modelId ?? 'builtin'],
     );
     return id;
   }
@@ -112,6 +112,18 @@ describe('share links', () => {
     assert.equal(b.expiresAt, link.expiresAt);
     for (const k of ['tenantId', 'satelliteId', 'satelliteName', 'latitude', 'longitude', 'storageKey', 'audioChunkId']) assert.ok(!(k in b), `no ${k}`);
     for (const secret of [team.id, team.name, sat.id, sat.name, chunkId, '52.12', '4.65']) assert.ok(!res.text.includes(secret), `the body does not mention ${secret}`);
+  });
+
+  test('the shared view carries the team\'s calibrated confidence', async () => {
+    const buckets = [{ minConfidence: 0, maxConfidence: 1, calibrated: 0.625, samples: 20 }];
+    await hub.infra.db.query('INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)', [
+      team.id, 'calibrated-model', hub.clock.now(), JSON.stringify(buckets),
+    ]);
+    const id = await makeDetection({ modelId: 'calibrated-model' });
+    const res = await api.get((await share(id)).path, null);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.confidence, 0.875);
+    assert.equal(res.body.calibrated_confidence, 0.625);
   });
 
   test('the shared audio streams the chunk, with ranges like GET /audio/:chunkId', async () => {

@@ -16,7 +16,7 @@ import type { Clock } from '../../core/clock.ts';
 import { deriveKey, safeEqual } from '../../core/crypto.ts';
 import { conflict, forbidden, gone, notFound } from '../../core/errors.ts';
 import type { DetectionRow, DetectionsRepo } from '../detections/repo.ts';
-import { detectionView } from '../detections/service.ts';
+import { detectionView, type DetectionReaders } from '../detections/service.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { AudioService } from '../audio/service.ts';
 import type { SpectrogramOptions, SpectrogramService } from '../audio/spectrogram.ts';
@@ -31,6 +31,8 @@ export interface ShareDeps {
   visibility: Pick<CategoryVisibility, 'shows'>;
   audio: Pick<AudioService, 'read'>;
   spectrograms: Pick<SpectrogramService, 'ofChunk'>;
+  /** The (team, model) calibration; without it calibrated_confidence is the raw confidence. */
+  calibrated?: DetectionReaders['calibrated'];
   clock: Clock;
   secret: string;
   publicUrl: string;
@@ -65,8 +67,9 @@ export function createShareService(deps: ShareDeps) {
   });
 
   /** The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5). */
-  function viewOf(r: DetectionRow, token: string) {
-    const v = detectionView(r);
+  async function viewOf(r: DetectionRow, token: string) {
+    const [calibrated] = deps.calibrated ? await deps.calibrated([r]) : [r.confidence];
+    const v = detectionView(r, calibrated);
     return {
       id: v.id,
       speciesCode: v.speciesCode,
@@ -110,7 +113,7 @@ export function createShareService(deps: ShareDeps) {
 
     /** GET /share/detection/:id/:token/og: the link preview (Open Graph HTML) of the same view. */
     async preview(id: string, token: string): Promise<string> {
-      const v = viewOf(await open(id, token), token);
+      const v = await viewOf(await open(id, token), token);
       return previewHtml(v, `${publicUrl}/share/detection/${id}/${token}`);
     },
 
