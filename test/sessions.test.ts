@@ -140,6 +140,15 @@ describe('sessions', () => {
     assert.deepEqual(names(await list('sortBy=chunks&sortDir=asc')), ['S3', 'S2', 'S1', 'S4']);
   });
 
+  test('start and end bound the chunks considered (end exclusive); a session crossing a bound is cut there', async () => {
+    const b = await list(`start=${iso(3 * S)}&end=${iso(120 * M)}`);
+    assert.equal(b.sessions.length, 3);
+    assert.equal(b.total, 3);
+    const [s4, s2, s1] = b.sessions;
+    assert.deepEqual([s4.satelliteId, s2.start, s1.id, s1.start, s1.chunkCount, s1.detectionCount], [sat2.id, iso(9 * S + 5 * M), chunks.S1[1], iso(3 * S), 2, 1]);
+    assert.equal((await api.get(`/sessions?tenantId=${team.id}&start=soon`, viewer)).status, 400);
+  });
+
   test('paging: limit and offset; total counts every session', async () => {
     const p = await list('limit=2&offset=1');
     assert.deepEqual(names(p), ['S4', 'S2']);

@@ -13,6 +13,9 @@ export interface SessionFilter {
   tenantIds: string[] | null;
   satelliteId?: string;
   filter?: 'with-detections' | 'empty';
+  /** Only chunks recorded in [start, end): bounds the work on long histories (a session crossing a bound is cut there). */
+  start?: Date;
+  end?: Date;
   sortBy: 'date' | 'duration' | 'detections' | 'species' | 'chunks';
   sortDir: 'asc' | 'desc';
   limit: number;
@@ -55,6 +58,8 @@ export function createSessionsRepo(db: Db) {
       const where: string[] = [];
       if (f.tenantIds) where.push(`c.tenant_id = ANY(${p(f.tenantIds)}::uuid[])`);
       if (f.satelliteId) where.push(`c.satellite_id = ${p(f.satelliteId)}`);
+      if (f.start) where.push(`c.recorded_at >= ${p(f.start)}`);
+      if (f.end) where.push(`c.recorded_at < ${p(f.end)}`);
       const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
       const having = f.filter === 'with-detections' ? 'WHERE s.detection_count > 0' : f.filter === 'empty' ? 'WHERE s.detection_count = 0' : '';
       const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
