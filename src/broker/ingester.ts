@@ -26,6 +26,7 @@ import {
   checkAudio, checkConfigRequest, checkHeartbeat, checkIdentity, checkLogResponse, checkTelemetry, chunkIdOf, isUuid, parseBody,
 } from './messages.ts';
 import { checkChunkWav } from './wav.ts';
+import { batched } from './batch.ts';
 
 export const INFERENCE_QUEUE = 'inference';
 
@@ -89,6 +90,9 @@ class Refusal extends Error {}
 export function startIngester(deps: IngesterDeps): Ingester {
   const { db, clock, broker, storage, queue, audit, settings, satellites, log } = deps;
   const chunks = createAudioRepo(db);
+  // Chunks arriving together share one statement each for their facts and their rows (batch.ts).
+  const ingestFacts = batched(chunks.ingestFactsMany);
+  const insertChunk = batched(chunks.insertMany);
   const devices = createDeviceRepo(db);
   const inFlight = new Set<Promise<void>>();
   const listeners = new Set<(m: HandledMessage) => void>();
@@ -147,13 +151,16 @@ export function startIngester(deps: IngesterDeps): Ingester {
     // The ack echoes the chunkId as sent (the satellite matches its outbox row by it); rows,
     // objects and jobs use the canonical lower-case form, so every delivery lands on the same ones.
     const id = chunk.chunkId.toLowerCase();
-    const facts = await chunks.ingestFacts(tenantId, satelliteId, id);
+    const tenant = tenantId.toLowerCase();
+    const sat = satelliteId.toLowerCase();
+    /** Already stored (the satellite missed our ack): the same answer, nothing written twice. */
+    const answerStored = (facts: { chunkTenantId: string | null; chunkSatelliteId: string | null }) =>
+      facts.chunkTenantId !== tenant || facts.chunkSatelliteId !== sat
+        ? refuse('chunkId is already used by another satellite')
+        : ack(tenantId, satelliteId, { chunkId: chunk.chunkId, status: 'stored' });
+    const facts = await ingestFacts({ tenantId: tenant, satelliteId: sat, chunkId: id });
     if (!facts.known) return refuse('unknown satellite');
-    if (facts.chunkTenantId !== null) {
-      // Already stored: the satellite missed our ack. Same answer, nothing written twice.
-      if (facts.chunkTenantId !== tenantId.toLowerCase() || facts.chunkSatelliteId !== satelliteId.toLowerCase()) return refuse('chunkId is already used by another satellite');
-      return ack(tenantId, satelliteId, { chunkId: chunk.chunkId, status: 'stored' });
-    }
+    if (facts.chunkTenantId !== null) return answerStored(facts);
 
     const storageKey = chunkStorageKey(tenantId, satelliteId, id, chunk.recordedAt);
     // 1. The object. A crash after this leaves an object without a row; the redelivery
@@ -165,15 +172,26 @@ export function startIngester(deps: IngesterDeps): Ingester {
       return refuse('storage unavailable, send again later');
     }
     // 2. The row (idempotent on chunkId).
+    let inserted: boolean;
     try {
-      await chunks.insert({
-        id, tenantId, satelliteId, recordedAt: chunk.recordedAt, durationMs: chunk.durationMs, sampleRate: chunk.sampleRate,
+      inserted = await insertChunk({
+        id, tenantId: tenant, satelliteId: sat, recordedAt: chunk.recordedAt, durationMs: chunk.durationMs, sampleRate: chunk.sampleRate,
         storageKey, bytes: chunk.audio.length, latitude: chunk.latitude, longitude: chunk.longitude, receivedAt: clock.now(),
       });
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: chunk row insert failed');
       await storage.delete(storageKey).catch(() => {});
       return refuse('database unavailable, send again later');
+    }
+    if (!inserted) {
+      // Another delivery of this chunkId got its row in first, or the satellite went away meanwhile.
+      const now = await ingestFacts({ tenantId: tenant, satelliteId: sat, chunkId: id });
+      if (now.chunkTenantId === null || now.chunkTenantId !== tenant || now.chunkSatelliteId !== sat) {
+        // Our object's key names our satellite, so it is nobody else's object.
+        await storage.delete(storageKey).catch(() => {});
+        return refuse(now.chunkTenantId === null ? 'unknown satellite' : 'chunkId is already used by another satellite');
+      }
+      // Our own other delivery: carry on to the job as it does (enqueueing twice adds nothing).
     }
     // 3. The inference job (job id = chunkId, so enqueueing twice adds nothing). When the queue is
     //    away the row is taken back, so the satellite's retry redoes every step instead of

@@ -25,14 +25,19 @@ export function parseTime(v: unknown): Date | null {
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
-/** Strict base64: the standard alphabet, padding only at the end, a length that is a multiple of 4. */
-/** Standard alphabet, padded (RFC 4648 §4); anything else is refused. */
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** Strict base64: standard alphabet, padded (RFC 4648 §4), zero pad bits; anything else is refused. */
 export function decodeBase64(s: string): Buffer | null {
   if (s.length === 0 || s.length % 4 !== 0) return null;
-  // Node's decoder skips characters it does not know; re-encoding and comparing is as strict
-  // as a regex over the whole string and ~9× cheaper on a 384 KB chunk (the ingest hot path).
+  // Node's decoder skips characters it does not know and stops at a '=': either way it yields
+  // fewer bytes than the length promises, so the count proves the alphabet, except for the URL-safe
+  // '-' and '_' it also takes. Cheaper than re-encoding and comparing (the ingest hot path).
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
   const buf = Buffer.from(s, 'base64');
-  return buf.toString('base64') === s ? buf : null;
+  if (buf.length !== (s.length / 4) * 3 - pad || s.includes('-') || s.includes('_')) return null;
+  if (pad > 0 && (B64.indexOf(s[s.length - pad - 1]) & (pad === 2 ? 0x0f : 0x03)) !== 0) return null;
+  return buf;
 }
 
 /** JSON object bodies only; anything else is a refusal with a reason. */

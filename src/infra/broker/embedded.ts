@@ -3,19 +3,20 @@
  * listener at /mqtt. Satellites log in with username = satellite id, password = the secret minted
  * at registration (checked through SatelliteCredentialCheck), client id `satellite-{id}` or
  * `mobile-{id}`; each may publish and subscribe only under `chorus/{tenant}/{satellite}/`.
- * The hub's own client reaches Aedes through an in-memory stream and logs in with a random
- * per-process secret. MQTT 3.1.1 (Aedes has no MQTT 5).
+ * The hub itself is no MQTT client here: it subscribes and publishes inside Aedes (its in-process
+ * emitter), so a 384 KB audio message is handed over as the buffer Aedes parsed, not encoded
+ * again into a stream and parsed a second time (the ingest bench's second-largest cost).
+ * MQTT 3.1.1 (Aedes has no MQTT 5).
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { Aedes, type AedesPublishPacket, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { Broker, SatelliteCredentialCheck } from './index.ts';
-import { HubClient, createMqttClient, silentLog, type BrokerLog } from './hub-client.ts';
-import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix } from './topics.ts';
+import { silentLog, type BrokerLog, type MessageHandler } from './hub-client.ts';
+import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from './topics.ts';
 
 export interface EmbeddedBrokerOptions {
   /** TCP port (0 = any free port). */
@@ -30,12 +31,11 @@ export interface EmbeddedBrokerOptions {
   readonly log?: BrokerLog;
 }
 
-/** The hub's login; its client id is `chorus-hub-{random}`. Not a valid satellite id form. */
+/** The name the hub's own login had; refused, as any name that is not a topic level. */
 export const HUB_USERNAME = '$chorus-hub';
-const HUB_CLIENT_PREFIX = 'chorus-hub-';
 export const WS_PATH = '/mqtt';
 
-type Identity = { kind: 'hub' } | { kind: 'satellite'; satelliteId: string; tenantId: string; prefix: string };
+type Identity = { satelliteId: string; tenantId: string; prefix: string };
 
 // MQTT 3.1.1 CONNACK return codes (aedes declares them as an ambient const enum).
 const IDENTIFIER_REJECTED = 2;
@@ -45,30 +45,6 @@ const NOT_AUTHORIZED = 5;
 
 function authError(returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
-}
-
-/** Two connected in-memory streams (node 20 has no stream.duplexPair). */
-function duplexPair(): [Duplex, Duplex] {
-  const make = (peer: () => Duplex) =>
-    new Duplex({
-      read() {},
-      write(chunk, _enc, cb) {
-        peer().push(chunk);
-        cb();
-      },
-      final(cb) {
-        peer().push(null);
-        cb();
-      },
-      destroy(err, cb) {
-        const p = peer();
-        if (!p.destroyed) p.destroy();
-        cb(err);
-      },
-    });
-  const a: Duplex = make(() => b);
-  const b: Duplex = make(() => a);
-  return [a, b];
 }
 
 function advertisedHost(bindHost: string, publicUrl: string): string {
@@ -89,9 +65,6 @@ function listen(server: net.Server, port: number, host: string, what: string): P
 
 export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<Broker> {
   const log = opts.log ?? silentLog;
-  const secretText = crypto.randomBytes(32).toString('hex');
-  const secret = Buffer.from(secretText);
-  const hubClientId = HUB_CLIENT_PREFIX + crypto.randomBytes(8).toString('hex');
   const identities = new WeakMap<Client, Identity>();
   /** Satellites whose access was revoked in this process; provisioning lifts it. */
   const revoked = new Set<string>();
@@ -106,12 +79,6 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
 
     authenticate(client, username, password, done) {
       if (!username || !password) return done(authError(BAD_USERNAME_OR_PASSWORD, 'username and password required'), null);
-      if (username === HUB_USERNAME) {
-        const ok = client.id === hubClientId && password.length === secret.length && crypto.timingSafeEqual(password, secret);
-        if (!ok) return done(authError(BAD_USERNAME_OR_PASSWORD, 'bad hub credentials'), null);
-        identities.set(client, { kind: 'hub' });
-        return done(null, true);
-      }
       if (!isTopicSegment(username)) return done(authError(BAD_USERNAME_OR_PASSWORD, 'bad username'), null);
       if (client.id !== `satellite-${username}` && client.id !== `mobile-${username}`) {
         return done(authError(IDENTIFIER_REJECTED, 'client id must be satellite-{id} or mobile-{id} of the username'), null);
@@ -125,7 +92,6 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
           // Credentials rotated while we checked: let the client retry against the new state.
           if (gen !== generation(username)) return done(authError(SERVER_UNAVAILABLE, 'credentials changed, retry'), null);
           identities.set(client, {
-            kind: 'satellite',
             satelliteId: username,
             tenantId: found.tenantId,
             prefix: satellitePrefix(found.tenantId, username),
@@ -144,7 +110,6 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
       const id = client ? identities.get(client) : undefined;
       if (!id) return callback(new Error('not authenticated'));
       if (packet.topic.startsWith('$')) return callback(new Error(`${packet.topic}: reserved topic`));
-      if (id.kind === 'hub') return callback(null);
       if (!isUnderPrefix(id.prefix, packet.topic)) return callback(new Error(`${packet.topic}: outside ${id.prefix}`));
       callback(null);
     },
@@ -153,7 +118,6 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
     authorizeSubscribe(client, sub, callback) {
       const id = identities.get(client);
       if (!id || !isValidFilter(sub.topic)) return callback(null, null);
-      if (id.kind === 'hub') return callback(null, sub);
       callback(null, isUnderPrefix(id.prefix, sub.topic) ? sub : null);
     },
   });
@@ -188,9 +152,9 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   });
   wss.on('error', (err) => log.warn({ err }, 'broker: websocket server error'));
 
-  let hub: HubClient | undefined;
+  let closed = false;
   const shutdown = async () => {
-    await hub?.close();
+    closed = true;
     await new Promise<void>((resolve) => aedes.close(() => resolve()));
     for (const s of sockets) s.destroy();
     for (const ws of wss.clients) ws.terminate();
@@ -210,26 +174,45 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   try {
     port = await listen(tcp, opts.port, opts.host, 'MQTT (MQTT_PORT)');
     wsPort = await listen(web, opts.wsPort, opts.host, 'MQTT over WebSocket (MQTT_WS_PORT)');
-    hub = await HubClient.start(
-      createMqttClient(
-        () => {
-          const [hubEnd, brokerEnd] = duplexPair();
-          aedes.handle(brokerEnd);
-          return hubEnd;
-        },
-        HubClient.options({ clientId: hubClientId, username: HUB_USERNAME, password: secretText }),
-      ),
-      log,
-      'embedded MQTT broker: hub client',
-    );
   } catch (err) {
     await shutdown().catch(() => {});
     throw err;
   }
-  const hubClient = hub;
+
+  /** The hub's publish: straight into Aedes, resolved once every subscriber took the message. */
+  function publish(topic: string, payload: Buffer | string, qos: Qos): Promise<void> {
+    if (closed) return Promise.reject(new Error('broker is closed'));
+    if (topic.startsWith('$')) return Promise.reject(new Error(`${topic}: reserved topic`));
+    const packet = { cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false } as const;
+    return new Promise((resolve, reject) => aedes.publish(packet as Parameters<Aedes['publish']>[0], (err) => (err ? reject(err) : resolve())));
+  }
+
+  /**
+   * The hub's subscription, inside Aedes. Aedes calls back for every publish matching the filter;
+   * the handler runs after the callback, so the publisher's PUBACK does not wait for it (as with a
+   * client subscription). The QoS is the one a client subscribed at `qos` would get it with.
+   */
+  function subscribe(filter: string, handler: MessageHandler, qos: Qos): Promise<void> {
+    if (closed) return Promise.reject(new Error('broker is closed'));
+    if (!isValidFilter(filter)) return Promise.reject(new Error(`invalid topic filter "${filter}"`));
+    const deliver = (packet: AedesPublishPacket, done: () => void) => {
+      done();
+      // Aedes' emitter matches `#` on `$SYS/…` too; an MQTT subscriber would not see those (MQTT-4.7.2-1).
+      if (closed || !topicMatches(filter, packet.topic)) return;
+      const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload);
+      try {
+        const r = handler(packet.topic, payload, { qos: Math.min(packet.qos, qos) as Qos, retain: false });
+        if (r && typeof (r as Promise<void>).catch === 'function') {
+          (r as Promise<void>).catch((err) => log.warn({ err, topic: packet.topic }, 'broker: message handler failed'));
+        }
+      } catch (err) {
+        log.warn({ err, topic: packet.topic }, 'broker: message handler failed');
+      }
+    };
+    return new Promise((resolve) => aedes.subscribe(filter, deliver, () => resolve()));
+  }
 
   const host = advertisedHost(opts.host, opts.publicUrl);
-  let closed = false;
   return {
     kind: 'embedded',
     brokerUrl: `mqtt://${host}:${port}`,
@@ -248,12 +231,11 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
       await kick(satelliteId);
     },
 
-    publish: (topic, payload, o) => hubClient.publish(topic, payload, o?.qos ?? 0),
-    subscribe: (pattern, handler, o) => hubClient.subscribe(pattern, handler, o?.qos ?? 0),
+    publish: (topic, payload, o) => publish(topic, payload, o?.qos ?? 0),
+    subscribe: (pattern, handler, o) => subscribe(pattern, handler, o?.qos ?? 0),
 
     async close() {
       if (closed) return;
-      closed = true;
       await shutdown();
     },
   };

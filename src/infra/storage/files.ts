@@ -20,10 +20,36 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+const noop = () => {};
+
+/**
+ * Group commit of folder fsyncs: a caller waits for an fsync of the folder that started after it
+ * asked (after its rename), so puts landing in one folder together share one fsync instead of
+ * one each, and none resolves before its own entry is durable.
+ */
+function coalescedDirSync(): (dir: string) => Promise<void> {
+  const dirs = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
+  function begin(dir: string): Promise<void> {
+    const entry: { running: Promise<void>; queued: Promise<void> | null } = { running: Promise.resolve(), queued: null };
+    entry.running = syncDir(dir).finally(() => {
+      if (dirs.get(dir) === entry) dirs.delete(dir);
+    });
+    dirs.set(dir, entry);
+    return entry.running;
+  }
+  return (dir) => {
+    const d = dirs.get(dir);
+    if (!d) return begin(dir);
+    // The running fsync may have started before this caller's rename: it waits for the next one.
+    return (d.queued ??= d.running.then(noop, noop).then(() => begin(dir)));
+  }
+}
+
 /**
  * Objects as files under one root folder. A put writes a temp file beside the target, fsyncs
  * it, renames it over the target and fsyncs the folder: a reader sees the old object or the
- * whole new one, and the object is on disk when put resolves.
+ * whole new one, and the object is on disk when put resolves. Folders made once are remembered
+ * (no mkdir per put) and concurrent puts into one folder share its fsync.
  */
 export function createFileStorage(root: string): ObjectStorage {
   const base = path.resolve(root);
@@ -33,14 +59,35 @@ export function createFileStorage(root: string): ObjectStorage {
     if (!file.startsWith(base + path.sep)) throw new Error(`storage key escapes the root: ${JSON.stringify(key)}`);
     return file;
   };
+  /** Folders this process made (or found) durable; a folder removed behind our back is made again on ENOENT. */
+  const madeDirs = new Set<string>();
+  const syncDirCoalesced = coalescedDirSync();
 
   async function ensureDir(dir: string): Promise<void> {
+    if (madeDirs.has(dir)) return;
     const first = await fs.mkdir(dir, { recursive: true });
-    if (first === undefined) return;
-    // New folders: their entries in their parents must be durable too.
-    for (let d = dir; ; d = path.dirname(d)) {
-      await syncDir(path.dirname(d));
-      if (d === first || d === base || path.dirname(d) === d) break;
+    if (first !== undefined) {
+      // New folders: their entries in their parents must be durable too.
+      for (let d = dir; ; d = path.dirname(d)) {
+        await syncDirCoalesced(path.dirname(d));
+        if (d === first || d === base || path.dirname(d) === d) break;
+      }
+    }
+    madeDirs.add(dir);
+  }
+
+  async function writeTemp(tmp: string, body: Buffer): Promise<void> {
+    let fh: fs.FileHandle | undefined;
+    try {
+      fh = await fs.open(tmp, 'wx', 0o640);
+      await fh.writeFile(body);
+      await fh.datasync();
+      await fh.close();
+      fh = undefined;
+    } catch (e) {
+      await fh?.close().catch(() => {});
+      if (fh) await fs.rm(tmp, { force: true }).catch(() => {});
+      throw e;
     }
   }
 
@@ -52,20 +99,21 @@ export function createFileStorage(root: string): ObjectStorage {
       const dir = path.dirname(file);
       await ensureDir(dir);
       const tmp = path.join(dir, `.${path.basename(file)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-      let fh: fs.FileHandle | undefined;
       try {
-        fh = await fs.open(tmp, 'wx', 0o640);
-        await fh.writeFile(body);
-        await fh.sync();
-        await fh.close();
-        fh = undefined;
+        await writeTemp(tmp, body);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !madeDirs.has(dir)) throw e;
+        madeDirs.delete(dir); // removed since we made it
+        await ensureDir(dir);
+        await writeTemp(tmp, body);
+      }
+      try {
         await fs.rename(tmp, file);
       } catch (e) {
-        await fh?.close().catch(() => {});
         await fs.rm(tmp, { force: true }).catch(() => {});
         throw e;
       }
-      await syncDir(dir);
+      await syncDirCoalesced(dir);
     },
 
     async get(key) {

@@ -39,6 +39,41 @@ export function createAudioRepo(db: Db) {
         [tenantId, satelliteId, chunkId],
       ),
 
+    /**
+     * ingestFacts for many chunks in one statement (the ingester batches the chunks arriving
+     * together); one answer per item, in order. Scalar parameters in a VALUES list: on PGlite
+     * array parameters cost more than the round trip they save.
+     */
+    ingestFactsMany: async (items: ReadonlyArray<{ tenantId: string; satelliteId: string; chunkId: string }>) => {
+      const rows = await db.query<{ i: number; known: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null }>(
+        `SELECT v.i, s.id IS NOT NULL AS known, c.tenant_id AS "chunkTenantId", c.satellite_id AS "chunkSatelliteId"
+         FROM (VALUES ${items.map((_, i) => `(${i}, $${3 * i + 1}::uuid, $${3 * i + 2}::uuid, $${3 * i + 3}::uuid)`).join(', ')}) AS v(i, tenant_id, satellite_id, chunk_id)
+         LEFT JOIN satellites s ON s.tenant_id = v.tenant_id AND s.id = v.satellite_id
+         LEFT JOIN chunks c ON c.id = v.chunk_id
+         ORDER BY v.i`,
+        items.flatMap((x) => [x.tenantId, x.satelliteId, x.chunkId]),
+      );
+      return rows.map(({ known, chunkTenantId, chunkSatelliteId }) => ({ known, chunkTenantId, chunkSatelliteId }));
+    },
+
+    /**
+     * Inserts many chunk rows in one statement, idempotent on the chunk id; answers, per row in
+     * order, whether this statement inserted it (false: the id was already taken).
+     */
+    insertMany: async (cs: ReadonlyArray<ChunkRow>) => {
+      const rows = await db.query<{ id: string; satelliteId: string }>(
+        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
+         VALUES ${cs.map((_, i) => `(${Array.from({ length: 11 }, (_, j) => `$${11 * i + j + 1}`).join(', ')})`).join(', ')}
+         ON CONFLICT (id) DO NOTHING
+         RETURNING id, satellite_id AS "satelliteId"`,
+        cs.flatMap((c) => [c.id, c.tenantId, c.satelliteId, c.recordedAt, c.durationMs, c.sampleRate, c.storageKey, c.bytes, c.latitude, c.longitude, c.receivedAt]),
+      );
+      // A chunk id twice in one batch (two deliveries at once) is inserted once: only one item
+      // of the satellite that won is told so; the others look it up again.
+      const inserted = new Set(rows.map((r) => `${r.id}/${r.satelliteId}`));
+      return cs.map((c) => inserted.delete(`${c.id}/${c.satelliteId}`));
+    },
+
     /** Idempotent on the chunk id: a redelivery (or a race with one) inserts nothing. */
     insert: (c: Omit<ChunkRow, 'receivedAt'> & { receivedAt: Date }) =>
       db.query(
