@@ -3,6 +3,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   auth: () => import('./auth.ts').then((m) => m.run()),
   ingest: () => import('./ingest.ts').then((m) => m.run()),
   inference: () => import('./inference.ts').then((m) => m.run()),
+  detections: () => import('./detections.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

@@ -123,7 +123,8 @@ export function createDetectionsRepo(db: Db) {
         params.push(v);
         return `$${params.length}`;
       };
-      if (f.tenantIds) where.push(`d.tenant_id = ANY(${p(f.tenantIds)}::uuid[])`);
+      // One team is `=`: PostgreSQL 15 reads an index in order only under `=`, not `= ANY(array)`.
+      if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p(f.tenantIds[0])}` : `d.tenant_id = ANY(${p(f.tenantIds)}::uuid[])`);
       if (f.satelliteId) where.push(`d.satellite_id = ${p(f.satelliteId)}`);
       if (f.species) where.push(`lower(d.species_code) = lower(${p(f.species)})`);
       if (f.speciesSearch) {

@@ -1,0 +1,169 @@
+/**
+ * `npm run bench -- detections`: GET /detections at a million rows.
+ *
+ * Seeds one team with 1,000,000 detections across 50 satellites and 300 species over a year
+ * (one INSERT … SELECT generate_series in the hub's own schema), then measures p50/p99 of the
+ * list over HTTP (a hub in its own process, as an operator runs it) and of the same SQL run
+ * directly through the driver, in the same run. "The same SQL" is captured from the detections
+ * repository itself (a recording Db around the driver), so the direct figure follows whatever
+ * the list query is today. The API figure includes what the service adds (calibration, the
+ * aggregation map, JSON).
+ *
+ * PostgreSQL only: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
+ * BENCH_ROWS (default 1,000,000), BENCH_ITERATIONS (default 100 per query and side).
+ */
+import crypto from 'node:crypto';
+import pg from 'pg';
+import { startHubProcess } from './hub-process.ts';
+import { createPostgresDb } from '../src/infra/db/postgres.ts';
+import { withHelpers, type Db } from '../src/infra/db/types.ts';
+import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/detections/repo.ts';
+import { speciesCatalog } from '../src/inference/species-catalog.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const SATELLITES = 50;
+const SPECIES = 300;
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 100);
+const WARMUP = 10;
+const YEAR_START = new Date('2025-01-01T00:00:00Z');
+
+interface Case {
+  name: string;
+  query: Record<string, string>;
+  filter: Partial<DetectionListFilter>;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+/** A Db that records every statement it is asked to run (and runs it). */
+function recording(db: Db, log: Array<{ sql: string; params: readonly unknown[] }>): Db {
+  const query = async (sql: string, params: readonly unknown[] = []) => {
+    log.push({ sql, params });
+    return db.query(sql, params);
+  };
+  return withHelpers('postgres', query, db.exec, db.tx, db.close);
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function seed(db: Db, tenantId: string, species: Array<{ code: string; sci: string; common: string; category: string }>): Promise<void> {
+  const sats = Array.from({ length: SATELLITES }, () => crypto.randomUUID());
+  await db.query(
+    `INSERT INTO satellites (id, tenant_id, name, created_at, updated_at)
+     SELECT id, $1, 'Bench sat ' || n, now(), now() FROM unnest($2::uuid[]) WITH ORDINALITY AS s(id, n)`,
+    [tenantId, sats],
+  );
+  // Species are skewed like real data (a few common ones, a long tail): index = floor(300 · u²).
+  const t0 = performance.now();
+  await db.query(
+    `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
+       detected_at, start_ms, end_ms, model_id, is_first_of_season, is_first_of_day, is_rare, created_at)
+     SELECT gen_random_uuid(), $1, ($2::uuid[])[1 + (g % ${SATELLITES})], gen_random_uuid(),
+       ($3::text[])[k], ($4::text[])[k], ($5::text[])[k], ($6::text[])[k],
+       round((0.25 + 0.75 * random())::numeric, 4)::real,
+       $7::timestamptz + (g::float8 / $8) * interval '365 days', 0, 3000, 'builtin', false, false, false, now()
+     FROM (SELECT g, 1 + floor(${SPECIES} * random() * random())::int AS k FROM generate_series(1, $8::int) AS g) s`,
+    [tenantId, sats, species.map((s) => s.code), species.map((s) => s.sci), species.map((s) => s.common), species.map((s) => s.category), YEAR_START, ROWS],
+  );
+  // What autovacuum does to a year of rows: statistics, and pages marked visible (index-only counts).
+  await db.query('VACUUM (ANALYZE) detections');
+  await db.query('ANALYZE satellites');
+  console.log(`seeded ${ROWS.toLocaleString('en')} detections (${SATELLITES} satellites, ${SPECIES} species, one year) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+export async function run(): Promise<void> {
+  process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
+  const url = process.env.DATABASE_URL;
+  // The hub runs in a schema this bench creates, so the bench can seed it directly.
+  const schema = `bench_det_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const hub = await startHubProcess({ DATABASE_SCHEMA: schema });
+  const db = createPostgresDb({ url, schema, poolSize: 2 });
+  try {
+    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, { method: 'POST', body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }) });
+    const auth = { authorization: `Bearer ${login.token}` };
+    const team = await json(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Bench team' }) });
+    const catalog = speciesCatalog();
+    const species = catalog.all().filter((s) => s.category === 'bird').slice(0, SPECIES)
+      .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
+    await seed(db, team.id, species);
+
+    // A common species for the filter, a mid-frequency one for the search (its name, in part).
+    const common = species[0];
+    const searched = species[40].common.split(' ').pop()!.toLowerCase();
+    const week = [new Date('2025-06-02T00:00:00Z'), new Date('2025-06-09T00:00:00Z')];
+    const base: DetectionListFilter = {
+      tenantIds: [team.id], includeTentative: false, sortBy: 'date', sortDir: 'desc', limit: 50, offset: 0, withCount: true,
+    };
+    const variants: Case[] = [
+      { name: 'default sort', query: {}, filter: {} },
+      { name: `species=${common.code}`, query: { species: common.code }, filter: { species: common.code } },
+      { name: `speciesSearch=${searched}`, query: { speciesSearch: searched }, filter: { speciesSearch: searched } },
+      { name: 'minConfidence=0.9', query: { minConfidence: '0.9' }, filter: { minConfidence: 0.9 } },
+      { name: 'one-week window', query: { start: week[0].toISOString(), end: week[1].toISOString() }, filter: { start: week[0], end: week[1] } },
+      { name: 'offset=100000', query: { offset: '100000' }, filter: { offset: 100_000 } },
+    ];
+    const cases = variants.flatMap((v) => [
+      { ...v, name: `${v.name}, count`, query: { ...v.query }, filter: { ...v.filter, withCount: true } },
+      { ...v, name: `${v.name}, no count`, query: { ...v.query, withCount: 'false' }, filter: { ...v.filter, withCount: false } },
+    ]);
+
+    console.log(`\nGET /detections?tenantId=… (limit 50), ${ITERATIONS} runs each after ${WARMUP} warm-up runs, one at a time; PostgreSQL`);
+    console.log(`${'query'.padEnd(36)} ${'API p50'.padStart(8)} ${'API p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'SQL p99'.padStart(8)} ${'ratio'.padStart(6)} ${'rows'.padStart(5)} ${'total'.padStart(9)}`);
+    const misses: string[] = [];
+    for (const c of cases) {
+      const qs = new URLSearchParams({ tenantId: team.id, ...c.query }).toString();
+      const apiMs: number[] = [];
+      let last: { detections: unknown[]; total: number | null } = { detections: [], total: null };
+      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+        const t = performance.now();
+        const res = await fetch(`${hub.url}/api/detections?${qs}`, { headers: auth });
+        const body = await res.text();
+        if (!res.ok) throw new Error(`${c.name}: ${res.status} ${body}`);
+        if (i >= WARMUP) apiMs.push(performance.now() - t);
+        if (i === 0) last = JSON.parse(body);
+      }
+      // The statements the repository runs for this filter, captured once, then timed directly.
+      const statements: Array<{ sql: string; params: readonly unknown[] }> = [];
+      await createDetectionsRepo(recording(db, statements)).list({ ...base, ...c.filter } as DetectionListFilter);
+      if (process.env.BENCH_EXPLAIN) {
+        for (const st of statements) {
+          const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.sql}`, st.params);
+          console.log(`-- ${c.name}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
+        }
+      }
+      const sqlMs: number[] = [];
+      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+        const t = performance.now();
+        for (const s of statements) await db.query(s.sql, s.params);
+        if (i >= WARMUP) sqlMs.push(performance.now() - t);
+      }
+      const [a50, a99, s50, s99] = [pct(apiMs, 50), pct(apiMs, 99), pct(sqlMs, 50), pct(sqlMs, 99)];
+      const ratio = a50 / s50;
+      console.log(
+        `${c.name.padEnd(36)} ${a50.toFixed(1).padStart(8)} ${a99.toFixed(1).padStart(8)} ${s50.toFixed(1).padStart(8)} ${s99.toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)} ${String(last.detections.length).padStart(5)} ${String(last.total ?? '-').padStart(9)}`,
+      );
+      if (a99 >= 50) misses.push(`${c.name}: API p99 ${a99.toFixed(1)} ms ≥ 50 ms`);
+      if (ratio > 1.5) misses.push(`${c.name}: API p50 is ${ratio.toFixed(2)}× the direct SQL`);
+    }
+    console.log(misses.length ? `\nMissed targets (p99 < 50 ms, API within 1.5× of direct):\n  ${misses.join('\n  ')}` : '\nEvery query met p99 < 50 ms and API within 1.5× of direct.');
+  } finally {
+    await db.close();
+    await hub.stop();
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`DROP SCHEMA ${schema} CASCADE`);
+    await c.end();
+  }
+}
