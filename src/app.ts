@@ -67,6 +67,10 @@ import { createSessionsRepo } from './modules/sessions/repo.ts';
 import { createSessionsService } from './modules/sessions/service.ts';
 import { sessionsRoutes } from './modules/sessions/routes.ts';
 import { readAggregationRule } from './inference/aggregation.ts';
+import { createReviewRepo } from './modules/detections/review-repo.ts';
+import { createReviewService } from './modules/detections/review-service.ts';
+import { createSummaryService } from './modules/detections/summary-service.ts';
+import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
 import { systemRoutes } from './modules/system/routes.ts';
 import { createModelsRepo } from './modules/models/repo.ts';
 import { createModelsService } from './modules/models/service.ts';
@@ -144,7 +148,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const calibration = createCalibrationService({ db, clock, audit, repo: createCalibrationRepo(db) });
   const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated });
   const detectionsRepo = createDetectionsRepo(db);
-  const detections = createDetectionsService({ repo: detectionsRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t) } });
+  const reviewRepo = createReviewRepo(db);
+  const detections = createDetectionsService({ repo: detectionsRepo, review: reviewRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t) } });
+  const review = createReviewService({ db, clock, audit, repo: reviewRepo, settings });
+  const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t) });
 
   const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, calibrated: calibration.calibrated, clock, secret: config.secret, publicUrl: config.publicUrl });
 
@@ -179,6 +186,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...detectionsRoutes(detections),
     ...calibrationRoutes(calibration),
     ...sessionsRoutes(sessions),
+    ...detectionReviewRoutes(review, detectionSummary),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),

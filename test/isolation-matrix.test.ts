@@ -82,6 +82,8 @@ interface FixtureContext {
   satelliteKey?: string;
   /** Set by the share-link :id fixture, so the :token fixture signs a link to that detection. */
   sharedDetectionId?: string;
+  /** Set by the detection fixture, for parameters that live under that detection (:commentId). */
+  detectionId?: string;
 }
 
 /**
@@ -114,9 +116,11 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     return id;
   },
   // A detection of a satellite of the world's team (its chunk need not exist).
-  detection: async ({ hub, w }) => {
+  detection: async (c) => {
+    const { hub, w } = c;
     const sat = await makeSatellite(hub, w.team, null);
     const id = newId();
+    c.detectionId = id;
     const at = hub.clock.now();
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, created_at)
@@ -137,6 +141,19 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
       const u = await f.user();
       await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [w.team.id, u.id, hub.clock.now()]);
       return u.id;
+    },
+  },
+  // A comment on the route's detection, written by the caller when a person (own comments may be deleted), else by the member.
+  {
+    match: (_u, n) => n === 'commentId',
+    make: async ({ hub, w, caller, detectionId }) => {
+      const id = newId();
+      const author = (caller as { id?: string } | null)?.id ?? w.member.id;
+      await hub.infra.db.query(
+        'INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [id, detectionId, w.team.id, author, 'matrix comment', hub.clock.now()],
+      );
+      return id;
     },
   },
   // Public share links: a detection of the world's team and a valid link token for it.

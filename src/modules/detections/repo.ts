@@ -24,6 +24,8 @@ export interface DetectionRow {
   isRare: boolean;
   rareReason: string | null;
   createdAt: Date;
+  /** Pinned for the team (POST /detections/:id/pin). */
+  pinned: boolean;
   /** The call's representative (its first row); null when this row is the representative. */
   callId: string | null;
   /** Chunks the call spans and where it ends (on the representative). */
@@ -32,7 +34,7 @@ export interface DetectionRow {
 }
 
 /** What the inference worker writes: a row before review, aggregation and the satellite join. */
-export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'callId' | 'callChunks' | 'callEndAt'>;
+export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'pinned' | 'callId' | 'callChunks' | 'callEndAt'>;
 
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */
@@ -59,7 +61,7 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.confidence, d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
   d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", d.created_at AS "createdAt",
-  d.call_id AS "callId", d.call_chunks AS "callChunks",
+  d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
   coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond') AS "callEndAt"`;
 
 const COLUMNS = [

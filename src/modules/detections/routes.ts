@@ -9,7 +9,7 @@ const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Liter
 const isTrue = (v: string | undefined) => v === 'true' || v === '1';
 
 /** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
-function teamsOf(actor: Actor): string[] | null {
+export function teamsOf(actor: Actor): string[] | null {
   if (actor.teamId) return [actor.teamId];
   if (actor.kind === 'api_key') return [actor.tenantId!];
   if (actor.isPlatformAdmin || actor.kind === 'internal') return null;
@@ -75,10 +75,10 @@ export function detectionsRoutes(detections: DetectionsService) {
       access: access.role('viewer'),
       team: { resource: 'detection', param: 'id' },
       audit: [],
-      summary: 'One detection with its storage key',
+      summary: 'One detection with its storage key, vote counts, the caller\'s vote, annotation and comment counts',
       tags: ['detections'],
       schema: { params: IdParams },
-      handler: ({ actor, params }) => detections.get(actor.teamId!, params.id),
+      handler: ({ actor, params }) => detections.get(actor.teamId!, params.id, actor.userId),
     }),
   ];
 }

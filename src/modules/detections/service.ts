@@ -1,5 +1,6 @@
 import { notFound } from '../../core/errors.ts';
 import type { DetectionListFilter, DetectionRow, DetectionsRepo } from './repo.ts';
+import type { ReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from '../../inference/aggregation.ts';
 
 /** What the list needs from calibration and the aggregation rules (src/modules/calibration, src/inference/aggregation.ts). */
@@ -37,14 +38,15 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     isRare: r.isRare,
     rareReason: r.rareReason,
     createdAt: new Date(r.createdAt).toISOString(),
+    pinned: r.pinned,
     callId: r.callId ?? r.id,
     callChunks: r.callChunks,
     callEndAt: new Date(r.callEndAt).toISOString(),
   };
 }
 
-export function createDetectionsService(deps: { repo: DetectionsRepo; readers?: DetectionReaders }) {
-  const { repo } = deps;
+export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pick<ReviewRepo, 'reviewSummary'>; readers?: DetectionReaders }) {
+  const { repo, review } = deps;
   const readers: DetectionReaders = deps.readers ?? {
     calibrated: async (rows) => rows.map((r) => r.confidence),
     aggregationRule: async () => {
@@ -67,12 +69,12 @@ export function createDetectionsService(deps: { repo: DetectionsRepo; readers?: 
       return { detections: rows.map((r, i) => detectionView(r, calibrated[i])), total, aggregation };
     },
 
-    /** GET /detections/:id: the row plus where its audio lives. */
-    async get(tenantId: string, id: string) {
+    /** GET /detections/:id: the row, where its audio lives and its review (votes per value, the caller's vote, counts). */
+    async get(tenantId: string, id: string, userId: string | null) {
       const r = await repo.find(tenantId, id);
       if (!r) throw notFound('No such detection');
       const [calibrated] = await readers.calibrated([r]);
-      return { ...detectionView(r, calibrated), storageKey: r.storageKey };
+      return { ...detectionView(r, calibrated), storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
     },
   };
 }

@@ -93,6 +93,7 @@ export const SETTINGS: readonly SettingDef[] = [
   team({ key: 'inference_min_confidence', type: 'number', min: 0.01, max: 0.99, default: 0.25, description: 'Predictions below this confidence are not stored' }),
   team({ key: 'inference_overlap_sec', type: 'number', min: 0, max: 2.5, default: 0, description: 'Overlap of consecutive 3-second windows inside a chunk longer than 3 s' }),
   team({ key: 'aggregation_retention_hours', type: 'integer', min: 1, max: 8760, default: 48, description: 'Tentative detections older than this are removed' }),
+  team({ key: 'verification_quorum', type: 'integer', min: 1, max: 20, default: 1, description: 'Confirm votes must outnumber reject votes by this many to confirm a detection (and the reverse to reject it)' }),
 
   // Team fields
   team({ key: 'device_policy', type: 'enum', options: ['members', 'admins'], default: 'members', description: 'Who may register devices' }),

@@ -1,0 +1,161 @@
+import type { Db } from '../../infra/db/index.ts';
+
+export type Vote = 'confirm' | 'reject' | 'unsure';
+export type VerificationStatus = 'unverified' | 'pending_review' | 'confirmed' | 'rejected';
+export type VoteCounts = Record<Vote, number>;
+
+export interface CommentRow {
+  id: string;
+  detectionId: string;
+  authorId: string | null;
+  authorName: string | null;
+  text: string;
+  createdAt: Date;
+}
+
+export interface AnnotationRow {
+  id: string;
+  detectionId: string;
+  authorId: string | null;
+  authorName: string | null;
+  vote: Vote;
+  timeStartMs: number;
+  timeEndMs: number;
+  freqLowHz: number | null;
+  freqHighHz: number | null;
+  notes: string | null;
+  createdAt: Date;
+}
+
+const COMMENT = `c.id, c.detection_id AS "detectionId", c.author_id AS "authorId", u.name AS "authorName", c.text, c.created_at AS "createdAt"`;
+const ANNOTATION = `a.id, a.detection_id AS "detectionId", a.author_id AS "authorId", u.name AS "authorName", a.vote,
+  a.time_start_ms AS "timeStartMs", a.time_end_ms AS "timeEndMs", a.freq_low_hz AS "freqLowHz", a.freq_high_hz AS "freqHighHz",
+  a.notes, a.created_at AS "createdAt"`;
+
+export const BUCKET_UNITS = ['hour', 'day', 'week'] as const;
+export type BucketUnit = (typeof BUCKET_UNITS)[number];
+
+export function createReviewRepo(db: Db) {
+  return {
+    /** Locks the detection row, so concurrent votes recompute its status one after the other. */
+    lockDetection: (tx: Db, tenantId: string, id: string) =>
+      tx.maybeOne<{ id: string; verificationStatus: VerificationStatus; pinnedAt: Date | null }>(
+        `SELECT id, verification_status AS "verificationStatus", pinned_at AS "pinnedAt" FROM detections
+         WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+        [tenantId, id],
+      ),
+
+    exists: async (tenantId: string, id: string) =>
+      (await db.maybeOne('SELECT 1 FROM detections WHERE tenant_id = $1 AND id = $2', [tenantId, id])) !== null,
+
+    upsertVote: (tx: Db, v: { detectionId: string; userId: string; tenantId: string; vote: Vote; decisive: boolean; at: Date }) =>
+      tx.query(
+        `INSERT INTO detection_votes (detection_id, user_id, tenant_id, vote, decisive, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6)
+         ON CONFLICT (detection_id, user_id) DO UPDATE SET vote = EXCLUDED.vote, decisive = EXCLUDED.decisive, updated_at = EXCLUDED.updated_at`,
+        [v.detectionId, v.userId, v.tenantId, v.vote, v.decisive, v.at],
+      ),
+
+    votesOf: (tx: Db, detectionId: string) =>
+      tx.query<{ vote: Vote; decisive: boolean }>('SELECT vote, decisive FROM detection_votes WHERE detection_id = $1', [detectionId]),
+
+    setStatus: (tx: Db, id: string, status: VerificationStatus) =>
+      tx.query('UPDATE detections SET verification_status = $2 WHERE id = $1', [id, status]),
+
+    /** The person's votes among `ids`, limited to detections of `tenantIds` (null: any team). */
+    votesByUser: (userId: string, ids: string[], tenantIds: string[] | null) =>
+      db.query<{ detectionId: string; vote: Vote }>(
+        `SELECT v.detection_id AS "detectionId", v.vote FROM detection_votes v
+         WHERE v.user_id = $1 AND v.detection_id = ANY($2::uuid[]) AND ($3::uuid[] IS NULL OR v.tenant_id = ANY($3::uuid[]))`,
+        [userId, ids, tenantIds],
+      ),
+
+    /** What the detail shows about review: vote counts, the caller's vote, annotation and comment counts. */
+    async reviewSummary(detectionId: string, userId: string | null) {
+      const r = await db.one<{ confirm: number; reject: number; unsure: number; mine: Vote | null; annotations: number; comments: number }>(
+        `SELECT
+           (SELECT count(*)::int FROM detection_votes WHERE detection_id = $1 AND vote = 'confirm') AS confirm,
+           (SELECT count(*)::int FROM detection_votes WHERE detection_id = $1 AND vote = 'reject') AS reject,
+           (SELECT count(*)::int FROM detection_votes WHERE detection_id = $1 AND vote = 'unsure') AS unsure,
+           (SELECT vote FROM detection_votes WHERE detection_id = $1 AND user_id = $2::uuid) AS mine,
+           (SELECT count(*)::int FROM detection_annotations WHERE detection_id = $1) AS annotations,
+           (SELECT count(*)::int FROM detection_comments WHERE detection_id = $1) AS comments`,
+        [detectionId, userId],
+      );
+      return {
+        votes: { confirm: r.confirm, reject: r.reject, unsure: r.unsure } as VoteCounts,
+        myVote: r.mine,
+        annotationCount: r.annotations,
+        commentCount: r.comments,
+      };
+    },
+
+    insertComment: (tx: Db, c: { id: string; detectionId: string; tenantId: string; authorId: string; text: string; at: Date }) =>
+      tx.query('INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+        c.id, c.detectionId, c.tenantId, c.authorId, c.text, c.at,
+      ]),
+
+    findComment: (detectionId: string, commentId: string) =>
+      db.maybeOne<CommentRow>(`SELECT ${COMMENT} FROM detection_comments c LEFT JOIN users u ON u.id = c.author_id WHERE c.detection_id = $1 AND c.id = $2`, [
+        detectionId, commentId,
+      ]),
+
+    comments: (detectionId: string) =>
+      db.query<CommentRow>(
+        `SELECT ${COMMENT} FROM detection_comments c LEFT JOIN users u ON u.id = c.author_id WHERE c.detection_id = $1 ORDER BY c.created_at, c.id`,
+        [detectionId],
+      ),
+
+    deleteComment: async (tx: Db, detectionId: string, commentId: string) =>
+      (await tx.query('DELETE FROM detection_comments WHERE detection_id = $1 AND id = $2 RETURNING id', [detectionId, commentId])).length > 0,
+
+    insertAnnotation: (tx: Db, a: Omit<AnnotationRow, 'authorName' | 'createdAt'> & { tenantId: string; authorId: string; at: Date }) =>
+      tx.query(
+        `INSERT INTO detection_annotations (id, detection_id, tenant_id, author_id, vote, time_start_ms, time_end_ms, freq_low_hz, freq_high_hz, notes, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [a.id, a.detectionId, a.tenantId, a.authorId, a.vote, a.timeStartMs, a.timeEndMs, a.freqLowHz, a.freqHighHz, a.notes, a.at],
+      ),
+
+    annotations: (detectionId: string) =>
+      db.query<AnnotationRow>(
+        `SELECT ${ANNOTATION} FROM detection_annotations a LEFT JOIN users u ON u.id = a.author_id WHERE a.detection_id = $1 ORDER BY a.created_at, a.id`,
+        [detectionId],
+      ),
+
+    setPin: (tx: Db, id: string, by: string | null, at: Date | null) =>
+      tx.query('UPDATE detections SET pinned_at = $2, pinned_by = $3 WHERE id = $1', [id, at, by]),
+
+    /** Promoted detections of the window, one row per species, most detected first. */
+    speciesSummary: (tenantId: string, start: Date, end: Date) =>
+      db.query<{ speciesCode: string; commonName: string; scientificName: string; count: number; maxConfidence: number; firstAt: Date; lastAt: Date }>(
+        `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
+           count(*)::int AS count, max(confidence) AS "maxConfidence", min(detected_at) AS "firstAt", max(detected_at) AS "lastAt"
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND promoted AND NOT tentative
+         GROUP BY species_code ORDER BY count(*) DESC, min(common_name), species_code`,
+        [tenantId, start, end],
+      ),
+
+    tentativeCounts: (tenantId: string, start: Date, end: Date) =>
+      db.one<{ detections: number; species: number }>(
+        `SELECT count(*)::int AS detections, count(DISTINCT species_code)::int AS species
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND tentative`,
+        [tenantId, start, end],
+      ),
+
+    /** Every detection of the window counted per (species, UTC bucket, tentative). */
+    timeline: (tenantId: string, start: Date, end: Date, unit: BucketUnit) => {
+      // The unit comes from the closed list above, never from the request.
+      if (!BUCKET_UNITS.includes(unit)) throw new Error(`bad bucket unit ${unit}`);
+      return db.query<{ speciesCode: string; commonName: string; scientificName: string; bucket: Date; tentative: boolean; count: number; maxConfidence: number }>(
+        `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
+           date_trunc('${unit}', detected_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket, tentative,
+           count(*)::int AS count, max(confidence) AS "maxConfidence"
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3
+         GROUP BY species_code, bucket, tentative ORDER BY species_code, bucket`,
+        [tenantId, start, end],
+      );
+    },
+  };
+}
+
+export type ReviewRepo = ReturnType<typeof createReviewRepo>;
