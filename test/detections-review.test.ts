@@ -140,6 +140,18 @@ describe('detection review over HTTP', () => {
       assert.equal(hubAdmin.body.verificationStatus, 'pending_review', 'decisive votes that disagree fall back to counting');
     });
 
+    test('votes at the same time are all counted and the status matches them', async () => {
+      const id = await seed();
+      const people = [w.member, member2, ...(await Promise.all([1, 2, 3, 4].map(() => f.member(w.team, 'member'))))];
+      const votes: Vote[] = ['confirm', 'reject', 'confirm', 'confirm', 'unsure', 'reject'];
+      const answers = await Promise.all(people.map((p, i) => verify(id, votes[i], p)));
+      assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+      const d = await api.get(`/detections/${id}`, w.viewer);
+      assert.deepEqual(d.body.votes, { confirm: 3, reject: 2, unsure: 1 });
+      assert.equal(d.body.verificationStatus, 'confirmed', 'lead 1 at quorum 1');
+      assert.equal(await statusOf(id), 'confirmed');
+    });
+
     test('only unsure votes: pending_review', async () => {
       const id = await seed();
       const res = await verify(id, 'unsure', w.owner);
