@@ -120,7 +120,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const modelsRepo = createModelsRepo(db);
   const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo, refs: { model: (id) => models.refuseModelRef(id) } });
   const models = createModelsService({ db, clock, audit, storage, repo: modelsRepo });
-  const workers = createWorkersService({ kv, queue: infra.queue });
+  const workers = createWorkersService({ kv, queue: infra.queue, clock });
   const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
   const satellites = createSatellitesService({ db, clock, audit, repo: satellitesRepo, settings, broker, storage });
   const departureHandlers: DepartureHandler[] = [

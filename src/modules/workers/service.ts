@@ -12,8 +12,9 @@
  */
 import type { Kv } from '../../infra/kv/index.ts';
 import type { JobQueue } from '../../infra/queue/index.ts';
+import type { Clock } from '../../core/clock.ts';
 import { INFERENCE_QUEUE } from '../../broker/ingester.ts';
-import { readWorkers, type JobReport, type WorkerRecord } from './reporter.ts';
+import { readWorkers as readAll, WORKER_TTL_SECONDS, type JobReport, type WorkerRecord } from './reporter.ts';
 
 export interface WorkerView {
   id: string;
@@ -45,7 +46,12 @@ export function dedupeByIp(records: WorkerRecord[]): Array<Omit<WorkerView, 'ip'
     .sort((a, b) => a.ip.localeCompare(b.ip));
 }
 
-export function createWorkersService(deps: { kv: Kv; queue: Pick<JobQueue, 'counts'> }) {
+export function createWorkersService(deps: { kv: Kv; queue: Pick<JobQueue, 'counts'>; clock: Clock }) {
+  // Redis expires entries on its own time; the hub clock decides (tests move it), as for every kv rule.
+  const readWorkers = async (kv: Kv) => {
+    const since = deps.clock.now().getTime() - WORKER_TTL_SECONDS * 1000;
+    return (await readAll(kv)).filter((r) => Date.parse(r.lastSeen) > since);
+  };
   return {
     /** `full`: hub admin view (addresses and host names). */
     async overview(full: boolean) {
