@@ -14,6 +14,7 @@ import { newId } from '../src/core/crypto.ts';
 import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
 import { createWorkerReporter } from '../src/modules/workers/reporter.ts';
 import { createMemoryQueue } from '../src/infra/queue/memory.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('workers', () => {
   let hub: Hub;
@@ -159,6 +160,12 @@ describe('workers', () => {
     hub.clock.advance(61_000);
     assert.equal((await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.id === 'w-c').length, 0, 'gone after 60 s without a report');
     await c.stop();
+  });
+
+  test('chorus worker (CHORUS_MODE=worker) needs Redis and PostgreSQL, like split mode', () => {
+    assert.throws(() => loadConfig({ CHORUS_MODE: 'worker', CHORUS_SECRET: 'x'.repeat(40) }), (err: unknown) => err instanceof ConfigError && /REDIS_URL and DATABASE_URL/.test(err.message));
+    const ok = loadConfig({ CHORUS_MODE: 'worker', CHORUS_SECRET: 'x'.repeat(40), REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://x@127.0.0.1/y' });
+    assert.equal(ok.mode, 'worker');
   });
 
   test('queue counts keep retries apart as delayed (memory adapter)', async () => {
