@@ -164,6 +164,16 @@ describe('aggregation and stitched calls', () => {
       const detail = await api.get(`/detections/${third}`, viewer);
       assert.equal(detail.status, 200);
       assert.equal(detail.body.callId, head);
+
+      // The summary and the species timeline count calls too: two, not five.
+      const window = `start=${new Date(base + t).toISOString()}&end=${new Date(base + t + 30_000).toISOString()}`;
+      const summary = await api.get(`/detections/summary?tenantId=${team.id}&${window}`, viewer);
+      assert.equal(summary.status, 200, summary.text);
+      assert.equal(summary.body.species.find((s: any) => s.speciesCode === code(BLACKBIRD)).count, 2);
+      const timeline = await api.get(`/detections/species-timeline?tenantId=${team.id}&${window}`, viewer);
+      assert.equal(timeline.status, 200, timeline.text);
+      const buckets = timeline.body.species.find((s: any) => s.speciesCode === code(BLACKBIRD)).buckets;
+      assert.equal(buckets.reduce((n: number, b: any) => n + b.count, 0), 2);
     });
 
     test('stitching needs the same satellite and species', async () => {

@@ -125,12 +125,12 @@ export function createReviewRepo(db: Db) {
     setPin: (tx: Db, id: string, by: string | null, at: Date | null) =>
       tx.query('UPDATE detections SET pinned_at = $2, pinned_by = $3 WHERE id = $1', [id, at, by]),
 
-    /** Promoted detections of the window, one row per species, most detected first. */
+    /** Promoted calls of the window (a stitched call counts once), one row per species, most detected first. */
     speciesSummary: (tenantId: string, start: Date, end: Date) =>
       db.query<{ speciesCode: string; commonName: string; scientificName: string; count: number; maxConfidence: number; firstAt: Date; lastAt: Date }>(
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            count(*)::int AS count, max(confidence) AS "maxConfidence", min(detected_at) AS "firstAt", max(detected_at) AS "lastAt"
-         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND promoted AND NOT tentative
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND promoted AND NOT tentative AND call_id IS NULL
          GROUP BY species_code ORDER BY count(*) DESC, min(common_name), species_code`,
         [tenantId, start, end],
       ),
@@ -138,11 +138,11 @@ export function createReviewRepo(db: Db) {
     tentativeCounts: (tenantId: string, start: Date, end: Date) =>
       db.one<{ detections: number; species: number }>(
         `SELECT count(*)::int AS detections, count(DISTINCT species_code)::int AS species
-         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND tentative`,
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND tentative AND call_id IS NULL`,
         [tenantId, start, end],
       ),
 
-    /** Every detection of the window counted per (species, UTC bucket, tentative). */
+    /** Every call of the window (a stitched call counts once) per (species, UTC bucket, tentative). */
     timeline: (tenantId: string, start: Date, end: Date, unit: BucketUnit) => {
       // The unit comes from the closed list above, never from the request.
       if (!BUCKET_UNITS.includes(unit)) throw new Error(`bad bucket unit ${unit}`);
@@ -150,7 +150,7 @@ export function createReviewRepo(db: Db) {
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            date_trunc('${unit}', detected_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket, tentative,
            count(*)::int AS count, max(confidence) AS "maxConfidence"
-         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND call_id IS NULL
          GROUP BY species_code, bucket, tentative ORDER BY species_code, bucket`,
         [tenantId, start, end],
       );
