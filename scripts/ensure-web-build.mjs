@@ -30,7 +30,12 @@ if (!force && builtAt > 0 && builtAt >= sourcesAt) process.exit(0);
 
 console.log(builtAt === 0 ? 'Building the web dashboard (web/dist is missing)…' : 'Rebuilding the web dashboard (sources changed)…');
 const vite = path.join(root, 'node_modules', 'vite', 'bin', 'vite.js');
-const res = spawnSync(process.execPath, [vite, 'build', '--config', path.join(web, 'vite.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+const res = spawnSync(process.execPath, [vite, 'build', '--config', path.join(web, 'vite.config.ts'), '--logLevel', 'warn'], {
+  cwd: root,
+  stdio: 'inherit',
+  // A test runner's NODE_ENV=test would otherwise bundle React's development build.
+  env: { ...process.env, NODE_ENV: 'production' },
+});
 if (res.status !== 0) {
   console.error('The web dashboard failed to build; the hub would serve no dashboard.');
   process.exit(res.status ?? 1);

@@ -14,8 +14,15 @@ const files = fs
   .filter((f) => f.endsWith('.test.ts'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
+// Browser tests (test/e2e/) run last, one at a time: Chromium and a hub share two cores.
+const e2e = fs
+  .readdirSync(path.join(root, 'test', 'e2e'))
+  .filter((f) => f.endsWith('.test.ts'))
+  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .sort()
+  .map((f) => `e2e/${f}`);
 
-if (files.length === 0) {
+if (files.length === 0 && e2e.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
@@ -32,4 +39,5 @@ function run(list, concurrency) {
 
 const parallel = run(files.filter((f) => !SERIAL.has(f)), process.env.TEST_CONCURRENCY ?? '2');
 const serial = run(files.filter((f) => SERIAL.has(f)), '1');
-process.exit(parallel || serial);
+const browser = run(e2e, '1');
+process.exit(parallel || serial || browser);

@@ -136,6 +136,8 @@ export function Detections() {
     function onKey(e: KeyboardEvent) {
       const target = e.target as HTMLElement;
       if (e.ctrlKey || e.metaKey || e.altKey || target.closest('input, textarea, select, [contenteditable]')) return;
+      // Space and Enter on a button or link keep their own meaning.
+      if ((e.key === ' ' || e.key === 'Enter') && target.closest('button, a, summary')) return;
       if (rows.length === 0) return;
       const d = rows[Math.min(selected, rows.length - 1)];
       const move = (i: number) => {

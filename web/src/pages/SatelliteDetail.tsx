@@ -25,7 +25,10 @@ function SettingRow({ entry, satelliteId, disabled }: { entry: SettingEntry; sat
   const save = useMutation({
     mutationFn: (value: unknown) =>
       data<EffectiveSettings>(api.PATCH('/api/settings/effective', { params: { query: { satelliteId } }, body: { values: { [entry.key]: value } } })),
-    onSuccess: (res) => qc.setQueryData(['effective', satelliteId], res),
+    onSuccess: (res) => {
+      qc.setQueryData(['effective', satelliteId], res);
+      void qc.invalidateQueries({ queryKey: ['config-history', satelliteId] });
+    },
   });
   const locked = entry.lockedBy !== null;
   const inputId = `set-${entry.key}`;
@@ -53,7 +56,7 @@ function SettingRow({ entry, satelliteId, disabled }: { entry: SettingEntry; sat
       <td className="muted">
         {show(entry.inherited.value)} <span className="small">({entry.inherited.from})</span>
       </td>
-      <td>{locked ? <span className="badge rare">🔒 {t('fleet.locked', { by: entry.lockedBy! })}</span> : null}</td>
+      <td>{locked ? <span className="badge rare">{t('fleet.locked', { by: entry.lockedBy! })}</span> : null}</td>
       <td>
         <form onSubmit={submit} className="row tight">
           {typeof entry.value === 'boolean' ? (
@@ -177,7 +180,7 @@ export default function SatelliteDetail() {
               <th scope="col">{t('fleet.setting')}</th>
               <th scope="col">{t('fleet.value')}</th>
               <th scope="col">{t('fleet.inherited')}</th>
-              <th scope="col">🔒</th>
+              <th scope="col">{t('fleet.lock')}</th>
               <th scope="col">{t('common.save')}</th>
             </tr>
           </thead>

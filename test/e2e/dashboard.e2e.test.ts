@@ -1,0 +1,268 @@
+/**
+ * The web dashboard end to end, in Debian's headless Chromium (playwright-core) against a real
+ * hub serving the built dashboard: sign in with TOTP, a detection of a satellite's synthetic
+ * soundscape chunk arriving live (ack → row latency printed), its audio played, a keyboard
+ * confirm, registering a satellite and changing an override, the language preference applied,
+ * and a viewer who sees no admin controls. Screenshots land in test-results/screenshots/.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { spawnSync } from 'node:child_process';
+import { generate } from 'otplib';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startHub, type Hub } from '../helpers/hub.ts';
+import { factories, type TestTeam, type TestUser } from '../helpers/factories.ts';
+import { client } from '../helpers/http.ts';
+import { RawSatellite, audioBody } from '../helpers/raw-satellite.ts';
+import { renderChunk, SPECIES } from '../../src/satellite/soundscape.ts';
+import { makeWav } from '../../src/broker/wav.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = path.resolve(import.meta.dirname, '../..');
+const SHOTS = path.join(root, 'test-results', 'screenshots');
+const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the dashboard e2e tests need it`;
+
+/** Gzipped bytes of the JavaScript the dashboard's first page loads (entry + modulepreloads). */
+function initialJsGzip(): { bytes: number; files: string[] } {
+  const dist = path.join(root, 'web', 'dist');
+  const html = fs.readFileSync(path.join(dist, 'index.html'), 'utf8');
+  const files = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+\.js)"/g)].map((m) => m[1]);
+  const bytes = files.reduce((n, f) => n + zlib.gzipSync(fs.readFileSync(path.join(dist, f))).length, 0);
+  return { bytes, files };
+}
+
+describe('web dashboard (e2e)', { skip }, () => {
+  let hub: Hub;
+  let browser: Browser;
+  let f: ReturnType<typeof factories>;
+  let api: ReturnType<typeof client>;
+  let owner: TestUser;
+  let viewer: TestUser;
+  let hubAdmin: TestUser;
+  let team: TestTeam;
+  let totpSecret: string;
+  let ownerCtx: BrowserContext;
+  let page: Page;
+  let sat: RawSatellite | null = null;
+  let detectionChunk = '';
+  const totp = () => generate({ secret: totpSecret, epoch: Math.floor(hub.clock.now().getTime() / 1000) });
+  const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+  before(async () => {
+    // The hub serves web/dist: build it when missing or stale (CI builds it up front).
+    const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'ensure-web-build.mjs')], { cwd: root, stdio: 'inherit' });
+    assert.equal(build.status, 0, 'the dashboard builds');
+    fs.mkdirSync(SHOTS, { recursive: true });
+    hub = await startHub();
+    f = factories(hub);
+    api = client(hub.url);
+    owner = await f.user({ name: 'Olive Owner' });
+    team = await f.team(owner, 'Garden Birds');
+    viewer = await f.member(team, 'viewer', { name: 'Vic Viewer' });
+    hubAdmin = await f.user({ admin: true, name: 'Hub Admin' });
+    // The owner has TOTP on, enrolled over the API as the account page would.
+    const begin = await api.post('/auth/mfa/totp/begin', undefined, owner);
+    assert.equal(begin.status, 200);
+    totpSecret = begin.body.manualKey;
+    const confirm = await api.post('/auth/mfa/totp/confirm', { code: await totp() }, owner);
+    assert.equal(confirm.status, 200, confirm.text);
+    // Codes are good once per step: the browser sign-in uses the next one.
+    hub.clock.advance(30_000);
+
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'] });
+    ownerCtx = await browser.newContext({ baseURL: hub.url, viewport: { width: 1280, height: 900 } });
+    page = await ownerCtx.newPage();
+  });
+
+  after(async () => {
+    await sat?.close().catch(() => {});
+    await browser?.close().catch(() => {});
+    await hub?.close();
+  });
+
+  test('the detections page loads under 300 KB of JavaScript gzipped', () => {
+    const { bytes, files } = initialJsGzip();
+    console.log(`# initial JavaScript of the detections page: ${(bytes / 1024).toFixed(1)} KB gzipped (${files.length} file${files.length === 1 ? '' : 's'})`);
+    assert.ok(files.length > 0, 'index.html loads a script');
+    assert.ok(bytes < 300 * 1024, `${bytes} bytes gzipped`);
+  });
+
+  test('an unknown API path keeps the JSON 404 while page paths get the dashboard', async () => {
+    const apiRes = await fetch(`${hub.url}/api/no-such-thing`);
+    assert.equal(apiRes.status, 404);
+    assert.equal((await apiRes.json()).error.code, 'NOT_FOUND');
+    const deep = await fetch(`${hub.url}/fleet/some-id?x=1`);
+    assert.equal(deep.status, 200);
+    assert.match(await deep.text(), /<div id="root">/);
+  });
+
+  test('sign in with password and TOTP, remembering the device', async () => {
+    await page.goto('/detections');
+    await page.waitForURL(/\/sign-in/);
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(owner.password);
+    await shot(page, '01-sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const code = page.getByLabel('Code from your authenticator app');
+    await code.waitFor();
+    // A wrong code is refused next to the form, in the hub's words.
+    await code.fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /code/i);
+    await code.fill(await totp());
+    await page.getByLabel('Remember this device').check();
+    await shot(page, '02-mfa');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(/\/detections/);
+    await page.getByRole('heading', { name: 'Detections' }).waitFor();
+    const cookies = await ownerCtx.cookies();
+    assert.ok(cookies.some((c) => c.name === 'chorus_session'), 'signed in with a session cookie');
+    assert.ok(cookies.length >= 2, 'the mfa-remember cookie is set too');
+    await page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor();
+  });
+
+  test('a detection arrives live, its audio plays, and the keyboard confirms it', async () => {
+    sat = await RawSatellite.register(hub, owner, team, 'Hedge');
+    const label = SPECIES[4].label;
+    const wav = makeWav(renderChunk({ species: [label], seed: 41 }));
+    const body = audioBody(sat, { recordedAt: new Date(hub.clock.now().getTime() - 60_000).toISOString() }, wav);
+    detectionChunk = body.chunkId;
+    const ack = await sat.sendAudio(body, body.chunkId);
+    const ackedAt = Date.now();
+    assert.equal(ack.status, 'stored');
+    const row = page.getByTestId('detection').first();
+    await row.waitFor({ timeout: 30_000 });
+    const latency = Date.now() - ackedAt;
+    console.log(`# chunk acked → detection shown in the browser: ${latency} ms`);
+    assert.match((await row.textContent()) ?? '', /European Robin/);
+    await shot(page, '03-detections');
+
+    // Space plays the selected row's chunk in place.
+    const audioResponse = page.waitForResponse((r) => r.url().includes(`/api/audio/${detectionChunk}`) && r.status() < 300);
+    await row.focus();
+    await page.keyboard.press(' ');
+    await audioResponse;
+    await page.waitForFunction(
+      (chunkId) => {
+        const a = document.querySelector<HTMLAudioElement>('[data-testid=player]');
+        return !!a && a.src.includes(chunkId) && (a.currentTime > 0 || a.ended);
+      },
+      detectionChunk,
+      { timeout: 15_000 },
+    );
+
+    // c confirms: the vote is stored under the owner's name and shown on the row.
+    await page.keyboard.press('c');
+    await row.getByText('Your vote: Confirm').waitFor();
+    const id = await row.getAttribute('data-id');
+    const votes = await api.get(`/detections/votes?ids=${id}`, owner);
+    assert.equal(votes.status, 200);
+    assert.equal(votes.body.votes[id!], 'confirm');
+  });
+
+  test('register a satellite, read its one-time credentials, change an override', async () => {
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    await page.getByLabel('Name').fill('Orchard');
+    await page.getByRole('button', { name: 'Register a satellite' }).click();
+    const creds = page.getByTestId('credentials');
+    await creds.waitFor();
+    const password = (await page.getByTestId('mqtt-password').textContent()) ?? '';
+    assert.match(password, /^[0-9a-f]{32,}$/);
+    assert.match((await creds.locator('pre').textContent()) ?? '', /"apiKey": "[0-9a-f]+"/);
+    await shot(page, '04-fleet-registered');
+    const listed = await api.get(`/satellites?tenantId=${team.id}`, owner);
+    const orchard = listed.body.satellites.find((s: { name: string }) => s.name === 'Orchard');
+    assert.ok(orchard, 'the satellite is registered');
+
+    await creds.getByRole('link', { name: 'Orchard' }).click();
+    await page.getByRole('heading', { name: 'Orchard' }).waitFor();
+    const hb = page.getByTestId('setting-heartbeat_interval_sec');
+    await hb.getByLabel('heartbeat_interval_sec').fill('60');
+    await hb.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('setting-heartbeat_interval_sec').getByTestId('value').filter({ hasText: '60' }).waitFor();
+    const eff = await api.get(`/settings/effective?satelliteId=${orchard.id}`, owner);
+    const entry = eff.body.settings.find((s: { key: string }) => s.key === 'heartbeat_interval_sec');
+    assert.equal(entry.own, 60);
+    assert.equal(entry.source, 'satellite');
+
+    // A refused value is shown next to its field, not as a broken page.
+    await hb.getByLabel('heartbeat_interval_sec').fill('-5');
+    await hb.getByRole('button', { name: 'Save' }).click();
+    await hb.getByRole('alert').waitFor();
+    await shot(page, '05-satellite');
+  });
+
+  test('the account language applies to the whole interface', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Language').selectOption('de');
+    await page.getByRole('link', { name: 'Erkennungen' }).waitFor();
+    await shot(page, '06-account-de');
+    await page.getByLabel('Sprache').selectOption('en');
+    await page.getByRole('link', { name: 'Detections' }).waitFor();
+    await page.getByRole('link', { name: 'Team' }).click();
+    await page.getByRole('heading', { name: /Team/ }).first().waitFor();
+    await page.getByText(viewer.email).waitFor();
+    await shot(page, '07-team');
+  });
+
+  test('phone width and dark theme', async () => {
+    await page.getByRole('link', { name: 'Detections' }).click();
+    await page.getByTestId('detection').first().waitFor();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, '08-detections-dark');
+    await page.setViewportSize({ width: 375, height: 812 });
+    await shot(page, '09-detections-phone');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
+  });
+
+  test('a viewer sees no admin controls; a hub admin does', async () => {
+    const ctx = await browser.newContext({ baseURL: hub.url });
+    const p = await ctx.newPage();
+    await p.goto('/sign-in');
+    await p.getByLabel('Email').fill(viewer.email);
+    await p.getByLabel('Password').fill(viewer.password);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByTestId('detection').first().waitFor();
+    assert.equal(await p.getByRole('button', { name: 'Confirm' }).count(), 0, 'no verify buttons');
+    assert.equal(await p.getByRole('link', { name: 'Admin' }).count(), 0, 'no admin link');
+    assert.equal(await p.getByRole('link', { name: 'Team' }).count(), 0, 'no team administration link');
+    await p.getByRole('link', { name: 'Fleet' }).click();
+    await p.getByTestId('satellite-row').first().waitFor();
+    assert.equal(await p.getByRole('button', { name: 'Register a satellite' }).count(), 0, 'no registration form');
+    await p.getByRole('link', { name: 'Orchard' }).click();
+    await p.getByRole('heading', { name: 'Orchard' }).waitFor();
+    assert.equal(await p.getByRole('button', { name: 'Delete' }).count(), 0, 'no delete');
+    assert.ok(await p.getByLabel('heartbeat_interval_sec').isDisabled(), 'settings are read-only');
+    await p.goto('/admin');
+    await p.waitForURL(/\/detections/);
+    await shot(p, '10-viewer');
+    await ctx.close();
+
+    const actx = await browser.newContext({ baseURL: hub.url });
+    const a = await actx.newPage();
+    await a.goto('/sign-in');
+    await a.getByLabel('Email').fill(hubAdmin.email);
+    await a.getByLabel('Password').fill(hubAdmin.password);
+    await a.getByRole('button', { name: 'Sign in' }).click();
+    await a.getByTestId('nav-admin').click();
+    await a.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await a.getByText(owner.email).first().waitFor();
+    await shot(a, '11-admin');
+    await actx.close();
+  });
+
+  test('sign out ends the session', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    await page.goto('/fleet');
+    await page.waitForURL(/\/sign-in\?next=%2Ffleet/);
+  });
+});
