@@ -2,7 +2,7 @@
  * The web dashboard end to end, in Debian's headless Chromium (playwright-core) against a real
  * hub serving the built dashboard: sign in with TOTP, a detection of a satellite's synthetic
  * soundscape chunk arriving live (ack → row latency printed), its audio played, a keyboard
- * confirm, registering a satellite and changing an override, the language preference applied,
+ * confirm, a box drawn on the spectrogram as an annotation, registering a satellite and changing an override, the language preference applied,
  * and a viewer who sees no admin controls. Screenshots land in test-results/screenshots/.
  */
 import { after, before, describe, test } from 'node:test';
@@ -34,7 +34,7 @@ function initialJsGzip(): { bytes: number; files: string[] } {
   return { bytes, files };
 }
 
-describe('web dashboard (e2e)', { skip }, () => {
+describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   let hub: Hub;
   let browser: Browser;
   let f: ReturnType<typeof factories>;
@@ -165,6 +165,34 @@ describe('web dashboard (e2e)', { skip }, () => {
     assert.equal(votes.body.votes[id!], 'confirm');
   });
 
+  test('annotate on the spectrogram by dragging a box', async () => {
+    const row = page.getByTestId('detection').first();
+    const id = (await row.getAttribute('data-id'))!;
+    await row.getByRole('link', { name: 'European Robin' }).click();
+    await page.waitForURL(new RegExp(`/detections/${id}$`));
+    const area = page.getByTestId('spectrogram');
+    await area.locator('img').waitFor();
+    const r = (await area.boundingBox())!;
+    await page.mouse.move(r.x + r.width * 0.2, r.y + r.height * 0.25);
+    await page.mouse.down();
+    await page.mouse.move(r.x + r.width * 0.5, r.y + r.height * 0.5, { steps: 5 });
+    await page.mouse.move(r.x + r.width * 0.6, r.y + r.height * 0.75, { steps: 5 });
+    await page.mouse.up();
+    await page.getByLabel('Notes').fill('clear song');
+    await page.getByRole('button', { name: 'Save annotation' }).click();
+    await page.getByTestId('annotations').getByText('clear song').waitFor();
+    await shot(page, '04-detection-annotated');
+    const res = await api.get(`/detections/${id}/annotations`, owner);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.annotations.length, 1);
+    const a = res.body.annotations[0];
+    assert.equal(a.vote, 'confirm');
+    assert.equal(a.notes, 'clear song');
+    // The box spans 20 %–60 % of the chunk's time and the middle half of its frequency range.
+    assert.ok(a.timeStartMs >= 500 && a.timeStartMs <= 700 && a.timeEndMs >= 1700 && a.timeEndMs <= 1900, `${a.timeStartMs}–${a.timeEndMs} ms`);
+    assert.ok(a.freqLowHz < a.freqHighHz, `${a.freqLowHz}–${a.freqHighHz} Hz`);
+  });
+
   test('register a satellite, read its one-time credentials, change an override', async () => {
     await page.getByRole('link', { name: 'Fleet' }).click();
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
@@ -175,7 +203,7 @@ describe('web dashboard (e2e)', { skip }, () => {
     const password = (await page.getByTestId('mqtt-password').textContent()) ?? '';
     assert.match(password, /^[0-9a-f]{32,}$/);
     assert.match((await creds.locator('pre').textContent()) ?? '', /"apiKey": "[0-9a-f]+"/);
-    await shot(page, '04-fleet-registered');
+    await shot(page, '05-fleet-registered');
     const listed = await api.get(`/satellites?tenantId=${team.id}`, owner);
     const orchard = listed.body.satellites.find((s: { name: string }) => s.name === 'Orchard');
     assert.ok(orchard, 'the satellite is registered');
@@ -195,29 +223,29 @@ describe('web dashboard (e2e)', { skip }, () => {
     await hb.getByLabel('heartbeat_interval_sec').fill('-5');
     await hb.getByRole('button', { name: 'Save' }).click();
     await hb.getByRole('alert').waitFor();
-    await shot(page, '05-satellite');
+    await shot(page, '06-satellite');
   });
 
   test('the account language applies to the whole interface', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByLabel('Language').selectOption('de');
     await page.getByRole('link', { name: 'Erkennungen' }).waitFor();
-    await shot(page, '06-account-de');
+    await shot(page, '07-account-de');
     await page.getByLabel('Sprache').selectOption('en');
     await page.getByRole('link', { name: 'Detections' }).waitFor();
     await page.getByRole('link', { name: 'Team' }).click();
     await page.getByRole('heading', { name: /Team/ }).first().waitFor();
     await page.getByText(viewer.email).waitFor();
-    await shot(page, '07-team');
+    await shot(page, '08-team');
   });
 
   test('phone width and dark theme', async () => {
     await page.getByRole('link', { name: 'Detections' }).click();
     await page.getByTestId('detection').first().waitFor();
     await page.emulateMedia({ colorScheme: 'dark' });
-    await shot(page, '08-detections-dark');
+    await shot(page, '09-detections-dark');
     await page.setViewportSize({ width: 375, height: 812 });
-    await shot(page, '09-detections-phone');
+    await shot(page, '10-detections-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
   });
@@ -242,7 +270,7 @@ describe('web dashboard (e2e)', { skip }, () => {
     assert.ok(await p.getByLabel('heartbeat_interval_sec').isDisabled(), 'settings are read-only');
     await p.goto('/admin');
     await p.waitForURL(/\/detections/);
-    await shot(p, '10-viewer');
+    await shot(p, '11-viewer');
     await ctx.close();
 
     const actx = await browser.newContext({ baseURL: hub.url });
@@ -254,7 +282,7 @@ describe('web dashboard (e2e)', { skip }, () => {
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Audit log' }).waitFor();
     await a.getByText(owner.email).first().waitFor();
-    await shot(a, '11-admin');
+    await shot(a, '12-admin');
     await actx.close();
   });
 

@@ -14,6 +14,7 @@ import { Shared } from './pages/Shared';
 
 // Pages other than the detections list load on demand, keeping the first load small.
 const Fleet = lazy(() => import('./pages/Fleet'));
+const DetectionDetail = lazy(() => import('./pages/DetectionDetail'));
 const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
@@ -135,6 +136,7 @@ function Shell() {
             <Route path="/sign-in" element={<Navigate to="/detections" replace />} />
             <Route path="/register" element={<Navigate to="/detections" replace />} />
             <Route path="/detections" element={<Detections />} />
+            <Route path="/detections/:id" element={<DetectionDetail />} />
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
             <Route path="/account" element={<Account />} />

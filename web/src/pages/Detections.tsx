@@ -4,7 +4,7 @@
  * and keyboard review, comments, share links, and new detections arriving over the WebSocket.
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, request } from '../api/client';
 import { atLeast, type Detection, type DetectionList, type Satellite, type Vote } from '../api/types';
@@ -285,7 +285,10 @@ export function Detections() {
                   {playing === d.id ? '❚❚' : '▶'}
                 </button>
                 <div>
-                  <strong>{d.commonName}</strong> <em className="muted">{d.scientificName}</em>
+                  <Link to={`/detections/${d.id}`} className="species">
+                    <strong>{d.commonName}</strong>
+                  </Link>{' '}
+                  <em className="muted">{d.scientificName}</em>
                   <div className="muted small">
                     {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
                   </div>
