@@ -29,7 +29,8 @@ VALUES ('builtin', 'Built-in demonstration model', '1', 'Five synthetic species 
 -- indexes (INCLUDE), counts are index-only scans once autovacuum has marked the pages visible.
 CREATE INDEX detections_tenant_time_id_idx ON detections (tenant_id, detected_at DESC, id DESC) INCLUDE (tentative, call_id);
 DROP INDEX detections_tenant_time_idx;
-CREATE INDEX detections_tenant_lower_species_time_idx ON detections (tenant_id, lower(species_code), detected_at DESC, id DESC) INCLUDE (tentative, call_id);
+-- species_code is included too: PostgreSQL reads an expression index alone only when the column itself is in it.
+CREATE INDEX detections_tenant_lower_species_time_idx ON detections (tenant_id, lower(species_code), detected_at DESC, id DESC) INCLUDE (tentative, call_id, species_code);
 CREATE INDEX detections_tenant_confidence_incl_idx ON detections (tenant_id, confidence) INCLUDE (tentative, call_id);
 DROP INDEX detections_tenant_confidence_idx;
 
