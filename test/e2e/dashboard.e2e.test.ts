@@ -239,6 +239,48 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '08-team');
   });
 
+  test('an invite link registers a member; forgot and reset password by the mailed link', async () => {
+    // The owner is on the team page: an invite link for a member.
+    await page.getByLabel('Role', { exact: true }).first().waitFor();
+    await page.locator('form', { has: page.getByRole('button', { name: 'Create invite link' }) }).getByLabel('Role').selectOption('member');
+    await page.getByRole('button', { name: 'Create invite link' }).click();
+    const link = await page.getByLabel('Invite link').inputValue();
+    const invitePath = new URL(link).pathname + new URL(link).search;
+    assert.match(invitePath, /^\/register\?invite=[0-9a-f]{64}$/);
+
+    const ctx = await browser.newContext({ baseURL: hub.url });
+    const p = await ctx.newPage();
+    const email = `newcomer-${Date.now()}@example.org`;
+    await p.goto(invitePath);
+    await p.getByRole('heading', { name: 'Create your account' }).waitFor();
+    await p.getByLabel('Name').fill('Nia Newcomer');
+    await p.getByLabel('Email').fill(email);
+    await p.getByLabel('Password').fill('first-passphrase-123');
+    await p.getByRole('button', { name: 'Create account' }).click();
+    await p.getByRole('heading', { name: 'Detections' }).waitFor();
+    assert.equal(await p.getByLabel('Team', { exact: true }).locator('option:checked').textContent(), 'Garden Birds (member)');
+
+    await p.getByRole('button', { name: 'Sign out' }).click();
+    await p.getByRole('link', { name: 'Forgot your password?' }).click();
+    await p.getByLabel('Email').fill(email);
+    await p.getByRole('button', { name: 'Send reset link' }).click();
+    await p.getByRole('status').filter({ hasText: 'reset' }).waitFor();
+    const mail = hub.infra.mail.recorded().find((m) => m.to === email);
+    assert.ok(mail, 'a reset mail was recorded');
+    const resetUrl = /https?:\/\/\S+\/reset-password\?token=[0-9a-f]+/.exec(mail.text ?? '')?.[0];
+    assert.ok(resetUrl, 'the mail carries the reset link');
+    await p.goto(new URL(resetUrl).pathname + new URL(resetUrl).search);
+    await p.getByLabel('Password').fill('second-passphrase-456');
+    await p.getByRole('button', { name: 'Set password' }).click();
+    await p.getByText('Your password is set').waitFor();
+    await p.getByRole('link', { name: 'Sign in' }).click();
+    await p.getByLabel('Email').fill(email);
+    await p.getByLabel('Password').fill('second-passphrase-456');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('heading', { name: 'Detections' }).waitFor();
+    await ctx.close();
+  });
+
   test('phone width and dark theme', async () => {
     await page.getByRole('link', { name: 'Detections' }).click();
     await page.getByTestId('detection').first().waitFor();
