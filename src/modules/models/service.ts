@@ -54,7 +54,7 @@ export function presentModel(m: ModelRow) {
   };
 }
 
-export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWriter; storage: ObjectStorage; repo: ModelsRepo; onDeleted?: (id: string) => void }) {
+export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWriter; storage: ObjectStorage; repo: ModelsRepo }) {
   const { db, clock, audit, storage, repo } = deps;
 
   async function require(id: string, tx: Db = db): Promise<ModelRow> {
@@ -148,8 +148,8 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
         return m;
       });
       // Files go after the commit: a failed delete leaves orphan objects, never a row without files.
+      // Workers holding its session keep it until they restart; no job resolves to it any more.
       await storage.deleteMany([removed.modelKey, removed.labelsKey].filter((k): k is string => !!k)).catch(() => {});
-      deps.onDeleted?.(id);
     },
   };
 }
