@@ -16,6 +16,7 @@ import { makeWav } from '../src/broker/wav.ts';
 import { newId } from '../src/core/crypto.ts';
 import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/inference/model.ts';
+import { windowStarts } from '../src/inference/worker.ts';
 
 const { onnx } = onnxProto;
 const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
@@ -219,6 +220,31 @@ describe('models', () => {
     // Deleting the model puts the team back on the hub default.
     assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
     assert.equal((await api.get(`/settings/tenant?tenantId=${team.id}`, owner)).body.inference_model, null);
+  });
+
+  test("the team's sensitivity and minimum confidence reach the worker", async () => {
+    const owner3 = await f.user();
+    const team3 = await f.team(owner3);
+    const sat3 = await makeSatellite(hub, team3, owner3);
+    // At slope 0.5 a species without its call scores about 0.11: above 0.01, so all five are stored.
+    const set = await api.put(`/settings/tenant?tenantId=${team3.id}`, { inference_sensitivity: 0.5, inference_min_confidence: 0.01 }, owner3);
+    assert.equal(set.status, 200, set.text);
+    assertError(await api.put(`/settings/tenant?tenantId=${team3.id}`, { inference_sensitivity: 2 }, owner3), 400, 'VALIDATION_FAILED');
+    const chunkId = await chunkFor(team3, sat3.id, [SPECIES_LABELS[4]], 31);
+    const job = await jobOf(chunkId, 'completed');
+    assert.equal(job.detections, 5);
+    const rows = await hub.infra.db.query<{ confidence: number; species_code: string }>('SELECT confidence, species_code FROM detections WHERE chunk_id = $1 ORDER BY confidence DESC', [chunkId]);
+    assert.equal(rows[0].species_code, 'eurrob1');
+    assert.ok(rows[0].confidence > 0.9);
+    assert.ok(rows.slice(1).every((r) => r.confidence > 0.01 && r.confidence < 0.25), JSON.stringify(rows));
+  });
+
+  test('windows inside a chunk: every 3 s minus the overlap while a whole window fits, at least one', () => {
+    assert.deepEqual(windowStarts(3000, 0), [0]);
+    assert.deepEqual(windowStarts(2700, 2500), [0]);
+    assert.deepEqual(windowStarts(3300, 0), [0]);
+    assert.deepEqual(windowStarts(3300, 2500), [0]);
+    assert.deepEqual(windowStarts(3300, 2900), [0, 100, 200, 300]);
   });
 
   test('a model that throws fails the job with the reason; the worker serves the next job', async () => {
