@@ -61,6 +61,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     api = client(hub.url);
     owner = await f.user({ name: 'Olive Owner' });
     team = await f.team(owner, 'Garden Birds');
+    await f.team(owner, 'Pond Watch');
     viewer = await f.member(team, 'viewer', { name: 'Vic Viewer' });
     hubAdmin = await f.user({ admin: true, name: 'Hub Admin' });
     // The owner has TOTP on, enrolled over the API as the account page would.
@@ -191,6 +192,16 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     // The box spans 20 %–60 % of the chunk's time and the middle half of its frequency range.
     assert.ok(a.timeStartMs >= 500 && a.timeStartMs <= 700 && a.timeEndMs >= 1700 && a.timeEndMs <= 1900, `${a.timeStartMs}–${a.timeEndMs} ms`);
     assert.ok(a.freqLowHz < a.freqHighHz, `${a.freqLowHz}–${a.freqHighHz} Hz`);
+  });
+
+  test('the team switcher shows the other team\'s detections', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Detections' }).click();
+    await page.getByTestId('detection').first().waitFor();
+    await page.getByLabel('Team', { exact: true }).selectOption({ label: 'Pond Watch (owner)' });
+    await page.getByText('No detections match.').waitFor();
+    await page.getByLabel('Team', { exact: true }).selectOption({ label: 'Garden Birds (owner)' });
+    await page.getByTestId('detection').first().waitFor();
+    assert.match((await page.getByTestId('detection').first().textContent()) ?? '', /European Robin/);
   });
 
   test('register a satellite, read its one-time credentials, change an override', async () => {

@@ -130,6 +130,11 @@ function Shell() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        {me.mfa.enrollmentRequired ? (
+          <p className="card banner" role="note">
+            {t('account.mfaRequired')} <NavLink to="/account">{t('account.mfaEnroll')}</NavLink>
+          </p>
+        ) : null}
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/" element={<Navigate to="/detections" replace />} />
