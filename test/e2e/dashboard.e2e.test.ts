@@ -7,6 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -166,6 +167,17 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(votes.body.votes[id!], 'confirm');
   });
 
+  test('a rare species event shows a toast', async () => {
+    // The event as the inference worker sends it to the team's sockets (src/inference/worker.ts).
+    await hub.services.live.sendToTeam(team.id, {
+      type: 'detection', id: crypto.randomUUID(), tenantId: team.id, satelliteId: sat!.id, satelliteName: 'Hedge',
+      speciesCode: 'hoopoe', commonName: 'Eurasian Hoopoe', scientificName: 'Upupa epops', confidence: 0.9,
+      isRare: true, isFirstOfDay: true, isFirstOfSeason: true, rareReason: 'Not seen before at this team',
+      detectedAt: hub.clock.now().toISOString(), audioChunkId: detectionChunk,
+    });
+    await page.getByTestId('toast').filter({ hasText: 'Rare species: Eurasian Hoopoe (Upupa epops)' }).waitFor();
+  });
+
   test('annotate on the spectrogram by dragging a box', async () => {
     const row = page.getByTestId('detection').first();
     const id = (await row.getAttribute('data-id'))!;
@@ -213,7 +225,8 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await creds.waitFor();
     const password = (await page.getByTestId('mqtt-password').textContent()) ?? '';
     assert.match(password, /^[0-9a-f]{32,}$/);
-    assert.match((await creds.locator('pre').textContent()) ?? '', /"apiKey": "[0-9a-f]+"/);
+    const registrationConfig = (await creds.locator('pre').textContent()) ?? '';
+    assert.match(registrationConfig, /"apiKey": "[0-9a-f]+"/);
     await shot(page, '05-fleet-registered');
     const listed = await api.get(`/satellites?tenantId=${team.id}`, owner);
     const orchard = listed.body.satellites.find((s: { name: string }) => s.name === 'Orchard');
@@ -229,6 +242,16 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const entry = eff.body.settings.find((s: { key: string }) => s.key === 'heartbeat_interval_sec');
     assert.equal(entry.own, 60);
     assert.equal(entry.source, 'satellite');
+
+    // Rotating the key shows the new one once; the key shown at registration stops working.
+    const firstKey = /"apiKey": "([0-9a-f]+)"/.exec(registrationConfig)![1];
+    // A satellite's own key may rename it (spec §5): the same name, as a probe of the key.
+    assert.equal((await api.patch(`/satellites/${orchard.id}`, { name: 'Orchard' }, { token: firstKey })).status, 200);
+    await page.getByRole('button', { name: 'Rotate API key' }).click();
+    const rotated = page.getByRole('region', { name: 'API key' });
+    await rotated.waitFor();
+    assert.doesNotMatch((await rotated.textContent()) ?? '', new RegExp(firstKey));
+    assert.equal((await api.patch(`/satellites/${orchard.id}`, { name: 'Orchard' }, { token: firstKey })).status, 401);
 
     // A refused value is shown next to its field, not as a broken page.
     await hb.getByLabel('heartbeat_interval_sec').fill('-5');

@@ -7,6 +7,7 @@ import type { DeletionPreview, EffectiveSettings, Satellite, SettingEntry } from
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { bytes, ErrorText, Field, Loading } from '../components/ui';
+import { DeviceActions } from './DeviceActions';
 
 const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -201,6 +202,8 @@ export default function SatelliteDetail() {
           </li>
         ))}
       </ul>
+
+      {manage ? <DeviceActions id={id} /> : null}
 
       {manage ? (
         <div className="card danger">
