@@ -1,55 +1,72 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import { checkKey, checkRange, type ObjectStorage } from './index.ts';
 
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 const isMissing = (e: unknown) => MISSING.has((e as NodeJS.ErrnoException)?.code ?? '');
 
-/** fsync a directory so a rename or a new entry in it survives a crash (best effort where unsupported). */
-async function syncDir(dir: string): Promise<void> {
-  let fh: fs.FileHandle | undefined;
-  try {
-    fh = await fs.open(dir, 'r');
-    await fh.sync();
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EISDIR' && code !== 'EINVAL' && code !== 'EPERM') throw e;
-  } finally {
-    await fh?.close();
-  }
-}
-
-const noop = () => {};
+type WriteError = { message: string; code?: string };
 
 /**
- * Group commit of folder fsyncs: a caller waits for an fsync of the folder that started after it
- * asked (after its rename), so puts landing in one folder together share one fsync instead of
- * one each, and none resolves before its own entry is durable.
+ * The writer thread (files-writer.mjs) with its answers matched to puts. Started on the first put,
+ * held only while puts are pending; a crashed thread fails its pending puts and is started again.
  */
-function coalescedDirSync(): (dir: string) => Promise<void> {
-  const dirs = new Map<string, { running: Promise<void>; queued: Promise<void> | null }>();
-  function begin(dir: string): Promise<void> {
-    const entry: { running: Promise<void>; queued: Promise<void> | null } = { running: Promise.resolve(), queued: null };
-    entry.running = syncDir(dir).finally(() => {
-      if (dirs.get(dir) === entry) dirs.delete(dir);
+function writerThread(base: string) {
+  let worker: Worker | null = null;
+  let nextId = 0;
+  const pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+
+  function failAll(err: Error): void {
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  }
+
+  function start(): Worker {
+    const w = new Worker(new URL('./files-writer.mjs', import.meta.url), { workerData: { base } });
+    w.on('message', (a: { id: number; error: WriteError | null }) => {
+      const p = pending.get(a.id);
+      if (!p) return;
+      pending.delete(a.id);
+      if (a.error) p.reject(Object.assign(new Error(a.error.message), { code: a.error.code }));
+      else p.resolve();
+      if (pending.size === 0) w.unref();
     });
-    dirs.set(dir, entry);
-    return entry.running;
+    w.on('error', (err) => failAll(err));
+    w.on('exit', (code) => {
+      if (worker === w) worker = null;
+      failAll(new Error(`the storage writer thread exited (${code})`));
+    });
+    return w;
   }
-  return (dir) => {
-    const d = dirs.get(dir);
-    if (!d) return begin(dir);
-    // The running fsync may have started before this caller's rename: it waits for the next one.
-    return (d.queued ??= d.running.then(noop, noop).then(() => begin(dir)));
-  }
+
+  return {
+    put(job: { dir: string; file: string; tmp: string; body: Buffer }): Promise<void> {
+      worker ??= start();
+      worker.ref();
+      const id = nextId++;
+      // A view into a larger buffer would be cloned whole: hand over just its bytes.
+      const own = job.body.byteOffset === 0 && job.body.byteLength === job.body.buffer.byteLength;
+      const body = own ? job.body : new Uint8Array(job.body);
+      return new Promise<void>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker!.postMessage({ id, dir: job.dir, file: job.file, tmp: job.tmp, body });
+      });
+    },
+    async close(): Promise<void> {
+      const w = worker;
+      worker = null;
+      if (w) await w.terminate();
+    },
+  };
 }
 
 /**
  * Objects as files under one root folder. A put writes a temp file beside the target, fsyncs
  * it, renames it over the target and fsyncs the folder: a reader sees the old object or the
- * whole new one, and the object is on disk when put resolves. Folders made once are remembered
- * (no mkdir per put) and concurrent puts into one folder share its fsync.
+ * whole new one, and the object is on disk when put resolves. The writing happens on a thread
+ * of its own (files-writer.mjs): one message per put for the main thread's event loop.
  */
 export function createFileStorage(root: string): ObjectStorage {
   const base = path.resolve(root);
@@ -59,37 +76,7 @@ export function createFileStorage(root: string): ObjectStorage {
     if (!file.startsWith(base + path.sep)) throw new Error(`storage key escapes the root: ${JSON.stringify(key)}`);
     return file;
   };
-  /** Folders this process made (or found) durable; a folder removed behind our back is made again on ENOENT. */
-  const madeDirs = new Set<string>();
-  const syncDirCoalesced = coalescedDirSync();
-
-  async function ensureDir(dir: string): Promise<void> {
-    if (madeDirs.has(dir)) return;
-    const first = await fs.mkdir(dir, { recursive: true });
-    if (first !== undefined) {
-      // New folders: their entries in their parents must be durable too.
-      for (let d = dir; ; d = path.dirname(d)) {
-        await syncDirCoalesced(path.dirname(d));
-        if (d === first || d === base || path.dirname(d) === d) break;
-      }
-    }
-    madeDirs.add(dir);
-  }
-
-  async function writeTemp(tmp: string, body: Buffer): Promise<void> {
-    let fh: fs.FileHandle | undefined;
-    try {
-      fh = await fs.open(tmp, 'wx', 0o640);
-      await fh.writeFile(body);
-      await fh.datasync();
-      await fh.close();
-      fh = undefined;
-    } catch (e) {
-      await fh?.close().catch(() => {});
-      if (fh) await fs.rm(tmp, { force: true }).catch(() => {});
-      throw e;
-    }
-  }
+  const writer = writerThread(base);
 
   return {
     kind: 'files',
@@ -97,23 +84,8 @@ export function createFileStorage(root: string): ObjectStorage {
     async put(key, body, _contentType) {
       const file = fileOf(key);
       const dir = path.dirname(file);
-      await ensureDir(dir);
       const tmp = path.join(dir, `.${path.basename(file)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-      try {
-        await writeTemp(tmp, body);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || !madeDirs.has(dir)) throw e;
-        madeDirs.delete(dir); // removed since we made it
-        await ensureDir(dir);
-        await writeTemp(tmp, body);
-      }
-      try {
-        await fs.rename(tmp, file);
-      } catch (e) {
-        await fs.rm(tmp, { force: true }).catch(() => {});
-        throw e;
-      }
-      await syncDirCoalesced(dir);
+      await writer.put({ dir, file, tmp, body });
     },
 
     async get(key) {
@@ -182,6 +154,6 @@ export function createFileStorage(root: string): ObjectStorage {
       }
     },
 
-    async close() {},
+    close: () => writer.close(),
   };
 }
