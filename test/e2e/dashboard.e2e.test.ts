@@ -216,6 +216,16 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.match((await page.getByTestId('detection').first().textContent()) ?? '', /European Robin/);
   });
 
+  test('sessions list the recording with its timeline', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sessions' }).click();
+    const session = page.getByTestId('session').first();
+    await session.waitFor();
+    assert.match((await session.textContent()) ?? '', /Hedge/);
+    await session.getByRole('button', { name: 'Timeline' }).click();
+    await session.getByRole('link', { name: 'European Robin' }).waitFor();
+    await shot(page, '05-sessions');
+  });
+
   test('register a satellite, read its one-time credentials, change an override', async () => {
     await page.getByRole('link', { name: 'Fleet' }).click();
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
@@ -227,7 +237,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.match(password, /^[0-9a-f]{32,}$/);
     const registrationConfig = (await creds.locator('pre').textContent()) ?? '';
     assert.match(registrationConfig, /"apiKey": "[0-9a-f]+"/);
-    await shot(page, '05-fleet-registered');
+    await shot(page, '06-fleet-registered');
     const listed = await api.get(`/satellites?tenantId=${team.id}`, owner);
     const orchard = listed.body.satellites.find((s: { name: string }) => s.name === 'Orchard');
     assert.ok(orchard, 'the satellite is registered');
@@ -257,20 +267,20 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await hb.getByLabel('heartbeat_interval_sec').fill('-5');
     await hb.getByRole('button', { name: 'Save' }).click();
     await hb.getByRole('alert').waitFor();
-    await shot(page, '06-satellite');
+    await shot(page, '07-satellite');
   });
 
   test('the account language applies to the whole interface', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByLabel('Language').selectOption('de');
     await page.getByRole('link', { name: 'Erkennungen' }).waitFor();
-    await shot(page, '07-account-de');
+    await shot(page, '08-account-de');
     await page.getByLabel('Sprache').selectOption('en');
     await page.getByRole('link', { name: 'Detections' }).waitFor();
     await page.getByRole('link', { name: 'Team' }).click();
     await page.getByRole('heading', { name: /Team/ }).first().waitFor();
     await page.getByText(viewer.email).waitFor();
-    await shot(page, '08-team');
+    await shot(page, '09-team');
   });
 
   test('an invite link registers a member; forgot and reset password by the mailed link', async () => {
@@ -319,9 +329,9 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('link', { name: 'Detections' }).click();
     await page.getByTestId('detection').first().waitFor();
     await page.emulateMedia({ colorScheme: 'dark' });
-    await shot(page, '09-detections-dark');
+    await shot(page, '10-detections-dark');
     await page.setViewportSize({ width: 375, height: 812 });
-    await shot(page, '10-detections-phone');
+    await shot(page, '11-detections-phone');
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
   });
@@ -346,7 +356,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.ok(await p.getByLabel('heartbeat_interval_sec').isDisabled(), 'settings are read-only');
     await p.goto('/admin');
     await p.waitForURL(/\/detections/);
-    await shot(p, '11-viewer');
+    await shot(p, '12-viewer');
     await ctx.close();
 
     const actx = await browser.newContext({ baseURL: hub.url });
@@ -358,7 +368,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Audit log' }).waitFor();
     await a.getByText(owner.email).first().waitFor();
-    await shot(a, '12-admin');
+    await shot(a, '13-admin');
     await actx.close();
   });
 

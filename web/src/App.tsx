@@ -15,6 +15,7 @@ import { Shared } from './pages/Shared';
 // Pages other than the detections list load on demand, keeping the first load small.
 const Fleet = lazy(() => import('./pages/Fleet'));
 const DetectionDetail = lazy(() => import('./pages/DetectionDetail'));
+const Sessions = lazy(() => import('./pages/Sessions'));
 const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
@@ -94,6 +95,7 @@ function Shell() {
         <span className="brand">{t('app.name')}</span>
         <nav aria-label="Main">
           <NavLink to="/detections">{t('nav.detections')}</NavLink>
+          <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
           {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
           <NavLink to="/account">{t('nav.account')}</NavLink>
@@ -142,6 +144,7 @@ function Shell() {
             <Route path="/register" element={<Navigate to="/detections" replace />} />
             <Route path="/detections" element={<Detections />} />
             <Route path="/detections/:id" element={<DetectionDetail />} />
+            <Route path="/sessions" element={<Sessions />} />
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
             <Route path="/account" element={<Account />} />

@@ -38,35 +38,6 @@ export async function data<T>(p: Promise<{ data?: unknown; error?: unknown; resp
   return r.data as T;
 }
 
-/**
- * For routes that are specified but not yet in the generated document (another slice builds
- * them); each call names its path so it can move to `api` once `npm run gen:api` lists it.
- */
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  let res: Response;
-  try {
-    res = await fetch('/api' + path, {
-      method,
-      credentials: 'same-origin',
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    throw new ApiError(0, 'NETWORK', 'The hub cannot be reached');
-  }
-  const text = await res.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = null;
-    }
-  }
-  if (!res.ok) throw toError(res.status, parsed);
-  return parsed as T;
-}
-
 export function messageOf(err: unknown): string | null {
   if (!err) return null;
   if (err instanceof ApiError) return err.message;

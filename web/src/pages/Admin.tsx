@@ -17,7 +17,7 @@ export default function Admin() {
   const users = useQuery({
     queryKey: ['admin-users', search],
     placeholderData: keepPreviousData,
-    queryFn: () => data<{ users: AdminUser[] }>(api.GET('/api/admin/users', { params: { query: (search ? { search } : {}) as never } })),
+    queryFn: () => data<{ users: AdminUser[] }>(api.GET('/api/admin/users', { params: { query: (search ? { search } : {}) } })),
   });
   const block = useMutation({
     mutationFn: (id: string) => data(api.POST('/api/admin/users/{id}/block', { params: { path: { id } } })),
@@ -27,7 +27,7 @@ export default function Admin() {
   const audit = useQuery({
     queryKey: ['audit', offset],
     placeholderData: keepPreviousData,
-    queryFn: () => data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/admin/audit-log', { params: { query: { limit: AUDIT_PAGE, offset } as never } })),
+    queryFn: () => data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/admin/audit-log', { params: { query: { limit: AUDIT_PAGE, offset } } })),
   });
 
   return (

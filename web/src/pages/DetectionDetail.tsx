@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState, type FormEvent, type PointerEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data, request, ApiError } from '../api/client';
+import { api, data, ApiError } from '../api/client';
 import { atLeast, type Detection, type Vote } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
@@ -64,13 +64,13 @@ export default function DetectionDetail() {
   const det = useQuery({ queryKey: ['detection', id], queryFn: () => data<Detection & { startMs?: number; endMs?: number }>(api.GET('/api/detections/{id}', { params: { path: { id } } })) });
   const chunkId = det.data?.audioChunkId;
   const spec = useQuery({ queryKey: ['spectrogram', chunkId], enabled: !!chunkId, staleTime: Infinity, queryFn: () => loadSpectrogram(chunkId!) });
-  const annotations = useQuery({ queryKey: ['annotations', id], queryFn: () => request<{ annotations: Annotation[] }>('GET', `/detections/${id}/annotations`) });
+  const annotations = useQuery({ queryKey: ['annotations', id], queryFn: () => data<{ annotations: Annotation[] }>(api.GET('/api/detections/{id}/annotations', { params: { path: { id } } })) });
 
   const [box, setBox] = useState<Box | null>(null);
   const [vote, setVote] = useState<Vote>('confirm');
   const [notes, setNotes] = useState('');
   const annotate = useMutation({
-    mutationFn: (b: Box) => request('POST', `/detections/${id}/annotate`, { vote, ...b, notes: notes || undefined }),
+    mutationFn: (b: Box) => data(api.POST('/api/detections/{id}/annotate', { params: { path: { id } }, body: { vote, ...b, notes: notes || undefined } })),
     onSuccess: () => {
       setBox(null);
       setNotes('');

@@ -1,7 +1,7 @@
 /** Comments and the share link of one detection, opened under its row. */
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { request } from '../api/client';
+import { api, data } from '../api/client';
 import type { Comment, Detection } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
@@ -12,16 +12,16 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
   const fmt = useFormat();
   const qc = useQueryClient();
   const key = ['comments', detection.id];
-  const comments = useQuery({ queryKey: key, queryFn: () => request<{ comments: Comment[] }>('GET', `/detections/${detection.id}/comments`) });
+  const comments = useQuery({ queryKey: key, queryFn: () => data<{ comments: Comment[] }>(api.GET('/api/detections/{id}/comments', { params: { path: { id: detection.id } } })) });
   const [text, setText] = useState('');
   const add = useMutation({
-    mutationFn: (body: string) => request<Comment>('POST', `/detections/${detection.id}/comments`, { text: body }),
+    mutationFn: (body: string) => data<Comment>(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
     onSuccess: () => {
       setText('');
       void qc.invalidateQueries({ queryKey: key });
     },
   });
-  const share = useMutation({ mutationFn: () => request<{ shareUrl: string; expiresAt: string }>('GET', `/detections/${detection.id}/share`) });
+  const share = useMutation({ mutationFn: () => data<{ shareUrl: string; expiresAt: string }>(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })) });
 
   function submit(e: FormEvent) {
     e.preventDefault();

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data, request } from '../api/client';
+import { api, data } from '../api/client';
 import { atLeast, type Detection, type DetectionList, type Satellite, type Vote } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat, useSession, useToast } from '../session';
@@ -74,7 +74,7 @@ export function Detections() {
   const satellites = useQuery({
     queryKey: ['satellites', tenantId, false],
     enabled: tenantId !== null,
-    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId! } as never } })),
+    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId! } } })),
   });
 
   const rows = list.data?.detections ?? [];
@@ -82,7 +82,7 @@ export function Detections() {
   const votes = useQuery({
     queryKey: ['votes', tenantId, ids],
     enabled: canVote && ids.length > 0,
-    queryFn: () => request<{ votes: Record<string, Vote> }>('GET', `/detections/votes?ids=${encodeURIComponent(ids)}`),
+    queryFn: () => data<{ votes: Record<string, Vote> }>(api.GET('/api/detections/votes', { params: { query: { ids } } })),
   });
 
   // Live: a new detection of this team refreshes the list; rare species also get a toast.
@@ -108,7 +108,7 @@ export function Detections() {
 
   const verify = useMutation({
     mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
-      request<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>('POST', `/detections/${id}/verify`, { vote }),
+      data<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
     onSuccess: (res) => {
       qc.setQueryData<DetectionList>(['detections', tenantId, filterKey, page], (old) =>
         old ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) } : old,

@@ -32,13 +32,13 @@ export default function Fleet() {
     queryKey: ['satellites', tenantId, showArchived],
     enabled: tenantId !== null,
     refetchInterval: 30_000,
-    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId!, ...(showArchived ? { includeArchived: '1' } : {}) } as never } })),
+    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId!, ...(showArchived ? { includeArchived: '1' } : {}) } } })),
   });
 
   const [name, setName] = useState('');
   const [creds, setCreds] = useState<{ reg: Registration; name: string } | null>(null);
   const register = useMutation({
-    mutationFn: (n: string) => data<Registration>(api.POST('/api/satellites', { body: { tenantId: tenantId!, name: n } as never })),
+    mutationFn: (n: string) => data<Registration>(api.POST('/api/satellites', { body: { tenantId: tenantId!, name: n } })),
     onSuccess: (reg, n) => {
       setCreds({ reg, name: n });
       setName('');

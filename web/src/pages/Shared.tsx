@@ -1,7 +1,7 @@
 /** The public page a share link opens: species, time, confidence, badges and the audio; nothing about the team. */
 import { useParams } from 'react-router';
 import { useQuery } from '@tanstack/react-query';
-import { request } from '../api/client';
+import { api, data } from '../api/client';
 import { useT } from '../i18n';
 import { ErrorText, Loading } from '../components/ui';
 
@@ -23,7 +23,7 @@ export function Shared() {
   const { id = '', token = '' } = useParams();
   const q = useQuery({
     queryKey: ['shared', id, token],
-    queryFn: () => request<SharedDetection>('GET', `/share/detection/${encodeURIComponent(id)}/${encodeURIComponent(token)}`),
+    queryFn: () => data<SharedDetection>(api.GET('/api/share/detection/{id}/{token}', { params: { path: { id, token } } })),
   });
   return (
     <main className="narrow" id="main">

@@ -49,7 +49,7 @@ export default function Team() {
   const members = useQuery({
     queryKey: ['members', tenantId],
     enabled: allowed && !!tenantId,
-    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } as never } })),
+    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } } })),
   });
   const invites = useQuery({
     queryKey: ['invites', tenantId],
@@ -59,7 +59,7 @@ export default function Team() {
   const keys = useQuery({
     queryKey: ['api-keys', tenantId],
     enabled: allowed && !!tenantId,
-    queryFn: () => data<{ apiKeys: ApiKey[] }>(api.GET('/api/auth/api-keys', { params: { query: { tenantId } as never } })),
+    queryFn: () => data<{ apiKeys: ApiKey[] }>(api.GET('/api/auth/api-keys', { params: { query: { tenantId } } })),
   });
 
   const [inviteRole, setInviteRole] = useState<Role>('member');
