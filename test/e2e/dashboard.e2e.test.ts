@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
@@ -378,5 +379,81 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.waitForURL(/\/sign-in/);
     await page.goto('/fleet');
     await page.waitForURL(/\/sign-in\?next=%2Ffleet/);
+  });
+});
+
+describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
+  // WebAuthn binds a passkey to the hub's public origin: the browser must load the dashboard
+  // from exactly CHORUS_PUBLIC_URL, so a forwarder on a known localhost port fronts the hub.
+  let hub: Hub;
+  let browser: Browser;
+  let forwarder: net.Server;
+  let origin = '';
+
+  before(async () => {
+    let target = 0;
+    forwarder = net.createServer((sock) => {
+      const up = net.connect(target, '127.0.0.1');
+      sock.pipe(up).pipe(sock);
+      sock.on('error', () => up.destroy());
+      up.on('error', () => sock.destroy());
+    });
+    await new Promise<void>((resolve) => forwarder.listen(0, '127.0.0.1', resolve));
+    origin = `http://localhost:${(forwarder.address() as net.AddressInfo).port}`;
+    hub = await startHub({ env: { CHORUS_PUBLIC_URL: origin } });
+    target = Number(new URL(hub.url).port);
+    const { chromium } = await import('playwright-core');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    await hub?.close();
+    forwarder?.close();
+  });
+
+  test('add a passkey on the account page, then complete sign-in with it', async () => {
+    const f = factories(hub);
+    const api = client(hub.url);
+    const user = await f.user({ name: 'Pia Passkey' });
+    await f.team(user, 'Passkey Team');
+    const begin = await api.post('/auth/mfa/totp/begin', undefined, user);
+    const secret = begin.body.manualKey;
+    const code = () => generate({ secret, epoch: Math.floor(hub.clock.now().getTime() / 1000) });
+    assert.equal((await api.post('/auth/mfa/totp/confirm', { code: await code() }, user)).status, 200);
+    hub.clock.advance(30_000);
+
+    const ctx = await browser.newContext({ baseURL: origin });
+    const page = await ctx.newPage();
+    const cdp = await ctx.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+
+    await page.goto('/sign-in');
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Code from your authenticator app').fill(await code());
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Detections' }).waitFor();
+
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Passkey name').fill('Laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('heading', { name: 'Passkeys' }).waitFor();
+    await page.getByText('Laptop').waitFor();
+    const keys = await api.get('/auth/mfa/passkeys', user);
+    assert.equal(keys.status, 200);
+    assert.equal(JSON.stringify(keys.body).includes('Laptop'), true);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.getByRole('heading', { name: 'Detections' }).waitFor();
+    await ctx.close();
   });
 });

@@ -5,6 +5,7 @@ import { api, data } from '../api/client';
 import { useT } from '../i18n';
 import { meKey, useFormat, useSession } from '../session';
 import { ErrorText, Field } from '../components/ui';
+import { createCredential, passkeysSupported } from '../webauthn';
 
 const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'Deutsch' };
 const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'];
@@ -57,6 +58,19 @@ export default function Account() {
   const removePasskey = useMutation({
     mutationFn: (id: string) => data(api.DELETE('/api/auth/mfa/passkeys/{id}', { params: { path: { id } } })),
     onSuccess: refresh,
+  });
+
+  const [passkeyName, setPasskeyName] = useState('');
+  const addPasskey = useMutation({
+    mutationFn: async () => {
+      const options = await data<unknown>(api.POST('/api/auth/mfa/passkeys/register/begin'));
+      const response = await createCredential(options);
+      return data(api.POST('/api/auth/mfa/passkeys/register/finish', { body: { response: response as never, ...(passkeyName ? { name: passkeyName } : {}) } }));
+    },
+    onSuccess: () => {
+      setPasskeyName('');
+      void refresh();
+    },
   });
 
   function saveProfile(e: FormEvent) {
@@ -201,6 +215,21 @@ export default function Account() {
           </ul>
           <ErrorText error={forgetDevice.error} />
         </>
+      ) : null}
+      {me.mfa.enabled && passkeysSupported() ? (
+        <form
+          className="row card"
+          onSubmit={(e) => {
+            e.preventDefault();
+            addPasskey.mutate();
+          }}
+        >
+          <Field label={t('account.passkeyName')}>{(id) => <input id={id} value={passkeyName} maxLength={100} onChange={(e) => setPasskeyName(e.target.value)} />}</Field>
+          <button type="submit" disabled={addPasskey.isPending}>
+            {t('account.addPasskey')}
+          </button>
+          <ErrorText error={addPasskey.error} />
+        </form>
       ) : null}
       {me.mfa.passkeys.length > 0 ? (
         <>

@@ -6,6 +6,7 @@ import type { LoginReply } from '../api/types';
 import { useT } from '../i18n';
 import { meKey } from '../session';
 import { ErrorText, Field } from '../components/ui';
+import { getAssertion, passkeysSupported } from '../webauthn';
 
 /** Password first; when the account has a second factor, the TOTP or backup-code step. */
 export function SignIn() {
@@ -59,6 +60,22 @@ export function SignIn() {
     }
   }
 
+  async function signInWithPasskey() {
+    if (!challenge) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const options = await data<unknown>(api.POST('/api/auth/login/mfa/passkey/begin', { body: { mfaToken: challenge.mfaToken } }));
+      const response = await getAssertion(options);
+      await data(api.POST('/api/auth/login/mfa/passkey/finish', { body: { mfaToken: challenge.mfaToken, response: response as never, rememberDevice: remember } }));
+      await done();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
   if (challenge) {
     return (
       <main className="narrow" id="main">
@@ -99,6 +116,11 @@ export function SignIn() {
             >
               {mode === 'totp' ? t('signIn.useBackup') : t('signIn.useTotp')}
             </button>
+            {challenge.hasPasskeys && passkeysSupported() ? (
+              <button type="button" className="secondary" disabled={busy} onClick={signInWithPasskey}>
+                {t('signIn.usePasskey')}
+              </button>
+            ) : null}
           </div>
         </form>
       </main>
