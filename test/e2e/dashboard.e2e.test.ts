@@ -326,6 +326,23 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await ctx.close();
   });
 
+  test('a join request is approved from the link in the admins\' mail', async () => {
+    const hubSwitch = await api.patch('/settings/effective?level=hub', { values: { allow_public_teams: true } }, hubAdmin);
+    assert.equal(hubSwitch.status, 200, hubSwitch.text);
+    const policy = await api.patch(`/settings/effective?tenantId=${team.id}`, { values: { join_policy: 'request' } }, owner);
+    assert.equal(policy.status, 200, policy.text);
+    const hopeful = await f.user({ name: 'Hal Hopeful' });
+    const asked = await api.post(`/tenants/${team.id}/join`, { message: 'I ring birds nearby' }, hopeful);
+    assert.equal(asked.status, 202, asked.text);
+    await page.goto(`/teams/${team.id}/join-requests`);
+    const request = page.locator('li', { hasText: 'Hal Hopeful' });
+    await request.getByText('I ring birds nearby').waitFor();
+    await request.getByRole('button', { name: 'Approve as member' }).click();
+    await page.getByRole('row', { name: /Hal Hopeful/ }).waitFor();
+    const members = await api.get(`/auth/members?tenantId=${team.id}`, owner);
+    assert.equal(members.body.members.find((m: { userId: string }) => m.userId === hopeful.id)?.role, 'member');
+  });
+
   test('phone width and dark theme', async () => {
     await page.getByRole('link', { name: 'Detections' }).click();
     await page.getByTestId('detection').first().waitFor();

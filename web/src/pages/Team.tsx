@@ -1,11 +1,13 @@
 /** The active team for its admins: members and roles, invite links, API keys. */
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
+import { useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { atLeast, type ApiKey, type Invite, type Member, type Role } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
+import { JoinRequests } from './JoinRequests';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
@@ -43,7 +45,12 @@ export default function Team() {
   const t = useT();
   const fmt = useFormat();
   const qc = useQueryClient();
-  const { team, role, me } = useSession();
+  const { team, role, me, setTeamId } = useSession();
+  // The join-request mail links to /teams/:id/join-requests: open that team.
+  const { id: linkedTeam } = useParams();
+  useEffect(() => {
+    if (linkedTeam && linkedTeam !== team?.id && me.tenants.some((x) => x.id === linkedTeam)) setTeamId(linkedTeam);
+  }, [linkedTeam, team?.id, me.tenants, setTeamId]);
   const tenantId = team?.id ?? '';
   const allowed = atLeast(role, 'admin') || me.user.isAdmin;
   const members = useQuery({
@@ -120,6 +127,8 @@ export default function Team() {
           </tbody>
         </table>
       </div>
+
+      <JoinRequests tenantId={tenantId} />
 
       <h2>{t('team.invites')}</h2>
       <form

@@ -1,0 +1,99 @@
+/** A team's pending join requests (approve with a role, or deny and optionally block) and its blocks. */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useT } from '../i18n';
+import { useFormat } from '../session';
+import { ErrorText } from '../components/ui';
+
+interface JoinRequest {
+  id: string;
+  name: string;
+  email: string;
+  message: string;
+  createdAt: string;
+}
+interface Block {
+  userId: string;
+  name: string;
+  email: string;
+  blockedAt: string;
+}
+
+export function JoinRequests({ tenantId }: { tenantId: string }) {
+  const t = useT();
+  const fmt = useFormat();
+  const qc = useQueryClient();
+  const id = tenantId;
+  const requests = useQuery({
+    queryKey: ['join-requests', id],
+    queryFn: () => data<{ requests: JoinRequest[] }>(api.GET('/api/tenants/{id}/join-requests', { params: { path: { id } } })),
+  });
+  const blocks = useQuery({
+    queryKey: ['blocks', id],
+    queryFn: () => data<{ blocks: Block[] }>(api.GET('/api/tenants/{id}/blocks', { params: { path: { id } } })),
+  });
+  const refresh = () => {
+    void qc.invalidateQueries({ queryKey: ['join-requests', id] });
+    void qc.invalidateQueries({ queryKey: ['blocks', id] });
+    void qc.invalidateQueries({ queryKey: ['members', id] });
+  };
+  const approve = useMutation({
+    mutationFn: ({ rid, role }: { rid: string; role: 'viewer' | 'member' }) =>
+      data(api.POST('/api/tenants/{id}/join-requests/{rid}/approve', { params: { path: { id, rid } }, body: { role } })),
+    onSuccess: refresh,
+  });
+  const deny = useMutation({
+    mutationFn: ({ rid, block }: { rid: string; block: boolean }) => data(api.POST('/api/tenants/{id}/join-requests/{rid}/deny', { params: { path: { id, rid } }, body: { block } })),
+    onSuccess: refresh,
+  });
+  const unblock = useMutation({
+    mutationFn: (userId: string) => data(api.DELETE('/api/tenants/{id}/blocks/{userId}', { params: { path: { id, userId } } })),
+    onSuccess: refresh,
+  });
+
+  return (
+    <>
+      <h2>{t('team.joinRequests')}</h2>
+      <ErrorText error={requests.error} />
+      <ErrorText error={approve.error ?? deny.error} />
+      {requests.data && requests.data.requests.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
+      <ul>
+        {requests.data?.requests.map((r) => (
+          <li key={r.id} className="card">
+            <div className="row">
+              <strong>{r.name}</strong> <span>{r.email}</span> <span className="muted small">{fmt.dateTime(r.createdAt)}</span>
+            </div>
+            {r.message ? <p>{r.message}</p> : null}
+            <div className="row">
+              <button type="button" onClick={() => approve.mutate({ rid: r.id, role: 'viewer' })}>
+                {t('team.approveAs', { role: 'viewer' })}
+              </button>
+              <button type="button" onClick={() => approve.mutate({ rid: r.id, role: 'member' })}>
+                {t('team.approveAs', { role: 'member' })}
+              </button>
+              <button type="button" className="secondary" onClick={() => deny.mutate({ rid: r.id, block: false })}>
+                {t('team.deny')}
+              </button>
+              <button type="button" className="danger" onClick={() => deny.mutate({ rid: r.id, block: true })}>
+                {t('team.denyBlock')}
+              </button>
+            </div>
+          </li>
+        ))}
+      </ul>
+      <h2>{t('team.blocks')}</h2>
+      <ErrorText error={blocks.error ?? unblock.error} />
+      {blocks.data && blocks.data.blocks.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
+      <ul>
+        {blocks.data?.blocks.map((b) => (
+          <li key={b.userId} className="row">
+            <strong>{b.name}</strong> <span>{b.email}</span> <span className="muted small">{fmt.dateTime(b.blockedAt)}</span>
+            <button type="button" className="secondary" onClick={() => unblock.mutate(b.userId)}>
+              {t('team.unblock')}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
