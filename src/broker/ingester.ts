@@ -23,7 +23,7 @@ import { OVERRIDE_FIELDS, type SatellitesService } from '../modules/satellites/s
 import { createAudioRepo, chunkStorageKey } from '../modules/audio/repo.ts';
 import { createDeviceRepo } from '../modules/satellites/device-repo.ts';
 import {
-  checkAudio, checkConfigRequest, checkHeartbeat, checkIdentity, checkLogResponse, checkTelemetry, chunkIdOf, isUuid, parseBody,
+  checkAudio, checkConfigRequest, checkHeartbeat, checkIdentity, checkLogResponse, checkTelemetry, chunkIdOf, isUuid, parseAudioBody, parseBody,
 } from './messages.ts';
 import { checkChunkWav } from './wav.ts';
 import { batched } from './batch.ts';
@@ -131,7 +131,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
   // audio
 
   async function onAudio(tenantId: string, satelliteId: string, payload: Buffer): Promise<void> {
-    const parsed = parseBody(payload);
+    const parsed = parseAudioBody(payload);
     const body = parsed.ok ? parsed.value : null;
     const refuse = async (reason: string) => {
       const chunkId = chunkIdOf(body);
@@ -142,7 +142,10 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const mismatch = checkIdentity(parsed.value, { tenantId, satelliteId });
     if (mismatch) return refuse(mismatch);
     const msg = checkAudio(parsed.value);
-    if (!msg.ok) return refuse(msg.reason);
+    if (!msg.ok) {
+      const exact = parseBody(payload); // parseAudioBody leaves some bodies JSON.parse refuses to the base64 check
+      return refuse(exact.ok ? msg.reason : exact.reason);
+    }
     const chunk = msg.value;
     const wav = checkChunkWav(chunk.audio, chunk.durationMs);
     if (!wav.ok) return refuse(wav.reason);

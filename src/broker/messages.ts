@@ -51,6 +51,38 @@ export function parseBody(payload: Buffer): Checked<Record<string, unknown>> {
   return isObject(body) ? ok(body) : no('body must be a JSON object');
 }
 
+const AUDIO_KEY = Buffer.from('"audio":"');
+
+/**
+ * parseBody for an audio message, without decoding its 384 KB of base64 as UTF-8 and copying it
+ * through JSON.parse (the largest cost left per chunk). Applies when the body ends with the member
+ * `,"audio":"…"}` as JSON.stringify writes it, the value free of quotes and backslashes: in a valid
+ * document those bytes can only be the top-level object's last member (a quote followed by `audio`
+ * always opens a string, and the last `}` closes the top level), and the rest with that value
+ * emptied is valid exactly when the whole is. The value is taken as Latin-1: equal to JSON.parse's
+ * for base64 text; anything else in it (a control character, non-ASCII) fails the base64 check,
+ * and the caller asks parseBody for the exact reason. Any other shape takes parseBody.
+ */
+export function parseAudioBody(payload: Buffer): Checked<Record<string, unknown>> {
+  const n = payload.length;
+  if (n < 16 || payload[n - 1] !== 0x7d || payload[n - 2] !== 0x22) return parseBody(payload);
+  const q = payload.lastIndexOf(0x22, n - 3); // the value's opening quote
+  const keyAt = q - AUDIO_KEY.length + 1;
+  if (keyAt < 1 || (payload[keyAt - 1] !== 0x2c && payload[keyAt - 1] !== 0x7b)) return parseBody(payload);
+  if (payload.compare(AUDIO_KEY, 0, AUDIO_KEY.length, keyAt, q + 1) !== 0) return parseBody(payload);
+  const backslash = payload.indexOf(0x5c, q + 1);
+  if (backslash !== -1 && backslash < n - 2) return parseBody(payload);
+  let body: unknown;
+  try {
+    body = JSON.parse(payload.toString('utf8', 0, q + 1) + '"}');
+  } catch {
+    return parseBody(payload);
+  }
+  if (!isObject(body) || body.audio !== '') return parseBody(payload);
+  body.audio = payload.toString('latin1', q + 1, n - 2);
+  return ok(body);
+}
+
 /** The chunkId to echo in an error ack, when the body carries something that can be one. */
 export function chunkIdOf(body: Record<string, unknown> | null): string | undefined {
   const id = body?.chunkId;

@@ -126,6 +126,8 @@ export interface DetectionMessage {
   audioChunkId: string;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** Decodes a stored chunk's WAV to 16-bit mono samples at the model's rate. */
 function samplesOf(wav: Buffer): Int16Array {
   const parsed = parseWav(wav);
@@ -136,7 +138,9 @@ function samplesOf(wav: Buffer): Int16Array {
   }
   const n = Math.floor(dataLength / 2);
   const out = new Int16Array(n);
-  for (let i = 0; i < n; i++) out[i] = wav.readInt16LE(dataOffset + 2 * i);
+  // On a little-endian host the PCM bytes are the samples: one copy instead of a call per sample.
+  if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(wav.subarray(dataOffset, dataOffset + 2 * n));
+  else for (let i = 0; i < n; i++) out[i] = wav.readInt16LE(dataOffset + 2 * i);
   return out;
 }
 

@@ -46,12 +46,11 @@ function writerThread(base: string) {
       worker ??= start();
       worker.ref();
       const id = nextId++;
-      // A view into a larger buffer would be cloned whole: hand over just its bytes.
-      const own = job.body.byteOffset === 0 && job.body.byteLength === job.body.buffer.byteLength;
-      const body = own ? job.body : new Uint8Array(job.body);
+      // A copy of just its bytes, moved rather than cloned: the caller keeps its buffer.
+      const body = new Uint8Array(job.body);
       return new Promise<void>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        worker!.postMessage({ id, dir: job.dir, file: job.file, tmp: job.tmp, body });
+        worker!.postMessage({ id, dir: job.dir, file: job.file, tmp: job.tmp, body }, [body.buffer]);
       });
     },
     async close(): Promise<void> {
