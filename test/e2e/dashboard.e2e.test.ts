@@ -341,6 +341,9 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('row', { name: /Hal Hopeful/ }).waitFor();
     const members = await api.get(`/auth/members?tenantId=${team.id}`, owner);
     assert.equal(members.body.members.find((m: { userId: string }) => m.userId === hopeful.id)?.role, 'member');
+    // The team's own settings show the policy set above, with what the team would inherit.
+    await page.getByTestId('setting-join_policy').getByTestId('value').filter({ hasText: 'request' }).waitFor();
+    assert.match((await page.getByTestId('setting-join_policy').textContent()) ?? '', /invite_only/);
   });
 
   test('phone width and dark theme', async () => {
@@ -386,6 +389,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Audit log' }).waitFor();
     await a.getByText(owner.email).first().waitFor();
+    await a.getByTestId('setting-allow_public_teams').getByTestId('value').filter({ hasText: 'true' }).waitFor();
     await shot(a, '13-admin');
     await actx.close();
   });

@@ -6,6 +6,7 @@ import type { AdminUser, AuditEntry } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { ErrorText, Field } from '../components/ui';
+import { SettingsTable } from '../components/SettingsTable';
 
 const AUDIT_PAGE = 50;
 
@@ -69,6 +70,9 @@ export default function Admin() {
           </tbody>
         </table>
       </div>
+
+      <h2>{t('settings.hub')}</h2>
+      <SettingsTable scope={{ level: 'hub' }} disabled={false} />
 
       <h2>{t('admin.audit')}</h2>
       <ErrorText error={audit.error} />

@@ -1,95 +1,14 @@
 /** One satellite: rename, per-field configuration with inherited value and lock, history, archive, delete. */
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import type { DeletionPreview, EffectiveSettings, Satellite, SettingEntry } from '../api/types';
+import type { DeletionPreview, Satellite } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { bytes, ErrorText, Field, Loading } from '../components/ui';
 import { DeviceActions } from './DeviceActions';
-
-const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
-
-function parseInput(raw: string, like: unknown): unknown {
-  if (typeof like === 'number') return Number(raw);
-  if (typeof like === 'boolean') return raw === 'true';
-  if (typeof like === 'string') return raw;
-  return JSON.parse(raw);
-}
-
-function SettingRow({ entry, satelliteId, disabled }: { entry: SettingEntry; satelliteId: string; disabled: boolean }) {
-  const t = useT();
-  const qc = useQueryClient();
-  const current = entry.own ?? entry.value;
-  const [draft, setDraft] = useState(() => (typeof current === 'object' ? JSON.stringify(current) : String(current)));
-  const save = useMutation({
-    mutationFn: (value: unknown) =>
-      data<EffectiveSettings>(api.PATCH('/api/settings/effective', { params: { query: { satelliteId } }, body: { values: { [entry.key]: value } } })),
-    onSuccess: (res) => {
-      qc.setQueryData(['effective', satelliteId], res);
-      void qc.invalidateQueries({ queryKey: ['config-history', satelliteId] });
-    },
-  });
-  const locked = entry.lockedBy !== null;
-  const inputId = `set-${entry.key}`;
-
-  function submit(e: FormEvent) {
-    e.preventDefault();
-    let value: unknown;
-    try {
-      value = parseInput(draft, entry.value);
-    } catch {
-      save.reset();
-      return;
-    }
-    save.mutate(value);
-  }
-
-  return (
-    <tr data-testid={`setting-${entry.key}`}>
-      <th scope="row">
-        <label htmlFor={inputId}>{entry.key}</label>
-      </th>
-      <td data-testid="value">
-        {show(entry.value)} <span className="muted small">({entry.source})</span>
-      </td>
-      <td className="muted">
-        {show(entry.inherited.value)} <span className="small">({entry.inherited.from})</span>
-      </td>
-      <td>{locked ? <span className="badge rare">{t('fleet.locked', { by: entry.lockedBy! })}</span> : null}</td>
-      <td>
-        <form onSubmit={submit} className="row tight">
-          {typeof entry.value === 'boolean' ? (
-            <select id={inputId} value={draft} disabled={disabled || locked} onChange={(e) => setDraft(e.target.value)}>
-              <option value="true">true</option>
-              <option value="false">false</option>
-            </select>
-          ) : (
-            <input
-              id={inputId}
-              type={typeof entry.value === 'number' ? 'number' : 'text'}
-              step="any"
-              value={draft}
-              disabled={disabled || locked}
-              onChange={(e) => setDraft(e.target.value)}
-              aria-describedby={`${inputId}-err`}
-            />
-          )}
-          <button type="submit" disabled={disabled || locked || save.isPending}>
-            {t('common.save')}
-          </button>
-          {entry.own !== null && entry.own !== undefined ? (
-            <button type="button" className="secondary" disabled={disabled || save.isPending} onClick={() => save.mutate(null)}>
-              {t('fleet.inherit')}
-            </button>
-          ) : null}
-        </form>
-        <ErrorText error={save.error} id={`${inputId}-err`} />
-      </td>
-    </tr>
-  );
-}
+import { SettingsTable } from '../components/SettingsTable';
 
 export default function SatelliteDetail() {
   const { id = '' } = useParams();
@@ -98,10 +17,6 @@ export default function SatelliteDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const sat = useQuery({ queryKey: ['satellite', id], queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })) });
-  const eff = useQuery({
-    queryKey: ['effective', id],
-    queryFn: () => data<EffectiveSettings>(api.GET('/api/settings/effective', { params: { query: { satelliteId: id } } })),
-  });
   const history = useQuery({
     queryKey: ['config-history', id],
     queryFn: () => data<{ history: Array<{ id: string; changedAt: string; source: string } & Record<string, unknown>> }>(api.GET('/api/satellites/{id}/config/history', { params: { path: { id } } })),
@@ -173,25 +88,7 @@ export default function SatelliteDetail() {
       ) : null}
 
       <h2>{t('fleet.overrides')}</h2>
-      <ErrorText error={eff.error} />
-      <div className="table-wrap">
-        <table className="settings">
-          <thead>
-            <tr>
-              <th scope="col">{t('fleet.setting')}</th>
-              <th scope="col">{t('fleet.value')}</th>
-              <th scope="col">{t('fleet.inherited')}</th>
-              <th scope="col">{t('fleet.lock')}</th>
-              <th scope="col">{t('common.save')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {eff.data?.settings.map((e) => (
-              <SettingRow key={`${e.key}:${JSON.stringify(e.own)}`} entry={e} satelliteId={id} disabled={!manage} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <SettingsTable scope={{ satelliteId: id }} disabled={!manage} onSaved={() => void qc.invalidateQueries({ queryKey: ['config-history', id] })} />
 
       <h2>{t('fleet.history')}</h2>
       <ErrorText error={history.error} />

@@ -8,6 +8,7 @@ import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
+import { SettingsTable } from '../components/SettingsTable';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
@@ -129,6 +130,9 @@ export default function Team() {
       </div>
 
       <JoinRequests tenantId={tenantId} />
+
+      <h2>{t('settings.team')}</h2>
+      <SettingsTable scope={{ tenantId }} disabled={false} />
 
       <h2>{t('team.invites')}</h2>
       <form
