@@ -390,6 +390,11 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await a.getByRole('heading', { name: 'Audit log' }).waitFor();
     await a.getByText(owner.email).first().waitFor();
     await a.getByTestId('setting-allow_public_teams').getByTestId('value').filter({ hasText: 'true' }).waitFor();
+    // A generated password is shown once and works.
+    await a.getByRole('row', { name: /Vic Viewer/ }).getByRole('button', { name: 'Reset password' }).click();
+    const temp = (await a.getByRole('region', { name: 'Temporary password' }).locator('code').textContent()) ?? '';
+    assert.ok(temp.length >= 8, 'a temporary password');
+    assert.equal((await api.post('/auth/login', { email: viewer.email, password: temp })).status, 200);
     await shot(a, '13-admin');
     await actx.close();
   });

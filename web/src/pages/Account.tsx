@@ -73,6 +73,24 @@ export default function Account() {
     },
   });
 
+  const [currentPassword, setCurrentPassword] = useState('');
+  const [newPassword, setNewPassword] = useState('');
+  const changePassword = useMutation({
+    mutationFn: () => data(api.PUT('/api/auth/me/password', { body: { currentPassword, newPassword } })),
+    onSuccess: () => {
+      setCurrentPassword('');
+      setNewPassword('');
+    },
+  });
+  const regenerate = useMutation({
+    mutationFn: () => data<{ backupCodes: string[] }>(api.POST('/api/auth/mfa/backup-codes/regenerate', { body: { password } })),
+    onSuccess: (r) => {
+      setBackupCodes(r.backupCodes);
+      setPassword('');
+      void refresh();
+    },
+  });
+
   function saveProfile(e: FormEvent) {
     e.preventDefault();
     profile.mutate();
@@ -91,6 +109,29 @@ export default function Account() {
         <button type="submit" disabled={profile.isPending}>
           {t('common.save')}
         </button>
+      </form>
+
+      <h2>{t('account.password')}</h2>
+      <form
+        className="card grid"
+        onSubmit={(e) => {
+          e.preventDefault();
+          changePassword.mutate();
+        }}
+      >
+        <Field label={t('account.currentPassword')}>
+          {(id) => <input id={id} type="password" autoComplete="current-password" required value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} />}
+        </Field>
+        <Field label={t('account.newPassword')}>
+          {(id) => <input id={id} type="password" autoComplete="new-password" required value={newPassword} onChange={(e) => setNewPassword(e.target.value)} />}
+        </Field>
+        <div className="row">
+          <button type="submit" disabled={changePassword.isPending}>
+            {t('common.save')}
+          </button>
+        </div>
+        <ErrorText error={changePassword.error} />
+        {changePassword.isSuccess ? <p role="status">{t('account.passwordChanged')}</p> : null}
       </form>
 
       <h2>{t('account.preferences')}</h2>
@@ -182,21 +223,28 @@ export default function Account() {
             </div>
           </form>
         ) : null}
-        {me.mfa.enabled && !me.user.isAdmin ? (
+        {me.mfa.enabled ? (
           <form
             className="row"
             onSubmit={(e) => {
               e.preventDefault();
-              disable.mutate();
+              // Hub admins cannot turn the second factor off: Enter asks for new codes instead.
+              if (me.user.isAdmin) regenerate.mutate();
+              else disable.mutate();
             }}
           >
             <Field label={t('signIn.password')}>{(id) => <input id={id} type="password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
-            <button type="submit" className="danger" disabled={disable.isPending}>
-              {t('account.mfaDisable')}
+            {!me.user.isAdmin ? (
+              <button type="submit" className="danger" disabled={disable.isPending}>
+                {t('account.mfaDisable')}
+              </button>
+            ) : null}
+            <button type="button" className="secondary" disabled={regenerate.isPending || !password} onClick={() => regenerate.mutate()}>
+              {t('account.regenerate')}
             </button>
           </form>
         ) : null}
-        <ErrorText error={disable.error} />
+        <ErrorText error={disable.error ?? regenerate.error} />
       </div>
 
       {me.mfa.rememberedDevices.length > 0 ? (

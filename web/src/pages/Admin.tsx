@@ -5,7 +5,7 @@ import { api, data } from '../api/client';
 import type { AdminUser, AuditEntry } from '../api/types';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
-import { ErrorText, Field } from '../components/ui';
+import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
 
 const AUDIT_PAGE = 50;
@@ -24,6 +24,14 @@ export default function Admin() {
     mutationFn: (id: string) => data(api.POST('/api/admin/users/{id}/block', { params: { path: { id } } })),
     onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-users'] }),
   });
+  const [issued, setIssued] = useState<{ name: string; password: string } | null>(null);
+  const resetPassword = useMutation({
+    mutationFn: (u: AdminUser) => data<{ temporaryPassword?: string }>(api.POST('/api/admin/users/{id}/reset-password', { params: { path: { id: u.id } }, body: {} })),
+    onSuccess: (r, u) => r.temporaryPassword && setIssued({ name: u.name, password: r.temporaryPassword }),
+  });
+  const resetMfa = useMutation({
+    mutationFn: (id: string) => data(api.POST('/api/auth/mfa/admin/users/{id}/reset', { params: { path: { id } } })),
+  });
   const [offset, setOffset] = useState(0);
   const audit = useQuery({
     queryKey: ['audit', offset],
@@ -37,7 +45,13 @@ export default function Admin() {
       <h2>{t('admin.users')}</h2>
       <Field label={t('admin.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
       <ErrorText error={users.error} />
-      <ErrorText error={block.error} />
+      <ErrorText error={block.error ?? resetPassword.error ?? resetMfa.error} />
+      {issued ? (
+        <p className="card row" role="region" aria-label={t('admin.tempPassword')}>
+          {t('admin.tempPasswordFor', { name: issued.name })}: <code>{issued.password}</code> <CopyButton text={issued.password} />
+        </p>
+      ) : null}
+      {resetMfa.isSuccess ? <p role="status">{t('admin.mfaReset')}</p> : null}
       <div className="table-wrap">
         <table>
           <thead>
@@ -59,11 +73,19 @@ export default function Admin() {
                 <td className="small">{u.tenants.map((x) => `${x.name} (${x.role})`).join(', ')}</td>
                 <td>{u.status}</td>
                 <td>
-                  {!u.isAdmin ? (
-                    <button type="button" className="secondary" onClick={() => block.mutate(u.id)}>
-                      {u.status === 'blocked' ? t('admin.unblock') : t('admin.block')}
+                  <div className="row tight">
+                    {!u.isAdmin ? (
+                      <button type="button" className="secondary" onClick={() => block.mutate(u.id)}>
+                        {u.status === 'blocked' ? t('admin.unblock') : t('admin.block')}
+                      </button>
+                    ) : null}
+                    <button type="button" className="secondary" onClick={() => resetPassword.mutate(u)}>
+                      {t('admin.resetPassword')}
                     </button>
-                  ) : null}
+                    <button type="button" className="secondary" onClick={() => resetMfa.mutate(u.id)}>
+                      {t('admin.resetMfa')}
+                    </button>
+                  </div>
                 </td>
               </tr>
             ))}
