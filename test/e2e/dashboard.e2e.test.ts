@@ -399,8 +399,34 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await actx.close();
   });
 
-  test('sign out ends the session', async () => {
+  test('every control on the main pages has an accessible name', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
+    const det = (await api.get(`/detections?tenantId=${team.id}`, owner)).body.detections[0];
+    const sats = (await api.get(`/satellites?tenantId=${team.id}`, owner)).body.satellites;
+    const paths = ['/detections', `/detections/${det.id}`, '/sessions', '/fleet', `/fleet/${sats[0].id}`, '/account', '/team'];
+    const missing: string[] = [];
+    for (const p of paths) {
+      await page.goto(p);
+      await page.locator('main h1').first().waitFor();
+      await page.waitForLoadState('networkidle');
+      if (p === '/detections') await page.getByText('Filters').click();
+      const found = await page.evaluate(() =>
+        [...document.querySelectorAll<HTMLElement>('input, select, textarea, button, a[href]')]
+          .filter((el) => {
+            if ((el as HTMLInputElement).type === 'hidden') return false;
+            const named = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || el.getAttribute('title');
+            const labels = (el as HTMLInputElement).labels;
+            const text = el.tagName === 'BUTTON' || el.tagName === 'A' ? (el.textContent ?? '').trim() : '';
+            return !named && !(labels && labels.length > 0) && !text;
+          })
+          .map((el) => el.outerHTML.slice(0, 120)),
+      );
+      missing.push(...found.map((f) => `${p}: ${f}`));
+    }
+    assert.deepEqual(missing, []);
+  });
+
+  test('sign out ends the session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in/);
     await page.goto('/fleet');
