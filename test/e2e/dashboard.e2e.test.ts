@@ -271,6 +271,21 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '07-satellite');
   });
 
+  test('listen live to a satellite: its live chunks play in the browser', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('link', { name: 'Hedge' }).click();
+    await page.getByRole('heading', { name: 'Hedge' }).waitFor();
+    const since = sat!.received.length;
+    await page.getByRole('button', { name: 'Listen live' }).click();
+    const start = await sat!.waitFor('live-start', () => true, 'live-start', since);
+    const wav = makeWav(renderChunk({ species: [SPECIES[1].label], seed: 7 }));
+    await sat!.send('live-audio', { sessionId: start.sessionId, audio: wav.toString('base64') });
+    await page.getByRole('status').filter({ hasText: 'Listening live · chunks received: 1' }).waitFor();
+    const before = sat!.received.length;
+    await page.getByRole('button', { name: 'Stop listening' }).click();
+    await sat!.waitFor('live-stop', () => true, 'live-stop', before);
+  });
+
   test('the account language applies to the whole interface', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
     await page.getByLabel('Language').selectOption('de');

@@ -8,6 +8,9 @@ import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { bytes, ErrorText, Field, Loading } from '../components/ui';
 import { DeviceActions } from './DeviceActions';
+import { ListenLive } from './ListenLive';
+import { atLeast } from '../api/types';
+import { useSession } from '../session';
 import { SettingsTable } from '../components/SettingsTable';
 
 export default function SatelliteDetail() {
@@ -16,6 +19,7 @@ export default function SatelliteDetail() {
   const fmt = useFormat();
   const qc = useQueryClient();
   const navigate = useNavigate();
+  const { role } = useSession();
   const sat = useQuery({ queryKey: ['satellite', id], queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })) });
   const history = useQuery({
     queryKey: ['config-history', id],
@@ -71,6 +75,7 @@ export default function SatelliteDetail() {
       <p className="muted">
         {t('fleet.lastSeen')}: {s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')} · {t('fleet.version')}: {s.version ?? '—'}
       </p>
+      {atLeast(role, 'member') && !s.archived ? <ListenLive tenantId={s.tenantId} satelliteId={s.id} /> : null}
       {manage ? (
         <form
           className="row card"
