@@ -83,6 +83,17 @@ describe('ingest', () => {
       assert.equal(await jobs(), jobsBefore + 1, 'one inference job');
     });
 
+    test('a body whose audio is not the last member, or spaced out, is stored the same', async () => {
+      const sat = await satellite();
+      const { audio, ...rest } = audioBody(sat);
+      const first = { audio, ...rest };
+      assert.deepEqual(await sat.sendAudio(first, first.chunkId), { chunkId: first.chunkId, status: 'stored' });
+      const spaced = audioBody(sat);
+      assert.deepEqual(await sat.sendAudio(JSON.stringify(spaced, null, 1), spaced.chunkId), { chunkId: spaced.chunkId, status: 'stored' });
+      const object = await hub.infra.storage.get(keyOf(sat, first));
+      assert.ok(object?.equals(Buffer.from(audio as string, 'base64')), 'the object is the WAV as sent');
+    });
+
     test('a WAV with extra chunks before data (not a 44-byte header) is accepted', async () => {
       const sat = await satellite();
       const plain = toneWav();
@@ -98,6 +109,13 @@ describe('ingest', () => {
       ['bad JSON', () => ({ body: null, payload: '{"chunkId": "oops", ' }), /JSON/],
       ['a JSON array instead of an object', () => ({ body: null, payload: '[1,2,3]' }), /object/],
       ['bad base64', (s) => ({ body: audioBody(s, { audio: 'UklGR!!!' + 'A'.repeat(100) }) }), /base64/],
+      ['URL-safe base64', (s) => ({ body: audioBody(s, { audio: '-' + toneWav().toString('base64').slice(1) }) }), /base64/],
+      ['base64 whose padding bits are not zero', (s) => {
+        const b64 = toneWav().toString('base64'); // 288 044 bytes: one '=' of padding
+        const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+        return { body: audioBody(s, { audio: b64.slice(0, -2) + B64[B64.indexOf(b64.at(-2)!) | 1] + '=' }) };
+      }, /base64/],
+      ['a raw control character inside the audio string', (s) => ({ body: null, payload: JSON.stringify(audioBody(s)).replace('"audio":"', '"audio":"\u0001') }), /JSON/],
       ['base64 with a length that is not a multiple of 4', (s) => ({ body: audioBody(s, { audio: toneWav().toString('base64').slice(0, -1) }) }), /base64/],
       ['not a WAV', (s) => ({ body: audioBody(s, { audio: crypto.randomBytes(288_044).toString('base64') }) }), /not a WAV/],
       ['a WAV at 44.1 kHz', (s) => ({ body: audioBody(s, {}, toneWav(3000, { sampleRate: 44_100 })) }), /sample rate/],

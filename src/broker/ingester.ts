@@ -133,8 +133,8 @@ export function startIngester(deps: IngesterDeps): Ingester {
   async function onAudio(tenantId: string, satelliteId: string, payload: Buffer): Promise<void> {
     const parsed = parseAudioBody(payload);
     const body = parsed.ok ? parsed.value : null;
-    const refuse = async (reason: string) => {
-      const chunkId = chunkIdOf(body);
+    const refuse = async (reason: string, from: Record<string, unknown> | null = body) => {
+      const chunkId = chunkIdOf(from);
       await ack(tenantId, satelliteId, { ...(chunkId ? { chunkId } : {}), status: 'error', error: reason });
       throw new Refusal(reason);
     };
@@ -143,8 +143,9 @@ export function startIngester(deps: IngesterDeps): Ingester {
     if (mismatch) return refuse(mismatch);
     const msg = checkAudio(parsed.value);
     if (!msg.ok) {
-      const exact = parseBody(payload); // parseAudioBody leaves some bodies JSON.parse refuses to the base64 check
-      return refuse(exact.ok ? msg.reason : exact.reason);
+      // parseAudioBody leaves some bodies JSON.parse refuses to the base64 check: answer as for bad JSON.
+      const exact = parseBody(payload);
+      return exact.ok ? refuse(msg.reason) : refuse(exact.reason, null);
     }
     const chunk = msg.value;
     const wav = checkChunkWav(chunk.audio, chunk.durationMs);
