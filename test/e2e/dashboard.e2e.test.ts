@@ -293,7 +293,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '08-account-de');
     await page.getByLabel('Sprache').selectOption('en');
     await page.getByRole('link', { name: 'Detections' }).waitFor();
-    await page.getByRole('link', { name: 'Team' }).click();
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
     await page.getByRole('heading', { name: /Team/ }).first().waitFor();
     await page.getByText(viewer.email).waitFor();
     await shot(page, '09-team');
@@ -344,11 +344,24 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   test('a join request is approved from the link in the admins\' mail', async () => {
     const hubSwitch = await api.patch('/settings/effective?level=hub', { values: { allow_public_teams: true } }, hubAdmin);
     assert.equal(hubSwitch.status, 200, hubSwitch.text);
-    const policy = await api.patch(`/settings/effective?tenantId=${team.id}`, { values: { join_policy: 'request' } }, owner);
+    const policy = await api.patch(`/settings/effective?tenantId=${team.id}`, { values: { join_policy: 'listed' } }, owner);
     assert.equal(policy.status, 200, policy.text);
     const hopeful = await f.user({ name: 'Hal Hopeful' });
-    const asked = await api.post(`/tenants/${team.id}/join`, { message: 'I ring birds nearby' }, hopeful);
-    assert.equal(asked.status, 202, asked.text);
+    // The newcomer finds the team in the directory and asks to join, with a message.
+    const hctx = await browser.newContext({ baseURL: hub.url });
+    const h = await hctx.newPage();
+    await h.goto('/sign-in');
+    await h.getByLabel('Email').fill(hopeful.email);
+    await h.getByLabel('Password').fill(hopeful.password);
+    await h.getByRole('button', { name: 'Sign in' }).click();
+    await h.getByRole('link', { name: 'Find a team' }).click();
+    await h.getByLabel('Search teams').fill('Garden');
+    const card = h.getByTestId('team-card').filter({ hasText: 'Garden Birds' });
+    await card.getByLabel('Message to the admins').fill('I ring birds nearby');
+    await card.getByRole('button', { name: 'Ask to join' }).click();
+    await card.getByText('Your request is waiting for an admin.').waitFor();
+    await shot(h, '10-directory');
+    await hctx.close();
     await page.goto(`/teams/${team.id}/join-requests`);
     const request = page.locator('li', { hasText: 'Hal Hopeful' });
     await request.getByText('I ring birds nearby').waitFor();
@@ -357,7 +370,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const members = await api.get(`/auth/members?tenantId=${team.id}`, owner);
     assert.equal(members.body.members.find((m: { userId: string }) => m.userId === hopeful.id)?.role, 'member');
     // The team's own settings show the policy set above, with what the team would inherit.
-    await page.getByTestId('setting-join_policy').getByTestId('value').filter({ hasText: 'request' }).waitFor();
+    await page.getByTestId('setting-join_policy').getByTestId('value').filter({ hasText: 'listed' }).waitFor();
     assert.match((await page.getByTestId('setting-join_policy').textContent()) ?? '', /invite_only/);
   });
 
@@ -382,7 +395,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.getByTestId('detection').first().waitFor();
     assert.equal(await p.getByRole('button', { name: 'Confirm' }).count(), 0, 'no verify buttons');
     assert.equal(await p.getByRole('link', { name: 'Admin' }).count(), 0, 'no admin link');
-    assert.equal(await p.getByRole('link', { name: 'Team' }).count(), 0, 'no team administration link');
+    assert.equal(await p.getByRole('link', { name: 'Team', exact: true }).count(), 0, 'no team administration link');
     await p.getByRole('link', { name: 'Fleet' }).click();
     await p.getByTestId('satellite-row').first().waitFor();
     assert.equal(await p.getByRole('button', { name: 'Register a satellite' }).count(), 0, 'no registration form');

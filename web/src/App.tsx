@@ -16,6 +16,7 @@ import { Shared } from './pages/Shared';
 const Fleet = lazy(() => import('./pages/Fleet'));
 const DetectionDetail = lazy(() => import('./pages/DetectionDetail'));
 const Sessions = lazy(() => import('./pages/Sessions'));
+const Directory = lazy(() => import('./pages/Directory'));
 const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
@@ -98,6 +99,9 @@ function Shell() {
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
           {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
+          <NavLink to="/teams" end>
+            {t('nav.directory')}
+          </NavLink>
           <NavLink to="/account">{t('nav.account')}</NavLink>
           {isAdmin ? (
             <NavLink to="/admin" data-testid="nav-admin">
@@ -145,6 +149,7 @@ function Shell() {
             <Route path="/detections" element={<Detections />} />
             <Route path="/detections/:id" element={<DetectionDetail />} />
             <Route path="/sessions" element={<Sessions />} />
+            <Route path="/teams" element={<Directory />} />
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
             <Route path="/account" element={<Account />} />

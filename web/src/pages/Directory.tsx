@@ -1,0 +1,94 @@
+/** The team directory: teams accepting newcomers; join an open team or ask to join, with a message. */
+import { useState } from 'react';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useT } from '../i18n';
+import { meKey } from '../session';
+import { ErrorText, Field, Loading } from '../components/ui';
+
+interface Card {
+  id: string;
+  name: string;
+  description: string;
+  policy: string;
+  memberCount: number;
+  deviceCount: number;
+  is_member: boolean;
+  has_pending: boolean;
+}
+
+function TeamCard({ c }: { c: Card }) {
+  const t = useT();
+  const qc = useQueryClient();
+  const [message, setMessage] = useState('');
+  const join = useMutation({
+    mutationFn: () => data<{ status: string }>(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: ['directory'] });
+      void qc.invalidateQueries({ queryKey: meKey });
+    },
+  });
+  const withdraw = useMutation({
+    mutationFn: () => data(api.DELETE('/api/tenants/{id}/join', { params: { path: { id: c.id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['directory'] }),
+  });
+  return (
+    <li className="card" data-testid="team-card">
+      <h2>{c.name}</h2>
+      {c.description ? <p>{c.description}</p> : null}
+      <p className="muted small">{t('dir.counts', { members: c.memberCount, devices: c.deviceCount })}</p>
+      {c.is_member ? (
+        <p>{t('dir.member')}</p>
+      ) : c.has_pending ? (
+        <div className="row">
+          <span>{t('dir.pending')}</span>
+          <button type="button" className="secondary" onClick={() => withdraw.mutate()}>
+            {t('dir.withdraw')}
+          </button>
+        </div>
+      ) : (
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            join.mutate();
+          }}
+        >
+          {c.policy !== 'open' ? (
+            <Field label={t('dir.message')}>{(id) => <input id={id} maxLength={500} value={message} onChange={(e) => setMessage(e.target.value)} />}</Field>
+          ) : null}
+          <button type="submit" disabled={join.isPending}>
+            {c.policy === 'open' ? t('dir.join') : t('dir.ask')}
+          </button>
+        </form>
+      )}
+      {join.data?.status === 'requested' ? <p role="status">{t('dir.requested')}</p> : null}
+      <ErrorText error={join.error ?? withdraw.error} />
+    </li>
+  );
+}
+
+export default function Directory() {
+  const t = useT();
+  const [search, setSearch] = useState('');
+  const dir = useQuery({
+    queryKey: ['directory', search],
+    placeholderData: keepPreviousData,
+    queryFn: () => data<{ enabled: boolean; teams: Card[] }>(api.GET('/api/tenants/directory', { params: { query: search ? { search } : {} } })),
+  });
+  return (
+    <section aria-labelledby="dir-title">
+      <h1 id="dir-title">{t('dir.title')}</h1>
+      <Field label={t('dir.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
+      <ErrorText error={dir.error} />
+      {dir.isLoading ? <Loading /> : null}
+      {dir.data && !dir.data.enabled ? <p>{t('dir.off')}</p> : null}
+      {dir.data?.enabled && dir.data.teams.length === 0 ? <p>{t('dir.none')}</p> : null}
+      <ul className="plain">
+        {dir.data?.teams.map((c) => (
+          <TeamCard key={c.id} c={c} />
+        ))}
+      </ul>
+    </section>
+  );
+}
