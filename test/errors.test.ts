@@ -124,11 +124,15 @@ describe('errors', () => {
     const wrongMethod = await api.call('DELETE', '/health');
     assertError(wrongMethod, 404, 'NOT_FOUND');
 
-    const outside = await fetch(`${hub.url}/definitely-not-here?x=1`);
-    const text = await outside.text();
-    const body = JSON.parse(text);
-    assertError({ status: outside.status, headers: outside.headers, body, text }, 404, 'NOT_FOUND');
-    assert.doesNotMatch(body.error.message, /x=1/, 'query string is not echoed');
+    // Outside /api a GET belongs to the dashboard (its router answers deep links); any other
+    // method, and a missing built asset, is the JSON 404.
+    for (const [method, url] of [['POST', '/definitely-not-here?x=1'], ['GET', '/assets/definitely-not-here.js?x=1']]) {
+      const outside = await fetch(`${hub.url}${url}`, { method });
+      const text = await outside.text();
+      const body = JSON.parse(text);
+      assertError({ status: outside.status, headers: outside.headers, body, text }, 404, 'NOT_FOUND');
+      assert.doesNotMatch(body.error.message, /x=1/, 'query string is not echoed');
+    }
   });
 
   test('a non-uuid path id on /admin/users/:id as hub admin is 400', async () => {
