@@ -153,9 +153,12 @@ export function createDetectionsRepo(db: Db) {
             ? `d.common_name ${dir}, d.detected_at DESC, d.id DESC`
             : `d.detected_at ${dir}, d.id ${dir}`;
       const countParams = [...params];
+      // The page's ids come from the index alone; only those rows are then read whole and joined,
+      // so a deep offset skips index entries instead of full rows with their satellite.
       const rows = await db.query<DetectionRow>(
-        `SELECT ${ROW} FROM detections d LEFT JOIN satellites s ON s.id = d.satellite_id ${w}
-         ORDER BY ${order} LIMIT ${p(f.limit)} OFFSET ${p(f.offset)}`,
+        `SELECT ${ROW} FROM (SELECT d.id FROM detections d ${w} ORDER BY ${order} LIMIT ${p(f.limit)} OFFSET ${p(f.offset)}) page
+         JOIN detections d ON d.id = page.id LEFT JOIN satellites s ON s.id = d.satellite_id
+         ORDER BY ${order}`,
         params,
       );
       const total = f.withCount ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM detections d ${w}`, countParams)).n : null;
