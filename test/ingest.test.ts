@@ -360,6 +360,29 @@ describe('ingest', () => {
       assert.equal(bad.outcome, 'refused');
       assert.equal((await hub.infra.db.query('SELECT 1 FROM telemetry WHERE satellite_id = $1', [sat.id])).length, 1);
     });
+
+    test('GET /satellites/:id/telemetry answers the latest samples oldest first; limit bounded; other teams 404', async () => {
+      const sat = await satellite();
+      const base = Date.now() - 10 * 60_000;
+      for (const [i, battery] of [0.9, 0.8, 0.7].entries()) {
+        const m = await sat.sendHandled('telemetry', {
+          satelliteId: sat.id, tenantId: sat.tenantId, batteryLevel: battery, storageFreeBytes: 1000 - i, cpuTemp: 40 + i, timestamp: new Date(base + i * 60_000).toISOString(),
+        });
+        assert.equal(m.outcome, 'done');
+      }
+      const all = await api.get(`/satellites/${sat.id}/telemetry`, member);
+      assert.equal(all.status, 200, all.text);
+      assert.deepEqual(all.body.telemetry.map((t: any) => t.batteryLevel), [0.9, 0.8, 0.7]);
+      assert.deepEqual(all.body.telemetry.map((t: any) => t.storageFreeBytes), [1000, 999, 998]);
+      assert.equal(all.body.telemetry[2].at, new Date(base + 120_000).toISOString());
+      const latest = await api.get(`/satellites/${sat.id}/telemetry?limit=2`, member);
+      assert.deepEqual(latest.body.telemetry.map((t: any) => t.cpuTemp), [41, 42]);
+      assert.equal((await api.get(`/satellites/${sat.id}/telemetry?limit=0`, member)).status, 400);
+      assert.equal((await api.get(`/satellites/${sat.id}/telemetry?limit=5000`, member)).status, 400);
+      const stranger = await f.user();
+      await f.team(stranger);
+      assert.equal((await api.get(`/satellites/${sat.id}/telemetry?tenantId=${team.id}`, stranger)).status, 404);
+    });
   });
 
   describe('config request', () => {

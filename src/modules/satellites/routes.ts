@@ -215,6 +215,17 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
     }),
 
     defineRoute({
+      ...viewer,
+      method: 'GET',
+      url: '/satellites/:id/telemetry',
+      action: 'satellites.telemetry.read',
+      audit: [],
+      summary: 'Recent telemetry samples (battery, storage, temperature, network), oldest first',
+      schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }) },
+      handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId!, params.id, query.limit ?? 100),
+    }),
+
+    defineRoute({
       ...device,
       method: 'POST',
       url: '/satellites/:id/archive',

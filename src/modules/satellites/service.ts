@@ -8,6 +8,7 @@ import type { SettingsService } from '../settings/service.ts';
 import { mintKey } from '../api-keys/service.ts';
 import { HUB_VERSION } from '../system/version.ts';
 import type { SatelliteRow, SatellitesRepo } from './repo.ts';
+import { createDeviceRepo } from './device-repo.ts';
 import { topicOf } from '../../infra/broker/topics.ts';
 
 /** What the satellites module needs of the broker (src/infra/broker). */
@@ -54,6 +55,7 @@ export function createSatellitesService(deps: {
   storage: ObjectRemover;
 }) {
   const { db, clock, audit, repo, settings, broker, storage } = deps;
+  const devices = createDeviceRepo(db);
 
   /** The device rule as a flag for responses (Outline-style policies in the payload). */
   function canManage(actor: Actor, s: SatelliteRow, policy: string): boolean {
@@ -363,6 +365,23 @@ export function createSatellitesService(deps: {
       await require(tenantId, id);
       const rows = await repo.history(tenantId, id, limit);
       return { history: rows.map((r) => ({ id: r.id, changedAt: iso(r.changedAt), source: r.source, changedBy: r.changedBy, changes: r.changes, config: r.config })) };
+    },
+
+    /** Recent telemetry samples, oldest first (what a sparkline draws left to right). */
+    async telemetry(tenantId: string, id: string, limit: number) {
+      await require(tenantId, id);
+      const rows = await devices.telemetry(tenantId, id, limit);
+      return {
+        telemetry: rows.reverse().map((r) => ({
+          at: iso(r.at),
+          batteryLevel: r.batteryLevel,
+          storageFreeBytes: r.storageFreeBytes === null ? null : Number(r.storageFreeBytes),
+          cpuTemp: r.cpuTemp,
+          networkLatencyMs: r.networkLatencyMs,
+          packetLossPct: r.packetLossPct,
+          uptimeSeconds: r.uptimeSeconds,
+        })),
+      };
     },
 
     /** Broker login check (embedded broker): username = satellite id, password = the minted secret. */
