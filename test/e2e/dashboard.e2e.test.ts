@@ -271,6 +271,24 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '07-satellite');
   });
 
+  test('a satellite page draws its telemetry as sparklines with the latest values', async () => {
+    const base = Date.now() - 30 * 60_000;
+    for (const [i, battery] of [0.91, 0.88, 0.84].entries()) {
+      const m = await sat!.sendHandled('telemetry', {
+        satelliteId: sat!.id, tenantId: sat!.tenantId, batteryLevel: battery, storageFreeBytes: 8e9 - i * 1e8, cpuTemp: 41 + i, timestamp: new Date(base + i * 600_000).toISOString(),
+      });
+      assert.equal(m.outcome, 'done');
+    }
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('link', { name: 'Hedge' }).click();
+    await page.getByRole('heading', { name: 'Hedge' }).waitFor();
+    await page.getByRole('figure', { name: 'Battery: 84 %' }).waitFor();
+    await page.getByRole('figure', { name: 'Free storage: 7.8 GB' }).waitFor();
+    await page.getByRole('figure', { name: 'CPU temperature: 43.0 °C' }).waitFor();
+    assert.equal(await page.locator('[data-testid="telemetry"] canvas').count(), 3);
+    await shot(page, '07b-satellite-telemetry');
+  });
+
   test('listen live to a satellite: its live chunks play in the browser', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
     await page.getByRole('link', { name: 'Hedge' }).click();

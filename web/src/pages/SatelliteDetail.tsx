@@ -4,6 +4,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import type { DeletionPreview, Satellite } from '../api/types';
+import { TelemetrySparklines } from '../components/Telemetry';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { bytes, ErrorText, Field, Loading } from '../components/ui';
@@ -75,6 +76,7 @@ export default function SatelliteDetail() {
       <p className="muted">
         {t('fleet.lastSeen')}: {s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')} · {t('fleet.version')}: {s.version ?? '—'}
       </p>
+      <TelemetrySparklines satelliteId={s.id} />
       {atLeast(role, 'member') && !s.archived ? <ListenLive tenantId={s.tenantId} satelliteId={s.id} /> : null}
       {manage ? (
         <form
