@@ -32,6 +32,8 @@ import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
+import { speciesRoutes } from './modules/species/routes.ts';
+import { speciesCatalog } from './inference/species-catalog.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { createAudioRepo } from './modules/audio/repo.ts';
 import { createAudioService } from './modules/audio/service.ts';
@@ -187,6 +189,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...calibrationRoutes(calibration),
     ...sessionsRoutes(sessions),
     ...detectionReviewRoutes(review, detectionSummary),
+    ...speciesRoutes(speciesCatalog),
     ...auditRoutes(auditRepo),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),

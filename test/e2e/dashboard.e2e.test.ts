@@ -168,7 +168,11 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(votes.body.votes[id!], 'confirm');
   });
 
-  test('a rare species event shows a toast', async () => {
+  test('a rare species event shows a toast naming it in the primary and secondary languages', async () => {
+    assert.equal((await api.put('/auth/me/preferences', { secondaryLanguages: ['de'] }, owner)).status, 200);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Detections' }).waitFor();
+    await page.getByText('Live', { exact: true }).waitFor();
     // The event as the inference worker sends it to the team's sockets (src/inference/worker.ts).
     await hub.services.live.sendToTeam(team.id, {
       type: 'detection', id: crypto.randomUUID(), tenantId: team.id, satelliteId: sat!.id, satelliteName: 'Hedge',
@@ -176,7 +180,8 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
       isRare: true, isFirstOfDay: true, isFirstOfSeason: true, rareReason: 'Not seen before at this team',
       detectedAt: hub.clock.now().toISOString(), audioChunkId: detectionChunk,
     });
-    await page.getByTestId('toast').filter({ hasText: 'Rare species: Eurasian Hoopoe (Upupa epops)' }).waitFor();
+    await page.getByTestId('toast').filter({ hasText: 'Rare species: Eurasian Hoopoe · Wiedehopf (Upupa epops)' }).waitFor();
+    assert.equal((await api.put('/auth/me/preferences', { secondaryLanguages: null }, owner)).status, 200);
   });
 
   test('annotate on the spectrogram by dragging a box', async () => {

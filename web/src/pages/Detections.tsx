@@ -85,6 +85,25 @@ export function Detections() {
     queryFn: () => data<{ votes: Record<string, Vote> }>(api.GET('/api/detections/votes', { params: { query: { ids } } })),
   });
 
+  // A rare species is named in the person's primary and secondary languages (English and the
+  // scientific name when the catalog has no translation or the lookup fails).
+  const languages = [me.preferences.primaryLanguage, ...(me.preferences.secondaryLanguages ?? [])].filter(Boolean).join(',');
+  const rareToast = useCallback(
+    async (d: LiveDetection) => {
+      let names = [d.commonName];
+      try {
+        const tr = await data<{ names: Record<string, string> }>(
+          api.GET('/api/species/translate', { params: { query: { speciesCode: d.speciesCode, languages: languages || 'en' } } }),
+        );
+        names = [...new Set(Object.values(tr.names))];
+      } catch {
+        // The English name from the event stands in.
+      }
+      toast(t('toast.rare', { name: `${names.join(' · ')} (${d.scientificName})` }), 'rare');
+    },
+    [languages, toast, t],
+  );
+
   // Live: a new detection of this team refreshes the list; rare species also get a toast.
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const onEvent = useCallback(
@@ -93,9 +112,9 @@ export function Detections() {
       const d = e as unknown as LiveDetection;
       setFresh((s) => new Set(s).add(d.id));
       void qc.invalidateQueries({ queryKey: ['detections', tenantId] });
-      if (d.isRare) toast(t('toast.rare', { name: `${d.commonName} (${d.scientificName})` }), 'rare');
+      if (d.isRare) void rareToast(d);
     },
-    [qc, tenantId, toast, t],
+    [qc, tenantId, rareToast],
   );
   const live = useLiveEvents(tenantId, onEvent);
 
