@@ -19,7 +19,11 @@ import { startHub, type Hub } from '../helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from '../helpers/factories.ts';
 import { client } from '../helpers/http.ts';
 import { RawSatellite, audioBody } from '../helpers/raw-satellite.ts';
-import { renderChunk, SPECIES } from '../../src/satellite/soundscape.ts';
+import { chunkPlan, renderChunk, SPECIES } from '../../src/satellite/soundscape.ts';
+import { Satellite } from '../../src/satellite/client.ts';
+import { Outbox } from '../../src/satellite/outbox.ts';
+import { registerSatellite } from '../../src/satellite/cli.ts';
+import { syntheticSource } from '../../src/satellite/sources.ts';
 import { makeWav } from '../../src/broker/wav.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -395,6 +399,35 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     // The team's own settings show the policy set above, with what the team would inherit.
     await page.getByTestId('setting-join_policy').getByTestId('value').filter({ hasText: 'listed' }).waitFor();
     assert.match((await page.getByTestId('setting-join_policy').textContent()) ?? '', /invite_only/);
+  });
+
+  test('the reference satellite records the synthetic soundscape: its detections appear live', async () => {
+    const dir = fs.mkdtempSync(path.join(root, 'test-results', 'ref-sat-'));
+    const creds = await registerSatellite({ hub: hub.url, token: owner.token, tenantId: team.id, name: 'Reference', deviceId: `e2e-${crypto.randomUUID()}` });
+    const reference = new Satellite({
+      credentials: creds,
+      source: syntheticSource({ seed: 7, silenceProbability: 0 }),
+      outbox: await Outbox.open(path.join(dir, 'outbox')),
+      dataDir: dir,
+      chunkIntervalMs: 0,
+      heartbeatIntervalMs: 60_000,
+    });
+    try {
+      const connected = new Promise((resolve) => reference.once('connected', resolve));
+      await reference.start();
+      await connected;
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Detections' }).click();
+      await page.getByText('Live', { exact: true }).waitFor();
+      const acked = new Promise<number>((resolve) => reference.once('ack', () => resolve(Date.now())));
+      assert.equal(await reference.record(), 'recorded');
+      const ackedAt = await acked;
+      const expected = chunkPlan(7, 0).species[0].split('_')[1];
+      await page.getByTestId('detection').filter({ hasText: 'Reference' }).filter({ hasText: expected }).first().waitFor({ timeout: 30_000 });
+      console.log(`# reference satellite: chunk acked → ${expected} shown in the browser: ${Date.now() - ackedAt} ms`);
+    } finally {
+      await reference.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('phone width and dark theme', async () => {
