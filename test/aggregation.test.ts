@@ -61,19 +61,22 @@ describe('aggregation and stitched calls', () => {
     );
     const run = createInferenceHandler({
       db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
-      log: { warn: () => {} },
+      log: { warn: () => {} }, settings: hub.services.settings,
       loadClassifier: async () => ({
         classify: async () =>
           species.map(([label, confidence], index) => ({ label, scientificName: label.split('_')[0], commonName: label.split('_')[1], index, logit: 0, confidence }) as Prediction),
       }),
     });
-    const messages = await run({ id, attempt: 1, data: { chunkId: id, tenantId: team.id, satelliteId: sat.id } });
-    return messages.map((m) => m.id);
+    const { stored, announced: sent } = await run({ id, attempt: 1, data: { chunkId: id, tenantId: team.id, satelliteId: sat.id } });
+    announced = sent.map((m) => m.id);
+    return stored.map((d) => d.id);
   }
 
   const row = (id: string) => hub.infra.db.one<{ tentative: boolean; promoted: boolean; call_id: string | null; call_chunks: number }>('SELECT tentative, promoted, call_id, call_chunks FROM detections WHERE id = $1', [id]);
   const states = async (ids: string[]) => Promise.all(ids.map(async (id) => ((await row(id)).tentative ? 'tentative' : 'promoted')));
   const MIN = 60_000;
+  /** The detection ids the last chunk announced (MQTT detection message and WebSocket event). */
+  let announced: string[] = [];
 
   test('with the rule off (the default) every detection is promoted at once', async () => {
     const [id] = await chunk(satA, 0, [[CUCKOO, 0.4]]);
@@ -81,6 +84,18 @@ describe('aggregation and stitched calls', () => {
     const list = await api.get(`/detections?tenantId=${team.id}&species=${code(CUCKOO)}`, viewer);
     assert.equal(list.body.total, 1);
     assert.deepEqual(list.body.aggregation, {});
+    assert.deepEqual(announced, [id], 'a promoted detection is announced at once');
+  });
+
+  test('a detection in a category the team hides is stored but not announced', async () => {
+    assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['amphibian', 'insect'] }, owner)).status, 200);
+    try {
+      const stored = await chunk(satB, 1000, [[CUCKOO, 0.6]]);
+      assert.equal(stored.length, 1);
+      assert.deepEqual(announced, []);
+    } finally {
+      assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['bird', 'amphibian', 'insect', 'other_animal'] }, owner)).status, 200);
+    }
   });
 
   describe('with the rule on (count 3 in 10 minutes, confidenceHigh 0.9)', () => {
@@ -91,7 +106,9 @@ describe('aggregation and stitched calls', () => {
 
     test('tentative until the species reaches count detections from the satellite within the window, then the group is promoted', async () => {
       const [a] = await chunk(satA, 1 * MIN, [[ROBIN, 0.5]]);
+      assert.deepEqual(announced, [], 'a tentative detection is not announced');
       const [b] = await chunk(satA, 5 * MIN, [[ROBIN, 0.6]]);
+      assert.deepEqual(announced, []);
       assert.deepEqual(await states([a, b]), ['tentative', 'tentative']);
       assert.equal((await row(a)).promoted, false);
       // Another satellite's robin does not count toward satellite A's group.
@@ -99,6 +116,7 @@ describe('aggregation and stitched calls', () => {
       assert.deepEqual(await states([a, b, other]), ['tentative', 'tentative', 'tentative']);
       const [c] = await chunk(satA, 11 * MIN, [[ROBIN, 0.5]]); // a is exactly 10 minutes before: inside
       assert.deepEqual(await states([a, b, c, other]), ['promoted', 'promoted', 'promoted', 'tentative']);
+      assert.deepEqual([...announced].sort(), [a, b, c].sort(), 'the promotion announces the whole group, once');
       assert.equal((await row(a)).promoted, true);
     });
 
@@ -112,8 +130,10 @@ describe('aggregation and stitched calls', () => {
       assert.deepEqual(await states([low]), ['tentative']);
       const [high] = await chunk(satA, 3 * MIN, [[CHAFFINCH, 0.9]]);
       assert.deepEqual(await states([low, high]), ['promoted', 'promoted'], 'the tentative one in the window is promoted with it');
+      assert.deepEqual([...announced].sort(), [low, high].sort());
       const [next] = await chunk(satA, 4 * MIN, [[CHAFFINCH, 0.3]]);
       assert.deepEqual(await states([next]), ['promoted']);
+      assert.deepEqual(announced, [next]);
     });
 
     test('GET /detections lists tentative rows only with includeTentative, and maps their team to its rule', async () => {
@@ -136,9 +156,12 @@ describe('aggregation and stitched calls', () => {
       const [head] = await chunk(satA, t, [[BLACKBIRD, 0.5]]);
       const [second] = await chunk(satA, t + 3000, [[BLACKBIRD, 0.6]]);
       const [third] = await chunk(satA, t + 6000, [[BLACKBIRD, 0.55]]);
+      assert.deepEqual(announced, [head], 'the promotion announces the call once, by its representative');
       // A missed chunk (3 s of silence) still continues the call; 6 s of silence ends it.
       const [fourth] = await chunk(satA, t + 12_000, [[BLACKBIRD, 0.5]]);
+      assert.deepEqual(announced, [], 'a continuation of an announced call is not announced again');
       const [apart] = await chunk(satA, t + 21_000, [[BLACKBIRD, 0.5]]);
+      assert.deepEqual(announced, [apart]);
       assert.equal((await row(head)).call_id, null);
       for (const id of [second, third, fourth]) assert.equal((await row(id)).call_id, head);
       assert.equal((await row(apart)).call_id, null);

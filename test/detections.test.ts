@@ -188,7 +188,7 @@ describe('detections', () => {
         log: { warn: () => {} },
       });
       const again = await handle({ id: chunkIds[0], attempt: 1, data: { chunkId: chunkIds[0], tenantId: team.id, satelliteId: sat.id } });
-      assert.deepEqual(again, []);
+      assert.deepEqual(again.stored, []);
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
       assert.equal(n.n, 1);
     });

@@ -45,7 +45,7 @@ describe('rare flag', () => {
       log: { warn: () => {} },
       loadClassifier: async () => ({ classify: async () => [{ label, scientificName, commonName, index: 0, logit: 2, confidence: 0.9 }] }),
     });
-    const messages = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
+    const { announced: messages } = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
     assert.equal(messages.length, 1, `one detection of ${label}`);
     const stored = await api.get(`/detections/${messages[0].id}`, owner);
     assert.equal(stored.status, 200);

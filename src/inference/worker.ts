@@ -64,6 +64,8 @@ export interface InferenceWorkerDeps {
 
 /** The team's inference settings, as numbers the model accepts (defaults when unset). */
 interface InferenceSettings {
+  /** Categories the team shows (null: every category, when no settings service is wired). */
+  visibleCategories: string[] | null;
   model: string | null;
   sensitivity: number;
   minConfidence: number;
@@ -144,6 +146,14 @@ function samplesOf(wav: Buffer): Int16Array {
   return out;
 }
 
+/** What one job did: the rows it stored, and the detection messages it sent. */
+export interface InferenceOutcome {
+  stored: NewDetection[];
+  announced: DetectionMessage[];
+}
+
+const NOTHING: InferenceOutcome = Object.freeze({ stored: [], announced: [] }) as InferenceOutcome;
+
 export function createInferenceHandler(deps: InferenceWorkerDeps) {
   const { db, clock, storage, broker, live, log } = deps;
   const repo = createDetectionsRepo(db);
@@ -152,6 +162,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const v = deps.settings ? await deps.settings.teamSettings(tenantId) : {};
     const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
     return {
+      visibleCategories: Array.isArray(v.visible_categories) ? (v.visible_categories as string[]) : null,
       model: typeof v.inference_model === 'string' ? v.inference_model : null,
       sensitivity: num(v.inference_sensitivity, DEFAULT_SENSITIVITY),
       minConfidence: deps.minConfidence ?? num(v.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
@@ -165,7 +176,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
   }
 
-  return async function handle(job: Job): Promise<DetectionMessage[]> {
+  return async function handle(job: Job): Promise<InferenceOutcome> {
     const chunkId = String(job.data.chunkId ?? '');
     const tenantId = String(job.data.tenantId ?? '');
     const chunk = await db.maybeOne<{ satelliteId: string; satelliteName: string | null; recordedAt: Date; durationMs: number; storageKey: string }>(
@@ -175,8 +186,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       [chunkId, tenantId],
     );
     // The chunk was taken back (or its team or satellite deleted): nothing to classify.
-    if (!chunk) return [];
-    if (await repo.chunkDone(db, chunkId)) return [];
+    if (!chunk) return NOTHING;
+    if (await repo.chunkDone(db, chunkId)) return NOTHING;
 
     const wav = await storage.get(chunk.storageKey);
     if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
@@ -220,14 +231,14 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         modelId, isRare: false, rareReason: null, createdAt: clock.now(),
       });
     }
-    if (found.length === 0) return [];
+    if (found.length === 0) return NOTHING;
     const detectedAt = new Date(chunkStart);
 
-    const stored = await db.tx(async (tx) => {
+    const { rows: stored, outcome } = await db.tx(async (tx) => {
       // One team at a time: the idempotence check and the first-of-day/season reads see every
       // earlier commit of the team.
       await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
-      if (await repo.chunkDone(tx, chunkId)) return [];
+      if (await repo.chunkDone(tx, chunkId)) return { rows: [] as NewDetection[], outcome: null };
       const codes = found.map((d) => d.speciesCode);
       const [dayFrom, dayTo] = dayOf(detectedAt);
       const [seasonFrom, seasonTo] = seasonOf(detectedAt);
@@ -237,16 +248,23 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
       await repo.insertMany(tx, rows);
       // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.
-      await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows });
-      return rows;
+      const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows });
+      // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
+      const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
+      return { rows: [...rows, ...promotedHeads], outcome };
     });
+    if (!outcome) return NOTHING;
 
-    // After the commit: the satellite and the team's sockets hear of each new detection.
-    const messages = stored.map<DetectionMessage>((d) => ({
+    // After the commit: the satellite and the team's sockets hear of each detection the
+    // Detections page now lists (docs/decisions.md "Announcements"): not tentative ones, not a
+    // stitched call's continuations, not categories the team hides.
+    const silent = new Set([...outcome.tentative, ...outcome.stitched.keys()]);
+    const announced = stored.filter((d) => !silent.has(d.id) && (opts.visibleCategories === null || opts.visibleCategories.includes(d.category)));
+    const messages = announced.map<DetectionMessage>((d) => ({
       id: d.id, tenantId, satelliteId: d.satelliteId, satelliteName: chunk.satelliteName ?? '',
       speciesCode: d.speciesCode, commonName: d.commonName, scientificName: d.scientificName, confidence: d.confidence,
       isRare: d.isRare, isFirstOfDay: d.isFirstOfDay, isFirstOfSeason: d.isFirstOfSeason, rareReason: d.rareReason,
-      detectedAt: d.detectedAt.toISOString(), audioChunkId: chunkId,
+      detectedAt: new Date(d.detectedAt).toISOString(), audioChunkId: d.chunkId,
     }));
     for (const m of messages) {
       try {
@@ -260,7 +278,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not send the detection event');
       }
     }
-    return messages;
+    return { stored: stored.filter((d) => d.chunkId === chunkId), announced: messages };
   };
 }
 
@@ -276,7 +294,7 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
         modelId: modelOfJob.get(job) ?? null, finishedAt: deps.clock.now().toISOString(), error,
       });
     try {
-      const stored = await handle(job);
+      const { stored } = await handle(job);
       report('completed', stored.length, null);
     } catch (err) {
       report('failed', 0, (err as Error)?.message ?? String(err));

@@ -104,6 +104,17 @@ export function createDetectionsRepo(db: Db) {
       await tx.query(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
     },
 
+    /** Of `ids`, the rows that head their call (not continuations), as the worker wrote them. */
+    callHeadsAmong: (tx: Db, ids: string[]) =>
+      tx.query<NewDetection>(
+        `SELECT id, tenant_id AS "tenantId", satellite_id AS "satelliteId", chunk_id AS "chunkId", species_code AS "speciesCode",
+           scientific_name AS "scientificName", common_name AS "commonName", category, confidence, detected_at AS "detectedAt",
+           start_ms AS "startMs", end_ms AS "endMs", model_id AS "modelId", is_first_of_season AS "isFirstOfSeason",
+           is_first_of_day AS "isFirstOfDay", is_rare AS "isRare", rare_reason AS "rareReason", created_at AS "createdAt"
+         FROM detections WHERE id = ANY($1::uuid[]) AND call_id IS NULL ORDER BY detected_at, id`,
+        [ids],
+      ),
+
     find: (tenantId: string, id: string) =>
       db.maybeOne<DetectionRow & { storageKey: string | null }>(
         `SELECT ${ROW}, c.storage_key AS "storageKey", c.duration_ms AS "chunkDurationMs", c.recorded_at AS "chunkRecordedAt"
