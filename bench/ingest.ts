@@ -49,6 +49,8 @@ interface Side {
   lanes: Lane[];
   pid: number;
   stop(): Promise<void>;
+  /** The hub's inference queue (GET /api/workers): how far classification kept up with ingest. */
+  inference?: () => Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }>;
 }
 
 /** Sums over the measured slices of one side. */
@@ -244,11 +246,12 @@ async function startHub(): Promise<Side> {
     const auth = { authorization: `Bearer ${login.token}` };
     const team = await json(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Ingest bench' } });
     for (let i = 0; i < SATELLITES; i++) lanes.push(await satelliteLane(hub.url, auth, team.id, i + 1));
+    const inference = async () => (await json(`${hub.url}/api/workers`, { headers: auth })).queue;
+    return { lanes, pid: hub.pid, stop, inference };
   } catch (err) {
     await stop();
     throw err;
   }
-  return { lanes, pid: hub.pid, stop };
 }
 
 // ------------------------------------------------------------------------------- report
@@ -264,12 +267,14 @@ export async function run() {
   let hub: Side | null = null;
   const rawTally = new Tally();
   const hubTally = new Tally();
+  let backlog: Awaited<ReturnType<NonNullable<Side['inference']>>> | null = null;
   try {
     hub = await startHub();
     for (let r = 0; r < ROUNDS; r++) {
       await drive(raw, r === 0 ? WARMUP : 1, SECONDS / ROUNDS, rawTally);
       await drive(hub, r === 0 ? WARMUP : 1, SECONDS / ROUNDS, hubTally);
     }
+    backlog = (await hub.inference?.().catch(() => null)) ?? null;
   } finally {
     await Promise.allSettled([raw.stop(), hub?.stop()]);
   }
@@ -290,5 +295,8 @@ export async function run() {
   for (const [reason, n] of rawTally.errors) console.log(`raw error: ${n} × ${reason}`);
   console.log(`hub / raw: ${pct(hubTally.rate / rawTally.rate)}  (target ≥ 50% on embedded parts)`);
   console.log(`hub: ${hubTally.rate.toFixed(0)} chunks/s stored + acked = real time for ${Math.floor(hubTally.rate * 3)} continuously recording satellites  (target ≥ 300 chunks/s with PostgreSQL)`);
+  if (backlog) {
+    console.log(`inference at the end (runs beside ingest, acks never wait for it): ${backlog.completed} classified (recent count, bounded), ${backlog.waiting + backlog.delayed} waiting, ${backlog.active} running, ${backlog.failed} failed`);
+  }
   console.log(`hub RSS ${hubTally.mem.rssMb.toFixed(0)} MB at the end of the last slice (peak ${hubTally.mem.hwmMb.toFixed(0)} MB)`);
 }

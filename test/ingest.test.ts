@@ -233,6 +233,8 @@ describe('ingest', () => {
       assert.match(ack.error, /another satellite/);
       const row = await hub.infra.db.one<{ satellite_id: string }>('SELECT satellite_id FROM chunks WHERE id = $1', [body.chunkId]);
       assert.equal(row.satellite_id, a.id);
+      assert.ok(await hub.infra.storage.stat(keyOf(a, body)), "the first satellite's audio is kept");
+      assert.equal(await hub.infra.storage.stat(keyOf(b, body)), null, 'the refused delivery leaves no object behind');
     });
 
     test('after all the bad input the hub keeps serving', async () => {

@@ -1,7 +1,8 @@
 /**
  * Group commit for the ingest path's statements: calls made while a batch is in flight are run
  * together as the next batch, so N chunks arriving together cost one database round trip (and, on
- * PostgreSQL, one commit) instead of N. An idle hub adds no wait: the first call runs at once.
+ * PostgreSQL, one commit) instead of N. An idle hub adds no wait: the first call runs at the end of
+ * the current turn of the event loop.
  */
 
 export interface BatchOptions {
@@ -54,6 +55,12 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, opts: BatchOpti
   return (item) =>
     new Promise<O>((resolve, reject) => {
       queue.push({ item, resolve, reject });
-      if (!running) void flush();
+      if (!running) {
+        running = true;
+        // After this turn of the event loop: the messages already read from the sockets are
+        // parsed first and join this batch (on PGlite the statement runs on this thread, so
+        // nothing would join a batch started at once).
+        setImmediate(() => void flush());
+      }
     });
 }

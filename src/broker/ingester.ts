@@ -91,8 +91,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
   const { db, clock, broker, storage, queue, audit, settings, satellites, log } = deps;
   const chunks = createAudioRepo(db);
   // Chunks arriving together share one statement each for their facts and their rows (batch.ts).
-  const ingestFacts = batched(chunks.ingestFactsMany);
-  const insertChunk = batched(chunks.insertMany);
+  const storeChunk = batched(chunks.storeMany);
   const devices = createDeviceRepo(db);
   const inFlight = new Set<Promise<void>>();
   const listeners = new Set<(m: HandledMessage) => void>();
@@ -157,45 +156,43 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const id = chunk.chunkId.toLowerCase();
     const tenant = tenantId.toLowerCase();
     const sat = satelliteId.toLowerCase();
-    /** Already stored (the satellite missed our ack): the same answer, nothing written twice. */
-    const answerStored = (facts: { chunkTenantId: string | null; chunkSatelliteId: string | null }) =>
-      facts.chunkTenantId !== tenant || facts.chunkSatelliteId !== sat
-        ? refuse('chunkId is already used by another satellite')
-        : ack(tenantId, satelliteId, { chunkId: chunk.chunkId, status: 'stored' });
-    const facts = await ingestFacts({ tenantId: tenant, satelliteId: sat, chunkId: id });
-    if (!facts.known) return refuse('unknown satellite');
-    if (facts.chunkTenantId !== null) return answerStored(facts);
-
     const storageKey = chunkStorageKey(tenantId, satelliteId, id, chunk.recordedAt);
-    // 1. The object. A crash after this leaves an object without a row; the redelivery
-    //    overwrites it with the same bytes and carries on.
+    // 1. The object first, so a row never exists without its audio. A crash after this leaves an
+    //    object without a row; the redelivery overwrites it with the same bytes and carries on.
     try {
       await storage.put(storageKey, chunk.audio, 'audio/wav');
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: object storage failed');
       return refuse('storage unavailable, send again later');
     }
-    // 2. The row (idempotent on chunkId).
-    let inserted: boolean;
+    /** Our object is nobody's audio: its key names our satellite and is not the row's key. */
+    const dropObject = () => storage.delete(storageKey).catch(() => {});
+    // 2. The row, checked and inserted in one statement (idempotent on chunkId).
+    let r: { known: boolean; inserted: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null; storageKey: string | null };
     try {
-      inserted = await insertChunk({
+      r = await storeChunk({
         id, tenantId: tenant, satelliteId: sat, recordedAt: chunk.recordedAt, durationMs: chunk.durationMs, sampleRate: chunk.sampleRate,
         storageKey, bytes: chunk.audio.length, latitude: chunk.latitude, longitude: chunk.longitude, receivedAt: clock.now(),
       });
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: chunk row insert failed');
-      await storage.delete(storageKey).catch(() => {});
+      await dropObject();
       return refuse('database unavailable, send again later');
     }
-    if (!inserted) {
-      // Another delivery of this chunkId got its row in first, or the satellite went away meanwhile.
-      const now = await ingestFacts({ tenantId: tenant, satelliteId: sat, chunkId: id });
-      if (now.chunkTenantId === null || now.chunkTenantId !== tenant || now.chunkSatelliteId !== sat) {
-        // Our object's key names our satellite, so it is nobody else's object.
-        await storage.delete(storageKey).catch(() => {});
-        return refuse(now.chunkTenantId === null ? 'unknown satellite' : 'chunkId is already used by another satellite');
+    if (!r.known) {
+      await dropObject();
+      return refuse('unknown satellite');
+    }
+    if (!r.inserted) {
+      // Stored before (the satellite missed our ack), or another delivery of it in this very batch
+      // (then the statement saw no earlier row: look again).
+      const before = r.chunkTenantId === null ? { ...(await chunks.ingestFacts(tenant, sat, id)), storageKey: null } : r;
+      if (before.chunkTenantId !== tenant || before.chunkSatelliteId !== sat) {
+        await dropObject();
+        return refuse(before.chunkTenantId === null ? 'unknown satellite' : 'chunkId is already used by another satellite');
       }
-      // Our own other delivery: carry on to the job as it does (enqueueing twice adds nothing).
+      if (before.storageKey !== null && before.storageKey !== storageKey) await dropObject();
+      // Ours: the same answer, and the job as its first delivery enqueued it (enqueueing twice adds nothing).
     }
     // 3. The inference job (job id = chunkId, so enqueueing twice adds nothing). When the queue is
     //    away the row is taken back, so the satellite's retry redoes every step instead of

@@ -48,16 +48,16 @@ async function pgliteFromSnapshot(): Promise<Db> {
   const dir = path.join(root, '.tmp');
   const file = path.join(dir, `pglite-${hash}.tar.gz`);
   if (!fs.existsSync(file)) {
-    const { db, pglite } = await createPgliteDb({ dataDir: null });
+    const { db, dump } = await createPgliteDb({ dataDir: null });
     await migrate(db);
-    const dump = await pglite.dumpDataDir('gzip');
+    const snapshot = await dump();
     fs.mkdirSync(dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, Buffer.from(await dump.arrayBuffer()));
+    fs.writeFileSync(tmp, snapshot);
     fs.renameSync(tmp, file);
     return db;
   }
-  const { db } = await createPgliteDb({ dataDir: null, loadDataDir: new Blob([fs.readFileSync(file)]) });
+  const { db } = await createPgliteDb({ dataDir: null, loadDataDir: fs.readFileSync(file) });
   return db;
 }
 

@@ -40,38 +40,44 @@ export function createAudioRepo(db: Db) {
       ),
 
     /**
-     * ingestFacts for many chunks in one statement (the ingester batches the chunks arriving
-     * together); one answer per item, in order. Scalar parameters in a VALUES list: on PGlite
-     * array parameters cost more than the round trip they save.
+     * Stores many chunk rows in ONE statement (the ingester batches the chunks arriving together;
+     * on PGlite every statement costs main-thread time, so ingest is one statement per batch) and
+     * answers, per item in order: whether the satellite exists in that team, whether this
+     * statement inserted the row, and who held the chunk id before (chunk ids are global; the
+     * `chunks` read sees the table as it was before this statement). Idempotent on the chunk id.
+     * Scalar parameters in a VALUES list: on PGlite array parameters cost more than they save.
      */
-    ingestFactsMany: async (items: ReadonlyArray<{ tenantId: string; satelliteId: string; chunkId: string }>) => {
-      const rows = await db.query<{ i: number; known: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null }>(
-        `SELECT v.i, s.id IS NOT NULL AS known, c.tenant_id AS "chunkTenantId", c.satellite_id AS "chunkSatelliteId"
-         FROM (VALUES ${items.map((_, i) => `(${i}, $${3 * i + 1}::uuid, $${3 * i + 2}::uuid, $${3 * i + 3}::uuid)`).join(', ')}) AS v(i, tenant_id, satellite_id, chunk_id)
+    storeMany: async (cs: ReadonlyArray<ChunkRow>) => {
+      const casts = ['uuid', 'uuid', 'uuid', 'timestamptz', 'int', 'int', 'text', 'int', 'float8', 'float8', 'timestamptz'];
+      const rows = await db.query<{ i: number; known: boolean; inserted: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null; storageKey: string | null }>(
+        `WITH v (i, id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at) AS (
+           VALUES ${cs.map((_, i) => `(${i}, ${casts.map((t, j) => `$${11 * i + j + 1}::${t}`).join(', ')})`).join(', ')}
+         ), ins AS (
+           INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
+           SELECT v.id, v.tenant_id, v.satellite_id, v.recorded_at, v.duration_ms, v.sample_rate, v.storage_key, v.bytes, v.latitude, v.longitude, v.received_at
+           FROM v JOIN satellites s ON s.tenant_id = v.tenant_id AND s.id = v.satellite_id
+           ORDER BY v.i
+           ON CONFLICT (id) DO NOTHING
+           RETURNING id, satellite_id, storage_key
+         )
+         SELECT v.i, s.id IS NOT NULL AS known, ins.id IS NOT NULL AS inserted,
+           c.tenant_id AS "chunkTenantId", c.satellite_id AS "chunkSatelliteId", c.storage_key AS "storageKey"
+         FROM v
          LEFT JOIN satellites s ON s.tenant_id = v.tenant_id AND s.id = v.satellite_id
-         LEFT JOIN chunks c ON c.id = v.chunk_id
+         LEFT JOIN ins ON ins.id = v.id AND ins.satellite_id = v.satellite_id AND ins.storage_key = v.storage_key
+         LEFT JOIN chunks c ON c.id = v.id
          ORDER BY v.i`,
-        items.flatMap((x) => [x.tenantId, x.satelliteId, x.chunkId]),
-      );
-      return rows.map(({ known, chunkTenantId, chunkSatelliteId }) => ({ known, chunkTenantId, chunkSatelliteId }));
-    },
-
-    /**
-     * Inserts many chunk rows in one statement, idempotent on the chunk id; answers, per row in
-     * order, whether this statement inserted it (false: the id was already taken).
-     */
-    insertMany: async (cs: ReadonlyArray<ChunkRow>) => {
-      const rows = await db.query<{ id: string; satelliteId: string }>(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
-         VALUES ${cs.map((_, i) => `(${Array.from({ length: 11 }, (_, j) => `$${11 * i + j + 1}`).join(', ')})`).join(', ')}
-         ON CONFLICT (id) DO NOTHING
-         RETURNING id, satellite_id AS "satelliteId"`,
         cs.flatMap((c) => [c.id, c.tenantId, c.satelliteId, c.recordedAt, c.durationMs, c.sampleRate, c.storageKey, c.bytes, c.latitude, c.longitude, c.receivedAt]),
       );
-      // A chunk id twice in one batch (two deliveries at once) is inserted once: only one item
-      // of the satellite that won is told so; the others look it up again.
-      const inserted = new Set(rows.map((r) => `${r.id}/${r.satelliteId}`));
-      return cs.map((c) => inserted.delete(`${c.id}/${c.satelliteId}`));
+      // The same chunk twice in one batch (two deliveries at once): one row was inserted; only the
+      // first of the items that match it is told so, the others are its redeliveries.
+      const told = new Set<number>();
+      return rows.map(({ i, known, inserted, chunkTenantId, chunkSatelliteId, storageKey }) => {
+        const first = cs.findIndex((c) => c.id === cs[i].id && c.satelliteId === cs[i].satelliteId && c.storageKey === cs[i].storageKey);
+        const mine = inserted && !told.has(first);
+        if (mine) told.add(first);
+        return { known, inserted: mine, chunkTenantId, chunkSatelliteId, storageKey };
+      });
     },
 
     /** Idempotent on the chunk id: a redelivery (or a race with one) inserts nothing. */
