@@ -74,7 +74,7 @@ const endOf = (d: { detectedAt: Date; startMs: number; endMs: number }) => new D
 /** Applies stitching and the team's rule to rows of one satellite just inserted in `tx`. */
 export async function aggregate(
   tx: Db,
-  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[] },
+  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[]; rule?: AggregationRule | null },
 ): Promise<AggregationOutcome> {
   const { tenantId, satelliteId, rows } = input;
   const outcome: AggregationOutcome = { tentative: [], promoted: [], stitched: new Map() };
@@ -111,7 +111,7 @@ export async function aggregate(
     );
   }
 
-  const rule = await readAggregationRule(tx, tenantId);
+  const rule = input.rule ?? (await readAggregationRule(tx, tenantId));
   if (!rule.enabled) return outcome;
 
   const windowMs = rule.windowMinutes * 60_000;

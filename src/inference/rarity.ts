@@ -63,16 +63,15 @@ export function judgeRarity(d: { speciesCode: string; category: string; detected
  * probes on (tenant, species, detected_at): its latest record and at most FEW_RECORDS rows.
  */
 export async function rarityFacts(tx: Db, tenantId: string, codes: string[]): Promise<RarityFacts> {
-  const since = await tx.one<{ at: Date | null }>('SELECT min(detected_at) AS at FROM detections WHERE tenant_id = $1', [tenantId]);
-  const rows = await tx.query<{ code: string; records: number; lastSeenAt: Date | null }>(
-    `SELECT c.code,
+  const rows = await tx.query<{ code: string; records: number; lastSeenAt: Date | null; teamSince: Date | null }>(
+    `SELECT c.code, (SELECT min(d.detected_at) FROM detections d WHERE d.tenant_id = $1) AS "teamSince",
        (SELECT count(*)::int FROM (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code LIMIT $3) x) AS records,
        (SELECT max(d.detected_at) FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code) AS "lastSeenAt"
      FROM unnest($2::text[]) AS c(code)`,
     [tenantId, codes, FEW_RECORDS],
   );
   return {
-    teamSince: since.at ? new Date(since.at) : null,
+    teamSince: rows[0]?.teamSince ? new Date(rows[0].teamSince) : null,
     bySpecies: new Map(rows.map((r) => [r.code, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
   };
 }

@@ -30,7 +30,7 @@ import { parseWav } from '../broker/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_SENSITIVITY, loadBuiltinModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE, type Model, type Prediction } from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
-import { aggregate } from './aggregation.ts';
+import { aggregate, type AggregationRule } from './aggregation.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type ModelStore } from './model-store.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { judgeRarity, rarityFacts } from './rarity.ts';
@@ -66,6 +66,7 @@ export interface InferenceWorkerDeps {
 interface InferenceSettings {
   /** Categories the team shows (null: every category, when no settings service is wired). */
   visibleCategories: string[] | null;
+  aggregation: AggregationRule | null;
   model: string | null;
   sensitivity: number;
   minConfidence: number;
@@ -163,6 +164,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
     return {
       visibleCategories: Array.isArray(v.visible_categories) ? (v.visible_categories as string[]) : null,
+      // Read with the other settings (one query); without a settings service, aggregate reads it.
+      aggregation: (v.aggregation as AggregationRule | undefined) ?? null,
       model: typeof v.inference_model === 'string' ? v.inference_model : null,
       sensitivity: num(v.inference_sensitivity, DEFAULT_SENSITIVITY),
       minConfidence: deps.minConfidence ?? num(v.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
@@ -179,15 +182,15 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
   return async function handle(job: Job): Promise<InferenceOutcome> {
     const chunkId = String(job.data.chunkId ?? '');
     const tenantId = String(job.data.tenantId ?? '');
-    const chunk = await db.maybeOne<{ satelliteId: string; satelliteName: string | null; recordedAt: Date; durationMs: number; storageKey: string }>(
-      `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey"
+    const chunk = await db.maybeOne<{ satelliteId: string; satelliteName: string | null; recordedAt: Date; durationMs: number; storageKey: string; done: boolean }>(
+      `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
+         EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done
        FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
        WHERE c.id = $1 AND c.tenant_id = $2`,
       [chunkId, tenantId],
     );
-    // The chunk was taken back (or its team or satellite deleted): nothing to classify.
-    if (!chunk) return NOTHING;
-    if (await repo.chunkDone(db, chunkId)) return NOTHING;
+    // The chunk was taken back (or its team or satellite deleted), or is classified already.
+    if (!chunk || chunk.done) return NOTHING;
 
     const wav = await storage.get(chunk.storageKey);
     if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
@@ -236,19 +239,16 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
 
     const { rows: stored, outcome } = await db.tx(async (tx) => {
       // One team at a time: the idempotence check and the first-of-day/season reads see every
-      // earlier commit of the team.
-      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
+      // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
+      if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
       if (await repo.chunkDone(tx, chunkId)) return { rows: [] as NewDetection[], outcome: null };
       const codes = found.map((d) => d.speciesCode);
-      const [dayFrom, dayTo] = dayOf(detectedAt);
-      const [seasonFrom, seasonTo] = seasonOf(detectedAt);
-      const seenToday = await repo.speciesSeen(tx, tenantId, codes, dayFrom, dayTo);
-      const seenSeason = await repo.speciesSeen(tx, tenantId, codes, seasonFrom, seasonTo);
+      const { today: seenToday, season: seenSeason } = await repo.speciesSeen(tx, tenantId, codes, dayOf(detectedAt), seasonOf(detectedAt));
       const rarity = await rarityFacts(tx, tenantId, codes);
       const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
       await repo.insertMany(tx, rows);
       // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.
-      const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows });
+      const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule: opts.aggregation });
       // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
       const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
       return { rows: [...rows, ...promotedHeads], outcome };

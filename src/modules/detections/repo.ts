@@ -78,17 +78,19 @@ export function createDetectionsRepo(db: Db) {
     chunkDone: async (tx: Db, chunkId: string) =>
       (await tx.maybeOne('SELECT 1 FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])) !== null,
 
-    /** Species of the team already detected in [from, to) among `codes`. */
-    speciesSeen: async (tx: Db, tenantId: string, codes: string[], from: Date, to: Date) =>
-      new Set(
-        (
-          await tx.query<{ code: string }>(
-            `SELECT DISTINCT species_code AS code FROM detections
-             WHERE tenant_id = $1 AND species_code = ANY($2::text[]) AND detected_at >= $3 AND detected_at < $4`,
-            [tenantId, codes, from, to],
-          )
-        ).map((r) => r.code),
-      ),
+    /**
+     * Species among `codes` the team already detected that day and that season, in one read (a
+     * UTC day always lies inside its season, so the season's rows hold the day's).
+     */
+    speciesSeen: async (tx: Db, tenantId: string, codes: string[], day: readonly [Date, Date], season: readonly [Date, Date]) => {
+      const rows = await tx.query<{ code: string; today: boolean }>(
+        `SELECT species_code AS code, bool_or(detected_at >= $3 AND detected_at < $4) AS today FROM detections
+         WHERE tenant_id = $1 AND species_code = ANY($2::text[]) AND detected_at >= $5 AND detected_at < $6
+         GROUP BY species_code`,
+        [tenantId, codes, day[0], day[1], season[0], season[1]],
+      );
+      return { today: new Set(rows.filter((r) => r.today).map((r) => r.code)), season: new Set(rows.map((r) => r.code)) };
+    },
 
     /** One multi-row insert. */
     insertMany: async (tx: Db, rows: NewDetection[]) => {
