@@ -26,7 +26,7 @@ import {
   checkAudio, checkConfigRequest, checkHeartbeat, checkIdentity, checkLogResponse, checkTelemetry, chunkIdOf, isUuid, parseAudioBody, parseBody,
 } from './messages.ts';
 import { checkChunkWav } from './wav.ts';
-import { batched } from './batch.ts';
+import { batched } from '../core/batch.ts';
 
 export const INFERENCE_QUEUE = 'inference';
 

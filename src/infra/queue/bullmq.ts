@@ -1,4 +1,5 @@
 import { Queue, Worker } from 'bullmq';
+import { batched } from '../../core/batch.ts';
 import { checkConcurrency, checkJobId, checkQueueName, QUEUE_DEFAULTS, type JobQueue, type QueueOptions } from './index.ts';
 
 /**
@@ -10,6 +11,32 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
   let closed = false;
+  /** Jobs enqueued together go to Redis as one addBulk (one round trip), per queue. */
+  const adders = new Map<string, (job: { jobId: string; data: Record<string, unknown> }) => Promise<void>>();
+
+  const adderOf = (name: string) => {
+    let add = adders.get(name);
+    if (!add) {
+      add = batched(async (jobs: Array<{ jobId: string; data: Record<string, unknown> }>) => {
+        await queueOf(name).addBulk(
+          jobs.map((j) => ({
+            name,
+            data: j.data,
+            opts: {
+              jobId: j.jobId,
+              attempts,
+              backoff: { type: 'exponential', delay: backoffMs },
+              removeOnComplete: { count: keepFinished },
+              removeOnFail: { count: keepFinished },
+            },
+          })),
+        );
+        return jobs.map(() => undefined);
+      });
+      adders.set(name, add);
+    }
+    return add;
+  };
 
   const queueOf = (name: string): Queue => {
     let q = queues.get(name);
@@ -30,13 +57,7 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       checkJobId(jobId);
       if (closed) throw new Error('queue is closed');
       // An id that already exists (waiting, delayed, active, completed or failed) is ignored by BullMQ.
-      await queueOf(name).add(name, data ?? {}, {
-        jobId,
-        attempts,
-        backoff: { type: 'exponential', delay: backoffMs },
-        removeOnComplete: { count: keepFinished },
-        removeOnFail: { count: keepFinished },
-      });
+      await adderOf(name)({ jobId, data: data ?? {} });
     },
 
     async process(name, concurrency, handler) {
