@@ -20,6 +20,7 @@ import pg from 'pg';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { loadBuiltinModel } from '../src/inference/model.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
+import { createSettingsService } from '../src/modules/settings/service.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { decodeWav, encodeWav } from '../src/satellite/wav.ts';
 import { systemClock } from '../src/core/clock.ts';
@@ -108,6 +109,9 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     broker: { publish: async () => {} },
     live: { sendToTeam: async () => {} },
     log: { warn: () => {} },
+    // The team's settings as the hub's worker reads them: one read per chunk (model, sensitivity,
+    // aggregation rule, visible categories).
+    settings: createSettingsService({ db, clock: systemClock, audit: null as never, bus: null as never, satellites: null as never }),
     loadClassifier: async () => timed,
   });
   const job = (chunkId: string) => ({ id: chunkId, attempt: 1, data: { chunkId, tenantId, satelliteId } });

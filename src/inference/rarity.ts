@@ -14,8 +14,6 @@
  * - Records count in the order chunks are processed, as first of day does: a record stored
  *   earlier counts even when its recording time is later.
  */
-import type { Db } from '../infra/db/index.ts';
-
 export const BASELINE_DAYS = 30;
 export const RECENT_DAYS = 30;
 export const FEW_RECORDS = 3;
@@ -55,23 +53,4 @@ export function judgeRarity(d: { speciesCode: string; category: string; detected
     return { isRare: true, rareReason: `Not seen at this team in the last ${RECENT_DAYS} days (${rec.records} earlier record${rec.records === 1 ? '' : 's'})` };
   }
   return NOT_RARE;
-}
-
-/**
- * The team's record for these species, read inside the worker's transaction (under its per-team
- * lock, so two chunks of one team never both count as the first). Each species costs two index
- * probes on (tenant, species, detected_at): its latest record and at most FEW_RECORDS rows.
- */
-export async function rarityFacts(tx: Db, tenantId: string, codes: string[]): Promise<RarityFacts> {
-  const rows = await tx.query<{ code: string; records: number; lastSeenAt: Date | null; teamSince: Date | null }>(
-    `SELECT c.code, (SELECT min(d.detected_at) FROM detections d WHERE d.tenant_id = $1) AS "teamSince",
-       (SELECT count(*)::int FROM (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code LIMIT $3) x) AS records,
-       (SELECT max(d.detected_at) FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code) AS "lastSeenAt"
-     FROM unnest($2::text[]) AS c(code)`,
-    [tenantId, codes, FEW_RECORDS],
-  );
-  return {
-    teamSince: rows[0]?.teamSince ? new Date(rows[0].teamSince) : null,
-    bySpecies: new Map(rows.map((r) => [r.code, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
-  };
 }

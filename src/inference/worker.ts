@@ -33,7 +33,7 @@ import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type ModelStore } from './model-store.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
-import { judgeRarity, rarityFacts } from './rarity.ts';
+import { FEW_RECORDS, judgeRarity } from './rarity.ts';
 
 export { BUILTIN_MODEL_ID, type Classifier };
 
@@ -241,10 +241,11 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       // One team at a time: the idempotence check and the first-of-day/season reads see every
       // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
       if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
-      if (await repo.chunkDone(tx, chunkId)) return { rows: [] as NewDetection[], outcome: null };
       const codes = found.map((d) => d.speciesCode);
-      const { today: seenToday, season: seenSeason } = await repo.speciesSeen(tx, tenantId, codes, dayOf(detectedAt), seasonOf(detectedAt));
-      const rarity = await rarityFacts(tx, tenantId, codes);
+      const record = await repo.teamRecord(tx, { tenantId, chunkId, codes, day: dayOf(detectedAt), season: seasonOf(detectedAt), few: FEW_RECORDS });
+      if (record.done) return { rows: [] as NewDetection[], outcome: null };
+      const { seenToday, seenSeason } = record;
+      const rarity = record;
       const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
       await repo.insertMany(tx, rows);
       // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.

@@ -74,22 +74,31 @@ const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function createDetectionsRepo(db: Db) {
   return {
-    /** Whether a chunk already has its detections (the worker's idempotence check). */
-    chunkDone: async (tx: Db, chunkId: string) =>
-      (await tx.maybeOne('SELECT 1 FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])) !== null,
-
     /**
-     * Species among `codes` the team already detected that day and that season, in one read (a
-     * UTC day always lies inside its season, so the season's rows hold the day's).
+     * What the worker must know of the team's record before storing a chunk's detections, in one
+     * read inside its transaction: whether the chunk has its detections already (idempotence),
+     * the team's earliest detection, and per species among `codes` whether the team detected it
+     * that day and that season, how often (counted up to `few`) and when last (rarity).
      */
-    speciesSeen: async (tx: Db, tenantId: string, codes: string[], day: readonly [Date, Date], season: readonly [Date, Date]) => {
-      const rows = await tx.query<{ code: string; today: boolean }>(
-        `SELECT species_code AS code, bool_or(detected_at >= $3 AND detected_at < $4) AS today FROM detections
-         WHERE tenant_id = $1 AND species_code = ANY($2::text[]) AND detected_at >= $5 AND detected_at < $6
-         GROUP BY species_code`,
-        [tenantId, codes, day[0], day[1], season[0], season[1]],
+    teamRecord: async (tx: Db, q: { tenantId: string; chunkId: string; codes: string[]; day: readonly [Date, Date]; season: readonly [Date, Date]; few: number }) => {
+      const rows = await tx.query<{ code: string | null; done: boolean; teamSince: Date | null; today: boolean; season: boolean; records: number; lastSeenAt: Date | null }>(
+        `SELECT c.code,
+           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = $3) AS done,
+           (SELECT min(d.detected_at) FROM detections d WHERE d.tenant_id = $1) AS "teamSince",
+           EXISTS (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code AND d.detected_at >= $4 AND d.detected_at < $5) AS today,
+           EXISTS (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code AND d.detected_at >= $6 AND d.detected_at < $7) AS season,
+           (SELECT count(*)::int FROM (SELECT 1 FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code LIMIT $8) x) AS records,
+           (SELECT max(d.detected_at) FROM detections d WHERE d.tenant_id = $1 AND d.species_code = c.code) AS "lastSeenAt"
+         FROM unnest($2::text[]) AS c(code)`,
+        [q.tenantId, q.codes, q.chunkId, q.day[0], q.day[1], q.season[0], q.season[1], q.few],
       );
-      return { today: new Set(rows.filter((r) => r.today).map((r) => r.code)), season: new Set(rows.map((r) => r.code)) };
+      return {
+        done: rows.some((r) => r.done),
+        teamSince: rows[0]?.teamSince ? new Date(rows[0].teamSince) : null,
+        seenToday: new Set(rows.filter((r) => r.today).map((r) => r.code!)),
+        seenSeason: new Set(rows.filter((r) => r.season).map((r) => r.code!)),
+        bySpecies: new Map(rows.map((r) => [r.code!, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
+      };
     },
 
     /** One multi-row insert. */
