@@ -141,31 +141,8 @@ export function createDetectionsRepo(db: Db) {
       (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
 
     async list(f: DetectionListFilter): Promise<{ rows: DetectionRow[]; total: number | null }> {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      const p = (v: unknown) => {
-        params.push(v);
-        return `$${params.length}`;
-      };
-      // One team is `=`: PostgreSQL 15 reads an index in order only under `=`, not `= ANY(array)`.
-      if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p(f.tenantIds[0])}` : `d.tenant_id = ANY(${p(f.tenantIds)}::uuid[])`);
-      if (f.satelliteId) where.push(`d.satellite_id = ${p(f.satelliteId)}`);
-      if (f.species) where.push(`lower(d.species_code) = lower(${p(f.species)})`);
-      if (f.speciesSearch) {
-        const q = p(`%${likeLiteral(f.speciesSearch)}%`);
-        where.push(`(d.common_name ILIKE ${q} OR d.scientific_name ILIKE ${q})`);
-      }
-      if (f.minConfidence !== undefined) where.push(`d.confidence >= ${p(f.minConfidence)}`);
-      if (f.verificationStatus) where.push(`d.verification_status = ${p(f.verificationStatus)}`);
-      if (!f.includeTentative) where.push('NOT d.tentative');
-      // One row per stitched call (spec §4 Stats note): continuations are listed only when their call is asked for.
-      if (f.callId) {
-        const c = p(f.callId);
-        where.push(`(d.id = ${c} OR d.call_id = ${c})`);
-      } else where.push('d.call_id IS NULL');
-      if (f.start) where.push(`d.detected_at >= ${p(f.start)}`);
-      if (f.end) where.push(`d.detected_at < ${p(f.end)}`);
-      const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
+      const page = new Params();
+      const w = whereOf(f, page, f.start, f.end);
       const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
       // id breaks ties so pages never overlap or skip.
       const order =
@@ -174,19 +151,85 @@ export function createDetectionsRepo(db: Db) {
           : f.sortBy === 'species'
             ? `d.common_name ${dir}, d.detected_at DESC, d.id DESC`
             : `d.detected_at ${dir}, d.id ${dir}`;
-      const countParams = [...params];
       // The page's ids come from the index alone; only those rows are then read whole and joined,
       // so a deep offset skips index entries instead of full rows with their satellite.
-      const rows = await db.query<DetectionRow>(
-        `SELECT ${ROW} FROM (SELECT d.id FROM detections d ${w} ORDER BY ${order} LIMIT ${p(f.limit)} OFFSET ${p(f.offset)}) page
+      const rowsSql = `SELECT ${ROW} FROM (SELECT d.id FROM detections d ${w} ORDER BY ${order} LIMIT ${page.add(f.limit)} OFFSET ${page.add(f.offset)}) page
          JOIN detections d ON d.id = page.id LEFT JOIN satellites s ON s.id = d.satellite_id
-         ORDER BY ${order}`,
-        params,
-      );
-      const total = f.withCount ? (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM detections d ${w}`, countParams)).n : null;
+         ORDER BY ${order}`;
+      const count = f.withCount ? countStatement(f) : null;
+      // On PostgreSQL the pool runs both at once; PGlite takes them in turn.
+      const [rows, total] = await Promise.all([
+        db.query<DetectionRow>(rowsSql, page.values),
+        count ? db.one<{ n: number }>(count.sql, count.params).then((r) => r.n) : null,
+      ]);
       return { rows, total };
     },
   };
+}
+
+/** Positional parameters of one statement. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+/** The list's WHERE for detections `d`, over [from, to) when given. */
+function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: Date | undefined): string {
+  const where: string[] = [];
+  // One team is `=`: PostgreSQL 15 reads an index in order only under `=`, not `= ANY(array)`.
+  if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p.add(f.tenantIds[0])}` : `d.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.satelliteId) where.push(`d.satellite_id = ${p.add(f.satelliteId)}`);
+  if (f.species) where.push(`lower(d.species_code) = lower(${p.add(f.species)})`);
+  if (f.speciesSearch) {
+    const q = p.add(`%${likeLiteral(f.speciesSearch)}%`);
+    where.push(`(d.common_name ILIKE ${q} OR d.scientific_name ILIKE ${q})`);
+  }
+  if (f.minConfidence !== undefined) where.push(`d.confidence >= ${p.add(f.minConfidence)}`);
+  if (f.verificationStatus) where.push(`d.verification_status = ${p.add(f.verificationStatus)}`);
+  if (!f.includeTentative) where.push('NOT d.tentative');
+  // One row per stitched call (spec §4 Stats note): continuations are listed only when their call is asked for.
+  if (f.callId) {
+    const c = p.add(f.callId);
+    where.push(`(d.id = ${c} OR d.call_id = ${c})`);
+  } else where.push('d.call_id IS NULL');
+  if (from) where.push(`d.detected_at >= ${p.add(from)}`);
+  if (to) where.push(`d.detected_at < ${p.add(to)}`);
+  return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+const DAY_MS = 86_400_000;
+const dayFloor = (t: Date) => new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
+const dayCeil = (t: Date) => new Date(Math.ceil(t.getTime() / DAY_MS) * DAY_MS);
+const isoDay = (t: Date) => t.toISOString().slice(0, 10);
+
+/**
+ * `total` in one statement. When the filter is one detection_day_counts can answer (team,
+ * satellite, species, tentative or not, a window), whole UTC days inside the window are summed
+ * from it and only the partial days at its edges are counted row by row; otherwise every
+ * matching row is counted (docs/decisions.md "Detection counts").
+ */
+function countStatement(f: DetectionListFilter): { sql: string; params: unknown[] } {
+  const p = new Params();
+  const exact = (from: Date | undefined, to: Date | undefined) => `(SELECT count(*) FROM detections d ${whereOf(f, p, from, to)})`;
+  const rollable = !f.callId && !f.speciesSearch && f.minConfidence === undefined && !f.verificationStatus;
+  const fullFrom = f.start ? dayCeil(f.start) : undefined;
+  const fullTo = f.end ? dayFloor(f.end) : undefined;
+  if (!rollable || (fullFrom && fullTo && fullFrom >= fullTo)) return { sql: `SELECT ${exact(f.start, f.end)}::int AS n`, params: p.values };
+
+  const where: string[] = [];
+  if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.satelliteId) where.push(`c.satellite_id = ${p.add(f.satelliteId)}`);
+  if (f.species) where.push(`lower(c.species_code) = lower(${p.add(f.species)})`);
+  if (fullFrom) where.push(`c.day >= ${p.add(isoDay(fullFrom))}::date`);
+  if (fullTo) where.push(`c.day < ${p.add(isoDay(fullTo))}::date`);
+  const days = `(SELECT coalesce(sum(${f.includeTentative ? 'c.listed + c.tentative' : 'c.listed'}), 0) FROM detection_day_counts c ${where.length ? `WHERE ${where.join(' AND ')}` : ''})`;
+  const parts = [days];
+  if (f.start && fullFrom && f.start < fullFrom) parts.push(exact(f.start, fullFrom));
+  if (f.end && fullTo && fullTo < f.end) parts.push(exact(fullTo, f.end));
+  return { sql: `SELECT (${parts.join(' + ')})::int AS n`, params: p.values };
 }
 
 export type DetectionsRepo = ReturnType<typeof createDetectionsRepo>;
