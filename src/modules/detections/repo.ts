@@ -206,23 +206,25 @@ const dayCeil = (t: Date) => new Date(Math.ceil(t.getTime() / DAY_MS) * DAY_MS);
 const isoDay = (t: Date) => t.toISOString().slice(0, 10);
 
 /**
- * `total` in one statement. When the filter is one detection_day_counts can answer (team,
- * satellite, species, tentative or not, a window), whole UTC days inside the window are summed
+ * `total` in one statement. When the filter is one detection_day_counts can answer (team, and
+ * a satellite or a species, tentative or not, a window), whole UTC days inside the window are summed
  * from it and only the partial days at its edges are counted row by row; otherwise every
  * matching row is counted (docs/decisions.md "Detection counts").
  */
 function countStatement(f: DetectionListFilter): { sql: string; params: unknown[] } {
   const p = new Params();
   const exact = (from: Date | undefined, to: Date | undefined) => `(SELECT count(*) FROM detections d ${whereOf(f, p, from, to)})`;
-  const rollable = !f.callId && !f.speciesSearch && f.minConfidence === undefined && !f.verificationStatus;
+  // The day counts hold the team, each satellite and each species, not both at once.
+  const rollable = !f.callId && !f.speciesSearch && f.minConfidence === undefined && !f.verificationStatus && !(f.satelliteId && f.species);
   const fullFrom = f.start ? dayCeil(f.start) : undefined;
   const fullTo = f.end ? dayFloor(f.end) : undefined;
   if (!rollable || (fullFrom && fullTo && fullFrom >= fullTo)) return { sql: `SELECT ${exact(f.start, f.end)}::int AS n`, params: p.values };
 
   const where: string[] = [];
   if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
-  if (f.satelliteId) where.push(`c.satellite_id = ${p.add(f.satelliteId)}`);
-  if (f.species) where.push(`lower(c.species_code) = lower(${p.add(f.species)})`);
+  if (f.satelliteId) where.push(`c.dim = 'satellite' AND c.key = ${p.add(f.satelliteId.toLowerCase())}`);
+  else if (f.species) where.push(`c.dim = 'species' AND c.key = lower(${p.add(f.species)})`);
+  else where.push(`c.dim = 'all' AND c.key = ''`);
   if (fullFrom) where.push(`c.day >= ${p.add(isoDay(fullFrom))}::date`);
   if (fullTo) where.push(`c.day < ${p.add(isoDay(fullTo))}::date`);
   const days = `(SELECT coalesce(sum(${f.includeTentative ? 'c.listed + c.tentative' : 'c.listed'}), 0) FROM detection_day_counts c ${where.length ? `WHERE ${where.join(' AND ')}` : ''})`;
