@@ -3,6 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Paging, Uuid } from '../../core/schemas.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { DetectionsService } from './service.ts';
+import { DetectionList } from './schemas.ts';
 
 const Status = Type.Union([Type.Literal('pending_review'), Type.Literal('confirmed'), Type.Literal('rejected'), Type.Literal('unverified')]);
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
@@ -47,6 +48,7 @@ export function detectionsRoutes(detections: DetectionsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: DetectionList },
       },
       handler: ({ actor, query }) =>
         detections.list({

@@ -2234,7 +2234,57 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            aggregation: {
+                                [key: string]: {
+                                    confidenceHigh: number;
+                                    count: number;
+                                    enabled: boolean;
+                                    retentionHours: number | null;
+                                    windowMinutes: number;
+                                };
+                            };
+                            detections: {
+                                /** Format: uuid */
+                                audioChunkId: string;
+                                calibrated_confidence: number;
+                                callChunks: number;
+                                /** Format: date-time */
+                                callEndAt: string;
+                                /** Format: uuid */
+                                callId: string;
+                                category: string;
+                                commonName: string;
+                                confidence: number;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                endMs: number;
+                                /** Format: uuid */
+                                id: string;
+                                isFirstOfDay: boolean;
+                                isFirstOfSeason: boolean;
+                                isRare: boolean;
+                                modelId: string;
+                                pinned: boolean;
+                                promoted: boolean;
+                                rareReason: string | null;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                satelliteName: string | null;
+                                scientificName: string;
+                                speciesCode: string;
+                                startMs: number;
+                                /** Format: uuid */
+                                tenantId: string;
+                                tentative: boolean;
+                                verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                            }[];
+                            total: number | null;
+                        };
+                    };
                 };
             };
         };
