@@ -119,6 +119,19 @@ export async function run(): Promise<void> {
       { ...v, name: `${v.name}, no count`, query: { ...v.query, withCount: 'false' }, filter: { ...v.filter, withCount: false } },
     ]);
 
+    // What every API call costs before its SQL: the HTTP round trip (GET /api/health, no caller)
+    // and reading the caller from the store (GET /api/auth/me), which the spec requires per request.
+    const floor: Record<string, number> = {};
+    for (const [name, url, headers] of [['health', '/api/health', {}], ['me', '/api/auth/me', auth]] as const) {
+      const ms: number[] = [];
+      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+        const t = performance.now();
+        await (await fetch(`${hub.url}${url}`, { headers })).text();
+        if (i >= WARMUP) ms.push(performance.now() - t);
+      }
+      floor[name] = pct(ms, 50);
+    }
+    console.log(`\nper-call floor (p50): GET /api/health ${floor.health.toFixed(1)} ms (HTTP alone); GET /api/auth/me ${floor.me.toFixed(1)} ms (HTTP + reading the caller)`);
     console.log(`\nGET /detections?tenantId=… (limit 50), ${ITERATIONS} runs each after ${WARMUP} warm-up runs, one at a time; PostgreSQL`);
     console.log(`${'query'.padEnd(36)} ${'API p50'.padStart(8)} ${'API p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'SQL p99'.padStart(8)} ${'ratio'.padStart(6)} ${'rows'.padStart(5)} ${'total'.padStart(9)}`);
     const misses: string[] = [];
