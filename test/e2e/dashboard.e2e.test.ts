@@ -326,6 +326,32 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '09-team');
   });
 
+  test('the week-start preference sets the "This week" window on the detections page', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    const saved = page.waitForResponse((r) => r.url().includes('/api/settings/effective') && r.request().method() === 'PATCH');
+    await page.getByLabel('Week starts on').selectOption('sunday');
+    assert.equal((await saved).status(), 200);
+    await page.waitForFunction(() => [...document.querySelectorAll('select')].some((s) => s.value === 'sunday'));
+    await page.getByRole('link', { name: 'Detections' }).click();
+    await page.getByText('Filters').click();
+    await page.getByRole('group', { name: 'Quick window' }).getByRole('button', { name: 'This week' }).click();
+    await page.waitForURL(/start=/);
+    const url = new URL(page.url());
+    // The browser runs on this machine's time zone: last Sunday's local midnight, a week long.
+    const sunday = new Date();
+    sunday.setHours(0, 0, 0, 0);
+    sunday.setDate(sunday.getDate() - sunday.getDay());
+    const nextSunday = new Date(sunday);
+    nextSunday.setDate(nextSunday.getDate() + 7);
+    assert.equal(url.searchParams.get('start'), sunday.toISOString());
+    assert.equal(url.searchParams.get('end'), nextSunday.toISOString());
+    const prefs = await api.get('/auth/me', owner);
+    assert.equal(prefs.body.preferences.startOfWeek, 'sunday');
+    // The next test starts on the team page.
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
+    await page.getByText(viewer.email).waitFor();
+  });
+
   test('an invite link registers a member; forgot and reset password by the mailed link', async () => {
     // The owner is on the team page: an invite link for a member.
     await page.getByLabel('Role', { exact: true }).first().waitFor();

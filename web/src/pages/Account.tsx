@@ -167,8 +167,10 @@ export default function Account() {
         <Field label={t('account.startOfWeek')}>
           {(id) => (
             <select id={id} value={p.startOfWeek} onChange={(e) => prefs.mutate({ startOfWeek: e.target.value })}>
-              {['monday', 'sunday', 'saturday'].map((d) => (
-                <option key={d}>{d}</option>
+              {(['monday', 'sunday', 'saturday'] as const).map((d) => (
+                <option key={d} value={d}>
+                  {t(`day.${d}`)}
+                </option>
               ))}
             </select>
           )}

@@ -13,6 +13,7 @@ import { useFormat, useSession, useToast } from '../session';
 import { useLiveEvents, type LiveDetection } from '../live';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
+import { PRESETS, presetWindow, type Preset } from '../dates';
 
 const PAGE = 25;
 const FILTERS = ['speciesSearch', 'species', 'satelliteId', 'minConfidence', 'verificationStatus', 'start', 'end', 'includeTentative', 'sortBy', 'sortDir'] as const;
@@ -191,6 +192,18 @@ export function Detections() {
     setParams(next);
   }
 
+  /** A quick window replaces From and Until and keeps the other filters in force. */
+  function applyPreset(preset: Preset) {
+    const { start, end } = presetWindow(preset, new Date(), me.preferences.startOfWeek);
+    const next = new URLSearchParams(params);
+    next.delete('page');
+    next.set('start', start.toISOString());
+    if (end) next.set('end', end.toISOString());
+    else next.delete('end');
+    setSelected(0);
+    setParams(next);
+  }
+
   const goPage = (p: number) => {
     const next = new URLSearchParams(params);
     if (p === 0) next.delete('page');
@@ -245,6 +258,13 @@ export function Detections() {
           </Field>
           <Field label={t('det.start')}>{(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}</Field>
           <Field label={t('det.end')}>{(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} />}</Field>
+          <div className="row" role="group" aria-label={t('det.window')}>
+            {PRESETS.map((p) => (
+              <button key={p} type="button" className="secondary" onClick={() => applyPreset(p)}>
+                {t(`det.preset.${p}`)}
+              </button>
+            ))}
+          </div>
           <Field label={t('det.sortBy')}>
             {(id) => (
               <select id={id} name="sortBy" defaultValue={filters.sortBy ?? 'date'}>
