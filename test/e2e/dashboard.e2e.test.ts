@@ -315,10 +315,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
 
   test('the account language applies to the whole interface', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
-    await page.getByLabel('Language').selectOption('de');
+    await page.getByLabel('Language', { exact: true }).selectOption('de');
     await page.getByRole('link', { name: 'Erkennungen' }).waitFor();
     await shot(page, '08-account-de');
-    await page.getByLabel('Sprache').selectOption('en');
+    await page.getByLabel('Sprache', { exact: true }).selectOption('en');
     await page.getByRole('link', { name: 'Detections' }).waitFor();
     await page.getByRole('link', { name: 'Team', exact: true }).click();
     await page.getByRole('heading', { name: /Team/ }).first().waitFor();
@@ -348,6 +348,38 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const prefs = await api.get('/auth/me', owner);
     assert.equal(prefs.body.preferences.startOfWeek, 'sunday');
     // The next test starts on the team page.
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
+    await page.getByText(viewer.email).waitFor();
+  });
+
+  test('species names in the secondary languages and a second date format appear on the detections list', async () => {
+    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByLabel('Add a language').selectOption('fr');
+    await page.getByRole('button', { name: 'Remove French' }).waitFor();
+    await page.getByLabel('Second date format').selectOption('DD.MM.YYYY');
+    await page.waitForFunction(() => [...document.querySelectorAll('select')].some((s) => s.value === 'DD.MM.YYYY'));
+    const me = await api.get('/auth/me', owner);
+    assert.deepEqual(me.body.preferences.secondaryLanguages, ['fr']);
+    assert.equal(me.body.preferences.dateFormatSecondary, 'DD.MM.YYYY');
+
+    await page.getByRole('link', { name: 'Detections' }).click();
+    const row = page.getByTestId('detection').filter({ hasText: 'European Robin' }).first();
+    await row.waitFor();
+    const id = (await row.getAttribute('data-id'))!;
+    const det = await api.get(`/detections/${id}`, owner);
+    const names = await api.get(`/species/translate?speciesCode=${det.body.speciesCode}&languages=fr`, owner);
+    const french: string = names.body.names.fr;
+    assert.ok(french && french !== 'European Robin', `the catalog names the robin in French (${french})`);
+    await row.getByText(french).waitFor();
+    const at = new Date(det.body.detectedAt);
+    const dmy = `${String(at.getDate()).padStart(2, '0')}.${String(at.getMonth() + 1).padStart(2, '0')}.${at.getFullYear()}`;
+    assert.ok(((await row.textContent()) ?? '').includes(`(${dmy})`), 'the second date format is shown beside the first');
+    await shot(page, '09b-detections-secondary-names');
+
+    // Back to English only and one date format for the tests that follow.
+    const reset = await api.patch('/settings/effective?level=account', { values: { secondaryLanguages: [], dateFormatSecondary: 'none' } }, owner);
+    assert.equal(reset.status, 200);
+    await page.reload();
     await page.getByRole('link', { name: 'Team', exact: true }).click();
     await page.getByText(viewer.email).waitFor();
   });
@@ -611,6 +643,7 @@ describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
     assert.equal(JSON.stringify(keys.body).includes('Laptop'), true);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
     await page.getByLabel('Email').fill(user.email);
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Sign in' }).click();

@@ -3,7 +3,7 @@
  * primaryLanguage preference (any other language falls back to English), and the browser's
  * language before sign-in.
  */
-import { createContext, useContext } from 'react';
+import { createContext, useContext, useMemo } from 'react';
 
 const en = {
   'app.name': 'Chorus',
@@ -184,6 +184,13 @@ const en = {
   'account.language': 'Language',
   'account.timeFormat': 'Time format',
   'account.startOfWeek': 'Week starts on',
+  'account.secondaryLanguages': 'Other languages for species names',
+  'account.addLanguage': 'Add a language',
+  'account.removeLanguage': 'Remove {name}',
+  'account.languagesFull': 'At most {n} languages',
+  'account.languagesHint': 'Species names appear in these languages too; the interface is in English or German.',
+  'account.dateFormatSecondary': 'Second date format',
+  'account.none': 'None',
   'day.monday': 'Monday',
   'day.sunday': 'Sunday',
   'day.saturday': 'Saturday',
@@ -457,6 +464,13 @@ const de: Record<Key, string> = {
   'account.language': 'Sprache',
   'account.timeFormat': 'Zeitformat',
   'account.startOfWeek': 'Woche beginnt am',
+  'account.secondaryLanguages': 'Weitere Sprachen für Artnamen',
+  'account.addLanguage': 'Sprache hinzufügen',
+  'account.removeLanguage': '{name} entfernen',
+  'account.languagesFull': 'Höchstens {n} Sprachen',
+  'account.languagesHint': 'Artnamen erscheinen auch in diesen Sprachen; die Oberfläche gibt es auf Englisch oder Deutsch.',
+  'account.dateFormatSecondary': 'Zweites Datumsformat',
+  'account.none': 'Keins',
   'day.monday': 'Montag',
   'day.sunday': 'Sonntag',
   'day.saturday': 'Samstag',
@@ -572,3 +586,23 @@ export function translator(lang: Lang): T {
 export const I18nContext = createContext<{ lang: Lang; t: T }>({ lang: 'en', t: translator('en') });
 export const useT = () => useContext(I18nContext).t;
 export const useLang = () => useContext(I18nContext).lang;
+
+/** A language tag's name in the interface language ("de" → "German" or "Deutsch"); the tag when the browser has none. */
+export function useLanguageName(): (tag: string) => string {
+  const lang = useLang();
+  return useMemo(() => {
+    let names: Intl.DisplayNames | null = null;
+    try {
+      names = new Intl.DisplayNames([lang], { type: 'language' });
+    } catch {
+      names = null;
+    }
+    return (tag: string) => {
+      try {
+        return names?.of(tag) ?? tag;
+      } catch {
+        return tag;
+      }
+    };
+  }, [lang]);
+}

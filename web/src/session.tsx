@@ -95,17 +95,19 @@ export function useFormat() {
   const lang = pickLang(me.preferences.primaryLanguage);
   const hour12 = me.preferences.timeFormat === '12h';
   const pattern = me.preferences.dateFormatPrimary || 'YYYY-MM-DD';
+  const second = me.preferences.dateFormatSecondary && me.preferences.dateFormatSecondary !== 'none' ? me.preferences.dateFormatSecondary : null;
   return useMemo(() => {
     const time = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12 });
     return {
       dateTime: (iso: string | null | undefined) => {
         if (!iso) return '—';
         const d = new Date(iso);
-        return `${formatDate(d, pattern, lang)} ${time.format(d)}`;
+        const date = formatDate(d, pattern, lang);
+        return second && second !== pattern ? `${date} (${formatDate(d, second, lang)}) ${time.format(d)}` : `${date} ${time.format(d)}`;
       },
       pct: (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`),
     };
-  }, [lang, hour12, pattern]);
+  }, [lang, hour12, pattern, second]);
 }
 
 // Toasts: a tiny queue, announced politely to screen readers.

@@ -1,13 +1,13 @@
 /** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import { useT } from '../i18n';
+import { useLanguageName, useT } from '../i18n';
 import { meKey, useFormat, useSession } from '../session';
 import { ErrorText, Field } from '../components/ui';
 import { createCredential, passkeysSupported } from '../webauthn';
 
-const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'Deutsch' };
+const MAX_SECONDARY = 3;
 const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'];
 
 export default function Account() {
@@ -21,6 +21,16 @@ export default function Account() {
   const [email, setEmail] = useState(me.user.email);
   const profile = useMutation({ mutationFn: () => data(api.PUT('/api/auth/me/profile', { body: { name, email } })), onSuccess: refresh });
 
+  const p = me.preferences;
+  const secondary = p.secondaryLanguages ?? [];
+  // Species names come in every catalog language; the interface itself in English or German.
+  const catalogLanguages = useQuery({
+    queryKey: ['species-languages'],
+    staleTime: Infinity,
+    queryFn: () => data<{ languages: string[] }>(api.GET('/api/species/languages')),
+  });
+  const languages = [...new Set(['en', 'de', ...(catalogLanguages.data?.languages ?? []), p.primaryLanguage, ...secondary])];
+  const languageName = useLanguageName();
   const prefs = useMutation({
     mutationFn: (values: Record<string, unknown>) => data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
     onSuccess: refresh,
@@ -96,7 +106,6 @@ export default function Account() {
     profile.mutate();
   }
 
-  const p = me.preferences;
   return (
     <section aria-labelledby="acct-title">
       <h1 id="acct-title">{t('account.title')}</h1>
@@ -139,17 +148,57 @@ export default function Account() {
         <Field label={t('account.language')}>
           {(id) => (
             <select id={id} value={p.primaryLanguage} onChange={(e) => prefs.mutate({ primaryLanguage: e.target.value })}>
-              {[...new Set(['en', 'de', p.primaryLanguage])].map((l) => (
+              {languages.map((l) => (
                 <option key={l} value={l}>
-                  {LANGUAGE_NAMES[l] ?? l}
+                  {languageName(l)}
                 </option>
               ))}
             </select>
           )}
         </Field>
+        <div className="field wide" role="group" aria-labelledby="secondary-languages">
+          <span id="secondary-languages">{t('account.secondaryLanguages')}</span>
+          <ul className="chips">
+            {secondary.map((l) => (
+              <li key={l}>
+                {languageName(l)}{' '}
+                <button type="button" className="link" aria-label={t('account.removeLanguage', { name: languageName(l) })} onClick={() => prefs.mutate({ secondaryLanguages: secondary.filter((x) => x !== l) })}>
+                  ✕
+                </button>
+              </li>
+            ))}
+          </ul>
+          <select
+            className="narrow"
+            aria-label={t('account.addLanguage')}
+            value=""
+            disabled={secondary.length >= MAX_SECONDARY}
+            onChange={(e) => e.target.value && prefs.mutate({ secondaryLanguages: [...secondary, e.target.value] })}
+          >
+            <option value="">{secondary.length >= MAX_SECONDARY ? t('account.languagesFull', { n: MAX_SECONDARY }) : t('account.addLanguage')}</option>
+            {languages
+              .filter((l) => l !== p.primaryLanguage && !secondary.includes(l))
+              .map((l) => (
+                <option key={l} value={l}>
+                  {languageName(l)}
+                </option>
+              ))}
+          </select>
+          <small className="muted">{t('account.languagesHint')}</small>
+        </div>
         <Field label={t('account.dateFormat')}>
           {(id) => (
             <select id={id} value={p.dateFormatPrimary} onChange={(e) => prefs.mutate({ dateFormatPrimary: e.target.value })}>
+              {DATE_FORMATS.map((f) => (
+                <option key={f}>{f}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label={t('account.dateFormatSecondary')}>
+          {(id) => (
+            <select id={id} value={p.dateFormatSecondary} onChange={(e) => prefs.mutate({ dateFormatSecondary: e.target.value })}>
+              <option value="none">{t('account.none')}</option>
               {DATE_FORMATS.map((f) => (
                 <option key={f}>{f}</option>
               ))}

@@ -3,7 +3,7 @@
  * with the pointer (or typed in) to annotate — each annotation carries a vote — the annotation
  * list, and the audio with a playhead moving over the spectrogram.
  */
-import { useEffect, useRef, useState, type FormEvent, type PointerEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent, type PointerEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, ApiError } from '../api/client';
@@ -12,6 +12,7 @@ import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
+import { useSpeciesNames } from '../species';
 
 interface Annotation {
   id: string;
@@ -66,6 +67,7 @@ export default function DetectionDetail() {
   const spec = useQuery({ queryKey: ['spectrogram', chunkId], enabled: !!chunkId, staleTime: Infinity, queryFn: () => loadSpectrogram(chunkId!) });
   const annotations = useQuery({ queryKey: ['annotations', id], queryFn: () => data<{ annotations: Annotation[] }>(api.GET('/api/detections/{id}/annotations', { params: { path: { id } } })) });
 
+  const speciesName = useSpeciesNames(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
   const [box, setBox] = useState<Box | null>(null);
   const [vote, setVote] = useState<Vote>('confirm');
   const [notes, setNotes] = useState('');
@@ -139,6 +141,7 @@ export default function DetectionDetail() {
   if (det.isLoading) return <Loading />;
   if (!det.data) return <ErrorText error={det.error} />;
   const d = det.data;
+  const name = speciesName(d.speciesCode, d.commonName);
   const s = spec.data;
   const pct = (ms: number) => (s ? `${(ms / s.durationMs) * 100}%` : '0');
   const hzTop = (hz: number) => (s ? `${((s.maxHz - hz) / (s.maxHz - s.minHz)) * 100}%` : '0');
@@ -156,7 +159,8 @@ export default function DetectionDetail() {
         <Link to="/detections">← {t('det.title')}</Link>
       </p>
       <div className="title-row">
-        <h1 id="dd-title">{d.commonName}</h1>
+        <h1 id="dd-title">{name.primary}</h1>
+        {name.others.length > 0 ? <span className="muted">{name.others.join(' · ')}</span> : null}
         <em className="muted">{d.scientificName}</em>
         <span className={`badge status-${d.verificationStatus}`}>{t(`det.status.${d.verificationStatus}`)}</span>
       </div>

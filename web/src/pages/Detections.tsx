@@ -14,6 +14,7 @@ import { useLiveEvents, type LiveDetection } from '../live';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
+import { useSpeciesNames } from '../species';
 
 const PAGE = 25;
 const FILTERS = ['speciesSearch', 'species', 'satelliteId', 'minConfidence', 'verificationStatus', 'start', 'end', 'includeTentative', 'sortBy', 'sortDir'] as const;
@@ -79,6 +80,7 @@ export function Detections() {
   });
 
   const rows = list.data?.detections ?? [];
+  const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
   const ids = rows.map((r) => r.id).join(',');
   const votes = useQuery({
     queryKey: ['votes', tenantId, ids],
@@ -305,6 +307,7 @@ export function Detections() {
       <ol className="detections" aria-label={t('det.title')}>
         {rows.map((d, i) => {
           const mine = votes.data?.votes[d.id];
+          const name = speciesName(d.speciesCode, d.commonName);
           return (
             <li
               key={d.id}
@@ -320,13 +323,14 @@ export function Detections() {
               onFocus={() => setSelected(i)}
             >
               <div className="det-main">
-                <button type="button" className="play" aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${d.commonName}`} onClick={() => togglePlay(d)}>
+                <button type="button" className="play" aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${name.primary}`} onClick={() => togglePlay(d)}>
                   {playing === d.id ? '❚❚' : '▶'}
                 </button>
                 <div>
                   <Link to={`/detections/${d.id}`} className="species">
-                    <strong>{d.commonName}</strong>
+                    <strong>{name.primary}</strong>
                   </Link>{' '}
+                  {name.others.length > 0 ? <span className="muted">{name.others.join(' · ')} </span> : null}
                   <em className="muted">{d.scientificName}</em>
                   <div className="muted small">
                     {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
