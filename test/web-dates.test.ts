@@ -26,4 +26,5 @@ test('today, this month and the last seven days', () => {
   const last7 = presetWindow('last7', now, 'monday');
   assert.equal(now.getTime() - last7.start.getTime(), 7 * 86_400_000);
   assert.equal(last7.end, null);
+  assert.equal(now.getTime() - presetWindow('last30', now, 'monday').start.getTime(), 30 * 86_400_000);
 });

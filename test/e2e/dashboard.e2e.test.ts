@@ -384,6 +384,40 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByText(viewer.email).waitFor();
   });
 
+  test('the species page counts each species over a window, charts when it was heard and links to its detections', async () => {
+    await page.getByRole('link', { name: 'Species', exact: true }).click();
+    const row = page.getByTestId('species-row').filter({ hasText: 'European Robin' });
+    await row.waitFor();
+    const url = new URL(page.url());
+    // Without a chosen window the page shows the last seven days up to when it opened.
+    const start = url.searchParams.get('start');
+    assert.equal(start, null);
+    await page.getByRole('group', { name: 'Quick window' }).getByRole('button', { name: 'Last 30 days' }).click();
+    await page.waitForURL(/start=/);
+    const chosen = new URL(page.url());
+    const [from, to] = [chosen.searchParams.get('start')!, chosen.searchParams.get('end')!];
+    assert.ok(Math.abs(Date.parse(to) - Date.parse(from) - 30 * 86_400_000) < 5_000, `${from} – ${to} spans 30 days`);
+    const summary = await api.get(`/detections/summary?tenantId=${team.id}&start=${encodeURIComponent(from)}&end=${encodeURIComponent(to)}`, owner);
+    assert.equal(summary.status, 200);
+    const robin = summary.body.species.find((x: { commonName: string }) => x.commonName === 'European Robin');
+    assert.ok(robin, 'the summary lists the robin');
+    await page.getByTestId('species-window').getByText(`Detections: ${summary.body.total_detections} · species: ${summary.body.species.length}`).waitFor();
+    const cells = await row.locator('td').allTextContents();
+    assert.equal(cells[0], String(robin.count));
+    // One bar per day of the window with a detection; the robin was heard today.
+    const bars = await row.locator('svg.activity rect').count();
+    assert.ok(bars >= 1, 'the activity chart draws the robin\'s day');
+    await shot(page, '05b-species');
+    await row.getByRole('link', { name: 'European Robin' }).click();
+    await page.waitForURL(/\/detections\?/);
+    const det = new URL(page.url());
+    assert.equal(det.searchParams.get('species'), robin.speciesCode);
+    await page.getByTestId('detection').filter({ hasText: 'European Robin' }).first().waitFor();
+    assert.equal(await page.getByTestId('detection').filter({ hasNotText: 'European Robin' }).count(), 0);
+    await page.getByRole('link', { name: 'Team', exact: true }).click();
+    await page.getByText(viewer.email).waitFor();
+  });
+
   test('an invite link registers a member; forgot and reset password by the mailed link', async () => {
     // The owner is on the team page: an invite link for a member.
     await page.getByLabel('Role', { exact: true }).first().waitFor();
@@ -545,7 +579,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const det = (await api.get(`/detections?tenantId=${team.id}`, owner)).body.detections[0];
     const sats = (await api.get(`/satellites?tenantId=${team.id}`, owner)).body.satellites;
-    const paths = ['/detections', `/detections/${det.id}`, '/sessions', '/fleet', `/fleet/${sats[0].id}`, '/account', '/team'];
+    const paths = ['/detections', `/detections/${det.id}`, '/species', '/sessions', '/fleet', `/fleet/${sats[0].id}`, '/account', '/team'];
     const missing: string[] = [];
     for (const p of paths) {
       await page.goto(p);

@@ -16,6 +16,7 @@ import { Shared } from './pages/Shared';
 const Fleet = lazy(() => import('./pages/Fleet'));
 const DetectionDetail = lazy(() => import('./pages/DetectionDetail'));
 const Sessions = lazy(() => import('./pages/Sessions'));
+const Species = lazy(() => import('./pages/Species'));
 const Directory = lazy(() => import('./pages/Directory'));
 const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
@@ -96,6 +97,7 @@ function Shell() {
         <span className="brand">{t('app.name')}</span>
         <nav aria-label="Main">
           <NavLink to="/detections">{t('nav.detections')}</NavLink>
+          <NavLink to="/species">{t('nav.species')}</NavLink>
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
           {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
@@ -148,6 +150,7 @@ function Shell() {
             <Route path="/register" element={<Navigate to="/detections" replace />} />
             <Route path="/detections" element={<Detections />} />
             <Route path="/detections/:id" element={<DetectionDetail />} />
+            <Route path="/species" element={<Species />} />
             <Route path="/sessions" element={<Sessions />} />
             <Route path="/teams" element={<Directory />} />
             <Route path="/fleet" element={<Fleet />} />

@@ -2,7 +2,7 @@
  * Quick windows for the detections filters. They follow the person's "week starts on"
  * preference and the browser's local calendar; `end` is exclusive, as GET /detections reads it.
  */
-export const PRESETS = ['today', 'week', 'month', 'last7'] as const;
+export const PRESETS = ['today', 'week', 'month', 'last7', 'last30'] as const;
 export type Preset = (typeof PRESETS)[number];
 
 const FIRST_DAY: Record<string, number> = { sunday: 0, monday: 1, saturday: 6 };
@@ -21,7 +21,8 @@ export function presetWindow(preset: Preset, now: Date, startOfWeek: string): { 
     case 'month':
       return { start: new Date(now.getFullYear(), now.getMonth(), 1), end: new Date(now.getFullYear(), now.getMonth() + 1, 1) };
     case 'last7':
+    case 'last30':
       // A rolling window up to now: open at the end so detections arriving later still show.
-      return { start: new Date(now.getTime() - 7 * 86_400_000), end: null };
+      return { start: new Date(now.getTime() - (preset === 'last7' ? 7 : 30) * 86_400_000), end: null };
   }
 }
