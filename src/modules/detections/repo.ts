@@ -12,7 +12,8 @@ export interface DetectionRow {
   commonName: string;
   category: string;
   confidence: number;
-  detectedAt: Date;
+  /** ISO 8601 in UTC, formatted by the database: a listed page never parses and re-prints its timestamps. */
+  detectedAt: string;
   startMs: number;
   endMs: number;
   modelId: string;
@@ -23,18 +24,21 @@ export interface DetectionRow {
   isFirstOfDay: boolean;
   isRare: boolean;
   rareReason: string | null;
-  createdAt: Date;
+  createdAt: string;
   /** Pinned for the team (POST /detections/:id/pin). */
   pinned: boolean;
   /** The call's representative (its first row); null when this row is the representative. */
   callId: string | null;
   /** Chunks the call spans and where it ends (on the representative). */
   callChunks: number;
-  callEndAt: Date;
+  callEndAt: string;
 }
 
 /** What the inference worker writes: a row before review, aggregation and the satellite join. */
-export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'pinned' | 'callId' | 'callChunks' | 'callEndAt'>;
+export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'pinned' | 'callId' | 'callChunks' | 'callEndAt' | 'detectedAt' | 'createdAt'> & {
+  detectedAt: Date;
+  createdAt: Date;
+};
 
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */
@@ -56,13 +60,16 @@ export interface DetectionListFilter {
   withCount: boolean;
 }
 
+/** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
+const utcIso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s.name AS "satelliteName", d.chunk_id AS "chunkId",
   d.species_code AS "speciesCode", d.scientific_name AS "scientificName", d.common_name AS "commonName", d.category,
-  d.confidence, d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
+  d.confidence, ${utcIso('d.detected_at')} AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
-  d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", d.created_at AS "createdAt",
+  d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", ${utcIso('d.created_at')} AS "createdAt",
   d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
-  coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond') AS "callEndAt"`;
+  ${utcIso("coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')")} AS "callEndAt"`;
 
 const COLUMNS = [
   'id', 'tenant_id', 'satellite_id', 'chunk_id', 'species_code', 'scientific_name', 'common_name', 'category', 'confidence',

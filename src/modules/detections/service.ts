@@ -26,7 +26,7 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     category: r.category,
     confidence: r.confidence,
     calibrated_confidence: calibrated,
-    detectedAt: new Date(r.detectedAt).toISOString(),
+    detectedAt: r.detectedAt,
     startMs: r.startMs,
     endMs: r.endMs,
     modelId: r.modelId,
@@ -37,11 +37,11 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     isFirstOfDay: r.isFirstOfDay,
     isRare: r.isRare,
     rareReason: r.rareReason,
-    createdAt: new Date(r.createdAt).toISOString(),
+    createdAt: r.createdAt,
     pinned: r.pinned,
     callId: r.callId ?? r.id,
     callChunks: r.callChunks,
-    callEndAt: new Date(r.callEndAt).toISOString(),
+    callEndAt: r.callEndAt,
   };
 }
 
