@@ -419,6 +419,56 @@ describe('account', () => {
       assert.deepEqual(members.map((m) => m.user_id), [owner.id]);
     });
 
+    test('refused sign-ins that never reached the account (rate limited, typed in another case) lose the email and IP too', async () => {
+      const u = await f.user();
+      const ip = newIp();
+      for (let i = 0; i < 20; i++) assertError(await login(`filler-${i}@example.org`, 'whatever-password', ip), 401, 'INVALID_CREDENTIALS');
+      assertError(await login(u.email, 'not-the-password', ip), 429, 'RATE_LIMITED');
+      assertError(await login(u.email.toUpperCase(), 'not-the-password', ip), 429, 'RATE_LIMITED');
+      const limited = `action = 'user.login_failed' AND details->>'reason' = 'rate_limited' AND ip = $1`;
+      const before = await audit(limited, [ip]);
+      assert.equal(before.length, 2);
+      for (const r of before) {
+        assert.equal(r.actor_user_id, null, 'written before the account was looked up');
+        assert.equal(r.actor_email?.toLowerCase(), u.email.toLowerCase());
+      }
+      const ids = (await hub.infra.db.query<{ id: number }>(`SELECT id FROM audit_log WHERE ${limited}`, [ip])).map((r) => r.id);
+
+      assert.equal((await api.del('/auth/me', u, { password: u.password })).status, 204);
+
+      const rows = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = ANY($1::bigint[])', [ids]);
+      assert.equal(rows.length, 2, 'the entries stay');
+      for (const r of rows) assert.deepEqual({ email: r.actor_email, ip: r.ip }, { email: null, ip: null });
+      const anywhere = await hub.infra.db.one<{ n: number }>(
+        'SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1) OR details::text ILIKE $2',
+        [u.email, `%${u.email}%`],
+      );
+      assert.equal(anywhere.n, 0, 'no entry carries the email');
+      // The other addresses' refusals from the same IP are not the person's and stay as they were.
+      assert.equal((await audit(`action = 'user.login_failed' AND ip = $1`, [ip])).length, 20);
+    });
+
+    test('the satellites the person registered are released and disconnected, and stay with the team', async () => {
+      const owner = await f.user();
+      const team = await f.team(owner);
+      const u = await f.member(team, 'member');
+      const reg = await api.post('/satellites', { tenantId: team.id, name: 'Orchard' }, u);
+      assert.equal(reg.status, 201, reg.text);
+      const sat = reg.body;
+      assert.equal((await api.get(`/satellites/${sat.id}`, owner)).body.registered_by, u.id);
+      assert.notEqual(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+
+      assert.equal((await api.del('/auth/me', u, { password: u.password })).status, 204);
+
+      const after = await api.get(`/satellites/${sat.id}`, owner);
+      assert.equal(after.status, 200, 'the device stays with the team');
+      assert.equal(after.body.registered_by, null, 'team-owned now');
+      assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
+      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null, 'broker login dropped');
+      const keys = await hub.infra.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [sat.id]);
+      assert.ok(keys.length >= 1 && keys.every((k) => k.revoked_at), 'every key of the device is revoked');
+    });
+
     test('the email is free again after deletion', async () => {
       const u = await f.user();
       assert.equal((await api.del('/auth/me', u, { password: u.password })).status, 204);

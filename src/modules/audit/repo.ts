@@ -26,6 +26,25 @@ export interface AuditRow {
   details: Record<string, unknown>;
 }
 
+/**
+ * Erasure (self and admin deletion): the person's email and IP leave every entry that names
+ * them, by account or by address. Refused sign-ins before the account was looked up (rate
+ * limited, unknown address) carry only the typed email, so rows are also matched by email,
+ * whatever its case. The entries stay; only who-and-where goes.
+ */
+export async function eraseFromAuditLog(tx: Db, userId: string, email: string): Promise<void> {
+  await tx.query(
+    `UPDATE audit_log SET actor_email = NULL, ip = NULL
+     WHERE actor_user_id = $1 OR lower(actor_email) = lower($2)`,
+    [userId, email],
+  );
+  await tx.query(
+    `UPDATE audit_log SET details = details - 'email'
+     WHERE details ? 'email' AND (target_id = $1::text OR lower(details->>'email') = lower($2))`,
+    [userId, email],
+  );
+}
+
 export function createAuditRepo(db: Db) {
   return {
     async list(f: AuditFilter): Promise<{ rows: AuditRow[]; total: number }> {

@@ -5,6 +5,7 @@ import type { AuditWriter } from '../../core/audit.ts';
 import { newId, randomHex } from '../../core/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthRepo } from '../auth/repo.ts';
+import { eraseFromAuditLog } from '../audit/repo.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { TeamsService } from '../teams/service.ts';
 import type { UserRow, UsersRepo } from './repo.ts';
@@ -53,14 +54,14 @@ export function createUsersService(deps: {
 
   /**
    * Erasure shared by self-deletion and admin deletion: memberships end as if the person
-   * left each team, then the row goes and the audit log forgets the person's email and IPs.
+   * left each team (keys revoked, devices released and disconnected), then the row goes and
+   * the audit log forgets the person's email and IPs.
    */
   async function erase(tx: Db, user: UserRow) {
     for (const t of await users.teamsOf(user.id, tx)) await teams.departAll(tx, t.id, user.id, false);
     await settings.deleteScope(tx, 'account', user.id);
     await authRepo.forgetEmail(tx, user.email);
-    await tx.query(`UPDATE audit_log SET actor_email = NULL, ip = NULL WHERE actor_user_id = $1`, [user.id]);
-    await tx.query(`UPDATE audit_log SET details = details - 'email' WHERE target_id = $1 AND details ? 'email'`, [user.id]);
+    await eraseFromAuditLog(tx, user.id, user.email);
     await users.delete(tx, user.id);
   }
 
