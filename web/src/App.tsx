@@ -3,7 +3,8 @@ import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'reac
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from './api/client';
 import { atLeast } from './api/types';
-import { useT } from './i18n';
+import { useRoleName, useT } from './i18n';
+import { LiveProvider } from './live';
 import { LanguageProvider, meKey, SessionProvider, ToastProvider, useMeQuery, useSession, useTheme, type ThemeChoice } from './session';
 import { ErrorText, Loading } from './components/ui';
 import { SignIn } from './pages/SignIn';
@@ -22,6 +23,8 @@ const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
 const Admin = lazy(() => import('./pages/Admin'));
+const JoinInvite = lazy(() => import('./pages/JoinInvite'));
+const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 
 const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register'];
 
@@ -74,7 +77,25 @@ export function App() {
 }
 
 function Shell() {
+  const { team } = useSession();
+  // One socket for every signed-in page: live detections and the rare-species toast.
+  return (
+    <LiveProvider tenantId={team?.id ?? null}>
+      <ShellPage />
+    </LiveProvider>
+  );
+}
+
+/** The invite link of someone already signed in: join that team instead of registering. */
+function RegisterSignedIn() {
+  const location = useLocation();
+  const invite = new URLSearchParams(location.search).get('invite');
+  return invite ? <JoinInvite token={invite} /> : <Navigate to="/detections" replace />;
+}
+
+function ShellPage() {
   const t = useT();
+  const roleName = useRoleName();
   const { me, team, role, setTeamId } = useSession();
   const [theme, setTheme] = useTheme();
   const qc = useQueryClient();
@@ -95,7 +116,7 @@ function Shell() {
       </a>
       <header className="top">
         <span className="brand">{t('app.name')}</span>
-        <nav aria-label="Main">
+        <nav aria-label={t('nav.main')}>
           <NavLink to="/detections">{t('nav.detections')}</NavLink>
           <NavLink to="/species">{t('nav.species')}</NavLink>
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
@@ -118,7 +139,7 @@ function Shell() {
               <select aria-label={t('nav.team.switch')} value={team?.id ?? ''} onChange={(e) => setTeamId(e.target.value)}>
                 {me.tenants.map((x) => (
                   <option key={x.id} value={x.id}>
-                    {x.name} ({x.role})
+                    {x.name} ({roleName(x.role)})
                   </option>
                 ))}
               </select>
@@ -147,12 +168,13 @@ function Shell() {
           <Routes>
             <Route path="/" element={<Navigate to="/detections" replace />} />
             <Route path="/sign-in" element={<Navigate to="/detections" replace />} />
-            <Route path="/register" element={<Navigate to="/detections" replace />} />
+            <Route path="/register" element={<RegisterSignedIn />} />
             <Route path="/detections" element={<Detections />} />
             <Route path="/detections/:id" element={<DetectionDetail />} />
             <Route path="/species" element={<Species />} />
             <Route path="/sessions" element={<Sessions />} />
             <Route path="/teams" element={<Directory />} />
+            <Route path="/teams/new" element={<CreateTeam />} />
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
             <Route path="/account" element={<Account />} />

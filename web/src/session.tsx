@@ -3,7 +3,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, ApiError } from './api/client';
 import type { Me, Preferences, Role, TeamRef } from './api/types';
-import { I18nContext, pickLang, translator } from './i18n';
+import { I18nContext, pickLang, setActiveLang, translator } from './i18n';
 
 export const meKey = ['me'] as const;
 
@@ -59,7 +59,10 @@ export function SessionProvider({ me, children }: { me: Me; children: ReactNode 
 
 export function LanguageProvider({ prefs, children }: { prefs: Preferences | null; children: ReactNode }) {
   const lang = pickLang(prefs?.primaryLanguage ?? navigator.language);
-  const value = useMemo(() => ({ lang, t: translator(lang) }), [lang]);
+  const value = useMemo(() => {
+    setActiveLang(lang);
+    return { lang, t: translator(lang) };
+  }, [lang]);
   useEffect(() => {
     document.documentElement.lang = lang;
   }, [lang]);

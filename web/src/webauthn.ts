@@ -2,6 +2,8 @@
  * Passkeys through the browser's WebAuthn JSON helpers (parse…OptionsFromJSON, toJSON), so
  * the options the hub sends and the response it verifies need no hand-written base64url.
  */
+import { tActive } from './i18n';
+
 type PKC = typeof PublicKeyCredential & {
   parseCreationOptionsFromJSON?: (o: unknown) => PublicKeyCredentialCreationOptions;
   parseRequestOptionsFromJSON?: (o: unknown) => PublicKeyCredentialRequestOptions;
@@ -11,7 +13,7 @@ export const passkeysSupported = () =>
   typeof window !== 'undefined' && 'PublicKeyCredential' in window && typeof (PublicKeyCredential as PKC).parseRequestOptionsFromJSON === 'function';
 
 function toJSON(cred: Credential | null): unknown {
-  if (!cred) throw new Error('No passkey was chosen');
+  if (!cred) throw new Error(tActive('error.noPasskey'));
   return (cred as PublicKeyCredential & { toJSON(): unknown }).toJSON();
 }
 

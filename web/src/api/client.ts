@@ -5,6 +5,7 @@
  */
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
+import { tActive } from '../i18n';
 
 export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 
@@ -23,7 +24,7 @@ export class ApiError extends Error {
 function toError(status: number, body: unknown): ApiError {
   const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
   if (e?.message) return new ApiError(status, e.code ?? 'ERROR', e.message, e.details);
-  return new ApiError(status, 'HTTP_' + status, `The hub answered ${status}`);
+  return new ApiError(status, 'HTTP_' + status, tActive('error.http', { status }));
 }
 
 /** Awaits an openapi-fetch call and returns its body as T, or throws the hub's error. */
@@ -32,7 +33,7 @@ export async function data<T>(p: Promise<{ data?: unknown; error?: unknown; resp
   try {
     r = await p;
   } catch {
-    throw new ApiError(0, 'NETWORK', 'The hub cannot be reached');
+    throw new ApiError(0, 'NETWORK', tActive('error.network'));
   }
   if (!r.response.ok) throw toError(r.response.status, r.error);
   return r.data as T;

@@ -8,12 +8,18 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import type { EffectiveSettings, SettingEntry } from '../api/types';
-import { useT } from '../i18n';
+import { useT, type T } from '../i18n';
 import { ErrorText } from './ui';
 
 export type Scope = { satelliteId: string } | { tenantId: string } | { level: 'hub' };
 
 const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+const SOURCES = ['default', 'hub', 'platform', 'team', 'satellite', 'device', 'account', 'web'] as const;
+/** Where a value comes from, in the interface language ("team" → "Team" / "Team"). */
+export function sourceName(t: T, source: string): string {
+  return (SOURCES as readonly string[]).includes(source) ? t(`settings.source.${source as (typeof SOURCES)[number]}`) : source;
+}
 
 function parseInput(raw: string, like: unknown): unknown {
   if (typeof like === 'number') return Number(raw);
@@ -56,13 +62,13 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
         <label htmlFor={inputId}>{entry.key}</label>
       </th>
       <td data-testid="value">
-        {show(entry.value)} <span className="muted small">({entry.source})</span>
+        {show(entry.value)} <span className="muted small">({sourceName(t, entry.source)})</span>
       </td>
       <td className="muted">
-        {show(entry.inherited.value)} <span className="small">({entry.inherited.from})</span>
+        {show(entry.inherited.value)} <span className="small">({sourceName(t, entry.inherited.from)})</span>
       </td>
       <td>
-        {locked ? <span className="badge rare">{t('fleet.locked', { by: entry.lockedBy! })}</span> : null}
+        {locked ? <span className="badge rare">{t('fleet.locked', { by: sourceName(t, entry.lockedBy!) })}</span> : null}
         {entry.mayOverride !== undefined ? (
           <label className="check small">
             <input
@@ -79,8 +85,8 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
         <form onSubmit={submit} className="row tight">
           {typeof entry.value === 'boolean' ? (
             <select id={inputId} value={draft} disabled={disabled || locked} onChange={(e) => setDraft(e.target.value)}>
-              <option value="true">true</option>
-              <option value="false">false</option>
+              <option value="true">{t('settings.true')}</option>
+              <option value="false">{t('settings.false')}</option>
             </select>
           ) : (
             <input

@@ -5,6 +5,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
+import { ErrorText } from './ui';
 
 interface Sample {
   at: string;
@@ -52,6 +53,8 @@ export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
     queryFn: () => data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id: satelliteId }, query: { limit: 200 } } })),
   });
   const samples = q.data?.telemetry ?? [];
+  if (q.error) return <ErrorText error={q.error} />;
+  if (q.isLoading) return null;
   if (samples.length === 0) return <p className="muted">{t('fleet.telemetry.none')}</p>;
   const xs = samples.map((s) => Date.parse(s.at) / 1000);
   return (

@@ -1,6 +1,6 @@
 /** Small building blocks: an error next to what caused it, a copy button, a labelled field. */
 import { useId, useState, type ReactNode } from 'react';
-import { messageOf } from '../api/client';
+import { ApiError, messageOf } from '../api/client';
 import { useT } from '../i18n';
 
 export function ErrorText({ error, id }: { error: unknown; id?: string }) {
@@ -35,15 +35,59 @@ export function CopyButton({ text, label }: { text: string; label?: string }) {
   );
 }
 
-export function Field({ label, children, hint }: { label: string; hint?: string; children: (id: string) => ReactNode }) {
+/**
+ * A labelled field. With `error` (a field's message from fieldError) the message sits under
+ * the field; children get its id for aria-describedby.
+ */
+export function Field({
+  label,
+  children,
+  hint,
+  error,
+}: {
+  label: string;
+  hint?: string;
+  error?: string | null;
+  children: (id: string, describedBy: string | undefined) => ReactNode;
+}) {
   const id = useId();
+  const errId = `${id}-error`;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      {children(id)}
+      {children(id, error ? errId : undefined)}
       {hint ? <small>{hint}</small> : null}
+      {error ? (
+        <p className="error" role="alert" id={errId} data-field-error="">
+          {error}
+        </p>
+      ) : null}
     </div>
   );
+}
+
+interface FieldIssue {
+  in?: string;
+  path?: string;
+  message?: string;
+}
+
+function issues(err: unknown): FieldIssue[] {
+  if (!(err instanceof ApiError) || err.code !== 'VALIDATION_FAILED' || !Array.isArray(err.details)) return [];
+  return err.details as FieldIssue[];
+}
+
+/** The hub's message for one field of a refused body (VALIDATION_FAILED details), or null. */
+export function fieldError(err: unknown, field: string): string | null {
+  const mine = issues(err).filter((d) => d.path === field || d.path?.startsWith(`${field}.`));
+  return mine.length > 0 ? mine.map((d) => d.message ?? '').join('; ') : null;
+}
+
+/** The error for the form as a whole: null when every refusal is shown next to one of `fields`. */
+export function formError(err: unknown, fields: string[]): unknown {
+  const list = issues(err);
+  if (list.length > 0 && list.every((d) => fields.some((f) => d.path === f || d.path?.startsWith(`${f}.`)))) return null;
+  return err;
 }
 
 export function Loading() {

@@ -256,7 +256,7 @@ export default function Account() {
             }}
           >
             <p>{t('account.mfaScan')}</p>
-            <img src={enroll.qrDataUrl} alt="QR" width={196} height={196} />
+            <img src={enroll.qrDataUrl} alt={t('account.qrAlt')} width={196} height={196} />
             <p>
               {t('account.mfaManual')}: <code>{enroll.manualKey}</code>
             </p>

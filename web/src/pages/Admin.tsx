@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import type { AdminUser, AuditEntry } from '../api/types';
-import { useT } from '../i18n';
+import { useRoleName, useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
@@ -12,6 +12,7 @@ const AUDIT_PAGE = 50;
 
 export default function Admin() {
   const t = useT();
+  const roleName = useRoleName();
   const fmt = useFormat();
   const qc = useQueryClient();
   const [search, setSearch] = useState('');
@@ -45,13 +46,11 @@ export default function Admin() {
       <h2>{t('admin.users')}</h2>
       <Field label={t('admin.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
       <ErrorText error={users.error} />
-      <ErrorText error={block.error ?? resetPassword.error ?? resetMfa.error} />
       {issued ? (
         <p className="card row" role="region" aria-label={t('admin.tempPassword')}>
           {t('admin.tempPasswordFor', { name: issued.name })}: <code>{issued.password}</code> <CopyButton text={issued.password} />
         </p>
       ) : null}
-      {resetMfa.isSuccess ? <p role="status">{t('admin.mfaReset')}</p> : null}
       <div className="table-wrap">
         <table>
           <thead>
@@ -67,11 +66,11 @@ export default function Admin() {
             {users.data?.users.map((u) => (
               <tr key={u.id}>
                 <th scope="row">
-                  {u.name} {u.isAdmin ? <span className="badge">admin</span> : null}
+                  {u.name} {u.isAdmin ? <span className="badge">{t('admin.badge.admin')}</span> : null}
                 </th>
                 <td>{u.email}</td>
-                <td className="small">{u.tenants.map((x) => `${x.name} (${x.role})`).join(', ')}</td>
-                <td>{u.status}</td>
+                <td className="small">{u.tenants.map((x) => `${x.name} (${roleName(x.role)})`).join(', ')}</td>
+                <td>{u.status === 'active' || u.status === 'blocked' ? t(`admin.userStatus.${u.status}`) : u.status}</td>
                 <td>
                   <div className="row tight">
                     {!u.isAdmin ? (
@@ -86,6 +85,11 @@ export default function Admin() {
                       {t('admin.resetMfa')}
                     </button>
                   </div>
+                  {/* Each action's outcome on the row of the person it was for. */}
+                  {block.error && block.variables === u.id ? <ErrorText error={block.error} /> : null}
+                  {resetPassword.error && resetPassword.variables?.id === u.id ? <ErrorText error={resetPassword.error} /> : null}
+                  {resetMfa.error && resetMfa.variables === u.id ? <ErrorText error={resetMfa.error} /> : null}
+                  {resetMfa.isSuccess && resetMfa.variables === u.id ? <p role="status">{t('admin.mfaReset')}</p> : null}
                 </td>
               </tr>
             ))}
@@ -126,7 +130,7 @@ export default function Admin() {
           </tbody>
         </table>
       </div>
-      <nav className="row" aria-label="Audit pages">
+      <nav className="row" aria-label={t('admin.auditPages')}>
         <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - AUDIT_PAGE))}>
           {t('det.prev')}
         </button>

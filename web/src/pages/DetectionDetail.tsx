@@ -8,7 +8,7 @@ import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, ApiError } from '../api/client';
 import { atLeast, type Detection, type Vote } from '../api/types';
-import { useT } from '../i18n';
+import { tActive, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
@@ -44,7 +44,7 @@ async function loadSpectrogram(chunkId: string): Promise<Spectrogram> {
   const res = await fetch(`/api/audio/${encodeURIComponent(chunkId)}/spectrogram.png`, { credentials: 'same-origin' });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
-    throw new ApiError(res.status, body?.error?.code ?? 'HTTP_' + res.status, body?.error?.message ?? `The hub answered ${res.status}`);
+    throw new ApiError(res.status, body?.error?.code ?? 'HTTP_' + res.status, body?.error?.message ?? tActive('error.http', { status: res.status }));
   }
   const num = (h: string, d: number) => Number(res.headers.get(h) ?? d) || d;
   return {

@@ -9,8 +9,8 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { api, data } from '../api/client';
 import { atLeast, type Detection, type DetectionList, type Satellite, type Vote } from '../api/types';
 import { useT } from '../i18n';
-import { useFormat, useSession, useToast } from '../session';
-import { useLiveEvents, type LiveDetection } from '../live';
+import { useFormat, useSession } from '../session';
+import { useLive } from '../live';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
@@ -32,7 +32,6 @@ const toLocal = (iso: string | undefined) => {
 export function Detections() {
   const t = useT();
   const fmt = useFormat();
-  const toast = useToast();
   const qc = useQueryClient();
   const { team, role, me } = useSession();
   const tenantId = team?.id ?? null;
@@ -88,38 +87,10 @@ export function Detections() {
     queryFn: () => data<{ votes: Record<string, Vote> }>(api.GET('/api/detections/votes', { params: { query: { ids } } })),
   });
 
-  // A rare species is named in the person's primary and secondary languages (English and the
-  // scientific name when the catalog has no translation or the lookup fails).
-  const languages = [me.preferences.primaryLanguage, ...(me.preferences.secondaryLanguages ?? [])].filter(Boolean).join(',');
-  const rareToast = useCallback(
-    async (d: LiveDetection) => {
-      let names = [d.commonName];
-      try {
-        const tr = await data<{ names: Record<string, string> }>(
-          api.GET('/api/species/translate', { params: { query: { speciesCode: d.speciesCode, languages: languages || 'en' } } }),
-        );
-        names = [...new Set(Object.values(tr.names))];
-      } catch {
-        // The English name from the event stands in.
-      }
-      toast(t('toast.rare', { name: `${names.join(' · ')} (${d.scientificName})` }), 'rare');
-    },
-    [languages, toast, t],
-  );
-
-  // Live: a new detection of this team refreshes the list; rare species also get a toast.
+  // Live: the app shell's socket refreshes the list; new rows are marked as they arrive.
   const [fresh, setFresh] = useState<Set<string>>(new Set());
-  const onEvent = useCallback(
-    (e: { type: string } & Record<string, unknown>) => {
-      if (e.type !== 'detection') return;
-      const d = e as unknown as LiveDetection;
-      setFresh((s) => new Set(s).add(d.id));
-      void qc.invalidateQueries({ queryKey: ['detections', tenantId] });
-      if (d.isRare) void rareToast(d);
-    },
-    [qc, tenantId, rareToast],
-  );
-  const live = useLiveEvents(tenantId, onEvent);
+  const { connected: live, subscribe } = useLive();
+  useEffect(() => subscribe((d) => setFresh((s) => new Set(s).add(d.id))), [subscribe]);
 
   // Review state: the selected row, the audio element, the open extras panel.
   const [selected, setSelected] = useState(0);
@@ -297,7 +268,8 @@ export function Detections() {
         </form>
       </details>
       <ErrorText error={list.error} />
-      <ErrorText error={verify.error} />
+      <ErrorText error={satellites.error} />
+      <ErrorText error={votes.error} />
       <p className="muted">
         {knownTotal !== null ? t('det.total', { n: knownTotal }) : null} · {t('det.page', { page: page + 1 })} · <span className="hint">{t('det.keys')}</span>
       </p>
@@ -370,12 +342,13 @@ export function Detections() {
                   {t('det.comments')} / {t('det.share')}
                 </button>
               </div>
+              {verify.error && verify.variables?.id === d.id ? <ErrorText error={verify.error} /> : null}
               {openId === d.id ? <DetectionExtras detection={d} canComment={atLeast(role, 'member')} /> : null}
             </li>
           );
         })}
       </ol>
-      <nav className="pager row" aria-label="Pages">
+      <nav className="pager row" aria-label={t('common.pages')}>
         <button type="button" className="secondary" disabled={page === 0} onClick={() => goPage(page - 1)}>
           {t('det.prev')}
         </button>

@@ -1,5 +1,6 @@
 /** The team directory: teams accepting newcomers; join an open team or ask to join, with a message. */
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
@@ -78,7 +79,10 @@ export default function Directory() {
   });
   return (
     <section aria-labelledby="dir-title">
-      <h1 id="dir-title">{t('dir.title')}</h1>
+      <div className="title-row">
+        <h1 id="dir-title">{t('dir.title')}</h1>
+        <Link to="/teams/new">{t('newTeam.title')}</Link>
+      </div>
       <Field label={t('dir.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
       <ErrorText error={dir.error} />
       {dir.isLoading ? <Loading /> : null}

@@ -4,22 +4,75 @@ import { Link } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { atLeast, type Registration, type Satellite } from '../api/types';
-import { useT } from '../i18n';
+import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { CopyButton, ErrorText, Field, Loading } from '../components/ui';
+import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 
-function uptime(s: number | null): string {
+function uptime(t: T, s: number | null): string {
   if (s === null) return '—';
   const h = Math.floor(s / 3600);
-  return h >= 24 ? `${Math.floor(h / 24)} d ${h % 24} h` : `${h} h ${Math.floor((s % 3600) / 60)} min`;
+  return h >= 24 ? t('fleet.uptime.days', { d: Math.floor(h / 24), h: h % 24 }) : t('fleet.uptime.hours', { h, min: Math.floor((s % 3600) / 60) });
 }
 
-function stats(o: Record<string, number> | null): string {
+const STAT_KEYS = [
+  'totalProcessed', 'totalSent', 'rejectedSilence', 'rejectedClassifier', 'rejectedAmphibian', 'rejectedInsect', 'rejectedAnthropogenic',
+  'rejectedHumanVoice', 'rejectedOtherAnimal', 'rejectedOther', 'totalBytes', 'ackedBytes', 'unackedBytes', 'rowCount', 'unackedCount', 'diskBytes',
+] as const;
+
+/** Heartbeat counters with translated labels; byte counts in B/KB/MB. */
+function stats(t: T, o: Record<string, number> | null): string {
   if (!o) return '—';
   return Object.entries(o)
-    .map(([k, v]) => `${k} ${v}`)
+    .map(([k, v]) => {
+      const label = (STAT_KEYS as readonly string[]).includes(k) ? t(`fleet.stat.${k as (typeof STAT_KEYS)[number]}`) : k;
+      return `${label} ${k.endsWith('Bytes') ? bytes(v) : v}`;
+    })
     .join(' · ');
 }
+
+interface Sample {
+  at: string;
+  batteryLevel: number | null;
+  cpuTemp: number | null;
+}
+
+/** The latest battery and temperature of one satellite, with a small battery line (last 24 samples). */
+function TelemetryCell({ id }: { id: string }) {
+  const t = useT();
+  const q = useQuery({
+    queryKey: ['telemetry-recent', id],
+    staleTime: 60_000,
+    refetchInterval: 60_000,
+    queryFn: () => data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id }, query: { limit: 24 } } })),
+  });
+  if (q.error) return <ErrorText error={q.error} />;
+  const samples = q.data?.telemetry ?? [];
+  const battery = samples.map((x) => x.batteryLevel).filter((v): v is number => v !== null);
+  const temp = [...samples].reverse().find((x) => x.cpuTemp !== null)?.cpuTemp ?? null;
+  if (battery.length === 0 && temp === null) return <span className="muted">—</span>;
+  const last = battery.length > 0 ? battery[battery.length - 1] : null;
+  const w = 60;
+  const hgt = 16;
+  const points = battery.map((v, i) => `${battery.length === 1 ? w : (i / (battery.length - 1)) * w},${(hgt - Math.max(0, Math.min(1, v)) * hgt).toFixed(1)}`).join(' ');
+  const label = [last !== null ? `${t('fleet.telemetry.battery')} ${Math.round(last * 100)} %` : null, temp !== null ? `${temp.toFixed(1)} °C` : null]
+    .filter(Boolean)
+    .join(' · ');
+  return (
+    <span className="row tight" data-testid="fleet-telemetry" aria-label={label} role="img">
+      {battery.length > 1 ? (
+        <svg width={w} height={hgt} viewBox={`0 0 ${w} ${hgt}`} aria-hidden="true" className="spark">
+          <polyline points={points} fill="none" stroke="currentColor" strokeWidth="1.5" />
+        </svg>
+      ) : null}
+      <span className="small" aria-hidden="true">
+        {label}
+      </span>
+    </span>
+  );
+}
+
+/** One telemetry call per listed satellite (an indexed LIMIT query each): the first rows only. */
+const TELEMETRY_ROWS = 50;
 
 export default function Fleet() {
   const t = useT();
@@ -77,11 +130,13 @@ export default function Fleet() {
       <h1 id="fleet-title">{t('fleet.title')}</h1>
       {mayRegister ? (
         <form onSubmit={submit} className="row card" aria-label={t('fleet.register')}>
-          <Field label={t('fleet.name')}>{(id) => <input id={id} name="satelliteName" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
+          <Field label={t('fleet.name')} error={fieldError(register.error, 'name')}>
+            {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="satelliteName" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+          </Field>
           <button type="submit" disabled={register.isPending}>
             {t('fleet.register')}
           </button>
-          <ErrorText error={register.error} />
+          <ErrorText error={formError(register.error, ['name'])} />
         </form>
       ) : null}
       {creds ? (
@@ -128,10 +183,11 @@ export default function Fleet() {
               <th scope="col">{t('fleet.noise')}</th>
               <th scope="col">{t('fleet.outbox')}</th>
               <th scope="col">{t('fleet.filter')}</th>
+              <th scope="col">{t('fleet.telemetry')}</th>
             </tr>
           </thead>
           <tbody>
-            {list.data?.satellites.map((s) => (
+            {list.data?.satellites.map((s, i) => (
               <tr key={s.id} data-testid="satellite-row">
                 <th scope="row">
                   <Link to={`/fleet/${s.id}`}>{s.name}</Link>
@@ -143,12 +199,13 @@ export default function Fleet() {
                 <td>{s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')}</td>
                 <td>
                   {s.version ?? '—'}
-                  {s.update_status ? <span className="muted small"> ({s.update_status})</span> : null}
+                  {s.update_status ? <span className="muted small"> ({s.update_status === 'updating' ? t('fleet.updating') : s.update_status})</span> : null}
                 </td>
-                <td>{uptime(s.uptimeSeconds)}</td>
+                <td>{uptime(t, s.uptimeSeconds)}</td>
                 <td>{s.noiseFloorRms === null ? '—' : s.noiseFloorRms.toFixed(4)}</td>
-                <td className="small">{stats(s.outboxStats)}</td>
-                <td className="small">{stats(s.filterStats)}</td>
+                <td className="small">{stats(t, s.outboxStats)}</td>
+                <td className="small">{stats(t, s.filterStats)}</td>
+                <td>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
               </tr>
             ))}
           </tbody>

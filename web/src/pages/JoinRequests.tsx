@@ -1,7 +1,7 @@
 /** A team's pending join requests (approve with a role, or deny and optionally block) and its blocks. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import { useT } from '../i18n';
+import { useRoleName, useT } from '../i18n';
 import { useFormat } from '../session';
 import { ErrorText } from '../components/ui';
 
@@ -21,6 +21,7 @@ interface Block {
 
 export function JoinRequests({ tenantId }: { tenantId: string }) {
   const t = useT();
+  const roleName = useRoleName();
   const fmt = useFormat();
   const qc = useQueryClient();
   const id = tenantId;
@@ -55,7 +56,6 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
     <>
       <h2>{t('team.joinRequests')}</h2>
       <ErrorText error={requests.error} />
-      <ErrorText error={approve.error ?? deny.error} />
       {requests.data && requests.data.requests.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
       <ul>
         {requests.data?.requests.map((r) => (
@@ -66,10 +66,10 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
             {r.message ? <p>{r.message}</p> : null}
             <div className="row">
               <button type="button" onClick={() => approve.mutate({ rid: r.id, role: 'viewer' })}>
-                {t('team.approveAs', { role: 'viewer' })}
+                {t('team.approveAs', { role: roleName('viewer') })}
               </button>
               <button type="button" onClick={() => approve.mutate({ rid: r.id, role: 'member' })}>
-                {t('team.approveAs', { role: 'member' })}
+                {t('team.approveAs', { role: roleName('member') })}
               </button>
               <button type="button" className="secondary" onClick={() => deny.mutate({ rid: r.id, block: false })}>
                 {t('team.deny')}
@@ -78,11 +78,13 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
                 {t('team.denyBlock')}
               </button>
             </div>
+            {approve.error && approve.variables?.rid === r.id ? <ErrorText error={approve.error} /> : null}
+            {deny.error && deny.variables?.rid === r.id ? <ErrorText error={deny.error} /> : null}
           </li>
         ))}
       </ul>
       <h2>{t('team.blocks')}</h2>
-      <ErrorText error={blocks.error ?? unblock.error} />
+      <ErrorText error={blocks.error} />
       {blocks.data && blocks.data.blocks.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
       <ul>
         {blocks.data?.blocks.map((b) => (
@@ -91,6 +93,7 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
             <button type="button" className="secondary" onClick={() => unblock.mutate(b.userId)}>
               {t('team.unblock')}
             </button>
+            {unblock.error && unblock.variables === b.userId ? <ErrorText error={unblock.error} /> : null}
           </li>
         ))}
       </ul>

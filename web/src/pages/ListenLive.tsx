@@ -35,7 +35,7 @@ export function ListenLive({ tenantId, satelliteId }: { tenantId: string; satell
         return;
       }
       if (frame.type === 'live-started') setState('listening');
-      else if (frame.type === 'error') setError(new Error(frame.message ?? 'Live listening failed'));
+      else if (frame.type === 'error') setError(new Error(frame.message ?? t('live.failed')));
       else if (frame.type === 'live-stopped') {
         setError(new Error(t('live.stopped', { reason: frame.reason ?? '' })));
         setOn(false);

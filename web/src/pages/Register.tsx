@@ -4,7 +4,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
 import { meKey } from '../session';
-import { ErrorText, Field } from '../components/ui';
+import { ErrorText, Field, fieldError, formError } from '../components/ui';
 
 /** The invite link (`/register?invite=…`) lands here; the new account signs in right after. */
 export function Register() {
@@ -36,12 +36,16 @@ export function Register() {
       <h1>{t('register.title')}</h1>
       {invite ? <p>{t('register.invite')}</p> : null}
       <form onSubmit={submit}>
-        <Field label={t('register.name')}>{(id) => <input id={id} required autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-        <Field label={t('signIn.email')}>{(id) => <input id={id} type="email" required autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
-        <Field label={t('signIn.password')}>
-          {(id) => <input id={id} type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />}
+        <Field label={t('register.name')} error={fieldError(error, 'name')}>
+          {(id, describedBy) => <input id={id} aria-describedby={describedBy} required autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}
         </Field>
-        <ErrorText error={error} />
+        <Field label={t('signIn.email')} error={fieldError(error, 'email')}>
+          {(id, describedBy) => <input id={id} aria-describedby={describedBy} type="email" required autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
+        <Field label={t('signIn.password')} error={fieldError(error, 'password')}>
+          {(id, describedBy) => <input id={id} aria-describedby={describedBy} type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />}
+        </Field>
+        <ErrorText error={formError(error, ['name', 'email', 'password'])} />
         <button type="submit">{t('register.submit')}</button>
       </form>
       <p>

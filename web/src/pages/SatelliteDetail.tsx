@@ -3,16 +3,26 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import type { DeletionPreview, Satellite } from '../api/types';
+import type { DeletionPreview, Member, Satellite } from '../api/types';
 import { TelemetrySparklines } from '../components/Telemetry';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
-import { bytes, ErrorText, Field, Loading } from '../components/ui';
+import { bytes, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { DeviceActions } from './DeviceActions';
 import { ListenLive } from './ListenLive';
 import { atLeast } from '../api/types';
 import { useSession } from '../session';
-import { SettingsTable } from '../components/SettingsTable';
+import { SettingsTable, sourceName } from '../components/SettingsTable';
+
+interface HistoryEntry {
+  id: string;
+  changedAt: string;
+  source: string;
+  changedBy: string | null;
+  changes: Record<string, { from: unknown; to: unknown }> | null;
+}
+
+const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 export default function SatelliteDetail() {
   const { id = '' } = useParams();
@@ -20,12 +30,25 @@ export default function SatelliteDetail() {
   const fmt = useFormat();
   const qc = useQueryClient();
   const navigate = useNavigate();
-  const { role } = useSession();
+  const { role, me, team } = useSession();
   const sat = useQuery({ queryKey: ['satellite', id], queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })) });
   const history = useQuery({
     queryKey: ['config-history', id],
-    queryFn: () => data<{ history: Array<{ id: string; changedAt: string; source: string } & Record<string, unknown>> }>(api.GET('/api/satellites/{id}/config/history', { params: { path: { id } } })),
+    queryFn: () => data<{ history: HistoryEntry[] }>(api.GET('/api/satellites/{id}/config/history', { params: { path: { id } } })),
   });
+  // Who changed it: the members list names them for the team's admins; others see themselves by name.
+  const mayListMembers = atLeast(role, 'admin') || me.user.isAdmin;
+  const tenantId = team?.id ?? '';
+  const members = useQuery({
+    queryKey: ['members', tenantId],
+    enabled: mayListMembers && !!tenantId,
+    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } } })),
+  });
+  const who = (userId: string | null) => {
+    if (!userId) return null;
+    if (userId === me.user.id) return me.user.name;
+    return members.data?.members.find((m) => m.userId === userId)?.name ?? t('fleet.history.someone', { id: userId.slice(0, 8) });
+  };
   const [name, setName] = useState<string | null>(null);
   const rename = useMutation({
     mutationFn: (n: string) => data<Satellite>(api.PATCH('/api/satellites/{id}', { params: { path: { id } }, body: { name: n } })),
@@ -86,11 +109,13 @@ export default function SatelliteDetail() {
             if (name?.trim()) rename.mutate(name.trim());
           }}
         >
-          <Field label={t('fleet.rename')}>{(fid) => <input id={fid} value={name ?? s.name} onChange={(e) => setName(e.target.value)} maxLength={100} />}</Field>
+          <Field label={t('fleet.rename')} error={fieldError(rename.error, 'name')}>
+            {(fid, describedBy) => <input id={fid} aria-describedby={describedBy} value={name ?? s.name} onChange={(e) => setName(e.target.value)} maxLength={100} />}
+          </Field>
           <button type="submit" disabled={rename.isPending}>
             {t('common.save')}
           </button>
-          <ErrorText error={rename.error} />
+          <ErrorText error={formError(rename.error, ['name'])} />
         </form>
       ) : null}
 
@@ -100,11 +125,25 @@ export default function SatelliteDetail() {
       <h2>{t('fleet.history')}</h2>
       <ErrorText error={history.error} />
       <ul className="history">
-        {history.data?.history.slice(0, 10).map((h) => (
-          <li key={h.id}>
-            {fmt.dateTime(h.changedAt)} · {h.source}
-          </li>
-        ))}
+        {history.data?.history.slice(0, 10).map((h) => {
+          const by = who(h.changedBy);
+          const changes = Object.entries(h.changes ?? {});
+          return (
+            <li key={h.id} data-testid="history-entry">
+              {fmt.dateTime(h.changedAt)} · {sourceName(t, h.source)}
+              {by ? ` · ${t('fleet.history.by', { name: by })}` : null}
+              {changes.length > 0 ? (
+                <ul className="small">
+                  {changes.map(([key, c]) => (
+                    <li key={key}>
+                      <code>{key}</code>: {shown(c.from)} → {shown(c.to)}
+                    </li>
+                  ))}
+                </ul>
+              ) : null}
+            </li>
+          );
+        })}
       </ul>
 
       {manage ? <DeviceActions id={id} /> : null}

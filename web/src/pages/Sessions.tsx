@@ -1,10 +1,11 @@
 /** Recording sessions (consecutive chunks of a satellite) and the timeline of one session. */
-import { useState } from 'react';
+import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import type { Satellite } from '../api/types';
-import { useT } from '../i18n';
+import { useT, type T } from '../i18n';
+import { useSpeciesNames } from '../species';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 
@@ -25,15 +26,15 @@ interface Timeline {
   from: string;
   to: string;
   chunks: Array<{ id: string; recordedAt: string; durationMs: number }>;
-  detections: Array<{ id: string; commonName: string; detectedAt: string; calibrated_confidence: number }>;
+  detections: Array<{ id: string; speciesCode: string; commonName: string; detectedAt: string; calibrated_confidence: number }>;
 }
 
 const PAGE = 25;
 type SortBy = 'date' | 'duration' | 'detections' | 'species' | 'chunks';
 
-function minutes(ms: number): string {
+function minutes(t: T, ms: number): string {
   const s = Math.round(ms / 1000);
-  return s < 120 ? `${s} s` : `${Math.round(s / 60)} min`;
+  return s < 120 ? t('sessions.seconds', { n: s }) : t('sessions.minutes', { n: Math.round(s / 60) });
 }
 
 function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
@@ -45,6 +46,7 @@ function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
     queryKey: ['timeline', s.id],
     queryFn: () => data<Timeline>(api.GET('/api/sessions/timeline', { params: { query: { tenantId, satelliteId: s.satelliteId, from: s.start, to } } })),
   });
+  const speciesName = useSpeciesNames(useMemo(() => (q.data?.detections ?? []).map((d) => d.speciesCode), [q.data]));
   if (q.isLoading) return <Loading />;
   if (!q.data) return <ErrorText error={q.error} />;
   const from = new Date(q.data.from).getTime();
@@ -57,13 +59,13 @@ function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
           <span key={c.id} className="tl-chunk" style={{ left: pct(c.recordedAt), width: `${(c.durationMs / span) * 100}%` }} />
         ))}
         {q.data.detections.map((d) => (
-          <span key={d.id} className="tl-det" style={{ left: pct(d.detectedAt) }} title={d.commonName} />
+          <span key={d.id} className="tl-det" style={{ left: pct(d.detectedAt) }} title={speciesName(d.speciesCode, d.commonName).primary} />
         ))}
       </div>
       <ul>
         {q.data.detections.map((d) => (
           <li key={d.id}>
-            <Link to={`/detections/${d.id}`}>{d.commonName}</Link> <span className="muted small">{fmt.dateTime(d.detectedAt)} · {fmt.pct(d.calibrated_confidence)}</span>
+            <Link to={`/detections/${d.id}`}>{speciesName(d.speciesCode, d.commonName).primary}</Link> <span className="muted small">{fmt.dateTime(d.detectedAt)} · {fmt.pct(d.calibrated_confidence)}</span>
           </li>
         ))}
       </ul>
@@ -97,6 +99,7 @@ export default function Sessions() {
         }),
       ),
   });
+  const speciesName = useSpeciesNames(useMemo(() => (list.data?.sessions ?? []).flatMap((s) => s.topSpecies.map((x) => x.speciesCode)), [list.data]));
   if (!team) return <p>{t('common.noTeam')}</p>;
   const total = list.data?.total ?? 0;
 
@@ -137,6 +140,7 @@ export default function Sessions() {
           )}
         </Field>
       </div>
+      <ErrorText error={sats.error} />
       <ErrorText error={list.error} />
       {list.isLoading ? <Loading /> : null}
       {list.data && list.data.sessions.length === 0 ? <p>{t('sessions.none')}</p> : null}
@@ -146,9 +150,9 @@ export default function Sessions() {
             <div className="row">
               <strong>{fmt.dateTime(s.start)}</strong>
               <span className="muted small">
-                {s.satelliteName ?? s.satelliteId} · {minutes(s.durationMs)} · {s.chunkCount} {t('sessions.chunks')} · {s.detectionCount} {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
+                {s.satelliteName ?? s.satelliteId} · {minutes(t, s.durationMs)} · {s.chunkCount} {t('sessions.chunks')} · {s.detectionCount} {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
               </span>
-              <span className="small">{s.topSpecies.map((x) => `${x.commonName} ×${x.count}`).join(', ')}</span>
+              <span className="small">{s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName).primary} ×${x.count}`).join(', ')}</span>
               <span className="spacer" />
               <button type="button" className="secondary" aria-expanded={open === s.id} onClick={() => setOpen(open === s.id ? null : s.id)}>
                 {t('sessions.timeline')}
@@ -158,7 +162,7 @@ export default function Sessions() {
           </li>
         ))}
       </ol>
-      <nav className="pager row" aria-label="Pages">
+      <nav className="pager row" aria-label={t('common.pages')}>
         <button type="button" className="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
           {t('det.prev')}
         </button>

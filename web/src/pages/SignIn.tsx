@@ -5,7 +5,7 @@ import { api, data } from '../api/client';
 import type { LoginReply } from '../api/types';
 import { useT } from '../i18n';
 import { meKey } from '../session';
-import { ErrorText, Field } from '../components/ui';
+import { ErrorText, Field, fieldError, formError } from '../components/ui';
 import { getAssertion, passkeysSupported } from '../webauthn';
 
 /** Password first; when the account has a second factor, the TOTP or backup-code step. */
@@ -81,10 +81,11 @@ export function SignIn() {
       <main className="narrow" id="main">
         <h1>{t('signIn.mfaTitle')}</h1>
         <form onSubmit={submitCode} aria-describedby="signin-error">
-          <Field label={mode === 'totp' ? t('signIn.totp') : t('signIn.backup')}>
-            {(id) => (
+          <Field label={mode === 'totp' ? t('signIn.totp') : t('signIn.backup')} error={fieldError(error, 'code')}>
+            {(id, describedBy) => (
               <input
                 id={id}
+                aria-describedby={describedBy}
                 name="code"
                 autoFocus
                 required
@@ -100,7 +101,7 @@ export function SignIn() {
             <input type="checkbox" name="remember" checked={remember} onChange={(e) => setRemember(e.target.checked)} />
             {t('signIn.remember')}
           </label>
-          <ErrorText error={error} id="signin-error" />
+          <ErrorText error={formError(error, ['code'])} id="signin-error" />
           <div className="row">
             <button type="submit" disabled={busy}>
               {t('signIn.verify')}
@@ -131,13 +132,13 @@ export function SignIn() {
     <main className="narrow" id="main">
       <h1>{t('signIn.title')}</h1>
       <form onSubmit={submitPassword} aria-describedby="signin-error">
-        <Field label={t('signIn.email')}>
-          {(id) => <input id={id} name="email" type="email" autoComplete="username" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />}
+        <Field label={t('signIn.email')} error={fieldError(error, 'email')}>
+          {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="email" type="email" autoComplete="username" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />}
         </Field>
-        <Field label={t('signIn.password')}>
-          {(id) => <input id={id} name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+        <Field label={t('signIn.password')} error={fieldError(error, 'password')}>
+          {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
         </Field>
-        <ErrorText error={error} id="signin-error" />
+        <ErrorText error={formError(error, ['email', 'password'])} id="signin-error" />
         <div className="row">
           <button type="submit" disabled={busy}>
             {t('signIn.submit')}

@@ -4,46 +4,98 @@ import { useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { atLeast, type ApiKey, type Invite, type Member, type Role } from '../api/types';
-import { useT } from '../i18n';
-import { useFormat, useSession } from '../session';
+import { useRoleName, useT } from '../i18n';
+import { meKey, useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
 import { SettingsTable } from '../components/SettingsTable';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
-function MemberRow({ m, tenantId, callerIsOwner }: { m: Member; tenantId: string; callerIsOwner: boolean }) {
+function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: string; callerIsOwner: boolean; self: boolean }) {
   const t = useT();
   const fmt = useFormat();
+  const roleName = useRoleName();
   const qc = useQueryClient();
+  const [confirming, setConfirming] = useState<'remove' | 'transfer' | null>(null);
   const change = useMutation({
     mutationFn: (role: Role) => data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
     onSettled: () => qc.invalidateQueries({ queryKey: ['members', tenantId] }),
   });
+  const remove = useMutation({
+    mutationFn: () => data(api.DELETE('/api/admin/members/{id}', { params: { path: { id: m.id } } })),
+    onSuccess: () => {
+      setConfirming(null);
+      void qc.invalidateQueries({ queryKey: ['members', tenantId] });
+    },
+  });
+  const transfer = useMutation({
+    mutationFn: () => data(api.POST('/api/admin/members/{id}/transfer-ownership', { params: { path: { id: m.id } } })),
+    onSuccess: () => {
+      setConfirming(null);
+      void qc.invalidateQueries({ queryKey: ['members', tenantId] });
+      // The caller's own role changed (owner → admin): the switcher and menus follow.
+      void qc.invalidateQueries({ queryKey: meKey });
+    },
+  });
+  // The API: the owner is never removable; an admin is the owner's to change or remove.
   const editable = m.role !== 'owner' && (m.role !== 'admin' || callerIsOwner);
+  const removable = editable && !self;
+  const transferable = callerIsOwner && m.role !== 'owner' && !self;
+  const busy = remove.isPending || transfer.isPending;
   return (
-    <tr>
+    <tr data-testid="member-row">
       <th scope="row">{m.name}</th>
       <td>{m.email}</td>
       <td>
         {editable ? (
           <select aria-label={`${t('team.role')} ${m.name}`} value={m.role} onChange={(e) => change.mutate(e.target.value as Role)}>
             {ASSIGNABLE.map((r) => (
-              <option key={r}>{r}</option>
+              <option key={r} value={r}>
+                {roleName(r)}
+              </option>
             ))}
           </select>
         ) : (
-          m.role
+          roleName(m.role)
         )}
         <ErrorText error={change.error} />
       </td>
       <td>{fmt.dateTime(m.joinedAt)}</td>
+      <td>
+        {confirming ? (
+          <div className="row tight" role="group" aria-label={confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}>
+            <span className="small">{confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}</span>
+            <button type="button" className="danger" disabled={busy} onClick={() => (confirming === 'remove' ? remove.mutate() : transfer.mutate())}>
+              {confirming === 'remove' ? t('team.remove') : t('team.transfer')}
+            </button>
+            <button type="button" className="secondary" disabled={busy} onClick={() => setConfirming(null)}>
+              {t('common.cancel')}
+            </button>
+          </div>
+        ) : (
+          <div className="row tight">
+            {removable ? (
+              <button type="button" className="secondary" aria-label={`${t('team.remove')} ${m.name}`} onClick={() => setConfirming('remove')}>
+                {t('team.remove')}
+              </button>
+            ) : null}
+            {transferable ? (
+              <button type="button" className="secondary" aria-label={`${t('team.transfer')} ${m.name}`} onClick={() => setConfirming('transfer')}>
+                {t('team.transfer')}
+              </button>
+            ) : null}
+          </div>
+        )}
+        <ErrorText error={remove.error ?? transfer.error} />
+      </td>
     </tr>
   );
 }
 
 export default function Team() {
   const t = useT();
+  const roleName = useRoleName();
   const fmt = useFormat();
   const qc = useQueryClient();
   const { team, role, me, setTeamId } = useSession();
@@ -119,11 +171,12 @@ export default function Team() {
               <th scope="col">{t('signIn.email')}</th>
               <th scope="col">{t('team.role')}</th>
               <th scope="col">{t('team.joined')}</th>
+              <th scope="col">{t('team.actions')}</th>
             </tr>
           </thead>
           <tbody>
             {members.data?.members.map((m) => (
-              <MemberRow key={m.id} m={m} tenantId={tenantId} callerIsOwner={role === 'owner' || me.user.isAdmin} />
+              <MemberRow key={m.id} m={m} tenantId={tenantId} callerIsOwner={role === 'owner' || me.user.isAdmin} self={m.userId === me.user.id} />
             ))}
           </tbody>
         </table>
@@ -146,7 +199,9 @@ export default function Team() {
           {(id) => (
             <select id={id} value={inviteRole} onChange={(e) => setInviteRole(e.target.value as Role)}>
               {ASSIGNABLE.map((r) => (
-                <option key={r}>{r}</option>
+                <option key={r} value={r}>
+                  {roleName(r)}
+                </option>
               ))}
             </select>
           )}
@@ -164,7 +219,7 @@ export default function Team() {
       <ul>
         {invites.data?.invites.map((i) => (
           <li key={i.id} className="row">
-            <span>{i.role}</span>
+            <span>{roleName(i.role)}</span>
             <span className="muted small">
               {t('team.expires')} {fmt.dateTime(i.expiresAt)}
             </span>
@@ -189,7 +244,9 @@ export default function Team() {
           {(id) => (
             <select id={id} value={keyRole} onChange={(e) => setKeyRole(e.target.value as Role)}>
               {ASSIGNABLE.map((r) => (
-                <option key={r}>{r}</option>
+                <option key={r} value={r}>
+                  {roleName(r)}
+                </option>
               ))}
             </select>
           )}
@@ -208,7 +265,7 @@ export default function Team() {
           <li key={k.id} className="row">
             <strong>{k.name}</strong>
             <code>{k.prefix}…</code>
-            <span>{k.role}</span>
+            <span>{roleName(k.role)}</span>
             <span className="muted small">{fmt.dateTime(k.lastUsedAt ?? k.createdAt)}</span>
             <button type="button" className="secondary" onClick={() => revokeKey.mutate(k.id)}>
               {t('common.revoke')}

@@ -1,0 +1,58 @@
+/** Create a team owned by the person; the hub may refuse (allow_tenant_creation), in its own words. */
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useT } from '../i18n';
+import { meKey, useSession } from '../session';
+import { ErrorText, Field, fieldError } from '../components/ui';
+
+export default function CreateTeam() {
+  const t = useT();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const { setTeamId } = useSession();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const create = useMutation({
+    mutationFn: () =>
+      data<{ id: string; name: string }>(
+        api.POST('/api/auth/create-tenant', { body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) } }),
+      ),
+    onSuccess: async (team) => {
+      await qc.invalidateQueries({ queryKey: meKey });
+      setTeamId(team.id);
+      navigate('/team');
+    },
+  });
+  function submit(e: FormEvent) {
+    e.preventDefault();
+    create.mutate();
+  }
+  const nameError = fieldError(create.error, 'name');
+  const descriptionError = fieldError(create.error, 'description');
+  return (
+    <section aria-labelledby="new-team-title" className="narrow">
+      <p>
+        <Link to="/teams">← {t('dir.title')}</Link>
+      </p>
+      <h1 id="new-team-title">{t('newTeam.title')}</h1>
+      <form onSubmit={submit} className="card" aria-label={t('newTeam.title')}>
+        <Field label={t('newTeam.name')} error={nameError}>
+          {(id, describedBy) => (
+            <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} aria-invalid={!!nameError || undefined} />
+          )}
+        </Field>
+        <Field label={t('newTeam.description')} error={descriptionError}>
+          {(id, describedBy) => (
+            <textarea id={id} maxLength={2000} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} aria-describedby={describedBy} />
+          )}
+        </Field>
+        <ErrorText error={nameError || descriptionError ? null : create.error} />
+        <button type="submit" disabled={create.isPending}>
+          {t('newTeam.submit')}
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,40 @@
+/** An invite link opened by someone already signed in: join that team with the invite's role. */
+import { useNavigate } from 'react-router';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { api, data } from '../api/client';
+import { useRoleName, useT } from '../i18n';
+import { meKey, useSession } from '../session';
+import { ErrorText } from '../components/ui';
+
+export default function JoinInvite({ token }: { token: string }) {
+  const t = useT();
+  const roleName = useRoleName();
+  const qc = useQueryClient();
+  const navigate = useNavigate();
+  const { me, setTeamId } = useSession();
+  const accept = useMutation({
+    mutationFn: () => data<{ tenantId: string; role: string }>(api.POST('/api/auth/invites/accept', { body: { token } })),
+    onSuccess: async (r) => {
+      await qc.invalidateQueries({ queryKey: meKey });
+      setTeamId(r.tenantId);
+      navigate('/detections', { replace: true });
+    },
+  });
+  return (
+    <section aria-labelledby="join-title" className="narrow">
+      <h1 id="join-title">{t('invite.title')}</h1>
+      <p>{t('invite.signedInAs', { name: me.user.name, email: me.user.email })}</p>
+      <p>{t('register.invite')}</p>
+      <div className="row">
+        <button type="button" disabled={accept.isPending || accept.isSuccess} onClick={() => accept.mutate()}>
+          {t('invite.join')}
+        </button>
+        <button type="button" className="secondary" onClick={() => navigate('/detections', { replace: true })}>
+          {t('common.cancel')}
+        </button>
+      </div>
+      <ErrorText error={accept.error} />
+      {accept.data ? <p role="status">{t('invite.joined', { role: roleName(accept.data.role) })}</p> : null}
+    </section>
+  );
+}
