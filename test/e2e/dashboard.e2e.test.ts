@@ -49,6 +49,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   let viewer: TestUser;
   let hubAdmin: TestUser;
   let team: TestTeam;
+  let pond: TestTeam;
   let totpSecret: string;
   let ownerCtx: BrowserContext;
   let page: Page;
@@ -67,7 +68,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     api = client(hub.url);
     owner = await f.user({ name: 'Olive Owner' });
     team = await f.team(owner, 'Garden Birds');
-    await f.team(owner, 'Pond Watch');
+    pond = await f.team(owner, 'Pond Watch');
     viewer = await f.member(team, 'viewer', { name: 'Vic Viewer' });
     hubAdmin = await f.user({ admin: true, name: 'Hub Admin' });
     // The owner has TOTP on, enrolled over the API as the account page would.
@@ -177,6 +178,9 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.reload();
     await page.getByRole('heading', { name: 'Detections' }).waitFor();
     await page.getByText('Live', { exact: true }).waitFor();
+    // The app shell holds the socket: the toast shows on any signed-in page, here the fleet.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
     // The event as the inference worker sends it to the team's sockets (src/inference/worker.ts).
     await hub.services.live.sendToTeam(team.id, {
       type: 'detection', id: crypto.randomUUID(), tenantId: team.id, satelliteId: sat!.id, satelliteName: 'Hedge',
@@ -185,6 +189,8 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
       detectedAt: hub.clock.now().toISOString(), audioChunkId: detectionChunk,
     });
     await page.getByTestId('toast').filter({ hasText: 'Rare species: Eurasian Hoopoe · Wiedehopf (Upupa epops)' }).waitFor();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Detections' }).click();
+    await page.getByTestId('detection').first().waitFor();
     assert.equal((await api.put('/auth/me/preferences', { secondaryLanguages: null }, owner)).status, 200);
   });
 
@@ -262,6 +268,8 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const entry = eff.body.settings.find((s: { key: string }) => s.key === 'heartbeat_interval_sec');
     assert.equal(entry.own, 60);
     assert.equal(entry.source, 'satellite');
+    // The config history names what changed and who changed it.
+    await page.getByTestId('history-entry').filter({ hasText: 'by Olive Owner' }).filter({ hasText: /heartbeat_interval_sec: .* → 60/ }).waitFor();
 
     // Rotating the key shows the new one once; the key shown at registration stops working.
     const firstKey = /"apiKey": "([0-9a-f]+)"/.exec(registrationConfig)![1];
@@ -289,6 +297,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
       assert.equal(m.outcome, 'done');
     }
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    // The fleet list shows the latest battery and temperature per satellite, with a battery line.
+    const hedgeRow = page.getByTestId('satellite-row').filter({ hasText: 'Hedge' });
+    await hedgeRow.getByRole('img', { name: 'Battery 84 % · 43.0 °C' }).waitFor();
+    assert.equal(await hedgeRow.locator('svg.spark polyline').count(), 1);
     await page.getByRole('link', { name: 'Hedge' }).click();
     await page.getByRole('heading', { name: 'Hedge' }).waitFor();
     await page.getByRole('figure', { name: 'Battery: 84 %' }).waitFor();
@@ -457,6 +469,23 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.getByLabel('Password').fill('second-passphrase-456');
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('heading', { name: 'Detections' }).waitFor();
+
+    // An invite link opened while signed in offers to join that team instead of registering.
+    const pondInvite = await api.post('/auth/invites', { tenantId: pond.id, role: 'viewer' }, owner);
+    assert.equal(pondInvite.status, 201, pondInvite.text);
+    const pondUrl = new URL(pondInvite.body.url);
+    await p.goto(pondUrl.pathname + pondUrl.search);
+    await p.getByRole('button', { name: 'Join this team' }).click();
+    await p.getByRole('heading', { name: 'Detections' }).waitFor();
+    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Pond Watch (viewer)' }).waitFor();
+
+    // A person creates a team of their own from the team directory and lands on its team page.
+    await p.getByRole('link', { name: 'Find a team' }).click();
+    await p.getByRole('link', { name: 'Create a team' }).click();
+    await p.getByLabel('Team name').fill('Nia Nest Box');
+    await p.getByRole('button', { name: 'Create team' }).click();
+    await p.getByRole('heading', { name: 'Team: Nia Nest Box' }).waitFor();
+    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Nia Nest Box (owner)' }).waitFor();
     await ctx.close();
   });
 
@@ -491,6 +520,12 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     // The team's own settings show the policy set above, with what the team would inherit.
     await page.getByTestId('setting-join_policy').getByTestId('value').filter({ hasText: 'listed' }).waitFor();
     assert.match((await page.getByTestId('setting-join_policy').textContent()) ?? '', /invite_only/);
+    // The owner removes the member again, confirming first.
+    await page.getByRole('button', { name: 'Remove Hal Hopeful' }).click();
+    await page.getByRole('group', { name: 'Remove Hal Hopeful from the team?' }).getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByRole('row', { name: /Hal Hopeful/ }).waitFor({ state: 'detached' });
+    const remaining = await api.get(`/auth/members?tenantId=${team.id}`, owner);
+    assert.equal(remaining.body.members.some((m: { userId: string }) => m.userId === hopeful.id), false, 'the member is removed');
   });
 
   test('the reference satellite records the synthetic soundscape: its detections appear live', async () => {

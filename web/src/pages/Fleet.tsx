@@ -41,7 +41,6 @@ function TelemetryCell({ id }: { id: string }) {
   const t = useT();
   const q = useQuery({
     queryKey: ['telemetry-recent', id],
-    staleTime: 60_000,
     refetchInterval: 60_000,
     queryFn: () => data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id }, query: { limit: 24 } } })),
   });
