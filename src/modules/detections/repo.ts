@@ -1,4 +1,5 @@
 import type { Db } from '../../infra/db/index.ts';
+import { findSetting } from '../settings/registry.ts';
 
 /** One detection as the API shows it (spec hub-http-api §2 "Detection"). */
 export interface DetectionRow {
@@ -40,6 +41,54 @@ export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationSta
   createdAt: Date;
 };
 
+/**
+ * The categories each team shows (team setting `visible_categories`, spec §4 Stats note, 0.78):
+ * `teams` per team; `others` for every team not named there (a list over every team names only
+ * the teams with a value of their own).
+ */
+export interface VisibleCategories {
+  teams: ReadonlyMap<string, readonly string[]>;
+  others: readonly string[];
+}
+
+/** The registry's default of `visible_categories` (everything but anthropogenic and human_voice). */
+export const DEFAULT_VISIBLE_CATEGORIES: readonly string[] = findSetting('visible_categories')!.default as string[];
+
+/** Every team shows the default: what the readers answer until the settings are wired in. */
+export const defaultVisibility = (): VisibleCategories => ({ teams: new Map(), others: DEFAULT_VISIBLE_CATEGORIES });
+
+/**
+ * The SQL condition that keeps rows of `alias` (with tenant_id and category columns) in the
+ * categories their team shows, for the rows of `tenantIds` (null: every team). Teams showing the
+ * same categories share one test, so one team (or several alike) is a plain `category = ANY(…)`
+ * that PostgreSQL checks on the index entry (migration 0012 INCLUDEs category).
+ */
+export function categoryCondition(v: VisibleCategories, tenantIds: readonly string[] | null, add: (value: unknown) => string, alias = 'd'): string {
+  const keyOf = (cats: readonly string[]) => [...cats].sort().join(',');
+  const groups = new Map<string, { cats: readonly string[]; teams: string[] }>();
+  const othersKey = keyOf(v.others);
+  for (const t of tenantIds ?? [...v.teams.keys()]) {
+    const cats = v.teams.get(t) ?? v.others;
+    const k = keyOf(cats);
+    // Over every team, a team that shows what `others` shows needs no test of its own.
+    if (!tenantIds && k === othersKey) continue;
+    const g = groups.get(k);
+    if (g) g.teams.push(t);
+    else groups.set(k, { cats, teams: [t] });
+  }
+  const inCats = (cats: readonly string[]) => `${alias}.category = ANY(${add([...cats])}::text[])`;
+  const ofTeams = (teams: string[]) => (teams.length === 1 ? `${alias}.tenant_id = ${add(teams[0])}` : `${alias}.tenant_id = ANY(${add(teams)}::uuid[])`);
+  if (tenantIds) {
+    if (groups.size <= 1) return inCats([...groups.values()][0]?.cats ?? []);
+    return `(${[...groups.values()].map((g) => `(${ofTeams(g.teams)} AND ${inCats(g.cats)})`).join(' OR ')})`;
+  }
+  if (groups.size === 0) return inCats(v.others);
+  const named = [...groups.values()].flatMap((g) => g.teams);
+  const parts = [...groups.values()].map((g) => `(${ofTeams(g.teams)} AND ${inCats(g.cats)})`);
+  parts.push(`(${alias}.tenant_id <> ALL(${add(named)}::uuid[]) AND ${inCats(v.others)})`);
+  return `(${parts.join(' OR ')})`;
+}
+
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */
   tenantIds: string[] | null;
@@ -58,6 +107,8 @@ export interface DetectionListFilter {
   limit: number;
   offset: number;
   withCount: boolean;
+  /** Only rows in the categories their team shows; absent: every category (the service always sets it). */
+  categories?: VisibleCategories;
 }
 
 /** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
@@ -143,6 +194,13 @@ export function createDetectionsRepo(db: Db) {
         [tenantId, id],
       ),
 
+    /** Teams with a value of their own for a team setting (the rest resolve to the hub's value or the default). */
+    teamsWithOwnSetting: async (key: string) =>
+      (await db.query<{ id: string }>(
+        `SELECT scope_id AS id FROM settings WHERE level = 'team' AND key = $1 AND value IS NOT NULL AND value <> 'null'::jsonb ORDER BY scope_id`,
+        [key],
+      )).map((r) => r.id),
+
     /** The guard's team resolver for `detection` resources. */
     teamOfDetection: async (id: string) =>
       (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
@@ -204,6 +262,7 @@ function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: 
   } else where.push('d.call_id IS NULL');
   if (from) where.push(`d.detected_at >= ${p.add(from)}`);
   if (to) where.push(`d.detected_at < ${p.add(to)}`);
+  if (f.categories) where.push(categoryCondition(f.categories, f.tenantIds, (v) => p.add(v)));
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 
@@ -214,7 +273,7 @@ const isoDay = (t: Date) => t.toISOString().slice(0, 10);
 
 /**
  * `total` in one statement. When the filter is one detection_day_counts can answer (team, and
- * a satellite or a species, tentative or not, a window), whole UTC days inside the window are summed
+ * a satellite or a species, tentative or not, a window, the categories shown), whole UTC days inside the window are summed
  * from it and only the partial days at its edges are counted row by row; otherwise every
  * matching row is counted (docs/decisions.md "Detection counts").
  */
@@ -234,6 +293,8 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
   else where.push(`c.dim = 'all' AND c.key = ''`);
   if (fullFrom) where.push(`c.day >= ${p.add(isoDay(fullFrom))}::date`);
   if (fullTo) where.push(`c.day < ${p.add(isoDay(fullTo))}::date`);
+  // Day rows are per category (migration 0012): sum those of the categories each team shows.
+  if (f.categories) where.push(categoryCondition(f.categories, f.tenantIds, (v) => p.add(v), 'c'));
   const days = `(SELECT coalesce(sum(${f.includeTentative ? 'c.listed + c.tentative' : 'c.listed'}), 0) FROM detection_day_counts c ${where.length ? `WHERE ${where.join(' AND ')}` : ''})`;
   const parts = [days];
   if (f.start && fullFrom && f.start < fullFrom) parts.push(exact(f.start, fullFrom));

@@ -125,34 +125,36 @@ export function createReviewRepo(db: Db) {
     setPin: (tx: Db, id: string, by: string | null, at: Date | null) =>
       tx.query('UPDATE detections SET pinned_at = $2, pinned_by = $3 WHERE id = $1', [id, at, by]),
 
-    /** Promoted calls of the window (a stitched call counts once), one row per species, most detected first. */
-    speciesSummary: (tenantId: string, start: Date, end: Date) =>
+    /** Promoted calls of the window (a stitched call counts once) in `categories` (those the team shows), one row per species, most detected first. */
+    speciesSummary: (tenantId: string, start: Date, end: Date, categories: readonly string[]) =>
       db.query<{ speciesCode: string; commonName: string; scientificName: string; count: number; maxConfidence: number; firstAt: Date; lastAt: Date }>(
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            count(*)::int AS count, max(confidence) AS "maxConfidence", min(detected_at) AS "firstAt", max(detected_at) AS "lastAt"
          FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND promoted AND NOT tentative AND call_id IS NULL
+           AND category = ANY($4::text[])
          GROUP BY species_code ORDER BY count(*) DESC, min(common_name), species_code`,
-        [tenantId, start, end],
+        [tenantId, start, end, [...categories]],
       ),
 
-    tentativeCounts: (tenantId: string, start: Date, end: Date) =>
+    tentativeCounts: (tenantId: string, start: Date, end: Date, categories: readonly string[]) =>
       db.one<{ detections: number; species: number }>(
         `SELECT count(*)::int AS detections, count(DISTINCT species_code)::int AS species
-         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND tentative AND call_id IS NULL`,
-        [tenantId, start, end],
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND tentative AND call_id IS NULL
+           AND category = ANY($4::text[])`,
+        [tenantId, start, end, [...categories]],
       ),
 
-    /** Every call of the window (a stitched call counts once) per (species, UTC bucket, tentative). */
-    timeline: (tenantId: string, start: Date, end: Date, unit: BucketUnit) => {
+    /** Every call of the window (a stitched call counts once) in `categories` per (species, UTC bucket, tentative). */
+    timeline: (tenantId: string, start: Date, end: Date, unit: BucketUnit, categories: readonly string[]) => {
       // The unit comes from the closed list above, never from the request.
       if (!BUCKET_UNITS.includes(unit)) throw new Error(`bad bucket unit ${unit}`);
       return db.query<{ speciesCode: string; commonName: string; scientificName: string; bucket: Date; tentative: boolean; count: number; maxConfidence: number }>(
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            date_trunc('${unit}', detected_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket, tentative,
            count(*)::int AS count, max(confidence) AS "maxConfidence"
-         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND call_id IS NULL
+         FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND call_id IS NULL AND category = ANY($4::text[])
          GROUP BY species_code, bucket, tentative ORDER BY species_code, bucket`,
-        [tenantId, start, end],
+        [tenantId, start, end, [...categories]],
       );
     },
   };

@@ -1,12 +1,35 @@
 import { notFound } from '../../core/errors.ts';
-import type { DetectionListFilter, DetectionRow, DetectionsRepo } from './repo.ts';
+import { createDetectionsRepo, defaultVisibility, type DetectionListFilter, type DetectionRow, type DetectionsRepo, type VisibleCategories } from './repo.ts';
 import type { ReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from '../../inference/aggregation.ts';
+import type { Db } from '../../infra/db/index.ts';
+import type { SettingsService } from '../settings/service.ts';
+import { VISIBLE_CATEGORIES_KEY } from './visibility.ts';
+
+/** The categories each team of `tenantIds` (null: every team) shows; see VisibleCategories. */
+export type VisibleCategoriesReader = (tenantIds: readonly string[] | null) => Promise<VisibleCategories>;
+
+/**
+ * The reader over the settings (team value, else hub value, else the registry default; a hub lock
+ * wins): one settings read per team named; over every team, one read of which teams have a value
+ * of their own plus one per such team. Wired in src/app.ts for the list, summary and sessions.
+ */
+export function visibleCategoriesReader(db: Db, settings: Pick<SettingsService, 'teamSetting' | 'hubSetting'>): VisibleCategoriesReader {
+  const repo = createDetectionsRepo(db);
+  const read = async (ids: readonly string[]) => new Map(await Promise.all(ids.map(async (t) => [t, await settings.teamSetting<string[]>(t, VISIBLE_CATEGORIES_KEY)] as const)));
+  return async (tenantIds) => {
+    if (tenantIds) return { teams: await read(tenantIds), others: [] };
+    const [own, others] = await Promise.all([repo.teamsWithOwnSetting(VISIBLE_CATEGORIES_KEY), settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY)]);
+    return { teams: await read(own), others };
+  };
+}
 
 /** What the list needs from calibration and the aggregation rules (src/modules/calibration, src/inference/aggregation.ts). */
 export interface DetectionReaders {
   calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]>;
   aggregationRule(tenantId: string): Promise<AggregationRule>;
+  /** Absent: every team shows the registry default. */
+  visibleCategories?: VisibleCategoriesReader;
 }
 
 /**
@@ -64,7 +87,9 @@ export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pi
   return {
     /** GET /detections: {detections, total (null when withCount=false), aggregation}. */
     async list(f: DetectionListFilter) {
-      const { rows, total } = await repo.list(f);
+      // Hidden categories are neither listed nor counted (spec §4 Stats note, 0.78).
+      const categories = readers.visibleCategories ? await readers.visibleCategories(f.tenantIds) : defaultVisibility();
+      const { rows, total } = await repo.list({ ...f, categories });
       const [calibrated, aggregation] = await Promise.all([readers.calibrated(rows), rulesOfTentative(rows)]);
       return { detections: rows.map((r, i) => detectionView(r, calibrated[i])), total, aggregation };
     },

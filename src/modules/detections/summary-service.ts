@@ -1,6 +1,8 @@
 import { badRequest } from '../../core/errors.ts';
 import type { AggregationRule } from '../../inference/aggregation.ts';
 import type { BucketUnit, ReviewRepo } from './review-repo.ts';
+import { DEFAULT_VISIBLE_CATEGORIES } from './repo.ts';
+import type { VisibleCategoriesReader } from './service.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -29,8 +31,20 @@ export function windowOf(q: { start?: string; end?: string }): { start: Date; en
 const iso = (d: Date) => new Date(d).toISOString();
 
 /** The rule reader is the one GET /detections uses (src/inference/aggregation.ts), so both show the same rule. */
-export function createSummaryService(deps: { repo: ReviewRepo; aggregationRule: (tenantId: string) => Promise<AggregationRule> }) {
+export function createSummaryService(deps: {
+  repo: ReviewRepo;
+  aggregationRule: (tenantId: string) => Promise<AggregationRule>;
+  /** The list's reader, so both leave out the same categories; absent: the registry default. */
+  visibleCategories?: VisibleCategoriesReader;
+}) {
   const { repo } = deps;
+
+  /** The categories the team shows (spec §4 Stats note: counts cover what the Detections page lists). */
+  async function shown(tenantId: string): Promise<readonly string[]> {
+    if (!deps.visibleCategories) return DEFAULT_VISIBLE_CATEGORIES;
+    const v = await deps.visibleCategories([tenantId]);
+    return v.teams.get(tenantId) ?? v.others;
+  }
 
   /** {tenantId: rule}, the shape of the list's `aggregation` member. */
   const aggregation = async (tenantId: string): Promise<Record<string, AggregationRule>> => ({ [tenantId]: await deps.aggregationRule(tenantId) });
@@ -38,7 +52,8 @@ export function createSummaryService(deps: { repo: ReviewRepo; aggregationRule: 
   return {
     /** GET /detections/summary: promoted detections per species, plus what still waits on the rule. */
     async summary(tenantId: string, start: Date, end: Date) {
-      const [rows, tentative, agg] = await Promise.all([repo.speciesSummary(tenantId, start, end), repo.tentativeCounts(tenantId, start, end), aggregation(tenantId)]);
+      const [categories, agg] = await Promise.all([shown(tenantId), aggregation(tenantId)]);
+      const [rows, tentative] = await Promise.all([repo.speciesSummary(tenantId, start, end, categories), repo.tentativeCounts(tenantId, start, end, categories)]);
       return {
         tenantId,
         start: iso(start),
@@ -62,7 +77,8 @@ export function createSummaryService(deps: { repo: ReviewRepo; aggregationRule: 
     /** GET /detections/species-timeline: per species, promoted and tentative detections per UTC bucket. */
     async timeline(tenantId: string, start: Date, end: Date) {
       const unit = bucketFor(start, end);
-      const [rows, agg] = await Promise.all([repo.timeline(tenantId, start, end, unit), aggregation(tenantId)]);
+      const [categories, agg] = await Promise.all([shown(tenantId), aggregation(tenantId)]);
+      const rows = await repo.timeline(tenantId, start, end, unit, categories);
       type Bucket = { start: string; count: number; maxConfidence: number };
       type Entry = {
         speciesCode: string;

@@ -5,6 +5,7 @@
  * Computed with window functions, so it runs the same on PGlite and PostgreSQL.
  */
 import type { Db } from '../../infra/db/index.ts';
+import { categoryCondition, type VisibleCategories } from '../detections/repo.ts';
 
 export const SESSION_GAP_MINUTES = 5;
 
@@ -20,6 +21,8 @@ export interface SessionFilter {
   sortDir: 'asc' | 'desc';
   limit: number;
   offset: number;
+  /** Detections in categories their team hides are not counted; absent: every category (the service always sets it). */
+  categories?: VisibleCategories;
 }
 
 export interface SessionRow {
@@ -44,7 +47,7 @@ const SORT: Record<SessionFilter['sortBy'], string> = {
   chunks: 's.chunk_count',
 };
 
-/** Rows a session counts: what the Detections page lists (promoted, one row per stitched call). */
+/** Rows a session counts: what the Detections page lists (promoted, one row per stitched call, in categories the team shows). */
 const LISTED = 'NOT d.tentative AND d.call_id IS NULL';
 
 export function createSessionsRepo(db: Db) {
@@ -64,6 +67,7 @@ export function createSessionsRepo(db: Db) {
       const having = f.filter === 'with-detections' ? 'WHERE s.detection_count > 0' : f.filter === 'empty' ? 'WHERE s.detection_count = 0' : '';
       const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
       const gap = p(`${SESSION_GAP_MINUTES} minutes`);
+      const shown = f.categories ? ` AND ${categoryCondition(f.categories, f.tenantIds, p)}` : '';
       const rows = await db.query<SessionRow>(
         `WITH marked AS (
            SELECT c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.recorded_at + c.duration_ms * interval '1 millisecond' AS ends_at,
@@ -74,7 +78,7 @@ export function createSessionsRepo(db: Db) {
            SELECT *, sum(starts) OVER (PARTITION BY satellite_id ORDER BY recorded_at, id ROWS UNBOUNDED PRECEDING) AS session_no FROM marked
          ), per_species AS (
            SELECT n.satellite_id, n.session_no, d.species_code, min(d.common_name) AS common_name, count(*)::int AS n
-           FROM numbered n JOIN detections d ON d.chunk_id = n.id AND ${LISTED}
+           FROM numbered n JOIN detections d ON d.chunk_id = n.id AND ${LISTED}${shown}
            GROUP BY n.satellite_id, n.session_no, d.species_code
          ), species AS (
            SELECT satellite_id, session_no, sum(n)::int AS detection_count, count(*)::int AS species_count,
@@ -116,8 +120,8 @@ export function createSessionsRepo(db: Db) {
         [tenantId, satelliteId, from, to],
       ),
 
-    /** The satellite's listed detections (promoted call representatives) in [from, to). */
-    detectionsIn: (tenantId: string, satelliteId: string, from: Date, to: Date) =>
+    /** The satellite's listed detections (promoted call representatives in `categories`, those the team shows) in [from, to). */
+    detectionsIn: (tenantId: string, satelliteId: string, from: Date, to: Date, categories: readonly string[]) =>
       db.query<{
         id: string; audioChunkId: string; speciesCode: string; commonName: string; scientificName: string; confidence: number; modelId: string;
         detectedAt: Date; startMs: number; endMs: number; callChunks: number; callEndAt: Date; verificationStatus: string;
@@ -126,9 +130,9 @@ export function createSessionsRepo(db: Db) {
            d.confidence, d.model_id AS "modelId", d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.call_chunks AS "callChunks",
            coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond') AS "callEndAt", d.verification_status AS "verificationStatus"
          FROM detections d
-         WHERE d.tenant_id = $1 AND d.satellite_id = $2 AND d.detected_at >= $3 AND d.detected_at < $4 AND ${LISTED}
+         WHERE d.tenant_id = $1 AND d.satellite_id = $2 AND d.detected_at >= $3 AND d.detected_at < $4 AND ${LISTED} AND d.category = ANY($5::text[])
          ORDER BY d.detected_at, d.id`,
-        [tenantId, satelliteId, from, to],
+        [tenantId, satelliteId, from, to, [...categories]],
       ),
   };
 }

@@ -1,15 +1,23 @@
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { SessionFilter, SessionsRepo } from './repo.ts';
+import { defaultVisibility } from '../detections/repo.ts';
+import type { VisibleCategoriesReader } from '../detections/service.ts';
 
 /** The longest range GET /sessions/timeline answers (a continuously recording satellite sends 28,800 chunks a day). */
 export const TIMELINE_MAX_HOURS = 24;
 
-export function createSessionsService(deps: { repo: SessionsRepo; calibrated: (rows: Array<{ tenantId: string; modelId: string; confidence: number }>) => Promise<number[]> }) {
+export function createSessionsService(deps: {
+  repo: SessionsRepo;
+  calibrated: (rows: Array<{ tenantId: string; modelId: string; confidence: number }>) => Promise<number[]>;
+  /** The detections list's reader: sessions count what that list shows. Absent: the registry default. */
+  visibleCategories?: VisibleCategoriesReader;
+}) {
   const { repo, calibrated } = deps;
+  const visibility = (tenantIds: readonly string[] | null) => (deps.visibleCategories ? deps.visibleCategories(tenantIds) : Promise.resolve(defaultVisibility()));
   return {
-    /** GET /sessions: {sessions, total}. */
+    /** GET /sessions: {sessions, total}. Detections in categories a team hides are not counted. */
     async list(f: SessionFilter) {
-      const { rows, total } = await repo.list(f);
+      const { rows, total } = await repo.list({ ...f, categories: await visibility(f.tenantIds) });
       return {
         sessions: rows.map((r) => ({
           id: r.id,
@@ -35,7 +43,9 @@ export function createSessionsService(deps: { repo: SessionsRepo; calibrated: (r
         throw badRequest(`The range may span at most ${TIMELINE_MAX_HOURS} hours`, 'RANGE_TOO_LONG');
       }
       if (!(await repo.satelliteInTeam(tenantId, satelliteId))) throw notFound('No such satellite in this team');
-      const [chunks, detections] = await Promise.all([repo.chunksIn(tenantId, satelliteId, from, to), repo.detectionsIn(tenantId, satelliteId, from, to)]);
+      const v = await visibility([tenantId]);
+      const shown = v.teams.get(tenantId) ?? v.others;
+      const [chunks, detections] = await Promise.all([repo.chunksIn(tenantId, satelliteId, from, to), repo.detectionsIn(tenantId, satelliteId, from, to, shown)]);
       const cal = await calibrated(detections.map((d) => ({ tenantId, modelId: d.modelId, confidence: d.confidence })));
       return {
         tenantId,
