@@ -269,7 +269,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(entry.own, 60);
     assert.equal(entry.source, 'satellite');
     // The config history names what changed and who changed it.
-    await page.getByTestId('history-entry').filter({ hasText: 'by Olive Owner' }).filter({ hasText: /heartbeat_interval_sec: .* → 60/ }).waitFor();
+    await page.getByTestId('history-entry').filter({ hasText: 'by Olive Owner' }).filter({ hasText: /heartbeatIntervalSec: \S+ → 60/ }).waitFor();
 
     // Rotating the key shows the new one once; the key shown at registration stops working.
     const firstKey = /"apiKey": "([0-9a-f]+)"/.exec(registrationConfig)![1];
@@ -477,7 +477,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.goto(pondUrl.pathname + pondUrl.search);
     await p.getByRole('button', { name: 'Join this team' }).click();
     await p.getByRole('heading', { name: 'Detections' }).waitFor();
-    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Pond Watch (viewer)' }).waitFor();
+    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Pond Watch (viewer)' }).waitFor({ state: 'attached' });
 
     // A person creates a team of their own from the team directory and lands on its team page.
     await p.getByRole('link', { name: 'Find a team' }).click();
@@ -485,7 +485,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.getByLabel('Team name').fill('Nia Nest Box');
     await p.getByRole('button', { name: 'Create team' }).click();
     await p.getByRole('heading', { name: 'Team: Nia Nest Box' }).waitFor();
-    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Nia Nest Box (owner)' }).waitFor();
+    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Nia Nest Box (owner)' }).waitFor({ state: 'attached' });
     await ctx.close();
   });
 
