@@ -3,6 +3,8 @@
  * plus row counts at the window's edges (docs/decisions.md "Detection counts"). These tests hold
  * it to an exact count(*) over detections across filters, windows and every way rows change:
  * inserts, promotion, stitching, votes, the tentative sweep, a satellite's deletion and a team's.
+ * Day rows are per category (migration 0012): rows in categories the team hides (human voices
+ * by default) are counted in the table but not in `total`.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,29 +28,29 @@ describe('detection totals from the day counts', () => {
   const t0 = Date.parse('2026-03-01T00:00:00Z');
 
   /** Inserts detections as SQL (volume and exact control of time, tentative and call). */
-  async function insert(rows: Array<{ sat: { id: string }; team?: TestTeam; code: string; at: number; tentative?: boolean; callId?: string | null }>) {
+  async function insert(rows: Array<{ sat: { id: string }; team?: TestTeam; code: string; at: number; tentative?: boolean; callId?: string | null; category?: string }>) {
     const ids = rows.map(() => newId());
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, created_at)
-       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, 'bird', 0.5, r.at, 0, 3000, 'builtin',
+       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, 0.5, r.at, 0, 3000, 'builtin',
          r.tentative, NOT r.tentative, r.call_id, r.at
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid)`,
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text)`,
       [JSON.stringify(rows.map((r, i) => ({
         id: ids[i], tenant_id: (r.team ?? team).id, satellite_id: r.sat.id, code: r.code, at: new Date(r.at).toISOString(),
-        tentative: r.tentative ?? false, call_id: r.callId ?? null,
+        tentative: r.tentative ?? false, call_id: r.callId ?? null, category: r.category ?? 'bird',
       })))],
     );
     return ids;
   }
 
-  /** The exact count the list's filter means, straight from detections. */
+  /** The exact count the list's filter means, straight from detections (in the categories shown by default). */
   async function exact(q: { satelliteId?: string; species?: string; start?: number; end?: number; includeTentative?: boolean; tenantId?: string }) {
     const r = await hub.infra.db.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND call_id IS NULL
          AND ($2::uuid IS NULL OR satellite_id = $2) AND ($3::text IS NULL OR lower(species_code) = lower($3))
          AND ($4::timestamptz IS NULL OR detected_at >= $4) AND ($5::timestamptz IS NULL OR detected_at < $5)
-         AND ($6 OR NOT tentative)`,
+         AND ($6 OR NOT tentative) AND category NOT IN ('anthropogenic', 'human_voice')`,
       [q.tenantId ?? team.id, q.satelliteId ?? null, q.species ?? null, q.start ? new Date(q.start) : null, q.end ? new Date(q.end) : null, q.includeTentative ?? false],
     );
     return r.n;
@@ -79,18 +81,18 @@ describe('detection totals from the day counts', () => {
       [t0 - 10 * DAY, t0 - 9 * DAY], // nothing there
     ];
     for (const [start, end] of windows) {
-      for (const q of [{}, { satelliteId: satA.id }, { species: 'EURROB1' }, { species: 'grtit1', satelliteId: satB.id }, { includeTentative: true }, { includeTentative: true, species: 'eurrob1' }]) {
+      for (const q of [{}, { satelliteId: satA.id }, { species: 'EURROB1' }, { species: 'grtit1', satelliteId: satB.id }, { includeTentative: true }, { includeTentative: true, species: 'eurrob1' }, { species: 'human' }, { includeTentative: true, satelliteId: satB.id }]) {
         const query = { ...q, start, end };
         assert.equal(await total(query), await exact(query), `${label}: ${JSON.stringify(query)}`);
       }
     }
     const drift = await hub.infra.db.query(
-      `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, (detected_at AT TIME ZONE 'UTC')::date AS day,
+      `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
                     (NOT tentative)::int AS listed, tentative::int AS tentative FROM detections WHERE call_id IS NULL),
-       d AS (SELECT tenant_id, 'all' AS dim, '' AS key, day, sum(listed)::int AS listed, sum(tentative)::int AS tentative FROM r GROUP BY 1, 2, 3, 4
-             UNION ALL SELECT tenant_id, 'satellite', sat, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4
-             UNION ALL SELECT tenant_id, 'species', code, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4)
-       SELECT * FROM d FULL JOIN (SELECT * FROM detection_day_counts WHERE listed <> 0 OR tentative <> 0) c USING (tenant_id, dim, key, day)
+       d AS (SELECT tenant_id, 'all' AS dim, '' AS key, category, day, sum(listed)::int AS listed, sum(tentative)::int AS tentative FROM r GROUP BY 1, 2, 3, 4, 5
+             UNION ALL SELECT tenant_id, 'satellite', sat, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
+             UNION ALL SELECT tenant_id, 'species', code, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5)
+       SELECT * FROM d FULL JOIN (SELECT * FROM detection_day_counts WHERE listed <> 0 OR tentative <> 0) c USING (tenant_id, dim, key, category, day)
        WHERE d.listed IS DISTINCT FROM c.listed OR d.tentative IS DISTINCT FROM c.tentative`,
     );
     assert.deepEqual(drift, [], `${label}: detection_day_counts equals GROUP BYs over detections`);
@@ -114,6 +116,11 @@ describe('detection totals from the day counts', () => {
         rows.push({ sat: satB, code: 'grtit1', at: t0 + day * DAY + h * HOUR + 60_000, tentative: h % 4 === 0 });
       }
     }
+    // Human voices on both satellites every day (one tentative): hidden by default, so never in `total`.
+    for (let day = 0; day < 4; day++) {
+      rows.push({ sat: satA, code: 'human', at: t0 + day * DAY + 5 * HOUR, category: 'human_voice' });
+      rows.push({ sat: satB, code: 'human', at: t0 + day * DAY + 9 * HOUR, category: 'human_voice', tentative: day === 1 });
+    }
     await insert(rows);
     await insert([{ sat: satOther, team: other, code: 'eurrob1', at: t0 + HOUR }]);
   });
@@ -121,7 +128,9 @@ describe('detection totals from the day counts', () => {
 
   test('the migration counts rows that existed before it and every row inserted since', async () => {
     const rows = await hub.infra.db.one<{ n: number }>("SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all'", [team.id]);
-    assert.equal(rows.n, 56, 'every inserted row is counted by the trigger');
+    assert.equal(rows.n, 64, 'every inserted row is counted by the trigger');
+    const hidden = await hub.infra.db.one<{ n: number }>("SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all' AND category = 'human_voice'", [team.id]);
+    assert.equal(hidden.n, 8, 'human voices have day rows of their own category');
     await assertExact('after inserts');
   });
 
@@ -140,9 +149,9 @@ describe('detection totals from the day counts', () => {
     await hub.infra.db.query('UPDATE detections SET call_id = $1 WHERE id = ANY($2::uuid[])', [head, rest]);
     await assertExact('after stitching');
     // A vote changes nothing that is counted.
-    const before = await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4');
+    const before = await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5');
     await hub.infra.db.query("UPDATE detections SET verification_status = 'confirmed' WHERE tenant_id = $1", [team.id]);
-    assert.deepEqual(await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4'), before);
+    assert.deepEqual(await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5'), before);
   });
 
   test('deleting rows, a satellite and a team keeps the totals exact', async () => {

@@ -213,6 +213,35 @@ describe('detections', () => {
       assert.equal(n.n, 0);
     });
 
+    test('a second detection of a species on the same UTC day is neither first of day nor of season', async () => {
+      const first = await hub.infra.db.one<{ recorded_at: Date }>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
+      const t = new Date(first.recorded_at).getTime();
+      // Half a minute later (too far to stitch into the first call), or earlier when later would be the next UTC day.
+      const at = new Date(new Date(t + 30_000).getUTCDate() === new Date(t).getUTCDate() ? t + 30_000 : t - 30_000);
+      const chunkId = newId();
+      await hub.infra.storage.put(`t/${chunkId}.wav`, makeWav(renderChunk({ species: [labels[0]], seed: 40 })));
+      await hub.infra.db.query(
+        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
+        [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
+      );
+      const handle = createInferenceHandler({
+        db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
+        log: { warn: () => {} },
+      });
+      const out = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
+      const again = out.stored.find((d) => d.speciesCode === code(labels[0]));
+      assert.ok(again, 'the robin is detected again');
+      assert.equal(again.isFirstOfDay, false);
+      assert.equal(again.isFirstOfSeason, false);
+      const listed = (await api.get(`/detections?tenantId=${team.id}&species=${code(labels[0])}&sortBy=date&sortDir=asc`, viewer)).body.detections;
+      assert.deepEqual(listed.map((d: any) => [d.audioChunkId, d.isFirstOfDay, d.isFirstOfSeason]).sort(), [
+        [chunkIds[0], true, true],
+        [chunkId, false, false],
+      ].sort());
+      // Out of the way of the tests below, which count this satellite's detections.
+      await hub.infra.db.query('DELETE FROM detections WHERE chunk_id = $1', [chunkId]);
+    });
+
     test('another team sees nothing: its list is empty, the detail and the team are 404', async () => {
       const list = await api.get(`/detections?tenantId=${team.id}`, otherOwner);
       assert.equal(list.status, 404);
@@ -292,6 +321,10 @@ describe('detections', () => {
       assert.deepEqual(confs(await list('sortBy=confidence')), [0.9, 0.7, 0.6, 0.5, 0.3]);
       assert.deepEqual(confs(await list('sortBy=confidence&sortDir=asc')), [0.3, 0.5, 0.6, 0.7, 0.9]);
       assert.deepEqual(codes(await list('sortBy=species&sortDir=asc')), ['comcha', 'eurbla', 'eurrob1', 'eurrob1', 'gretit1'], 'by common name');
+      // Descending by common name; one name's rows stay newest first (the robin of 05:00, then 01:00).
+      const desc = await list('sortBy=species&sortDir=desc');
+      assert.deepEqual(codes(desc), ['gretit1', 'eurrob1', 'eurrob1', 'eurbla', 'comcha'], 'by common name, descending');
+      assert.deepEqual(confs(desc).slice(1, 3), [0.6, 0.9]);
       assert.deepEqual(codes(await list('sortBy=date&sortDir=asc')), ['eurrob1', 'gretit1', 'eurbla', 'comcha', 'eurrob1']);
     });
 
