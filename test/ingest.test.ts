@@ -246,26 +246,45 @@ describe('ingest', () => {
   });
 
   describe('start-up recovery of inference jobs', () => {
-    test('chunks received in the last hour are enqueued again, idempotently; older ones are left alone', async () => {
+    test('chunks of the last 24 hours without detections are enqueued again, idempotently; older or finished ones are left alone', async () => {
       const sat = await satellite();
       const insert = (id: string, receivedAt: Date) =>
         hub.infra.db.query(
           `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
           [id, team.id, sat.id, receivedAt, `audio/${team.id}/${sat.id}/x/${id}.wav`],
         );
+      const ago = (ms: number) => new Date(hub.clock.now().getTime() - ms);
       // Rows whose jobs were lost (a restart of the in-process queue, a crash before the enqueue).
       const recent = crypto.randomUUID();
+      const earlierToday = crypto.randomUUID();
       const old = crypto.randomUUID();
-      await insert(recent, new Date(hub.clock.now().getTime() - 10 * 60_000));
-      await insert(old, new Date(hub.clock.now().getTime() - 2 * 3600_000));
+      const finished = crypto.randomUUID();
+      await insert(recent, ago(10 * 60_000));
+      await insert(earlierToday, ago(20 * 3600_000));
+      await insert(old, ago(25 * 3600_000));
+      await insert(finished, ago(5 * 60_000));
+      // The worker's mark of a finished chunk: it has detections.
+      await hub.infra.db.query(
+        `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, created_at)
+         VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.9, $5, 0, 3000, 'test', $5)`,
+        [crypto.randomUUID(), team.id, sat.id, finished, ago(5 * 60_000)],
+      );
       const stored = audioBody(sat);
       assert.equal((await sat.sendAudio(stored, stored.chunkId)).status, 'stored');
+
+      const offered: string[] = [];
+      const spy = { enqueue: async (queue: string, id: string, data: Record<string, unknown>) => { offered.push(id); await hub.infra.queue.enqueue(queue, id, data); } };
       const jobsBefore = await jobs();
-      const n = await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: hub.infra.queue });
-      assert.ok(n >= 2, 'the recent lost one and the stored one were offered');
-      assert.equal(await jobs(), jobsBefore + 1, 'only the lost job is new; the stored chunk keeps its one job');
+      const n = await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: spy });
+      assert.equal(n, offered.length);
+      assert.ok(offered.includes(recent) && offered.includes(earlierToday), 'lost chunks of the last 24 hours are offered');
+      assert.ok(!offered.includes(old), 'older than 24 hours: left alone');
+      assert.ok(!offered.includes(finished), 'a chunk with detections is done');
+      const stillWithout = (await hub.infra.db.query('SELECT 1 FROM detections WHERE chunk_id = $1', [stored.chunkId.toLowerCase()])).length === 0;
+      assert.equal(offered.includes(stored.chunkId.toLowerCase()), stillWithout, 'the stored chunk is offered while it has no detections');
+      assert.equal(await jobs(), jobsBefore + 2, 'only the two lost jobs are new; the stored chunk keeps its one job');
       assert.equal(await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: hub.infra.queue }), n);
-      assert.equal(await jobs(), jobsBefore + 1, 'a second run adds nothing');
+      assert.equal(await jobs(), jobsBefore + 2, 'a second run adds nothing');
     });
   });
 

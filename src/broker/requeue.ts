@@ -2,28 +2,46 @@
  * Start-up recovery of inference jobs. The in-process queue loses its waiting jobs when the hub
  * stops, and a crash between the chunk row and the enqueue leaves a row without a job; the
  * satellite got no ack then and will redeliver, but the redelivery finds the row and only acks.
- * So at start the hub enqueues the recent chunks again: the queue is idempotent on the job id
- * (= chunkId), so chunks whose job still exists gain nothing.
- *
- * Until detections exist every recent chunk is a candidate; once they do, this narrows to
- * chunks without detections (and the window can grow to 24 hours).
+ * So at start the hub enqueues again the chunks of the last 24 hours that have no detections:
+ * the worker's own mark of a finished chunk is that it has detections (src/inference/worker.ts
+ * skips such a chunk), so those are done. A chunk the model heard nothing in leaves no mark and
+ * is offered again; the worker runs it again and again stores nothing. The queue is idempotent
+ * on the job id (= chunkId), so chunks whose job still exists gain nothing.
  */
 import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
-import { createAudioRepo } from '../modules/audio/repo.ts';
 import { INFERENCE_QUEUE } from './ingester.ts';
 
-export const REQUEUE_WINDOW_MS = 60 * 60_000;
+export const REQUEUE_WINDOW_MS = 24 * 3600_000;
 const PAGE = 1000;
 
+interface Candidate {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  storageKey: string;
+  receivedAt: Date;
+}
+
+/** Chunks received since `since` without any detection, in (received_at, id) order, one page after `after`. */
+const withoutDetections = (db: Db, since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
+  db.query<Candidate>(
+    `SELECT c.id, c.tenant_id AS "tenantId", c.satellite_id AS "satelliteId", c.storage_key AS "storageKey", c.received_at AS "receivedAt"
+     FROM chunks c
+     WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))
+       AND NOT EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)
+     ORDER BY c.received_at, c.id
+     LIMIT $4`,
+    [since, after?.receivedAt ?? null, after?.id ?? null, limit],
+  );
+
 export async function requeueRecentChunks(deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> }, windowMs = REQUEUE_WINDOW_MS): Promise<number> {
-  const chunks = createAudioRepo(deps.db);
   const since = new Date(deps.clock.now().getTime() - windowMs);
   let after: { receivedAt: Date; id: string } | null = null;
   let count = 0;
   for (;;) {
-    const page = await chunks.receivedSince(since, after, PAGE);
+    const page = await withoutDetections(deps.db, since, after, PAGE);
     for (const c of page) {
       await deps.queue.enqueue(INFERENCE_QUEUE, c.id, { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey });
       count++;
