@@ -372,6 +372,39 @@ describe('hub admin endpoints', () => {
       assertError(await api.get(`/admin/users/${target.id}`, w.hubAdmin), 404, 'NOT_FOUND');
       assertError(await login(target.email, PASSWORD, ip), 401, 'INVALID_CREDENTIALS');
     });
+
+    test('erasure also reaches rate-limited sign-ins typed with their email, and releases and disconnects their satellites', async () => {
+      const w = await f.world();
+      const target = w.member;
+      const reg = await api.post('/satellites', { tenantId: w.team.id, name: 'Hedge' }, target);
+      assert.equal(reg.status, 201, reg.text);
+      const sat = reg.body;
+      assert.equal((await api.get(`/satellites/${sat.id}`, w.admin)).body.registered_by, target.id);
+
+      const ip = freshIp();
+      for (let i = 0; i < 20; i++) assertError(await login(`filler-${i}@example.org`, 'whatever-password', ip), 401, 'INVALID_CREDENTIALS');
+      assertError(await login(target.email, 'not-the-password', ip), 429, 'RATE_LIMITED');
+      const limited = await hub.infra.db.query<AuditRow & { id: number }>(
+        `SELECT id, actor_user_id, actor_email, ip FROM audit_log WHERE action = 'user.login_failed' AND details->>'reason' = 'rate_limited' AND ip = $1`,
+        [ip],
+      );
+      assert.equal(limited.length, 1);
+      assert.equal(limited[0].actor_user_id, null);
+      assert.equal(limited[0].actor_email, target.email);
+
+      assert.equal((await api.del(`/admin/users/${target.id}`, w.hubAdmin)).status, 204);
+
+      const [scrubbed] = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = $1', [limited[0].id]);
+      assert.deepEqual({ email: scrubbed.actor_email, ip: scrubbed.ip }, { email: null, ip: null });
+      const anywhere = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1)', [target.email]);
+      assert.equal(anywhere.n, 0);
+
+      const after = await api.get(`/satellites/${sat.id}`, w.admin);
+      assert.equal(after.status, 200, after.text);
+      assert.equal(after.body.registered_by, null);
+      assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
+      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+    });
   });
 
   describe('POST /admin/users/:id/tenants', () => {

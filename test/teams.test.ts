@@ -465,11 +465,9 @@ describe('teams', () => {
 
     test("the owner's role never changes here (400), not even by the owner or a hub admin", async () => {
       const w = await f.world();
-      const res = await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'admin' }, w.owner);
-      assert.equal(res.status, 400, res.text);
-      assert.equal(typeof res.body.error.code, 'string');
-      assert.equal((await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'member' }, w.hubAdmin)).status, 400);
-      assert.equal((await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'member' }, w.admin)).status, 400);
+      assertError(await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'admin' }, w.owner), 400, 'OWNER_ROLE_FIXED');
+      assertError(await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'member' }, w.hubAdmin), 400, 'OWNER_ROLE_FIXED');
+      assertError(await api.put(`/admin/members/${w.owner.membershipId}/role`, { role: 'member' }, w.admin), 400, 'OWNER_ROLE_FIXED');
       assert.equal(await roleOf(w.owner.membershipId), 'owner');
       assert.equal((await owners(w.team.id)).length, 1);
     });
@@ -526,8 +524,7 @@ describe('teams', () => {
     test('the owner is never removable (400)', async () => {
       const w = await f.world();
       for (const who of [w.owner, w.admin, w.hubAdmin]) {
-        const res = await api.del(`/admin/members/${w.owner.membershipId}`, who);
-        assert.equal(res.status, 400, res.text);
+        assertError(await api.del(`/admin/members/${w.owner.membershipId}`, who), 400, 'OWNER_NOT_REMOVABLE');
       }
       assert.equal(await roleOf(w.owner.membershipId), 'owner');
     });
@@ -588,6 +585,91 @@ describe('teams', () => {
       const [entry] = await audits('admin.ownership_transferred', w.admin.membershipId);
       assert.equal(entry.actor_user_id, w.hubAdmin.id);
       assert.equal(entry.tenant_id, w.team.id);
+    });
+  });
+
+  describe('keys on person-only team routes', () => {
+    test('an admin-role API key is refused (403) on invites, role changes, removal and ownership transfer; nothing changes', async () => {
+      const w = await f.world();
+      const adminKey = keyCred((await f.apiKey(w.team, w.owner, 'admin')).token);
+      const invite = await api.post('/auth/invites', { tenantId: w.team.id, role: 'member' }, w.admin);
+      assert.equal(invite.status, 201, invite.text);
+      const calls: Array<[string, string, unknown?]> = [
+        ['POST', '/auth/invites', { tenantId: w.team.id, role: 'viewer' }],
+        ['DELETE', `/auth/invites/${invite.body.id}`],
+        ['PUT', `/admin/members/${w.viewer.membershipId}/role`, { role: 'member' }],
+        ['DELETE', `/admin/members/${w.viewer.membershipId}`],
+        ['POST', `/admin/members/${w.member.membershipId}/transfer-ownership`],
+      ];
+      for (const [method, path, body] of calls) {
+        assertError(await api.call(method, path, { body, as: adminKey }), 403, 'FORBIDDEN');
+      }
+      // The same key reads what Admin+ may read.
+      assert.equal((await api.get(`/auth/members?tenantId=${w.team.id}`, adminKey)).status, 200);
+      assert.equal((await api.get(`/auth/invites?tenantId=${w.team.id}`, adminKey)).status, 200);
+      assert.equal((await hub.infra.db.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 1);
+      assert.equal((await hub.infra.db.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM invites WHERE id = $1', [invite.body.id])).revoked_at, null);
+      assert.equal(await roleOf(w.viewer.membershipId), 'viewer');
+      assert.deepEqual((await owners(w.team.id)).map((r) => r.user_id), [w.owner.id]);
+    });
+  });
+
+  describe('GET /audit-log (team activity)', () => {
+    interface Entry { id: number; at: string; action: string; tenantId: string | null; targetId: string | null; actorUserId: string | null; actorEmail: string | null; ip: string | null }
+
+    test("a team admin reads the team's own entries only, newest first, paged and filtered like /admin/audit-log, same row shape", async () => {
+      const w = await f.world();
+      const mine = await api.post('/auth/invites', { tenantId: w.team.id, role: 'member' }, { token: w.admin.token, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      assert.equal(mine.status, 201, mine.text);
+      hub.clock.advance(60_000);
+      assert.equal((await api.put(`/admin/members/${w.viewer.membershipId}/role`, { role: 'member' }, w.owner)).status, 200);
+      const theirs = await api.post('/auth/invites', { tenantId: w.otherTeam.id, role: 'member' }, w.otherOwner);
+      assert.equal(theirs.status, 201, theirs.text);
+
+      const feed = await api.get(`/audit-log?tenantId=${w.team.id}&limit=200`, w.admin);
+      assert.equal(feed.status, 200, feed.text);
+      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1', [w.team.id]);
+      assert.equal(feed.body.total, n);
+      assert.ok(n >= 4, `team creation, key, invite, role change; got ${n}`);
+      const entries = feed.body.entries as Entry[];
+      assert.ok(entries.every((e) => e.tenantId === w.team.id), 'only the team\'s entries');
+      assert.ok(!entries.some((e) => e.targetId === theirs.body.id), "another team's entries stay out");
+      assert.equal(entries[0].action, 'admin.member_role_changed', 'newest first');
+      const invited = entries.find((e) => e.targetId === mine.body.id)!;
+      assert.deepEqual({ action: invited.action, actorUserId: invited.actorUserId, actorEmail: invited.actorEmail, ip: invited.ip }, { action: 'admin.invite_created', actorUserId: w.admin.id, actorEmail: w.admin.email, ip: '203.0.113.9' });
+
+      // The hub admin's log of the same team answers the very same rows.
+      const hubView = await api.get(`/admin/audit-log?tenantId=${w.team.id}&limit=200`, w.hubAdmin);
+      assert.deepEqual(feed.body, hubView.body);
+
+      const page = await api.get(`/audit-log?tenantId=${w.team.id}&limit=1&offset=1`, w.owner);
+      assert.deepEqual({ total: page.body.total, limit: page.body.limit, offset: page.body.offset }, { total: n, limit: 1, offset: 1 });
+      assert.deepEqual(page.body.entries.map((e: Entry) => e.id), [entries[1].id]);
+      const family = await api.get(`/audit-log?tenantId=${w.team.id}&action=admin.*&limit=200`, w.admin);
+      assert.ok(family.body.total >= 3 && family.body.entries.every((e: Entry) => e.action.startsWith('admin.')));
+      const byAction = await api.get(`/audit-log?tenantId=${w.team.id}&action=admin.invite_created`, w.admin);
+      assert.deepEqual(byAction.body.entries.map((e: Entry) => e.targetId), [mine.body.id]);
+      const byActor = await api.get(`/audit-log?tenantId=${w.team.id}&actorUserId=${w.otherOwner.id}`, w.admin);
+      assert.deepEqual(byActor.body, { entries: [], total: 0, limit: 50, offset: 0 }, "another team's actor has no entries here");
+      assert.equal((await api.get(`/audit-log?tenantId=${w.team.id}`, w.hubAdmin)).status, 200);
+    });
+
+    test('members and viewers 403; another team, an unknown team 404; no team named 400; keys by their role', async () => {
+      const w = await f.world();
+      const path = `/audit-log?tenantId=${w.team.id}`;
+      assertError(await api.get(path, w.member), 403, 'FORBIDDEN');
+      assertError(await api.get(path, w.viewer), 403, 'FORBIDDEN');
+      assertError(await api.get(path, w.otherOwner), 404, 'NOT_FOUND');
+      assertError(await api.get(`/audit-log?tenantId=${crypto.randomUUID()}`, w.admin), 404, 'NOT_FOUND');
+      assertError(await api.get('/audit-log', w.admin), 400, 'TENANT_REQUIRED');
+      assertError(await api.get(path), 401, 'UNAUTHENTICATED');
+      assertError(await api.get(`${path}&colour=red`, w.admin), 400, 'VALIDATION_FAILED');
+      assertError(await api.get(path, keyCred(w.key.token)), 403, 'FORBIDDEN');
+      const adminKey = keyCred((await f.apiKey(w.team, w.owner, 'admin')).token);
+      const viaKey = await api.get('/audit-log', adminKey);
+      assert.equal(viaKey.status, 200, viaKey.text);
+      assert.ok(viaKey.body.entries.every((e: Entry) => e.tenantId === w.team.id), "a key reads its own team's entries");
+      assertError(await api.get(`/audit-log?tenantId=${w.otherTeam.id}`, adminKey), 404, 'NOT_FOUND');
     });
   });
 

@@ -2,8 +2,20 @@ import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
 import type { createAuditRepo } from './repo.ts';
+import { createAuditLogService } from './service.ts';
+
+/** Filters shared by the hub's audit log and a team's activity feed. */
+const Filters = {
+  action: Type.Optional(Type.String({ maxLength: 100 })),
+  actorUserId: Type.Optional(Uuid),
+  targetId: Type.Optional(Type.String({ maxLength: 100 })),
+  from: Type.Optional(Type.String({ format: 'date-time' })),
+  to: Type.Optional(Type.String({ format: 'date-time' })),
+  ...Paging,
+};
 
 export function auditRoutes(repo: ReturnType<typeof createAuditRepo>) {
+  const log = createAuditLogService({ repo });
   return [
     defineRoute({
       method: 'GET',
@@ -14,35 +26,26 @@ export function auditRoutes(repo: ReturnType<typeof createAuditRepo>) {
       summary: 'Audit log, newest first; filter by action (or prefix "user.*"), team, actor, target and time',
       tags: ['admin'],
       schema: {
-        querystring: Type.Object(
-          {
-            action: Type.Optional(Type.String({ maxLength: 100 })),
-            tenantId: Type.Optional(Uuid),
-            actorUserId: Type.Optional(Uuid),
-            targetId: Type.Optional(Type.String({ maxLength: 100 })),
-            from: Type.Optional(Type.String({ format: 'date-time' })),
-            to: Type.Optional(Type.String({ format: 'date-time' })),
-            ...Paging,
-          },
-          { additionalProperties: false },
-        ),
+        querystring: Type.Object({ tenantId: Type.Optional(Uuid), ...Filters }, { additionalProperties: false }),
       },
-      handler: async ({ query }) => {
-        const limit = query.limit ?? 50;
-        const offset = query.offset ?? 0;
-        const { rows, total } = await repo.list({
-          ...query,
-          from: query.from ? new Date(query.from) : undefined,
-          to: query.to ? new Date(query.to) : undefined,
-          limit,
-          offset,
-        });
-        return {
-          entries: rows.map((r) => ({ ...r, at: new Date(r.at).toISOString() })),
-          total,
-          limit,
-          offset,
-        };
+      handler: async ({ query }) => log.listHub(query),
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/audit-log',
+      action: 'teams.audit_log.list',
+      access: access.role('admin'),
+      team: { in: 'query', key: 'tenantId' },
+      audit: [],
+      summary: "The team's activity: its audit entries, newest first, filtered and paged like /admin/audit-log",
+      tags: ['teams'],
+      schema: {
+        querystring: Type.Object({ tenantId: Type.Optional(Uuid), ...Filters }, { additionalProperties: false }),
+      },
+      handler: async ({ actor, query }) => {
+        const { tenantId: _named, ...filters } = query;
+        return log.listTeam(actor, filters);
       },
     }),
   ];

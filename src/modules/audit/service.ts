@@ -1,0 +1,45 @@
+import type { Actor } from '../../core/actor.ts';
+import type { AuditFilter, AuditRow, createAuditRepo } from './repo.ts';
+
+export interface AuditQuery {
+  action?: string;
+  tenantId?: string;
+  actorUserId?: string;
+  targetId?: string;
+  from?: string;
+  to?: string;
+  limit?: number;
+  offset?: number;
+}
+
+const presentEntry = (r: AuditRow) => ({ ...r, at: new Date(r.at).toISOString() });
+
+/** Reading the audit log: the hub's whole log for hub admins, one team's entries for its admins. */
+export function createAuditLogService(deps: { repo: Pick<ReturnType<typeof createAuditRepo>, 'list'> }) {
+  async function list(q: AuditQuery) {
+    const filter: AuditFilter = {
+      action: q.action,
+      tenantId: q.tenantId,
+      actorUserId: q.actorUserId,
+      targetId: q.targetId,
+      from: q.from ? new Date(q.from) : undefined,
+      to: q.to ? new Date(q.to) : undefined,
+      limit: q.limit ?? 50,
+      offset: q.offset ?? 0,
+    };
+    const { rows, total } = await deps.repo.list(filter);
+    return { entries: rows.map(presentEntry), total, limit: filter.limit, offset: filter.offset };
+  }
+
+  return {
+    listHub: list,
+
+    /**
+     * A team's activity (spec §6: "a team's entries feed its activity page"): only entries
+     * written in the team the guard resolved, whatever else the query names.
+     */
+    listTeam: (actor: Actor, q: Omit<AuditQuery, 'tenantId'>) => list({ ...q, tenantId: actor.teamId! }),
+  };
+}
+
+export type AuditLogService = ReturnType<typeof createAuditLogService>;
