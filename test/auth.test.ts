@@ -8,7 +8,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHub, type Hub } from './helpers/hub.ts';
+import { INTERNAL_KEY, startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD, type TestUser } from './helpers/factories.ts';
 import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
 
@@ -455,6 +455,62 @@ describe('auth', () => {
     });
   });
 
+  describe('credential resolver order (spec §5: internal key, session cookie, bearer JWT, API key)', () => {
+    const both = (cookie: string, bearer: string): Credential => ({ cookie, token: bearer });
+
+    test('the internal key beats a valid session cookie', async () => {
+      const u = await f.user();
+      const cookie = cookieFrom(await login(u.email, u.password, newIp()));
+      const res = await me(both(cookie, INTERNAL_KEY));
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.user, null);
+      assert.equal(res.body.credential.kind, 'internal');
+    });
+
+    test("a valid session cookie beats a bearer JWT of another person, and a bearer API key", async () => {
+      const a = await f.user();
+      const b = await f.user();
+      const team = await f.team(b);
+      const key = await f.apiKey(team, b, 'admin');
+      const cookie = cookieFrom(await login(a.email, a.password, newIp()));
+      const withJwt = await me(both(cookie, b.token));
+      assert.equal(withJwt.status, 200, withJwt.text);
+      assert.equal(withJwt.body.user.id, a.id);
+      const withKey = await me(both(cookie, key.token));
+      assert.equal(withKey.status, 200, withKey.text);
+      assert.equal(withKey.body.user.id, a.id);
+      assert.deepEqual(withKey.body.tenants, [], "the key's team is not the cookie person's");
+    });
+
+    test('a stale cookie is skipped: the bearer JWT decides, else the bearer API key', async () => {
+      const a = await f.user();
+      const b = await f.user();
+      const team = await f.team(b);
+      const key = await f.apiKey(team, b, 'member');
+      const res = await login(a.email, a.password, newIp());
+      const cookie = cookieFrom(res);
+      assert.equal((await api.post('/auth/logout', undefined, { cookie })).status, 204);
+      assertError(await me({ cookie }), 401, 'UNAUTHENTICATED');
+      assert.equal((await me(both(cookie, b.token))).body.user.id, b.id);
+      const viaKey = await me(both(cookie, key.token));
+      assert.equal(viaKey.status, 200, viaKey.text);
+      assert.equal(viaKey.body.user, null);
+      assert.deepEqual({ kind: viaKey.body.credential.kind, tenantId: viaKey.body.credential.tenantId }, { kind: 'api_key', tenantId: team.id });
+    });
+
+    test('a bearer JWT is read as a JWT, never as an API key; an invalid bearer leaves the caller anonymous', async () => {
+      const u = await f.user();
+      const jwt = await me({ token: u.token });
+      assert.equal(jwt.status, 200, jwt.text);
+      assert.equal(jwt.body.user.id, u.id);
+      // A tampered JWT is not tried as anything weaker.
+      const [h, p] = u.token.split('.');
+      assertError(await me({ token: `${h}.${p}.${'A'.repeat(43)}` }), 401, 'UNAUTHENTICATED');
+      assertError(await me({ token: 'f'.repeat(64) }), 401, 'UNAUTHENTICATED');
+      assertError(await me({ token: `${INTERNAL_KEY}x` }), 401, 'UNAUTHENTICATED');
+    });
+  });
+
   describe('registration', () => {
     let seq = 0;
     const fresh = () => ({ email: `new-${++seq}-${Date.now()}@example.org`, password: 'a-long-enough-password', name: 'New Person' });
@@ -473,7 +529,7 @@ describe('auth', () => {
 
       const row = await userRow(res.body.user.id);
       assert.notEqual(row.password_hash, body.password, 'the password is stored hashed');
-      assert.match(row.password_hash, /^\$argon2/);
+      assert.match(row.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id, 19 MiB, 2 passes');
       const memberships = await hub.infra.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [res.body.user.id]);
       assert.equal(memberships.length, 0);
 
