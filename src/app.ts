@@ -73,7 +73,8 @@ import { createReviewRepo } from './modules/detections/review-repo.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
-import { systemRoutes } from './modules/system/routes.ts';
+import { systemRoutes, versionsRoutes } from './modules/system/routes.ts';
+import { latestRelease } from './modules/system/releases.ts';
 import { createModelsRepo } from './modules/models/repo.ts';
 import { createModelsService } from './modules/models/service.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
@@ -181,7 +182,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...apiKeysRoutes(apiKeys),
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
-    ...satellitesRoutes(satellites, settings, clock, async () => null),
+    ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)), ...versionsRoutes(settings),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),

@@ -36,6 +36,10 @@ describe('satellites', () => {
     return res;
   }
 
+  /** The audit entries of one action about one target, oldest first. */
+  const audits = (action: string, targetId: string) =>
+    hub.infra.db.query<any>(`SELECT actor_type, actor_user_id, tenant_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id`, [action, targetId]);
+
   /** Waits for one message on a hub-side broker subscription. */
   function nextMessage(topic: string): Promise<any> {
     return new Promise((resolve) => {
@@ -86,6 +90,9 @@ describe('satellites', () => {
       assert.notEqual(again.body.mqtt.password, first.body.mqtt.password);
       assert.equal(await hub.services.satellites.checkCredentials(first.body.id, first.body.mqtt.password), null, 'the old password stops');
       assert.equal((await api.get('/auth/me', { token: first.body.apiKey })).status, 401, 'the old key stops');
+      const [rereg] = await audits('device.satellite_reregistered', first.body.id);
+      assert.equal(rereg.actor_user_id, t.member.id);
+      assert.deepEqual(rereg.details, { deviceId: 'pi-rr' });
       const other = await f.member(t.team, 'member');
       assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-rr' }, other)).status, 403);
       assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-rr' }, t.admin)).status, 200);
@@ -125,6 +132,58 @@ describe('satellites', () => {
       const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [old.body.id]);
       assert.equal(audit.length, 1);
       assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', replaceSatelliteId: old.body.id }, t.member)).status, 400, 'needs a deviceId');
+    });
+
+    test('replaceSatelliteId: an unknown target answers 404, one the caller may not administer 403', async () => {
+      const t = await teamOf();
+      const unknown = await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: '00000000-0000-4000-8000-000000000000' }, t.member);
+      assert.equal(unknown.status, 404);
+      const outsider = await f.user();
+      const elsewhere = (await register(outsider, await f.team(outsider), { name: 'Not in this team' })).body;
+      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: elsewhere.id }, t.member)).status, 404, "another team's entry is unknown here");
+      const admins = (await register(t.admin, t.team, { name: 'Admin board' })).body;
+      const refused = await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: admins.id }, t.member);
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.error.code, 'FORBIDDEN');
+      assert.equal((await api.get(`/satellites/${admins.id}`, t.admin)).body.deviceId, null, 'the target is untouched');
+      assert.equal((await hub.infra.db.query('SELECT 1 FROM satellites WHERE device_id = $1', ['pi-x'])).length, 0, 'no entry was made');
+    });
+
+    test('adoption by name: without a deviceId the registrant or an admin takes over the active entry of that exact name; others get a new entry', async () => {
+      const t = await teamOf();
+      const first = (await register(t.member, t.team, { name: 'Hedge' })).body;
+      const again = await register(t.member, t.team, { name: 'Hedge', latitude: 51.5, longitude: 4.5 });
+      assert.equal(again.status, 200, 'the registrant adopts');
+      assert.equal(again.body.id, first.id);
+      assert.equal(await hub.services.satellites.checkCredentials(first.id, first.mqtt.password), null, 'credentials rotated');
+      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, again.body.mqtt.password), null);
+      const detail = (await api.get(`/satellites/${first.id}`, t.member)).body;
+      assert.deepEqual([detail.latitude, detail.longitude, detail.registered_by], [51.5, 4.5, t.member.id]);
+      const [adopted] = await audits('device.satellite_reregistered', first.id);
+      assert.deepEqual(adopted.details, { adoptedByName: true, name: 'Hedge' });
+
+      const byAdmin = await register(t.admin, t.team, { name: 'Hedge' });
+      assert.equal(byAdmin.status, 200, 'an admin adopts');
+      assert.equal(byAdmin.body.id, first.id);
+      assert.equal((await api.get(`/satellites/${first.id}`, t.admin)).body.registered_by, t.member.id, 'the registrant stays');
+
+      const other = await f.member(t.team, 'member');
+      const own = await register(other, t.team, { name: 'Hedge' });
+      assert.equal(own.status, 201, 'another member registers a new entry');
+      assert.notEqual(own.body.id, first.id);
+      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, byAdmin.body.mqtt.password), null, "the first entry's credentials are untouched");
+
+      assert.equal((await register(t.member, t.team, { name: 'hedge' })).status, 201, 'the name must match exactly');
+      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [first.id]);
+      const teamOwned = await register(t.member, t.team, { name: 'Hedge' });
+      assert.equal(teamOwned.status, 201, 'a member does not adopt a team-owned entry by name');
+      const withDevice = (await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board' })).body;
+      assert.notEqual((await register(t.member, t.team, { name: 'Board' })).body.id, withDevice.id, 'an entry holding a device id is re-registered by that id only');
+      const archived = (await register(t.member, t.team, { name: 'Shelf' })).body;
+      await api.post(`/satellites/${archived.id}/archive`, undefined, t.member);
+      const fresh = await register(t.member, t.team, { name: 'Shelf' });
+      assert.equal(fresh.status, 201, 'archived entries are not adopted');
+      assert.equal((await api.get(`/satellites/${archived.id}`, t.member)).body.archived, true);
     });
 
     test('bad bodies are refused', async () => {
@@ -168,6 +227,13 @@ describe('satellites', () => {
       assert.equal((await api.patch(`/satellites/${second.id}`, { name: 'Not mine' }, key)).status, 403);
       const rotated = await api.post(`/satellites/${sat.id}/rotate-api-key`, undefined, key);
       assert.equal(rotated.status, 200);
+      const [renamed] = await audits('admin.satellite_renamed', sat.id);
+      assert.equal(renamed.actor_type, 'api_key');
+      assert.deepEqual(renamed.details, { from: 'Garden', to: 'Renamed by itself' });
+      const [rotation] = await audits('admin.satellite_api_key_rotated', sat.id);
+      assert.equal(rotation.actor_type, 'api_key');
+      assert.equal(rotation.tenant_id, t.team.id);
+      assert.equal((await audits('admin.satellite_profile_changed', sat.id)).length, 1);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'Old key' }, key)).status, 401);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'New key' }, { token: rotated.body.apiKey })).status, 200);
     });
@@ -201,11 +267,25 @@ describe('satellites', () => {
       const second = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 0.02 } }, t.member);
       assert.equal(second.body.overrides.heartbeat_interval_sec, null, 'a field left out is cleared');
       assert.equal(second.body.effective.heartbeat_interval_sec, 30);
-      const bad = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, nope: 1 } }, t.member);
+      const bad = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, nope: 1, heartbeat_interval_sec: 'often' } }, t.member);
       assert.equal(bad.status, 400);
+      assert.equal(bad.body.error.code, 'VALIDATION_FAILED');
+      assert.deepEqual(bad.body.error.details.refusals.map((r: any) => r.key).sort(), ['filter_min_rms', 'heartbeat_interval_sec', 'nope'], 'every refusal is listed');
+      const badValues = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, heartbeat_interval_sec: 1 } }, t.member);
+      assert.equal(badValues.status, 400);
+      assert.deepEqual(badValues.body.error.details.refusals.map((r: any) => r.key).sort(), ['filter_min_rms', 'heartbeat_interval_sec']);
+      assert.equal((await api.get(`/satellites/${sat.id}/config`, t.member)).body.overrides.filter_min_rms, 0.02, 'a refused PUT changes nothing');
       const locked = await api.put(`/satellites/${sat.id}/config`, { configLocked: true }, t.member);
       assert.equal(locked.status, 403);
+      assert.equal(locked.body.error.code, 'ADMIN_ONLY_SETTING');
       assert.equal((await api.put(`/satellites/${sat.id}/config`, { configLocked: true, overrides: { filter_min_rms: 0.02 } }, t.admin)).body.configLocked, true);
+      const configEntries = await audits('admin.satellite_config_changed', sat.id);
+      assert.equal(configEntries[0].actor_user_id, t.member.id);
+      assert.equal(configEntries[0].details.values.heartbeat_interval_sec, 45, 'an override write is audited with its values');
+      const lockEntries = configEntries.filter((e: any) => 'configLocked' in e.details);
+      assert.equal(lockEntries.length, 1);
+      assert.equal(lockEntries[0].actor_user_id, t.admin.id);
+      assert.deepEqual(lockEntries[0].details, { configLocked: true });
       await api.patch(`/settings/effective?tenantId=${t.team.id}`, { mayOverride: { filter_min_rms: false } }, t.admin);
       const underLock = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 0.03 } }, t.admin);
       assert.equal(underLock.status, 403);
@@ -235,6 +315,46 @@ describe('satellites', () => {
       const nowhere = (await register(t.member, t.team, { name: 'No GPS' })).body;
       assert.equal((await api.get(`/satellites/${nowhere.id}/schedule`, t.viewer)).body.sun, null);
     });
+
+    test('a sunset-relative window runs from minutes before to minutes after sunset', async () => {
+      const t = await teamOf();
+      const sat = (await register(t.member, t.team, { latitude: 52.0, longitude: 5.0 })).body;
+      const set = await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_profile: 'scheduled', recording_schedule: [{ start: -60, end: 45, reference: 'sunset' }] } }, t.member);
+      assert.equal(set.status, 200, set.text);
+      const res = await api.get(`/satellites/${sat.id}/schedule?date=2026-12-21`, t.viewer);
+      assert.equal(res.status, 200, res.text);
+      const sunset = new Date(res.body.sun.sunset);
+      assert.ok(sunset.getUTCHours() >= 15 && sunset.getUTCHours() < 16, `sunset in the Netherlands at midwinter is about 15:30 UTC, got ${res.body.sun.sunset}`);
+      assert.deepEqual(res.body.windows, [
+        { start: -60, end: 45, reference: 'sunset', startsAt: new Date(sunset.getTime() - 60 * 60_000).toISOString(), endsAt: new Date(sunset.getTime() + 45 * 60_000).toISOString() },
+      ]);
+      const refused = await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_schedule: [{ start: 30, end: -30, reference: 'sunset' }] } }, t.member);
+      assert.equal(refused.status, 400, 'a sun-relative window must start before it ends');
+    });
+
+    test('PUT config under a hub lock: a new value 403 LOCKED_BY_PLATFORM; re-sending or clearing the stored value is allowed', async () => {
+      const t = await teamOf();
+      const root = await f.user({ admin: true });
+      const sat = (await register(t.member, t.team)).body;
+      assert.equal((await api.put(`/satellites/${sat.id}/config`, { overrides: { outbox_max_age_hours: 100 } }, t.member)).status, 200);
+      assert.equal((await api.patch('/settings/effective?level=hub', { mayOverride: { outbox_max_age_hours: false } }, root)).status, 200);
+      try {
+        const changed = await api.put(`/satellites/${sat.id}/config`, { overrides: { outbox_max_age_hours: 200 } }, t.admin);
+        assert.equal(changed.status, 403);
+        assert.equal(changed.body.error.code, 'LOCKED_BY_PLATFORM');
+        const resent = await api.put(`/satellites/${sat.id}/config`, { overrides: { outbox_max_age_hours: 100 } }, t.member);
+        assert.equal(resent.status, 200, resent.text);
+        assert.equal(resent.body.overrides.outbox_max_age_hours, 100, 'the stored value stays, shown as own');
+        assert.equal(resent.body.effective.outbox_max_age_hours, 168, 'the lock ends the walk at the hub');
+        const cleared = await api.put(`/satellites/${sat.id}/config`, { overrides: {} }, t.member);
+        assert.equal(cleared.status, 200, cleared.text);
+        assert.equal(cleared.body.overrides.outbox_max_age_hours, null);
+        const entries = await audits('admin.satellite_config_changed', sat.id);
+        assert.deepEqual(entries.map((e: any) => e.details.values.outbox_max_age_hours), [100, 100, null], 'the first write, the re-send and the clear; the refused change left none');
+      } finally {
+        await api.patch('/settings/effective?level=hub', { mayOverride: { outbox_max_age_hours: true } }, root);
+      }
+    });
   });
 
   describe('broker commands', () => {
@@ -247,12 +367,62 @@ describe('satellites', () => {
       assert.equal(res.body.targetVersion, HUB_VERSION);
       assert.deepEqual(await update, { satelliteId: sat.id, tenantId: t.team.id, targetVersion: HUB_VERSION });
       assert.equal((await api.get(`/satellites/${sat.id}`, t.viewer)).body.update_status, 'updating');
+      const [updateEntry] = await audits('admin.satellite_update_requested', sat.id);
+      assert.equal(updateEntry.actor_user_id, t.member.id);
+      assert.deepEqual(updateEntry.details, { targetVersion: HUB_VERSION });
 
       const logs = nextMessage(`chorus/${t.team.id}/${sat.id}/log-request`);
       const req = await api.post(`/satellites/${sat.id}/logs/request`, { tail: 50 }, t.member);
       assert.equal(req.status, 202);
       assert.deepEqual(await logs, { requestId: req.body.requestId, tail: 50 });
       assert.equal((await api.get(`/satellites/${sat.id}/logs`, t.member)).body.logs.requestId, req.body.requestId);
+      const [logsEntry] = await audits('admin.satellite_logs_requested', sat.id);
+      assert.equal(logsEntry.actor_user_id, t.member.id);
+      assert.deepEqual(logsEntry.details, { tail: 50 });
+    });
+
+    test("satellite_releases (hub setting): update names the release of the satellite's stream, else the hub version; /system/versions names the highest", async () => {
+      const t = await teamOf();
+      const root = await f.user({ admin: true });
+      const versions = () => api.get(`/system/versions?tenantId=${t.team.id}`, t.viewer);
+      assert.deepEqual((await versions()).body, { hub: HUB_VERSION, satellite: null, mobile: null }, 'no releases recorded');
+
+      const refused = await api.put('/settings/platform', { satellite_releases: { satellite: '1.4', beta: '1.0.0' } }, root);
+      assert.equal(refused.status, 400);
+      assert.deepEqual(refused.body.error.details.refusals.map((r: any) => r.key), ['satellite_releases']);
+      for (const bad of [['1.4.0'], '1.4.0', { satellite: 'v1.4.0' }, { satellite: '01.4.0' }, { mobile: 140 }]) {
+        assert.equal((await api.put('/settings/platform', { satellite_releases: bad }, root)).status, 400, JSON.stringify(bad));
+      }
+      const byTeam = await api.patch(`/settings/effective?tenantId=${t.team.id}`, { values: { satellite_releases: { satellite: '9.0.0' } } }, t.owner);
+      assert.equal(byTeam.status, 400, 'a hub setting only');
+      assert.equal((await api.put('/settings/platform', { satellite_releases: { satellite: '9.0.0' } }, t.owner)).status, 403);
+
+      const set = await api.put('/settings/platform', { satellite_releases: { satellite: '1.10.0', mobile: '1.10.0-rc.1+build.7' } }, root);
+      assert.equal(set.status, 200, set.text);
+      assert.deepEqual(set.body.settings.satellite_releases, { satellite: '1.10.0', mobile: '1.10.0-rc.1+build.7' });
+      try {
+        assert.deepEqual((await versions()).body, { hub: HUB_VERSION, satellite: '1.10.0', mobile: null }, 'a release outranks its release candidate');
+        const board = (await register(t.member, t.team, { name: 'Board' })).body;
+        const phone = (await register(t.member, t.team, { name: 'Phone' })).body;
+        const old = (await register(t.member, t.team, { name: 'Old build' })).body;
+        await hub.infra.db.query(`UPDATE satellites SET stream = 'satellite' WHERE id = $1`, [board.id]);
+        await hub.infra.db.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
+        const update = nextMessage(`chorus/${t.team.id}/${board.id}/update`);
+        const res = await api.post(`/satellites/${board.id}/update`, undefined, t.member);
+        assert.deepEqual(res.body, { targetVersion: '1.10.0', update_status: 'updating' });
+        assert.equal((await update).targetVersion, '1.10.0');
+        assert.equal((await api.get(`/satellites/${board.id}`, t.viewer)).body.targetVersion, '1.10.0');
+        assert.deepEqual((await audits('admin.satellite_update_requested', board.id))[0].details, { targetVersion: '1.10.0' });
+        assert.equal((await api.post(`/satellites/${phone.id}/update`, undefined, t.member)).body.targetVersion, '1.10.0-rc.1+build.7');
+        assert.equal((await api.post(`/satellites/${old.id}/update`, undefined, t.member)).body.targetVersion, HUB_VERSION, 'no stream reported: the hub version');
+
+        await api.put('/settings/platform', { satellite_releases: { mobile: '2.0.0' } }, root);
+        assert.equal((await api.post(`/satellites/${board.id}/update`, undefined, t.member)).body.targetVersion, HUB_VERSION, 'no release recorded for its stream: the hub version');
+        assert.equal((await versions()).body.satellite, '2.0.0');
+      } finally {
+        await api.put('/settings/platform', { satellite_releases: null }, root);
+      }
+      assert.equal((await versions()).body.satellite, null);
     });
 
     test('a settings change pushes config to each satellite whose effective config changed', async () => {
@@ -292,8 +462,20 @@ describe('satellites', () => {
         );
         keys.push(key);
       }
+      // Detections: two promoted (one a stitched continuation), one tentative; another satellite's row is not counted.
+      const neighbour = (await register(t.member, t.team, { name: 'Neighbour' })).body;
+      const detection = (satelliteId: string, tentative: boolean) =>
+        hub.infra.db.query(
+          `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
+           VALUES (gen_random_uuid(), $1, $2, gen_random_uuid(), 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.8, $3, 0, 3000, 'test', $4, $5, $3)`,
+          [t.team.id, satelliteId, hub.clock.now(), tentative, !tentative],
+        );
+      await detection(sat.id, false);
+      await detection(sat.id, false);
+      await detection(sat.id, true);
+      await detection(neighbour.id, false);
       const preview = await api.get(`/satellites/${sat.id}/deletion-preview`, t.viewer);
-      assert.deepEqual(preview.body, { detections: 0, promoted: 0, chunks: 2, audioBytes: 2001, alerts: 0, fieldNotes: 0 });
+      assert.deepEqual(preview.body, { detections: 3, promoted: 2, chunks: 2, audioBytes: 2001, alerts: 0, fieldNotes: 0 });
       const wrong = await api.del(`/satellites/${sat.id}`, t.member, { confirmName: 'doomed' });
       assert.equal(wrong.status, 400);
       assert.equal(wrong.body.error.code, 'CONFIRM_NAME_MISMATCH');
@@ -305,8 +487,9 @@ describe('satellites', () => {
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
       assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
       const [audit] = await hub.infra.db.query<any>(`SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`, [sat.id]);
-      assert.equal(audit.details.chunks, 2);
-      assert.equal(audit.details.audioBytes, 2001);
+      assert.deepEqual(audit.details, { name: 'Doomed', chunks: 2, audioBytes: 2001, detections: 3, promoted: 2, alerts: 0, fieldNotes: 0 });
+      assert.equal((await hub.infra.db.query('SELECT 1 FROM detections WHERE satellite_id = $1', [sat.id])).length, 0, 'detections cascade');
+      assert.equal((await api.get(`/satellites/${neighbour.id}/deletion-preview`, t.viewer)).body.detections, 1);
     });
   });
 
@@ -319,6 +502,11 @@ describe('satellites', () => {
       assert.equal(after.registered_by, null);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
       assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      const [moved] = await audits('admin.satellite_transferred', sat.id);
+      assert.deepEqual(
+        { actor: moved.actor_type, tenant: moved.tenant_id, details: moved.details },
+        { actor: 'internal', tenant: t.team.id, details: { from: t.member.id, to: null, disconnected: true } },
+      );
 
       const keeper = await f.member(t.team, 'member');
       const kept = (await register(keeper, t.team, { name: 'Kept' })).body;
@@ -327,6 +515,25 @@ describe('satellites', () => {
       assert.equal((await api.get(`/satellites/${kept.id}`, t.admin)).body.registered_by, null);
       assert.equal((await api.patch(`/satellites/${kept.id}`, { name: 'still mine' }, { token: kept.apiKey })).status, 200);
       assert.notEqual(await hub.services.satellites.checkCredentials(kept.id, kept.mqtt.password), null);
+      assert.deepEqual((await audits('admin.satellite_transferred', kept.id)).map((e: any) => e.details), [{ from: keeper.id, to: null, disconnected: false }]);
+    });
+
+    test("a deleted person's devices become team-owned, audited admin.satellite_transferred; devices of others are not touched", async () => {
+      const t = await teamOf();
+      const leaver = await f.member(t.team, 'member');
+      const a = (await register(leaver, t.team, { name: 'A' })).body;
+      const b = (await register(leaver, t.team, { name: 'B' })).body;
+      const stays = (await register(t.member, t.team, { name: 'Stays' })).body;
+      const root = await f.user({ admin: true });
+      assert.equal((await api.del(`/admin/users/${leaver.id}`, root)).status, 204);
+      for (const id of [a.id, b.id]) {
+        assert.equal((await api.get(`/satellites/${id}`, t.admin)).body.registered_by, null);
+        const entries = await audits('admin.satellite_transferred', id);
+        assert.equal(entries.length, 1);
+        assert.deepEqual(entries[0].details, { from: leaver.id, to: null, disconnected: true });
+      }
+      assert.equal((await audits('admin.satellite_transferred', stays.id)).length, 0);
+      assert.equal((await api.get(`/satellites/${stays.id}`, t.admin)).body.registered_by, t.member.id);
     });
   });
 });

@@ -85,6 +85,16 @@ export function createSatellitesRepo(db: Db) {
         [tenantId, deviceId],
       ),
 
+    /**
+     * Adoption candidates for a registration by name: the team's active entries holding no
+     * device id whose name is exactly `name`, newest first.
+     */
+    adoptableByName: (tenantId: string, name: string, tx: Db = db) =>
+      tx.query<SatelliteRow>(
+        `SELECT ${ROW} ${FROM} WHERE s.tenant_id = $1 AND s.name = $2 AND s.device_id IS NULL AND NOT s.archived ORDER BY s.created_at DESC, s.id`,
+        [tenantId, name],
+      ),
+
     async list(f: SatelliteListFilter): Promise<{ rows: SatelliteRow[]; total: number }> {
       const where: string[] = [];
       const params: unknown[] = [];
@@ -144,13 +154,19 @@ export function createSatellitesRepo(db: Db) {
     registeredIn: (tx: Db, tenantId: string, userId: string) =>
       tx.query<{ id: string }>('SELECT id FROM satellites WHERE tenant_id = $1 AND registered_by = $2', [tenantId, userId]),
 
-    /** What a deletion removes: counts for the preview and the audit entry, keys for the objects. */
+    /**
+     * What a deletion removes: counts for the preview and the audit entry. Detections are every
+     * row of the satellite (stitched continuations and tentative ones included); promoted are
+     * those of them the aggregation rule let through (`promoted AND NOT tentative`).
+     */
     async deletionFacts(tenantId: string, id: string, tx: Db = db) {
-      const c = await tx.one<{ chunks: number; audioBytes: number }>(
-        `SELECT count(*)::int AS chunks, COALESCE(sum(bytes), 0)::bigint AS "audioBytes" FROM chunks WHERE tenant_id = $1 AND satellite_id = $2`,
+      return tx.one<{ chunks: number; audioBytes: string | number; detections: number; promoted: number }>(
+        `SELECT c.chunks, c."audioBytes", d.detections, d.promoted
+         FROM (SELECT count(*)::int AS chunks, COALESCE(sum(bytes), 0)::bigint AS "audioBytes" FROM chunks WHERE tenant_id = $1 AND satellite_id = $2) c,
+              (SELECT count(*)::int AS detections, (count(*) FILTER (WHERE promoted AND NOT tentative))::int AS promoted
+               FROM detections WHERE tenant_id = $1 AND satellite_id = $2) d`,
         [tenantId, id],
       );
-      return c;
     },
 
     chunkKeys: (tx: Db, tenantId: string, id: string) =>

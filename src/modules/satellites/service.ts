@@ -1,10 +1,11 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import { type Actor, isPerson, roleAtLeast } from '../../core/actor.ts';
+import { type Actor, isPerson, roleAtLeast, systemActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../../core/audit.ts';
 import { newId, randomHex, sha256Hex, safeEqual } from '../../core/crypto.ts';
 import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
+import { findSetting, refuseValue } from '../settings/registry.ts';
 import { mintKey } from '../api-keys/service.ts';
 import { HUB_VERSION } from '../system/version.ts';
 import type { SatelliteRow, SatellitesRepo } from './repo.ts';
@@ -207,6 +208,19 @@ export function createSatellitesService(deps: {
           return { status: 200 as const, body: reply(holding.id, creds) };
         }
 
+        if (!input.deviceId) {
+          // Adoption by name: an active entry without a device id named exactly so is taken over
+          // (credentials rotated) by its registrant or an admin; anyone else registers a new entry.
+          const adopted = (await repo.adoptableByName(tenantId, input.name, tx)).find(mayAdminister);
+          if (adopted) {
+            await repo.update(tx, tenantId, adopted.id, { latitude: input.latitude, longitude: input.longitude }, now);
+            const creds = await mintCredentials(tx, adopted);
+            await broker.provisionSatellite({ satelliteId: adopted.id, tenantId, password: creds.password });
+            await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: adopted.id, details: { adoptedByName: true, name: input.name } });
+            return { status: 200 as const, body: reply(adopted.id, creds) };
+          }
+        }
+
         const id = newId();
         await repo.insert(tx, {
           id, tenantId, name: input.name, deviceId: input.deviceId ?? null,
@@ -261,7 +275,8 @@ export function createSatellitesService(deps: {
     async deletionPreview(tenantId: string, id: string) {
       await require(tenantId, id);
       const facts = await repo.deletionFacts(tenantId, id);
-      return { detections: 0, promoted: 0, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), alerts: 0, fieldNotes: 0 };
+      // Alerts and field notes do not exist on this hub yet: nothing to unlink.
+      return { detections: facts.detections, promoted: facts.promoted, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), alerts: 0, fieldNotes: 0 };
     },
 
     /** Audio objects first (a crash leaves rows pointing at nothing, never orphan objects), then rows cascade. */
@@ -281,7 +296,7 @@ export function createSatellitesService(deps: {
           action: 'admin.satellite_deleted',
           targetType: 'satellite',
           targetId: id,
-          details: { name: s.name, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), detections: 0, alerts: 0, fieldNotes: 0 },
+          details: { name: s.name, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), detections: facts.detections, promoted: facts.promoted, alerts: 0, fieldNotes: 0 },
         });
       });
       await broker.revokeSatellite(id);
@@ -313,7 +328,15 @@ export function createSatellitesService(deps: {
       if (input.overrides !== undefined) {
         const unknown = Object.keys(input.overrides).filter((k) => !(OVERRIDE_FIELDS as readonly string[]).includes(k));
         if (unknown.length) {
-          throw new AppError(400, 'VALIDATION_FAILED', `Not override fields: ${unknown.join(', ')}`, { refusals: unknown.map((key) => ({ key, reason: 'is not an override field' })) });
+          // One 400 lists every refusal: the unknown fields and the values the writer would refuse.
+          const refusals = [
+            ...unknown.map((key) => ({ key, reason: 'is not an override field' })),
+            ...OVERRIDE_FIELDS.filter((k) => k in input.overrides!).flatMap((key) => {
+              const reason = refuseValue(findSetting(key)!, input.overrides![key]);
+              return reason ? [{ key, reason }] : [];
+            }),
+          ];
+          throw new AppError(400, 'VALIDATION_FAILED', refusals.map((r) => `${r.key} ${r.reason}`).join('; '), { refusals });
         }
         const values = Object.fromEntries(OVERRIDE_FIELDS.map((k) => [k, input.overrides![k] ?? null]));
         // Fields already cleared need no write; keeping them out avoids refusing a no-op.
@@ -391,12 +414,19 @@ export function createSatellitesService(deps: {
       return { tenantId: c.tenantId };
     },
 
-    /** Departure handler: the leaver's devices become team-owned; unless kept, they are disconnected. */
+    /**
+     * Departure handler: the leaver's devices become team-owned (audited
+     * admin.satellite_transferred); unless kept, they are disconnected. The departure handlers
+     * are not given the acting person, so the entries are written by the hub itself (actor type
+     * internal); the leave, removal or deletion entry of the same transaction names who acted.
+     */
     async release(tx: Db, tenantId: string, userId: string, keepDevices: boolean) {
       const owned = await repo.registeredIn(tx, tenantId, userId);
       const now = clock.now();
+      const hub = systemActor(['admin.satellite_transferred']);
       for (const { id } of owned) {
         await repo.update(tx, tenantId, id, { registeredBy: null, ...(keepDevices ? {} : { passwordHash: null }) }, now);
+        await audit.write(tx, hub, { action: 'admin.satellite_transferred', tenantId, targetType: 'satellite', targetId: id, details: { from: userId, to: null, disconnected: !keepDevices } });
         if (!keepDevices) {
           await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [id, now]);
           await broker.revokeSatellite(id);

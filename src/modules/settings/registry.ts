@@ -3,6 +3,9 @@
  * may hold it and the levels that may lock it for the levels below. Adding a setting is one
  * entry here; storage is generic (table `settings`). Registry order is response order.
  */
+import { STREAMS } from '../../broker/messages.ts';
+import { isSemver } from '../system/version.ts';
+
 export type Level = 'hub' | 'team' | 'satellite' | 'account';
 
 export const CATEGORIES = ['bird', 'amphibian', 'insect', 'anthropogenic', 'human_voice', 'other_animal'] as const;
@@ -20,6 +23,8 @@ export type SettingType =
   | { type: 'enum'; options: readonly string[] }
   | { type: 'enumList'; options: readonly string[]; maxItems: number }
   | { type: 'schedule'; maxItems: number }
+  /** An object from a stream name (one of `streams`) to that stream's latest release, a SemVer string. */
+  | { type: 'releases'; streams: readonly string[] }
   /** The id of a row another module owns (e.g. a classifier model); the settings service asks that module whether it exists. */
   | { type: 'ref'; ref: 'model' };
 
@@ -58,6 +63,7 @@ export const SETTINGS: readonly SettingDef[] = [
   hubOnly('allow_public_pages', false, 'Teams may publish a public page'),
   hubOnly('allow_public_teams', false, 'The team directory lists teams accepting newcomers'),
   hubOnly('retention_enabled', true, 'Clean-up of expired tentative detections and old audio runs'),
+  at(['hub'], { key: 'satellite_releases', type: 'releases', streams: STREAMS, default: {}, description: 'Latest satellite release per stream (e.g. {"satellite": "1.4.0"}): the targetVersion of update requests' }),
 
   // On-satellite inference, with the hub's and the team's locks
   device({ key: 'device_inference', type: 'boolean', default: false, adminOnlyAtSatellite: true, description: 'Satellites run the classifier themselves' }),
@@ -174,5 +180,13 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return refuseSchedule(value, def.maxItems);
     case 'ref':
       return typeof value === 'string' && value.length > 0 && value.length <= 100 ? null : `must be the id of a ${def.ref}`;
+    case 'releases': {
+      if (typeof value !== 'object' || Array.isArray(value)) return 'must be an object from stream name to SemVer version';
+      for (const [stream, version] of Object.entries(value as Record<string, unknown>)) {
+        if (!def.streams.includes(stream)) return `stream ${stream} must be one of ${def.streams.join(', ')}`;
+        if (!isSemver(version)) return `the release of ${stream} must be a SemVer version such as 1.4.0`;
+      }
+      return null;
+    }
   }
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { Uuid } from '../../core/schemas.ts';
 import { HUB_VERSION } from './version.ts';
+import { type ReleaseSettings, versions } from './releases.ts';
 
 export function systemRoutes(clock: Clock) {
   return [
@@ -20,6 +21,12 @@ export function systemRoutes(clock: Clock) {
       handler: async () => ({ status: 'ok', version: HUB_VERSION, timestamp: clock.now().toISOString() }),
     }),
 
+  ];
+}
+
+/** GET /system/versions, apart from systemRoutes because it reads the hub settings. */
+export function versionsRoutes(settings: ReleaseSettings) {
+  return [
     defineRoute({
       method: 'GET',
       url: '/system/versions',
@@ -27,10 +34,13 @@ export function systemRoutes(clock: Clock) {
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId', optional: true },
       audit: [],
-      summary: 'Latest SemVer per stream (hub, satellite, mobile); null until a release of that stream exists',
+      summary: 'Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist',
       tags: ['system'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
-      handler: async () => ({ hub: HUB_VERSION, satellite: null, mobile: null }),
+      schema: {
+        querystring: Type.Object({ tenantId: Type.Optional(Uuid) }),
+        response: { 200: Type.Object({ hub: Type.String(), satellite: Type.Union([Type.String(), Type.Null()]), mobile: Type.Union([Type.String(), Type.Null()]) }) },
+      },
+      handler: () => versions(settings),
     }),
   ];
 }
