@@ -672,6 +672,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's activity: its audit entries, newest first, filtered and paged like /admin/audit-log */
+        get: {
+            parameters: {
+                query?: {
+                    action?: string;
+                    actorUserId?: string;
+                    from?: string;
+                    limit?: number;
+                    offset?: number;
+                    targetId?: string;
+                    tenantId?: string;
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/api-keys": {
         parameters: {
             query?: never;
@@ -4030,7 +4073,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Latest SemVer per stream (hub, satellite, mobile); null until a release of that stream exists */
+        /** Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist */
         get: {
             parameters: {
                 query?: {
@@ -4047,7 +4090,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            hub: string;
+                            mobile: string | null;
+                            satellite: string | null;
+                        };
+                    };
                 };
             };
         };
