@@ -149,10 +149,16 @@ describe('satellites', () => {
       assert.equal((await hub.infra.db.query('SELECT 1 FROM satellites WHERE device_id = $1', ['pi-x'])).length, 0, 'no entry was made');
     });
 
-    test('adoption by name: without a deviceId the registrant or an admin takes over the active entry of that exact name; others get a new entry', async () => {
+    test('adoption by name: a device naming its id for the first time takes over the nameless entry of its name, for the registrant or an admin; without a device id nothing is taken over', async () => {
       const t = await teamOf();
       const first = (await register(t.member, t.team, { name: 'Hedge' })).body;
-      const again = await register(t.member, t.team, { name: 'Hedge', latitude: 51.5, longitude: 4.5 });
+      const twin = await register(t.member, t.team, { name: 'Hedge' });
+      assert.equal(twin.status, 201, 'a second satellite of the same name without a device id is a new entry');
+      assert.notEqual(twin.body.id, first.id);
+      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, first.mqtt.password), null, "the first entry's credentials are untouched");
+      await hub.infra.db.query('DELETE FROM satellites WHERE id = $1', [twin.body.id]);
+
+      const again = await register(t.member, t.team, { name: 'Hedge', deviceId: 'pi-hedge', latitude: 51.5, longitude: 4.5 });
       assert.equal(again.status, 200, 'the registrant adopts');
       assert.equal(again.body.id, first.id);
       assert.equal(await hub.services.satellites.checkCredentials(first.id, first.mqtt.password), null, 'credentials rotated');
@@ -160,28 +166,31 @@ describe('satellites', () => {
       const detail = (await api.get(`/satellites/${first.id}`, t.member)).body;
       assert.deepEqual([detail.latitude, detail.longitude, detail.registered_by], [51.5, 4.5, t.member.id]);
       const [adopted] = await audits('device.satellite_reregistered', first.id);
-      assert.deepEqual(adopted.details, { adoptedByName: true, name: 'Hedge' });
+      assert.deepEqual(adopted.details, { adoptedByName: true, name: 'Hedge', deviceId: 'pi-hedge' });
+      assert.equal((await register(t.member, t.team, { name: 'Other name', deviceId: 'pi-hedge' })).body.id, first.id, 'from now on the device id finds it');
 
-      const byAdmin = await register(t.admin, t.team, { name: 'Hedge' });
+      const nameless = (await register(t.member, t.team, { name: 'Gate' })).body;
+      const byAdmin = await register(t.admin, t.team, { name: 'Gate', deviceId: 'pi-gate' });
       assert.equal(byAdmin.status, 200, 'an admin adopts');
-      assert.equal(byAdmin.body.id, first.id);
-      assert.equal((await api.get(`/satellites/${first.id}`, t.admin)).body.registered_by, t.member.id, 'the registrant stays');
+      assert.equal(byAdmin.body.id, nameless.id);
+      assert.equal((await api.get(`/satellites/${nameless.id}`, t.admin)).body.registered_by, t.member.id, 'the registrant stays');
 
+      const post = (await register(t.member, t.team, { name: 'Post' })).body;
       const other = await f.member(t.team, 'member');
-      const own = await register(other, t.team, { name: 'Hedge' });
+      const own = await register(other, t.team, { name: 'Post', deviceId: 'pi-post-other' });
       assert.equal(own.status, 201, 'another member registers a new entry');
-      assert.notEqual(own.body.id, first.id);
-      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, byAdmin.body.mqtt.password), null, "the first entry's credentials are untouched");
+      assert.notEqual(own.body.id, post.id);
+      assert.notEqual(await hub.services.satellites.checkCredentials(post.id, post.mqtt.password), null, "the first entry's credentials are untouched");
 
-      assert.equal((await register(t.member, t.team, { name: 'hedge' })).status, 201, 'the name must match exactly');
-      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [first.id]);
-      const teamOwned = await register(t.member, t.team, { name: 'Hedge' });
+      assert.equal((await register(t.member, t.team, { name: 'post', deviceId: 'pi-post-2' })).status, 201, 'the name must match exactly');
+      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [post.id]);
+      const teamOwned = await register(t.member, t.team, { name: 'Post', deviceId: 'pi-post-3' });
       assert.equal(teamOwned.status, 201, 'a member does not adopt a team-owned entry by name');
       const withDevice = (await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board' })).body;
-      assert.notEqual((await register(t.member, t.team, { name: 'Board' })).body.id, withDevice.id, 'an entry holding a device id is re-registered by that id only');
+      assert.notEqual((await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board-2' })).body.id, withDevice.id, 'an entry holding a device id is re-registered by that id only');
       const archived = (await register(t.member, t.team, { name: 'Shelf' })).body;
       await api.post(`/satellites/${archived.id}/archive`, undefined, t.member);
-      const fresh = await register(t.member, t.team, { name: 'Shelf' });
+      const fresh = await register(t.member, t.team, { name: 'Shelf', deviceId: 'pi-shelf' });
       assert.equal(fresh.status, 201, 'archived entries are not adopted');
       assert.equal((await api.get(`/satellites/${archived.id}`, t.member)).body.archived, true);
     });

@@ -208,15 +208,17 @@ export function createSatellitesService(deps: {
           return { status: 200 as const, body: reply(holding.id, creds) };
         }
 
-        if (!input.deviceId) {
-          // Adoption by name: an active entry without a device id named exactly so is taken over
-          // (credentials rotated) by its registrant or an admin; anyone else registers a new entry.
+        if (input.deviceId) {
+          // Adoption by name: a device naming its id for the first time takes over the active entry
+          // of its exact name that holds no device id (registered before it had one), when the caller
+          // is that entry's registrant or an admin. Without a device id nothing is taken over, so a
+          // second satellite given the same name never unseats the first.
           const adopted = (await repo.adoptableByName(tenantId, input.name, tx)).find(mayAdminister);
           if (adopted) {
-            await repo.update(tx, tenantId, adopted.id, { latitude: input.latitude, longitude: input.longitude }, now);
+            await repo.update(tx, tenantId, adopted.id, { deviceId: input.deviceId, latitude: input.latitude, longitude: input.longitude }, now);
             const creds = await mintCredentials(tx, adopted);
             await broker.provisionSatellite({ satelliteId: adopted.id, tenantId, password: creds.password });
-            await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: adopted.id, details: { adoptedByName: true, name: input.name } });
+            await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: adopted.id, details: { adoptedByName: true, name: input.name, deviceId: input.deviceId } });
             return { status: 200 as const, body: reply(adopted.id, creds) };
           }
         }

@@ -31,6 +31,7 @@ export interface SettingsWrite {
 export type HistorySource = 'web' | 'device' | 'team' | 'hub';
 
 const HUB_CACHE_MS = 5_000;
+const TEAM_CACHE_MAX = 10_000;
 
 const AUDIT_BY_LEVEL: Record<Level, AuditAction> = {
   hub: 'admin.platform_settings_updated',
@@ -97,6 +98,17 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
     return hub;
   }
 
+  // Team values are read on every detections list, share and vote; the same rule as the hub's.
+  const teamCache = new Map<string, { layers: Layers; at: number }>();
+  async function teamLayers(tenantId: string): Promise<Layers> {
+    const hit = teamCache.get(tenantId);
+    if (hit && Date.now() - hit.at < HUB_CACHE_MS) return hit.layers;
+    const layers = await repo.layers({ team: tenantId });
+    if (teamCache.size >= TEAM_CACHE_MAX) teamCache.delete(teamCache.keys().next().value!);
+    teamCache.set(tenantId, { layers, at: Date.now() });
+    return layers;
+  }
+
   function refusalsFor(level: Level, input: SettingsWrite): Refusal[] {
     const refusals: Refusal[] = [];
     for (const [key, value] of Object.entries(input.values ?? {})) {
@@ -151,7 +163,7 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
 
     /** A team's resolved value of one setting (team, else hub, else default; hub lock wins). */
     async teamSetting<T>(tenantId: string, key: string): Promise<T> {
-      const layers = await repo.layers({ team: tenantId });
+      const layers = await teamLayers(tenantId);
       return resolveEntry(findSetting(key)!, 'team', layers).value as T;
     },
 
@@ -283,6 +295,8 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
       });
 
       if (level === 'hub') hubCache = null;
+      if (level === 'hub') teamCache.clear();
+      else if (level === 'team') teamCache.delete(scope.tenantId);
       for (const h of changed) {
         await bus.publish('satellite.config_changed', { tenantId: h.tenantId, satelliteId: h.satelliteId, config: h.config });
       }
@@ -290,7 +304,10 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
     },
 
     /** Removes every setting a scope holds (account deletion, team deletion). */
-    deleteScope: (tx: Db, level: Level, id: string) => repo.deleteScope(tx, level, id),
+    deleteScope: (tx: Db, level: Level, id: string) => {
+      if (level === 'team') teamCache.delete(id);
+      return repo.deleteScope(tx, level, id);
+    },
   };
   return service;
 }
