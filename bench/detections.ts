@@ -10,7 +10,8 @@
  * aggregation map, JSON).
  *
  * PostgreSQL only: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
- * BENCH_ROWS (default 1,000,000), BENCH_ITERATIONS (default 100 per query and side).
+ * BENCH_ROWS (default 1,000,000), BENCH_ITERATIONS (default 100 per query and side);
+ * BENCH_HUB_PROFILE=DIR starts the hub with --cpu-prof into DIR.
  */
 import crypto from 'node:crypto';
 import http from 'node:http';
@@ -18,7 +19,7 @@ import pg from 'pg';
 import { startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { withHelpers, type Db } from '../src/infra/db/types.ts';
-import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/detections/repo.ts';
+import { createDetectionsRepo, defaultVisibility, type DetectionListFilter } from '../src/modules/detections/repo.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
@@ -105,7 +106,8 @@ export async function run(): Promise<void> {
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
-  const hub = await startHubProcess({ DATABASE_SCHEMA: schema });
+  const profileDir = process.env.BENCH_HUB_PROFILE;
+  const hub = await startHubProcess({ DATABASE_SCHEMA: schema }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
     const login = await json(`${hub.url}/api/auth/login?returnToken=true`, { method: 'POST', body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }) });
@@ -122,6 +124,8 @@ export async function run(): Promise<void> {
     const week = [new Date('2025-06-02T00:00:00Z'), new Date('2025-06-09T00:00:00Z')];
     const base: DetectionListFilter = {
       tenantIds: [team.id], includeTentative: false, sortBy: 'date', sortDir: 'desc', limit: 50, offset: 0, withCount: true,
+      // The categories the team shows (the default), as the API reads them for every list.
+      categories: defaultVisibility(),
     };
     const variants: Case[] = [
       { name: 'default sort', query: {}, filter: {} },
