@@ -12,7 +12,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import mqtt from 'mqtt';
 import { listMigrations } from '../src/infra/db/migrate.ts';
+import { audioBody } from './helpers/raw-satellite.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const TSX = path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -270,6 +272,71 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
       assert.equal(generated.status, 401, 'no generated admin besides');
     } finally {
       await stopCleanly(server);
+    }
+  });
+
+  test('the hub killed (SIGKILL) between object write and row insert: after a restart the redelivered chunk completes, one row, its audio intact', { timeout: TEST_TIMEOUT }, async () => {
+    const inst = await install({ CHORUS_ADMIN_EMAIL: 'crash@example.org', CHORUS_ADMIN_PASSWORD: 'crash-test-password' });
+    const mqttPort = String(await freePort());
+    const env = { ...inst.env, MQTT_PORT: mqttPort };
+    const doomed = await serve({ ...env, CHORUS_FAILPOINT: 'ingest.after-object' });
+    const call = async (url: string, path: string, token: string | null, body?: unknown) => {
+      const res = await fetch(`${url}/api${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+    const json = (r: { bytes: Buffer }) => JSON.parse(r.bytes.toString('utf8'));
+    const token = json(await call(doomed.url, '/auth/login?returnToken=true', null, { email: 'crash@example.org', password: 'crash-test-password' })).token as string;
+    const team = json(await call(doomed.url, '/auth/create-tenant', token, { name: 'Crash team' }));
+    const reg = await call(doomed.url, '/satellites', token, { tenantId: team.id, name: 'Crashy' });
+    assert.equal(reg.status, 201, reg.bytes.toString());
+    const sat = { ...json(reg), tenantId: team.id };
+    const body = audioBody(sat);
+    const wav = Buffer.from(body.audio as string, 'base64');
+
+    /** Connects as the satellite, publishes the chunk and resolves with its ack (or null when the hub died first). */
+    const publish = async (): Promise<Record<string, unknown> | null> => {
+      const c = await mqtt.connectAsync(`mqtt://127.0.0.1:${mqttPort}`, { clientId: `satellite-${sat.id}`, username: sat.mqtt.username, password: sat.mqtt.password, reconnectPeriod: 0 }, false);
+      try {
+        await c.subscribeAsync(`chorus/${team.id}/${sat.id}/ack`, { qos: 1 });
+        const ack = new Promise<Record<string, unknown> | null>((resolve) => {
+          c.on('message', (_t, m) => resolve(JSON.parse(m.toString('utf8'))));
+          c.on('close', () => resolve(null));
+        });
+        c.publish(`chorus/${team.id}/${sat.id}/audio`, JSON.stringify(body), { qos: 1 });
+        return await ack;
+      } finally {
+        c.end(true);
+      }
+    };
+
+    assert.equal(await publish(), null, 'no ack: the hub died after writing the object');
+    const died = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      doomed.child.exitCode !== null || doomed.child.signalCode !== null ? resolve({ code: doomed.child.exitCode, signal: doomed.child.signalCode }) : doomed.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    // tsx runs the hub in a child of its own and reports a killed child as exit code 128 + 9.
+    assert.ok(died.signal === 'SIGKILL' || died.code === 137, `killed, not stopped: ${JSON.stringify(died)}`);
+    const objects = path.join(inst.env.CHORUS_DATA_DIR, 'objects');
+    const files = (dir: string): string[] => (fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)])) : []);
+    const stored = files(objects).filter((f) => f.includes(body.chunkId));
+    assert.equal(stored.length, 1, 'the object was written before the crash');
+
+    const revived = await serve(env);
+    try {
+      assert.equal((await call(revived.url, `/audio/${body.chunkId}`, token)).status, 404, 'no row survived the crash');
+      assert.deepEqual(await publish(), { chunkId: body.chunkId, status: 'stored' }, 'the redelivery completes');
+      const audio = await call(revived.url, `/audio/${body.chunkId}`, token);
+      assert.equal(audio.status, 200);
+      assert.ok(audio.bytes.equals(wav), 'the stored audio is the chunk as sent');
+      assert.deepEqual(await publish(), { chunkId: body.chunkId, status: 'stored' }, 'a further redelivery is acked again');
+      assert.deepEqual(files(objects).filter((f) => f.includes(body.chunkId)), stored, 'still one object, at the same key');
+      const sessions = json(await call(revived.url, `/sessions?tenantId=${team.id}`, token));
+      assert.equal(sessions.sessions?.[0]?.chunkCount ?? sessions.sessions?.[0]?.chunks, 1, `one chunk row: ${JSON.stringify(sessions)}`);
+    } finally {
+      await stopCleanly(revived);
     }
   });
 

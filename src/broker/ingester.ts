@@ -27,6 +27,7 @@ import {
 } from './messages.ts';
 import { checkChunkWav } from './wav.ts';
 import { batched } from '../core/batch.ts';
+import { failpoint } from '../core/failpoints.ts';
 
 export const INFERENCE_QUEUE = 'inference';
 
@@ -165,6 +166,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: object storage failed');
       return refuse('storage unavailable, send again later');
     }
+    failpoint('ingest.after-object');
     /** Our object is nobody's audio: its key names our satellite and is not the row's key. */
     const dropObject = () => storage.delete(storageKey).catch(() => {});
     // 2. The row, checked and inserted in one statement (idempotent on chunkId).
