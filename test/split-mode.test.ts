@@ -16,6 +16,9 @@ import path from 'node:path';
 import pg from 'pg';
 import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
+import { makeWav } from '../src/broker/wav.ts';
+import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMemoryBus } from '../src/infra/bus/index.ts';
 import type { Broker } from '../src/infra/broker/index.ts';
@@ -175,6 +178,7 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
   const dirs: string[] = [];
   let dispatcher: Proc | null = null;
   let apiProc: Proc | null = null;
+  let workerProc: Proc | null = null;
   let apiUrl = '';
   let dispatcherUrl = '';
   let brokerPort = 0;
@@ -217,7 +221,10 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     // Every port is chosen by the process itself (port 0) and read from its start-up lines: a port
     // probed free here could be taken by an outgoing connection before the child binds it.
     // The dispatcher first: it migrates the schema and opens the broker.
-    dispatcher = await serve({ ...common, CHORUS_MODE: 'dispatcher', PORT: '0', MQTT_PORT: '0', MQTT_WS_PORT: '0', CHORUS_DATA_DIR: dir() }, /dispatcher is running[^\n]*\nMQTT: [^\n]*\n/);
+    // Audio objects live in the dispatcher's data dir; the worker reads them from there (without S3_URL
+    // the object store is a folder both processes must reach).
+    const dispatcherDir = dir();
+    dispatcher = await serve({ ...common, CHORUS_MODE: 'dispatcher', PORT: '0', MQTT_PORT: '0', MQTT_WS_PORT: '0', CHORUS_DATA_DIR: dispatcherDir }, /dispatcher is running[^\n]*\nMQTT: [^\n]*\n/);
     const d = /health at (http:\/\/[^/\s]+)\/api\/health[\s\S]*embedded broker at mqtt:\/\/127\.0\.0\.1:(\d+) and ws:\/\/127\.0\.0\.1:(\d+)\/mqtt/.exec(dispatcher.output());
     assert.ok(d, `dispatcher start-up lines: ${dispatcher.output()}`);
     dispatcherUrl = d[1];
@@ -227,6 +234,7 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       { ...common, CHORUS_MODE: 'api', PORT: '0', MQTT_PORT: d[2], MQTT_WS_PORT: d[3], CHORUS_DATA_DIR: dir(), CHORUS_ADMIN_EMAIL: admin.email, CHORUS_ADMIN_PASSWORD: admin.password },
       /is listening on[^\n]*\n/,
     );
+    workerProc = await serve({ ...common, CHORUS_MODE: 'worker', PORT: '0', CHORUS_DATA_DIR: dispatcherDir }, /inference worker is running[^\n]*\n/);
     const a = /is listening on (http:\/\/[^\s]+) /.exec(apiProc.output());
     assert.ok(a, `api start-up lines: ${apiProc.output()}`);
     apiUrl = a[1];
@@ -241,6 +249,7 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
 
   after(async () => {
     await sat?.mqtt.endAsync(true).catch(() => {});
+    await workerProc?.stop();
     await apiProc?.stop();
     await dispatcher?.stop();
     const c = new pg.Client({ connectionString: DATABASE_URL });
@@ -309,6 +318,44 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     const pushed = await config;
     assert.equal(pushed.satelliteId, sat.id);
     assert.equal(pushed.tenantId, tenantId);
+  });
+
+  test('a chunk acked by the dispatcher is classified by the worker process: the api lists the detection, its WebSocket and the satellite hear of it', async () => {
+    assert.ok(sat, 'the satellite is connected');
+    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}`, { headers: { authorization: `Bearer ${token}` } });
+    const event = new Promise<any>((resolve, reject) => {
+      ws.on('message', (d) => {
+        const fr = JSON.parse(d.toString());
+        if (fr.type === 'detection') resolve(fr);
+      });
+      setTimeout(() => reject(new Error(`no detection event within ${WAIT_MS} ms`)), WAIT_MS).unref();
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    try {
+      const label = SPECIES[0].label;
+      const chunkId = crypto.randomUUID();
+      const body = {
+        chunkId, satelliteId: sat.id, tenantId, recordedAt: new Date().toISOString(), durationMs: 3000, sampleRate: 48000,
+        audio: makeWav(renderChunk({ species: [label], seed: 41 })).toString('base64'),
+      };
+      const ack = sat.next('ack', (m) => m.chunkId === chunkId);
+      const message = sat.next('detection');
+      sat.mqtt.publish(`chorus/${tenantId}/${sat.id}/audio`, JSON.stringify(body), { qos: 1 });
+      assert.deepEqual(await ack, { chunkId, status: 'stored' });
+      const code = speciesCatalog().byLabel(label)!.code;
+      const msg = await message;
+      assert.deepEqual([msg.speciesCode, msg.audioChunkId, msg.satelliteId], [code, chunkId, sat.id], 'the detection message, through the dispatcher');
+      const frame = await event;
+      assert.deepEqual([frame.speciesCode, frame.tenantId, frame.satelliteId], [code, tenantId, sat.id], 'the WebSocket event, through the bus');
+      const list = await http('GET', `/detections?tenantId=${tenantId}`);
+      assert.equal(list.status, 200, list.text);
+      assert.deepEqual(list.body.detections.map((d: any) => [d.audioChunkId, d.speciesCode]), [[chunkId, code]]);
+      const workers = await http('GET', `/workers?tenantId=${tenantId}`);
+      assert.equal(workers.status, 200, workers.text);
+      assert.ok(JSON.stringify(workers.body).includes('"jobsSucceeded":1'), `the worker process reports its job: ${workers.text}`);
+    } finally {
+      ws.close();
+    }
   });
 
   test("live listening on the api's WebSocket: live-start through the dispatcher, live audio relayed back", async () => {
