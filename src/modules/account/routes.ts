@@ -3,6 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Email, Password, PersonName } from '../users/schemas.ts';
 import type { UsersService } from '../users/service.ts';
 import type { SettingsService } from '../settings/service.ts';
+import { MeView } from './schemas.ts';
 
 const Preferences = Type.Object(
   {
@@ -29,7 +30,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       audit: [],
       summary: 'The caller: user, teams, preferences (own value, else hub default) and MFA state',
       tags: ['account'],
-      schema: {},
+      schema: { response: { 200: MeView } },
       handler: ({ actor }) => users.me(actor),
     }),
 

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { AssignableRole, IdParams, Uuid } from '../../core/schemas.ts';
 import type { TeamsService } from './service.ts';
+import { MemberList, TeamList } from './schemas.ts';
 
 export function teamsRoutes(teams: TeamsService) {
   return [
@@ -37,7 +38,7 @@ export function teamsRoutes(teams: TeamsService) {
       audit: [],
       summary: "The caller's teams with their role; hub admins may pass ?all=true for every team",
       tags: ['teams'],
-      schema: { querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }) },
+      schema: { querystring: Type.Object({ all: Type.Optional(Type.Boolean()) }), response: { 200: TeamList } },
       handler: async ({ actor, query }) => ({ tenants: await teams.listTeams(actor, query.all === true) }),
     }),
 
@@ -66,7 +67,7 @@ export function teamsRoutes(teams: TeamsService) {
       audit: [],
       summary: 'Members of the team (membership id, user id, name, email, role)',
       tags: ['teams'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: MemberList } },
       handler: async ({ actor }) => ({ members: await teams.listMembers(actor.teamId!) }),
     }),
 

@@ -1322,7 +1322,54 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            credential?: {
+                                apiKeyId?: unknown;
+                                kind: string;
+                                role?: unknown;
+                                satelliteId?: unknown;
+                                tenantId?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            mfa: {
+                                available: boolean;
+                                backupCodesRemaining: number;
+                                enabled: boolean;
+                                enrolledAt: string | null;
+                                enrollmentRequired: boolean;
+                                passkeys: unknown[];
+                                rememberedDevices: unknown[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            preferences: {
+                                [key: string]: unknown;
+                            } | null;
+                            tenants: ({
+                                id: string;
+                                name: string;
+                                role: string;
+                                slug: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            user: ({
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1512,7 +1559,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            members: ({
+                                email: string;
+                                id: string;
+                                joinedAt: string;
+                                name: string;
+                                role: string;
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4132,7 +4194,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            tenants: ({
+                                description: string | null;
+                                id: string;
+                                name: string;
+                                role: string | null;
+                                since: string;
+                                slug: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -1,0 +1,47 @@
+import { Type } from 'typebox';
+
+/**
+ * GET /auth/me as users.me returns it: the response schema documents it for the dashboard's
+ * generated client. Objects stay open (additionalProperties) so a field added to the service
+ * still reaches the client; the credential members of a key are unknown-typed (null or absent).
+ */
+const Open = <T extends Parameters<typeof Type.Object>[0]>(p: T) => Type.Object(p, { additionalProperties: true });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const MeUser = Open({
+  id: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  isAdmin: Type.Boolean(),
+  status: Type.String(),
+  createdAt: Type.String(),
+  lastLoginAt: Nullable(Type.String()),
+});
+
+export const MeTeam = Open({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Type.String() });
+
+export const MeCredential = Open({
+  kind: Type.String(),
+  apiKeyId: Type.Optional(Type.Unknown()),
+  satelliteId: Type.Optional(Type.Unknown()),
+  tenantId: Type.Optional(Type.Unknown()),
+  role: Type.Optional(Type.Unknown()),
+});
+
+export const MeMfa = Open({
+  enabled: Type.Boolean(),
+  enrolledAt: Nullable(Type.String()),
+  backupCodesRemaining: Type.Integer(),
+  enrollmentRequired: Type.Boolean(),
+  available: Type.Boolean(),
+  passkeys: Type.Array(Type.Unknown()),
+  rememberedDevices: Type.Array(Type.Unknown()),
+});
+
+export const MeView = Open({
+  user: Nullable(MeUser),
+  credential: Type.Optional(MeCredential),
+  tenants: Type.Array(MeTeam),
+  preferences: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  mfa: MeMfa,
+});
