@@ -6,6 +6,7 @@ import type { SettingsService } from '../settings/service.ts';
 import type { ScheduleWindow } from '../settings/registry.ts';
 import { resolveSchedule } from './schedule.ts';
 import type { SatellitesService } from './service.ts';
+import { ConfigHistory, SatelliteList, SatelliteView } from './schemas.ts';
 
 const ofSatellite = { resource: 'satellite', param: 'id' } as const;
 const viewer = { access: access.role('viewer'), team: ofSatellite, tags: ['satellites'] };
@@ -39,6 +40,7 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
           },
           { additionalProperties: false },
         ),
+        response: { 200: SatelliteList },
       },
       handler: ({ actor, query }) => {
         const tenantIds = actor.teamId
@@ -70,7 +72,7 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.read',
       audit: [],
       summary: 'One satellite with ownership fields',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: SatelliteView } },
       handler: ({ actor, params }) => satellites.get(actor, actor.teamId!, params.id),
     }),
 
@@ -210,7 +212,7 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.config.history',
       audit: [],
       summary: 'Config history, newest first',
-      schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }) },
+      schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: { 200: ConfigHistory } },
       handler: ({ actor, params, query }) => satellites.history(actor.teamId!, params.id, query.limit ?? 50),
     }),
 

@@ -3,6 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { SessionsService } from './service.ts';
+import { SessionList } from './schemas.ts';
 
 /** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
 function teamsOf(actor: Actor): string[] | null {
@@ -37,6 +38,7 @@ export function sessionsRoutes(sessions: SessionsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: SessionList },
       },
       handler: ({ actor, query }) =>
         sessions.list({

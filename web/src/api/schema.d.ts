@@ -2979,7 +2979,41 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            satellites: ({
+                                archived: boolean;
+                                can_manage: boolean;
+                                configLocked: boolean;
+                                createdAt: string | null;
+                                deviceId: string | null;
+                                filterStats: unknown;
+                                id: string;
+                                lastSeenAt: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                name: string;
+                                noiseFloorRms: number | null;
+                                online: boolean;
+                                outboxStats: unknown;
+                                registered_by: string | null;
+                                registered_by_me: boolean;
+                                registered_by_name: string | null;
+                                state: string | null;
+                                stream: string | null;
+                                targetVersion: string | null;
+                                tenantId: string;
+                                update_status: string | null;
+                                uptimeSeconds: number | null;
+                                version: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            total: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3046,7 +3080,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            archived: boolean;
+                            can_manage: boolean;
+                            configLocked: boolean;
+                            createdAt: string | null;
+                            deviceId: string | null;
+                            filterStats: unknown;
+                            id: string;
+                            lastSeenAt: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            name: string;
+                            noiseFloorRms: number | null;
+                            online: boolean;
+                            outboxStats: unknown;
+                            registered_by: string | null;
+                            registered_by_me: boolean;
+                            registered_by_name: string | null;
+                            state: string | null;
+                            stream: string | null;
+                            targetVersion: string | null;
+                            tenantId: string;
+                            update_status: string | null;
+                            uptimeSeconds: number | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3237,7 +3300,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            history: ({
+                                changedAt: string | null;
+                                changedBy: string | null;
+                                changes: unknown;
+                                config: unknown;
+                                id: string;
+                                source: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3615,7 +3693,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            sessions: ({
+                                chunkCount: number;
+                                detectionCount: number;
+                                durationMs: number;
+                                end: string;
+                                id: string;
+                                satelliteId: string;
+                                satelliteName: string | null;
+                                speciesCount: number;
+                                start: string;
+                                tenantId: string;
+                                topSpecies: ({
+                                    commonName: string | null;
+                                    count: number;
+                                    speciesCode: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            total: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
