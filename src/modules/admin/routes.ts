@@ -4,6 +4,7 @@ import { AnyRole, IdParams, Paging, Uuid } from '../../core/schemas.ts';
 import { Email, Password, PersonName } from '../users/schemas.ts';
 import type { UsersService } from '../users/service.ts';
 import type { TeamsService } from '../teams/service.ts';
+import { AdminUserList } from './schemas.ts';
 
 const hub = { access: access.hubAdmin, tags: ['admin'] };
 
@@ -27,6 +28,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: AdminUserList },
       },
       handler: ({ query }) => users.adminList({ ...query, limit: query.limit ?? 50, offset: query.offset ?? 0 }),
     }),

@@ -3,6 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
 import type { createAuditRepo } from './repo.ts';
 import { createAuditLogService } from './service.ts';
+import { AuditLog } from './schemas.ts';
 
 /** Filters shared by the hub's audit log and a team's activity feed. */
 const Filters = {
@@ -27,6 +28,7 @@ export function auditRoutes(repo: ReturnType<typeof createAuditRepo>) {
       tags: ['admin'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), ...Filters }, { additionalProperties: false }),
+        response: { 200: AuditLog },
       },
       handler: async ({ query }) => log.listHub(query),
     }),

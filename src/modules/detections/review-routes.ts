@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Uuid } from '../../core/schemas.ts';
+import { DetectionSummary } from './schemas.ts';
 import type { ReviewService } from './review-service.ts';
 import { type SummaryService, windowOf } from './summary-service.ts';
 import { teamsOf } from './routes.ts';
@@ -40,7 +41,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: [],
       summary: 'Promoted detections of the window (start inclusive, end exclusive), one row per species; tentative counts and the aggregation rule',
       tags: ['detections'],
-      schema: { querystring: Window },
+      schema: { querystring: Window, response: { 200: DetectionSummary } },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
         return summary.summary(actor.teamId!, w.start, w.end);

@@ -3,7 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Paging, Uuid } from '../../core/schemas.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { DetectionsService } from './service.ts';
-import { DetectionList } from './schemas.ts';
+import { DetectionDetail, DetectionList } from './schemas.ts';
 
 const Status = Type.Union([Type.Literal('pending_review'), Type.Literal('confirmed'), Type.Literal('rejected'), Type.Literal('unverified')]);
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
@@ -79,7 +79,7 @@ export function detectionsRoutes(detections: DetectionsService) {
       audit: [],
       summary: 'One detection with its storage key, vote counts, the caller\'s vote, annotation and comment counts',
       tags: ['detections'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: DetectionDetail } },
       handler: ({ actor, params }) => detections.get(actor.teamId!, params.id, actor.userId),
     }),
   ];

@@ -52,3 +52,48 @@ export const DetectionList = Type.Object({
   aggregation: Type.Record(Type.String(), AggregationRuleView),
 });
 
+
+/**
+ * GET /detections/:id (service.ts get): the list's fields, the storage key and the review
+ * summary (review-repo.ts reviewSummary). Open (additionalProperties) so a field added to the
+ * service still reaches the client.
+ */
+export const DetectionDetail = Type.Object(
+  {
+    ...DetectionView.properties,
+    storageKey: Nullable(Type.String()),
+    votes: Type.Object({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() }, { additionalProperties: true }),
+    myVote: Nullable(Type.String()),
+    annotationCount: Type.Integer(),
+    commentCount: Type.Integer(),
+  },
+  { additionalProperties: true },
+);
+
+/** GET /detections/summary (summary-service.ts summary): promoted detections per species of the window. */
+export const SpeciesSummaryRow = Type.Object(
+  {
+    speciesCode: Type.String(),
+    commonName: Type.String(),
+    scientificName: Type.String(),
+    count: Type.Integer(),
+    maxConfidence: Type.Number(),
+    firstDetectedAt: Type.String({ format: 'date-time' }),
+    lastDetectedAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: true },
+);
+
+export const DetectionSummary = Type.Object(
+  {
+    tenantId: Type.String(),
+    start: Type.String({ format: 'date-time' }),
+    end: Type.String({ format: 'date-time' }),
+    species: Type.Array(SpeciesSummaryRow),
+    total_detections: Type.Integer(),
+    tentative_detections: Type.Integer(),
+    tentative_species: Type.Integer(),
+    aggregation: Type.Record(Type.String(), Type.Object({ ...AggregationRuleView.properties }, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+);

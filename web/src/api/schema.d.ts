@@ -31,7 +31,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            entries: ({
+                                action: string;
+                                actorApiKeyId: string | null;
+                                actorEmail: string | null;
+                                actorType: string;
+                                actorUserId: string | null;
+                                at: string;
+                                details: unknown;
+                                id: number | string;
+                                ip: string | null;
+                                targetId: string | null;
+                                targetType: string | null;
+                                tenantId: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -338,7 +362,37 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            limit: number;
+                            offset: number;
+                            total: number;
+                            users: ({
+                                createdAt: string;
+                                email: string;
+                                failedLoginAttempts: number;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                lastLoginIp: string | null;
+                                lockedUntil: string | null;
+                                name: string;
+                                status: string;
+                                tenants: ({
+                                    id: string;
+                                    name: string;
+                                    role: string;
+                                    slug: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2425,7 +2479,58 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            annotationCount: number;
+                            /** Format: uuid */
+                            audioChunkId: string;
+                            calibrated_confidence: number;
+                            callChunks: number;
+                            /** Format: date-time */
+                            callEndAt: string;
+                            /** Format: uuid */
+                            callId: string;
+                            category: string;
+                            commentCount: number;
+                            commonName: string;
+                            confidence: number;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            detectedAt: string;
+                            endMs: number;
+                            /** Format: uuid */
+                            id: string;
+                            isFirstOfDay: boolean;
+                            isFirstOfSeason: boolean;
+                            isRare: boolean;
+                            modelId: string;
+                            myVote: string | null;
+                            pinned: boolean;
+                            promoted: boolean;
+                            rareReason: string | null;
+                            /** Format: uuid */
+                            satelliteId: string;
+                            satelliteName: string | null;
+                            scientificName: string;
+                            speciesCode: string;
+                            startMs: number;
+                            storageKey: string | null;
+                            /** Format: uuid */
+                            tenantId: string;
+                            tentative: boolean;
+                            verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                            votes: {
+                                confirm: number;
+                                reject: number;
+                                unsure: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2823,7 +2928,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            aggregation: {
+                                [key: string]: {
+                                    confidenceHigh: number;
+                                    count: number;
+                                    enabled: boolean;
+                                    retentionHours: number | null;
+                                    windowMinutes: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            /** Format: date-time */
+                            end: string;
+                            species: ({
+                                commonName: string;
+                                count: number;
+                                /** Format: date-time */
+                                firstDetectedAt: string;
+                                /** Format: date-time */
+                                lastDetectedAt: string;
+                                maxConfidence: number;
+                                scientificName: string;
+                                speciesCode: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            /** Format: date-time */
+                            start: string;
+                            tenantId: string;
+                            tentative_detections: number;
+                            tentative_species: number;
+                            total_detections: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
