@@ -16,6 +16,8 @@ import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
 import { requeueRecentChunks } from '../src/broker/requeue.ts';
 import { topicOf } from '../src/infra/broker/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
+import { makeWav } from '../src/broker/wav.ts';
+import { renderChunk } from '../src/satellite/soundscape.ts';
 
 describe('ingest', () => {
   let hub: Hub;
@@ -269,7 +271,9 @@ describe('ingest', () => {
          VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.9, $5, 0, 3000, 'test', $5)`,
         [crypto.randomUUID(), team.id, sat.id, finished, ago(5 * 60_000)],
       );
-      const stored = audioBody(sat);
+      // A silent chunk: the model hears nothing in it, so it never gains the finished mark while the
+      // worker runs beside this test (a tone could be heard as a bird between the two runs below).
+      const stored = audioBody(sat, {}, makeWav(renderChunk({ species: [], seed: 9 })));
       assert.equal((await sat.sendAudio(stored, stored.chunkId)).status, 'stored');
 
       const offered: string[] = [];
@@ -280,8 +284,7 @@ describe('ingest', () => {
       assert.ok(offered.includes(recent) && offered.includes(earlierToday), 'lost chunks of the last 24 hours are offered');
       assert.ok(!offered.includes(old), 'older than 24 hours: left alone');
       assert.ok(!offered.includes(finished), 'a chunk with detections is done');
-      const stillWithout = (await hub.infra.db.query('SELECT 1 FROM detections WHERE chunk_id = $1', [stored.chunkId.toLowerCase()])).length === 0;
-      assert.equal(offered.includes(stored.chunkId.toLowerCase()), stillWithout, 'the stored chunk is offered while it has no detections');
+      assert.ok(offered.includes(stored.chunkId.toLowerCase()), 'the stored chunk has no detections: it is offered');
       assert.equal(await jobs(), jobsBefore + 2, 'only the two lost jobs are new; the stored chunk keeps its one job');
       assert.equal(await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: hub.infra.queue }), n);
       assert.equal(await jobs(), jobsBefore + 2, 'a second run adds nothing');

@@ -438,6 +438,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const link = await page.getByLabel('Invite link').inputValue();
     const invitePath = new URL(link).pathname + new URL(link).search;
     assert.match(invitePath, /^\/register\?invite=[0-9a-f]{64}$/);
+    // The team's activity lists the invite just created (the team feed carries no client IPs).
+    await page.reload();
+    const activity = page.getByRole('table', { name: 'Activity' });
+    await activity.getByRole('row').filter({ hasText: 'admin.invite_created' }).first().waitFor();
 
     const ctx = await browser.newContext({ baseURL: hub.url });
     const p = await ctx.newPage();

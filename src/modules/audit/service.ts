@@ -36,9 +36,14 @@ export function createAuditLogService(deps: { repo: Pick<ReturnType<typeof creat
 
     /**
      * A team's activity (spec §6: "a team's entries feed its activity page"): only entries
-     * written in the team the guard resolved, whatever else the query names.
+     * written in the team the guard resolved, whatever else the query names; without the client IPs
+     * unless a hub admin reads it.
      */
-    listTeam: (actor: Actor, q: Omit<AuditQuery, 'tenantId'>) => list({ ...q, tenantId: actor.teamId! }),
+    listTeam: async (actor: Actor, q: Omit<AuditQuery, 'tenantId'>) => {
+      const page = await list({ ...q, tenantId: actor.teamId! });
+      // Client IPs are for the hub's operators (abuse, security), not for a team's admins.
+      return actor.isPlatformAdmin ? page : { ...page, entries: page.entries.map((e) => ({ ...e, ip: null })) };
+    },
   };
 }
 

@@ -2,13 +2,12 @@
 import { useState } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import type { AdminUser, AuditEntry } from '../api/types';
+import type { AdminUser } from '../api/types';
 import { useRoleName, useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
-
-const AUDIT_PAGE = 50;
+import { AuditLog } from '../components/AuditLog';
 
 export default function Admin() {
   const t = useT();
@@ -33,13 +32,6 @@ export default function Admin() {
   const resetMfa = useMutation({
     mutationFn: (id: string) => data(api.POST('/api/auth/mfa/admin/users/{id}/reset', { params: { path: { id } } })),
   });
-  const [offset, setOffset] = useState(0);
-  const audit = useQuery({
-    queryKey: ['audit', offset],
-    placeholderData: keepPreviousData,
-    queryFn: () => data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/admin/audit-log', { params: { query: { limit: AUDIT_PAGE, offset } } })),
-  });
-
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">{t('admin.title')}</h1>
@@ -101,43 +93,7 @@ export default function Admin() {
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />
 
       <h2>{t('admin.audit')}</h2>
-      <ErrorText error={audit.error} />
-      <div className="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{t('admin.when')}</th>
-              <th scope="col">{t('admin.action')}</th>
-              <th scope="col">{t('admin.actor')}</th>
-              <th scope="col">{t('admin.target')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {audit.data?.entries.map((e) => (
-              <tr key={e.id}>
-                <td>{fmt.dateTime(e.at)}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>
-                  {e.actorEmail ?? '—'} <span className="muted small">{e.ip ?? ''}</span>
-                </td>
-                <td className="small">
-                  {e.targetType ?? ''} {e.targetId ?? ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <nav className="row" aria-label={t('admin.auditPages')}>
-        <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - AUDIT_PAGE))}>
-          {t('det.prev')}
-        </button>
-        <button type="button" className="secondary" disabled={!audit.data || offset + AUDIT_PAGE >= audit.data.total} onClick={() => setOffset(offset + AUDIT_PAGE)}>
-          {t('det.next')}
-        </button>
-      </nav>
+      <AuditLog label={t('admin.audit')} />
     </section>
   );
 }

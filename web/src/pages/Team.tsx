@@ -9,6 +9,7 @@ import { meKey, useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
 import { SettingsTable } from '../components/SettingsTable';
+import { AuditLog } from '../components/AuditLog';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
@@ -274,6 +275,9 @@ export default function Team() {
         ))}
       </ul>
       <ErrorText error={revokeKey.error} />
+
+      <h2>{t('team.activity')}</h2>
+      <AuditLog tenantId={tenantId} label={t('team.activity')} />
     </section>
   );
 }
