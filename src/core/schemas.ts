@@ -5,6 +5,15 @@ export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 200;
 
 export const Uuid = Type.String({ format: 'uuid' });
+
+/** A value or null. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+/**
+ * A response object that stays open: Fastify serialises responses by their schema, and an open
+ * object still sends a field the schema does not name yet (the schema documents, it never drops).
+ */
+export const Open = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties, { additionalProperties: true });
 export const IdParams = Type.Object({ id: Uuid });
 
 export const Paging = {

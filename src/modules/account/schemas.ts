@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
+import { Open, Nullable } from '../../core/schemas.ts';
+import { MembershipView } from '../teams/schemas.ts';
 
 /**
  * GET /auth/me as users.me returns it: the response schema documents it for the dashboard's
  * generated client. Objects stay open (additionalProperties) so a field added to the service
  * still reaches the client; the credential members of a key are unknown-typed (null or absent).
  */
-const Open = <T extends Parameters<typeof Type.Object>[0]>(p: T) => Type.Object(p, { additionalProperties: true });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const MeUser = Open({
   id: Type.String(),
@@ -17,8 +17,6 @@ export const MeUser = Open({
   createdAt: Type.String(),
   lastLoginAt: Nullable(Type.String()),
 });
-
-export const MeTeam = Open({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Type.String() });
 
 export const MeCredential = Open({
   kind: Type.String(),
@@ -41,7 +39,7 @@ export const MeMfa = Open({
 export const MeView = Open({
   user: Nullable(MeUser),
   credential: Type.Optional(MeCredential),
-  tenants: Type.Array(MeTeam),
+  tenants: Type.Array(MembershipView),
   preferences: Nullable(Type.Record(Type.String(), Type.Unknown())),
   mfa: MeMfa,
 });

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { Open, Nullable } from '../../core/schemas.ts';
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 /**
  * A detection as the API shows it (detectionView in service.ts): the list's response schema, so
@@ -58,42 +58,33 @@ export const DetectionList = Type.Object({
  * summary (review-repo.ts reviewSummary). Open (additionalProperties) so a field added to the
  * service still reaches the client.
  */
-export const DetectionDetail = Type.Object(
-  {
-    ...DetectionView.properties,
-    storageKey: Nullable(Type.String()),
-    votes: Type.Object({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() }, { additionalProperties: true }),
-    myVote: Nullable(Type.String()),
-    annotationCount: Type.Integer(),
-    commentCount: Type.Integer(),
-  },
-  { additionalProperties: true },
-);
+export const DetectionDetail = Open({
+  ...DetectionView.properties,
+  storageKey: Nullable(Type.String()),
+  votes: Open({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() }),
+  myVote: Nullable(Type.String()),
+  annotationCount: Type.Integer(),
+  commentCount: Type.Integer(),
+});
 
 /** GET /detections/summary (summary-service.ts summary): promoted detections per species of the window. */
-export const SpeciesSummaryRow = Type.Object(
-  {
-    speciesCode: Type.String(),
-    commonName: Type.String(),
-    scientificName: Type.String(),
-    count: Type.Integer(),
-    maxConfidence: Type.Number(),
-    firstDetectedAt: Type.String({ format: 'date-time' }),
-    lastDetectedAt: Type.String({ format: 'date-time' }),
-  },
-  { additionalProperties: true },
-);
+export const SpeciesSummaryRow = Open({
+  speciesCode: Type.String(),
+  commonName: Type.String(),
+  scientificName: Type.String(),
+  count: Type.Integer(),
+  maxConfidence: Type.Number(),
+  firstDetectedAt: Type.String({ format: 'date-time' }),
+  lastDetectedAt: Type.String({ format: 'date-time' }),
+});
 
-export const DetectionSummary = Type.Object(
-  {
-    tenantId: Type.String(),
-    start: Type.String({ format: 'date-time' }),
-    end: Type.String({ format: 'date-time' }),
-    species: Type.Array(SpeciesSummaryRow),
-    total_detections: Type.Integer(),
-    tentative_detections: Type.Integer(),
-    tentative_species: Type.Integer(),
-    aggregation: Type.Record(Type.String(), Type.Object({ ...AggregationRuleView.properties }, { additionalProperties: true })),
-  },
-  { additionalProperties: true },
-);
+export const DetectionSummary = Open({
+  tenantId: Type.String(),
+  start: Type.String({ format: 'date-time' }),
+  end: Type.String({ format: 'date-time' }),
+  species: Type.Array(SpeciesSummaryRow),
+  total_detections: Type.Integer(),
+  tentative_detections: Type.Integer(),
+  tentative_species: Type.Integer(),
+  aggregation: Type.Record(Type.String(), Open({ ...AggregationRuleView.properties })),
+});
