@@ -60,7 +60,7 @@ import { joiningRoutes } from './modules/joining/routes.ts';
 import { createAuditRepo } from './modules/audit/repo.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
 import { createDetectionsRepo } from './modules/detections/repo.ts';
-import { createDetectionsService, visibleCategoriesReader } from './modules/detections/service.ts';
+import { createDetectionsService } from './modules/detections/service.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
 import { createCalibrationRepo } from './modules/calibration/repo.ts';
 import { createCalibrationService } from './modules/calibration/service.ts';
@@ -149,14 +149,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const audio = createAudioService({ repo: audioRepo, storage });
   const spectrograms = createSpectrogramService({ repo: audioRepo, storage });
   const calibration = createCalibrationService({ db, clock, audit, repo: createCalibrationRepo(db) });
-  const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated, visibleCategories: visibleCategoriesReader(db, settings) });
+  // One reader of what each team shows, for every list, count, summary and share.
+  const visibility = createCategoryVisibility(settings);
+  const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated, visibility });
   const detectionsRepo = createDetectionsRepo(db);
   const reviewRepo = createReviewRepo(db);
-  const detections = createDetectionsService({ repo: detectionsRepo, review: reviewRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibleCategories: visibleCategoriesReader(db, settings) } });
+  const detections = createDetectionsService({ repo: detectionsRepo, review: reviewRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibility } });
   const review = createReviewService({ db, clock, audit, repo: reviewRepo, settings });
-  const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t), visibleCategories: visibleCategoriesReader(db, settings) });
+  const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t), visibility });
 
-  const share = createShareService({ detections: detectionsRepo, visibility: createCategoryVisibility(settings), audio, spectrograms, calibrated: calibration.calibrated, clock, secret: config.secret, publicUrl: config.publicUrl });
+  const share = createShareService({ detections: detectionsRepo, visibility, audio, spectrograms, calibrated: calibration.calibrated, clock, secret: config.secret, publicUrl: config.publicUrl });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({

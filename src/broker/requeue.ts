@@ -12,36 +12,18 @@ import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
 import { INFERENCE_QUEUE } from './ingester.ts';
+import { createAudioRepo } from '../modules/audio/repo.ts';
 
 export const REQUEUE_WINDOW_MS = 24 * 3600_000;
 const PAGE = 1000;
 
-interface Candidate {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  storageKey: string;
-  receivedAt: Date;
-}
-
-/** Chunks received since `since` without any detection, in (received_at, id) order, one page after `after`. */
-const withoutDetections = (db: Db, since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
-  db.query<Candidate>(
-    `SELECT c.id, c.tenant_id AS "tenantId", c.satellite_id AS "satelliteId", c.storage_key AS "storageKey", c.received_at AS "receivedAt"
-     FROM chunks c
-     WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))
-       AND NOT EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)
-     ORDER BY c.received_at, c.id
-     LIMIT $4`,
-    [since, after?.receivedAt ?? null, after?.id ?? null, limit],
-  );
-
 export async function requeueRecentChunks(deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> }, windowMs = REQUEUE_WINDOW_MS): Promise<number> {
   const since = new Date(deps.clock.now().getTime() - windowMs);
+  const chunks = createAudioRepo(deps.db);
   let after: { receivedAt: Date; id: string } | null = null;
   let count = 0;
   for (;;) {
-    const page = await withoutDetections(deps.db, since, after, PAGE);
+    const page = await chunks.withoutDetectionsSince(since, after, PAGE);
     for (const c of page) {
       await deps.queue.enqueue(INFERENCE_QUEUE, c.id, { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey });
       count++;

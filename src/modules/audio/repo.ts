@@ -97,15 +97,17 @@ export function createAudioRepo(db: Db) {
     teamOfChunk: async (id: string) => (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
 
     /**
-     * Chunks received since a time, across all teams, in pages (start-up re-enqueueing is a hub
-     * job, not a team's request). Keyset on (received_at, id).
+     * Chunks received since a time without any detection (the worker's mark of a finished chunk),
+     * across all teams, in pages (start-up re-enqueueing is a hub job, not a team's request).
+     * Keyset on (received_at, id).
      */
-    receivedSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
+    withoutDetectionsSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
       db.query<{ id: string; tenantId: string; satelliteId: string; storageKey: string; receivedAt: Date }>(
-        `SELECT id, tenant_id AS "tenantId", satellite_id AS "satelliteId", storage_key AS "storageKey", received_at AS "receivedAt"
-         FROM chunks
-         WHERE received_at >= $1 AND ($2::timestamptz IS NULL OR (received_at, id) > ($2::timestamptz, $3::uuid))
-         ORDER BY received_at, id
+        `SELECT c.id, c.tenant_id AS "tenantId", c.satellite_id AS "satelliteId", c.storage_key AS "storageKey", c.received_at AS "receivedAt"
+         FROM chunks c
+         WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))
+           AND NOT EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)
+         ORDER BY c.received_at, c.id
          LIMIT $4`,
         [since, after?.receivedAt ?? null, after?.id ?? null, limit],
       ),

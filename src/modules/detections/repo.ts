@@ -54,7 +54,7 @@ export interface VisibleCategories {
 /** The registry's default of `visible_categories` (everything but anthropogenic and human_voice). */
 export const DEFAULT_VISIBLE_CATEGORIES: readonly string[] = findSetting('visible_categories')!.default as string[];
 
-/** Every team shows the default: what the readers answer until the settings are wired in. */
+/** Every team shows the default (what a fresh hub answers; the detections bench lists with it). */
 export const defaultVisibility = (): VisibleCategories => ({ teams: new Map(), others: DEFAULT_VISIBLE_CATEGORIES });
 
 /**
@@ -193,13 +193,6 @@ export function createDetectionsRepo(db: Db) {
          WHERE d.tenant_id = $1 AND d.id = $2`,
         [tenantId, id],
       ),
-
-    /** Teams with a value of their own for a team setting (the rest resolve to the hub's value or the default). */
-    teamsWithOwnSetting: async (key: string) =>
-      (await db.query<{ id: string }>(
-        `SELECT scope_id AS id FROM settings WHERE level = 'team' AND key = $1 AND value IS NOT NULL AND value <> 'null'::jsonb ORDER BY scope_id`,
-        [key],
-      )).map((r) => r.id),
 
     /** The guard's team resolver for `detection` resources. */
     teamOfDetection: async (id: string) =>

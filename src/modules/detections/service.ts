@@ -1,35 +1,14 @@
 import { notFound } from '../../core/errors.ts';
-import { createDetectionsRepo, defaultVisibility, type DetectionListFilter, type DetectionRow, type DetectionsRepo, type VisibleCategories } from './repo.ts';
+import type { DetectionListFilter, DetectionRow, DetectionsRepo } from './repo.ts';
 import type { ReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from '../../inference/aggregation.ts';
-import type { Db } from '../../infra/db/index.ts';
-import type { SettingsService } from '../settings/service.ts';
-import { VISIBLE_CATEGORIES_KEY } from './visibility.ts';
+import type { CategoryVisibility } from './visibility.ts';
 
-/** The categories each team of `tenantIds` (null: every team) shows; see VisibleCategories. */
-export type VisibleCategoriesReader = (tenantIds: readonly string[] | null) => Promise<VisibleCategories>;
-
-/**
- * The reader over the settings (team value, else hub value, else the registry default; a hub lock
- * wins): one settings read per team named; over every team, one read of which teams have a value
- * of their own plus one per such team. Wired in src/app.ts for the list, summary and sessions.
- */
-export function visibleCategoriesReader(db: Db, settings: Pick<SettingsService, 'teamSetting' | 'hubSetting'>): VisibleCategoriesReader {
-  const repo = createDetectionsRepo(db);
-  const read = async (ids: readonly string[]) => new Map(await Promise.all(ids.map(async (t) => [t, await settings.teamSetting<string[]>(t, VISIBLE_CATEGORIES_KEY)] as const)));
-  return async (tenantIds) => {
-    if (tenantIds) return { teams: await read(tenantIds), others: [] };
-    const [own, others] = await Promise.all([repo.teamsWithOwnSetting(VISIBLE_CATEGORIES_KEY), settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY)]);
-    return { teams: await read(own), others };
-  };
-}
-
-/** What the list needs from calibration and the aggregation rules (src/modules/calibration, src/inference/aggregation.ts). */
+/** What the list needs from calibration, the aggregation rules and category visibility (src/modules/calibration, src/inference/aggregation.ts, visibility.ts). */
 export interface DetectionReaders {
   calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]>;
   aggregationRule(tenantId: string): Promise<AggregationRule>;
-  /** Absent: every team shows the registry default. */
-  visibleCategories?: VisibleCategoriesReader;
+  visibility: Pick<CategoryVisibility, 'of'>;
 }
 
 /**
@@ -68,14 +47,8 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
   };
 }
 
-export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pick<ReviewRepo, 'reviewSummary'>; readers?: DetectionReaders }) {
-  const { repo, review } = deps;
-  const readers: DetectionReaders = deps.readers ?? {
-    calibrated: async (rows) => rows.map((r) => r.confidence),
-    aggregationRule: async () => {
-      throw new Error('no aggregation rules wired');
-    },
-  };
+export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pick<ReviewRepo, 'reviewSummary'>; readers: DetectionReaders }) {
+  const { repo, review, readers } = deps;
 
   /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */
   async function rulesOfTentative(rows: DetectionRow[]): Promise<Record<string, AggregationRule>> {
@@ -88,7 +61,7 @@ export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pi
     /** GET /detections: {detections, total (null when withCount=false), aggregation}. */
     async list(f: DetectionListFilter) {
       // Hidden categories are neither listed nor counted (spec §4 Stats note, 0.78).
-      const categories = readers.visibleCategories ? await readers.visibleCategories(f.tenantIds) : defaultVisibility();
+      const categories = await readers.visibility.of(f.tenantIds);
       const { rows, total } = await repo.list({ ...f, categories });
       const [calibrated, aggregation] = await Promise.all([readers.calibrated(rows), rulesOfTentative(rows)]);
       return { detections: rows.map((r, i) => detectionView(r, calibrated[i])), total, aggregation };

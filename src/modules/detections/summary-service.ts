@@ -1,8 +1,7 @@
 import { badRequest } from '../../core/errors.ts';
 import type { AggregationRule } from '../../inference/aggregation.ts';
 import type { BucketUnit, ReviewRepo } from './review-repo.ts';
-import { DEFAULT_VISIBLE_CATEGORIES } from './repo.ts';
-import type { VisibleCategoriesReader } from './service.ts';
+import type { CategoryVisibility } from './visibility.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -34,17 +33,11 @@ const iso = (d: Date) => new Date(d).toISOString();
 export function createSummaryService(deps: {
   repo: ReviewRepo;
   aggregationRule: (tenantId: string) => Promise<AggregationRule>;
-  /** The list's reader, so both leave out the same categories; absent: the registry default. */
-  visibleCategories?: VisibleCategoriesReader;
+  /** The list's, so both leave out the same categories (spec §4 Stats note: counts cover what the Detections page lists). */
+  visibility: Pick<CategoryVisibility, 'visible'>;
 }) {
   const { repo } = deps;
-
-  /** The categories the team shows (spec §4 Stats note: counts cover what the Detections page lists). */
-  async function shown(tenantId: string): Promise<readonly string[]> {
-    if (!deps.visibleCategories) return DEFAULT_VISIBLE_CATEGORIES;
-    const v = await deps.visibleCategories([tenantId]);
-    return v.teams.get(tenantId) ?? v.others;
-  }
+  const shown = (tenantId: string) => deps.visibility.visible(tenantId);
 
   /** {tenantId: rule}, the shape of the list's `aggregation` member. */
   const aggregation = async (tenantId: string): Promise<Record<string, AggregationRule>> => ({ [tenantId]: await deps.aggregationRule(tenantId) });

@@ -1,18 +1,30 @@
 /**
  * Category visibility (spec §2 Team "category visibility", 0.78): the team setting
- * `visible_categories` names the detection categories a team shows. Shares refuse the others
- * (409 NOT_SHAREABLE); public pages, stats and exports leave them out.
+ * `visible_categories` names the detection categories a team shows. Lists, counts, summaries and
+ * sessions leave the others out; shares refuse them (409 NOT_SHAREABLE).
  */
 import type { SettingsService } from '../settings/service.ts';
+import type { VisibleCategories } from './repo.ts';
 
 export const VISIBLE_CATEGORIES_KEY = 'visible_categories';
 
-export function createCategoryVisibility(settings: Pick<SettingsService, 'teamSetting'>) {
+export function createCategoryVisibility(settings: Pick<SettingsService, 'teamSetting' | 'hubSetting' | 'teamsWithOwnValue'>) {
+  /** The categories one team shows (its own value, else the hub's, else the default; a hub lock wins). */
+  const visible = (tenantId: string) => settings.teamSetting<string[]>(tenantId, VISIBLE_CATEGORIES_KEY);
+  const each = async (ids: readonly string[]) => new Map(await Promise.all(ids.map(async (t) => [t, await visible(t)] as const)));
   return {
-    /** The categories the team shows (its own value, else the hub's, else the default). */
-    visible: (tenantId: string) => settings.teamSetting<string[]>(tenantId, VISIBLE_CATEGORIES_KEY),
+    visible,
     async shows(tenantId: string, category: string): Promise<boolean> {
-      return (await settings.teamSetting<string[]>(tenantId, VISIBLE_CATEGORIES_KEY)).includes(category);
+      return (await visible(tenantId)).includes(category);
+    },
+    /**
+     * What the teams of a list show: one read per team named; over every team (null), the teams
+     * with a value of their own each, and the hub's value for all others.
+     */
+    async of(tenantIds: readonly string[] | null): Promise<VisibleCategories> {
+      if (tenantIds) return { teams: await each(tenantIds), others: [] };
+      const [own, others] = await Promise.all([settings.teamsWithOwnValue(VISIBLE_CATEGORIES_KEY), settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY)]);
+      return { teams: await each(own), others };
     },
   };
 }

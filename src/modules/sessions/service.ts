@@ -1,7 +1,6 @@
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { SessionFilter, SessionsRepo } from './repo.ts';
-import { defaultVisibility } from '../detections/repo.ts';
-import type { VisibleCategoriesReader } from '../detections/service.ts';
+import type { CategoryVisibility } from '../detections/visibility.ts';
 
 /** The longest range GET /sessions/timeline answers (a continuously recording satellite sends 28,800 chunks a day). */
 export const TIMELINE_MAX_HOURS = 24;
@@ -9,15 +8,14 @@ export const TIMELINE_MAX_HOURS = 24;
 export function createSessionsService(deps: {
   repo: SessionsRepo;
   calibrated: (rows: Array<{ tenantId: string; modelId: string; confidence: number }>) => Promise<number[]>;
-  /** The detections list's reader: sessions count what that list shows. Absent: the registry default. */
-  visibleCategories?: VisibleCategoriesReader;
+  /** The detections list's: sessions count what that list shows. */
+  visibility: Pick<CategoryVisibility, 'of' | 'visible'>;
 }) {
-  const { repo, calibrated } = deps;
-  const visibility = (tenantIds: readonly string[] | null) => (deps.visibleCategories ? deps.visibleCategories(tenantIds) : Promise.resolve(defaultVisibility()));
+  const { repo, calibrated, visibility } = deps;
   return {
     /** GET /sessions: {sessions, total}. Detections in categories a team hides are not counted. */
     async list(f: SessionFilter) {
-      const { rows, total } = await repo.list({ ...f, categories: await visibility(f.tenantIds) });
+      const { rows, total } = await repo.list({ ...f, categories: await visibility.of(f.tenantIds) });
       return {
         sessions: rows.map((r) => ({
           id: r.id,
@@ -43,8 +41,7 @@ export function createSessionsService(deps: {
         throw badRequest(`The range may span at most ${TIMELINE_MAX_HOURS} hours`, 'RANGE_TOO_LONG');
       }
       if (!(await repo.satelliteInTeam(tenantId, satelliteId))) throw notFound('No such satellite in this team');
-      const v = await visibility([tenantId]);
-      const shown = v.teams.get(tenantId) ?? v.others;
+      const shown = await visibility.visible(tenantId);
       const [chunks, detections] = await Promise.all([repo.chunksIn(tenantId, satelliteId, from, to), repo.detectionsIn(tenantId, satelliteId, from, to, shown)]);
       const cal = await calibrated(detections.map((d) => ({ tenantId, modelId: d.modelId, confidence: d.confidence })));
       return {

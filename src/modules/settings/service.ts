@@ -304,6 +304,9 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
     },
 
     /** Removes every setting a scope holds (account deletion, team deletion). */
+    /** Teams holding a value of their own for a team setting. */
+    teamsWithOwnValue: (key: string) => repo.teamsWithOwnValue(key),
+
     deleteScope: (tx: Db, level: Level, id: string) => {
       if (level === 'team') teamCache.delete(id);
       return repo.deleteScope(tx, level, id);
