@@ -294,9 +294,10 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
         return history.filter((h) => Object.keys(h.changes).length > 0);
       });
 
-      if (level === 'hub') hubCache = null;
-      if (level === 'hub') teamCache.clear();
-      else if (level === 'team') teamCache.delete(scope.tenantId);
+      if (level === 'hub') {
+        hubCache = null;
+        teamCache.clear();
+      } else if (level === 'team') teamCache.delete(scope.tenantId);
       for (const h of changed) {
         await bus.publish('satellite.config_changed', { tenantId: h.tenantId, satelliteId: h.satelliteId, config: h.config });
       }
