@@ -9,6 +9,8 @@ import { startInferenceWorker } from './inference/worker.ts';
 import { startTentativeSweeper } from './inference/aggregation.ts';
 import { createModelStore } from './inference/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
+import { createLabelSpecies } from './modules/species/catalog-sync.ts';
+import { speciesCatalog } from './inference/species-catalog.ts';
 
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {
@@ -60,7 +62,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
   if (mode === 'full' || mode === 'worker') {
     // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
     // the worker reports its counts through the kv store for GET /workers.
-    const models = createModelStore({ repo: services.modelsRepo, storage: infra.storage });
+    const models = createModelStore({ repo: services.modelsRepo, storage: infra.storage, labelSpecies: createLabelSpecies(infra.db, speciesCatalog, infra.clock) });
     const reporter = createWorkerReporter({ kv: infra.kv, clock: infra.clock, warn: (obj, msg) => log.warn?.(obj, msg) });
     stops.push(() => reporter.stop(), () => models.close());
     const worker = startInferenceWorker({

@@ -217,9 +217,37 @@ describe('models', () => {
     assert.deepEqual(foo, { species_code: 'x-foous-barus', common_name: 'Foo Bird', scientific_name: 'Foous barus', category: 'other_animal', model_id: m.id });
     assert.ok(rows.some((r) => r.species_code === 'eurbla'));
 
+    // The labels mapped into the species table at upload: the unknown one as the model's own species.
+    const own = await hub.infra.db.maybeOne<any>(`SELECT code, scientific_name, common_name, category, source FROM species WHERE code = 'x-foous-barus'`);
+    assert.deepEqual(own, { code: 'x-foous-barus', scientific_name: 'Foous barus', common_name: 'Foo Bird', category: 'other_animal', source: 'model' });
+    const mapped = await hub.infra.db.query<{ output_index: number; label: string; species_code: string }>('SELECT output_index, label, species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index', [m.id]);
+    assert.deepEqual(mapped.map((r) => [r.output_index, r.species_code]), [[0, 'x-foous-barus'], [1, 'eurbla'], [2, 'comcha'], [3, 'gretit1'], [4, 'eurrob1']]);
+    assert.equal(mapped[0].label, 'Foous barus_Foo Bird');
+    const named = await api.get('/species/translate?speciesCode=x-foous-barus&languages=de,en', owner);
+    assert.equal(named.status, 200, named.text);
+    assert.deepEqual(named.body, { speciesCode: 'x-foous-barus', scientificName: 'Foous barus', names: { de: 'Foo Bird', en: 'Foo Bird' } });
+
     // Deleting the model puts the team back on the hub default.
     assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
     assert.equal((await api.get(`/settings/tenant?tenantId=${team.id}`, owner)).body.inference_model, null);
+  });
+
+  test('the worker names species as the species table maps the labels; a model without its mapping is mapped on first load', async () => {
+    const owner4 = await f.user();
+    const team4 = await f.team(owner4);
+    const sat4 = await makeSatellite(hub, team4, owner4);
+    const m = (await upload(hubAdmin, { name: 'Remapped', model: MODEL, labels: LABELS })).body;
+    // As a model uploaded before the species table would be: no mapping, except one output that an
+    // admin's correction (or an older catalog) mapped elsewhere. The table wins over the catalog.
+    await hub.infra.db.query('DELETE FROM model_labels WHERE model_id = $1 AND output_index <> 1', [m.id]);
+    await hub.infra.db.query(`UPDATE model_labels SET species_code = 'winwre4' WHERE model_id = $1 AND output_index = 1`, [m.id]);
+    assert.equal((await api.put(`/settings/tenant?tenantId=${team4.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner4)).status, 200);
+    const chunkId = await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41);
+    await jobOf(chunkId, 'completed');
+    const rows = await hub.infra.db.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
+    assert.deepEqual(rows, [{ species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' }]);
+    const mapped = await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index', [m.id]);
+    assert.deepEqual(mapped.map((r) => r.species_code), ['comcuc', 'winwre4', 'comcha', 'gretit1', 'eurrob1']);
   });
 
   test("the team's sensitivity and minimum confidence reach the worker", async () => {

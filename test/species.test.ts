@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { DEFAULT_CATALOG_PATH, readCatalogFile, SpeciesCatalog, speciesCatalog } from '../src/inference/species-catalog.ts';
+import { syncSpeciesCatalog } from '../src/modules/species/catalog-sync.ts';
 
 describe('species names', () => {
   let hub: Hub;
@@ -58,5 +59,39 @@ describe('species names', () => {
     assert.deepEqual(res.body.unknown, ['nosuch1']);
     assertError(await api.post('/species/translate', { speciesCodes: [], languages: ['de'] }, user), 400, 'VALIDATION_FAILED');
     assertError(await api.post('/species/translate', { speciesCodes: [robin.code], languages: ['de'], extra: 1 }, user), 400, 'VALIDATION_FAILED');
+  });
+
+  test('the species table holds the catalog once, rewritten only when the catalog changes', async () => {
+    const db = hub.infra.db;
+    const all = catalog.all();
+    const rows = await db.query<{ code: string; common_name: string; category: string; catalog_index: number }>(
+      `SELECT code, common_name, category, catalog_index FROM species WHERE source = 'catalog' ORDER BY catalog_index`,
+    );
+    assert.equal(rows.length, all.length);
+    assert.deepEqual(rows[robin.index], { code: robin.code, common_name: 'European Robin', category: 'bird', catalog_index: robin.index });
+    const version = await db.one<{ fingerprint: string; species_count: number }>('SELECT fingerprint, species_count FROM species_catalog_version');
+    assert.equal(version.species_count, all.length);
+
+    // Another start-up with the same catalog writes nothing.
+    assert.equal(await syncSpeciesCatalog(db, catalog, new Date()), 0);
+
+    // A new catalog file (a renamed species) is written whole, then the bundled one again.
+    const file = readCatalogFile(DEFAULT_CATALOG_PATH);
+    file.commonName[robin.index] = 'Robin Redbreast';
+    assert.equal(await syncSpeciesCatalog(db, new SpeciesCatalog(file), new Date()), all.length);
+    assert.equal((await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name, 'Robin Redbreast');
+    assert.notEqual((await db.one<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version')).fingerprint, version.fingerprint);
+    assert.equal(await syncSpeciesCatalog(db, catalog, new Date()), all.length);
+    assert.equal((await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name, 'European Robin');
+  });
+
+  test("a model's own species are named from the species table; other unknown codes stay unknown", async () => {
+    await hub.infra.db.query(
+      `INSERT INTO species (code, scientific_name, common_name, category, source, updated_at) VALUES ('x-bufo-testus', 'Bufo testus', 'Test Toad', 'other_animal', 'model', now())`,
+    );
+    const res = await api.post('/species/translate', { speciesCodes: ['x-bufo-testus', 'x-nothing-here', robin.code], languages: ['de', 'fr'] }, user);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.species[0], { speciesCode: 'x-bufo-testus', scientificName: 'Bufo testus', names: { de: 'Test Toad', fr: 'Test Toad' } });
+    assert.deepEqual(res.body.unknown, ['x-nothing-here']);
   });
 });

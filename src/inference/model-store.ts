@@ -8,7 +8,8 @@
  *   job tries again (after the admin fixed whatever was wrong) and only that job fails.
  * - Labels map into the species catalog by exact label, else by scientific name. A label the
  *   catalog does not know keeps its own names, the catalog's derived code (`x-` + scientific
- *   name) and category `other_animal` (docs/model.md).
+ *   name) and category `other_animal` (docs/model.md). The mapping is written to the species
+ *   table (model_labels) the first time a model is uploaded or loaded, and read from there after.
  */
 import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { ModelRow, ModelsRepo } from '../modules/models/repo.ts';
@@ -41,7 +42,12 @@ export type Classifier = Pick<Model, 'classify'>;
 export interface LoadedModel {
   id: string;
   classifier: Classifier;
+  /** The species of each output, as the species table maps the model's labels. */
+  species: readonly LabelSpecies[];
 }
+
+/** The species of a model's outputs (src/modules/species/catalog-sync.ts createLabelSpecies). */
+export type LabelSpeciesReader = (modelId: string, labels: readonly ModelLabel[]) => Promise<LabelSpecies[]>;
 
 export interface ModelStore {
   /** The model for a team's pick (null = hub default), loaded or from the cache. */
@@ -53,8 +59,18 @@ export interface ModelStore {
   close(): Promise<void>;
 }
 
-export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; storage: Pick<ObjectStorage, 'get'>; threads?: number }): ModelStore {
-  const sessions = new Map<string, Promise<Model>>();
+export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; storage: Pick<ObjectStorage, 'get'>; labelSpecies: LabelSpeciesReader; threads?: number }): ModelStore {
+  const sessions = new Map<string, Promise<{ model: Model; species: LabelSpecies[] }>>();
+
+  async function open(row: ModelRow) {
+    const model = await load(row);
+    try {
+      return { model, species: await deps.labelSpecies(row.id, model.labels) };
+    } catch (err) {
+      await model.close().catch(() => {});
+      throw err;
+    }
+  }
 
   async function load(row: ModelRow): Promise<Model> {
     if (row.id === BUILTIN_MODEL_ID) return loadBuiltinModel({ threads: deps.threads ?? 1 });
@@ -71,24 +87,25 @@ export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; stor
       if (!row) throw new ModelError('no model is available: the hub has no default model');
       let session = sessions.get(row.id);
       if (!session) {
-        session = load(row);
+        session = open(row);
         sessions.set(row.id, session);
         session.catch(() => {
           if (sessions.get(row.id) === session) sessions.delete(row.id);
         });
       }
-      return { id: row.id, classifier: await session };
+      const { model, species } = await session;
+      return { id: row.id, classifier: model, species };
     },
     cached: () => [...sessions.keys()],
     async evict(id) {
       const s = sessions.get(id);
       sessions.delete(id);
-      await s?.then((m) => m.close()).catch(() => {});
+      await s?.then((m) => m.model.close()).catch(() => {});
     },
     async close() {
       const all = [...sessions.values()];
       sessions.clear();
-      await Promise.allSettled(all.map((s) => s.then((m) => m.close())));
+      await Promise.allSettled(all.map((s) => s.then((m) => m.model.close())));
     },
   };
 }

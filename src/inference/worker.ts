@@ -31,7 +31,7 @@ import { createDetectionsRepo, type NewDetection } from '../modules/detections/r
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_SENSITIVITY, loadBuiltinModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE, type Model, type Prediction } from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
-import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type ModelStore } from './model-store.ts';
+import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type LabelSpecies, type ModelStore } from './model-store.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { FEW_RECORDS, judgeRarity } from './rarity.ts';
 
@@ -173,7 +173,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     };
   }
 
-  async function classifierFor(picked: string | null): Promise<{ id: string; classifier: Classifier }> {
+  /** The classifier, and the species of its outputs where the species table maps them (else the catalog, below). */
+  async function classifierFor(picked: string | null): Promise<{ id: string; classifier: Classifier; species?: readonly LabelSpecies[] }> {
     if (deps.loadClassifier) return { id: deps.modelId ?? BUILTIN_MODEL_ID, classifier: await deps.loadClassifier() };
     if (deps.models) return deps.models.forTeam(picked);
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
@@ -200,9 +201,11 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     // Each window's best predictions; a species heard in several windows keeps its most confident one.
     const best = new Map<string, { p: Prediction; startMs: number }>();
     let modelId: string;
+    let speciesOf: ((p: Prediction) => LabelSpecies | undefined) | undefined;
     try {
       const model = await classifierFor(opts.model);
       modelId = model.id;
+      speciesOf = model.species && ((p) => model.species![p.index]);
       modelOfJob.set(job, modelId);
       for (const startMs of windowStarts(chunk.durationMs, opts.overlapMs)) {
         const from = Math.round((startMs * MODEL_SAMPLE_RATE) / 1000);
@@ -221,8 +224,9 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const found: Array<Omit<NewDetection, 'isFirstOfDay' | 'isFirstOfSeason'>> = [];
     const seen = new Set<string>();
     for (const { p, startMs } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
-      // Labels the catalog does not know keep their own names (model-store.ts).
-      const species = speciesOfLabel(catalog, p);
+      // As the species table maps the model's labels; a classifier outside the model store maps
+      // through the catalog the same way (labels it does not know keep their own names, model-store.ts).
+      const species = speciesOf?.(p) ?? speciesOfLabel(catalog, p);
       if (seen.has(species.speciesCode)) continue;
       seen.add(species.speciesCode);
       found.push({

@@ -18,6 +18,7 @@ import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
 import { Model, ModelError, parseLabels } from '../../inference/model.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel } from '../../inference/model-store.ts';
 import { speciesCatalog } from '../../inference/species-catalog.ts';
+import { mapModelLabels } from '../species/catalog-sync.ts';
 import type { ModelRow, ModelsRepo } from './repo.ts';
 
 /** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
@@ -105,6 +106,8 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
             modelKey, labelsKey, modelBytes: input.model.length, modelSha256: crypto.createHash('sha256').update(input.model).digest('hex'),
             labelCount: labels.length, unknownLabels, uploadedBy: actor.userId, createdAt: clock.now(),
           });
+          // Its labels map into the species table now, so its detections' codes are fixed from the start.
+          await mapModelLabels(tx, catalog, id, labels, clock.now());
           await audit.write(tx, actor, {
             action: 'admin.birdnet_model_uploaded', targetType: 'model', targetId: id,
             details: { name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length },

@@ -1,16 +1,19 @@
 /**
  * Species names in the catalog's languages (spec §4 Species: /species/languages and
- * /species/translate). Names belong to no team, so any signed-in caller may translate.
+ * /species/translate). Names belong to no team, so any signed-in caller may translate. Species
+ * that only an uploaded model knows (species table, source 'model') have their label's name in
+ * every language, as the catalog's untranslated names fall back to English.
  */
 import { Type } from 'typebox';
 import { access, defineRoute, type RouteDef } from '../../core/permissions.ts';
 import { badRequest, notFound, validationFailed } from '../../core/errors.ts';
 import type { SpeciesCatalog } from '../../inference/species-catalog.ts';
+import type { SpeciesRepo } from './repo.ts';
 
 const MAX_LANGUAGES = 10;
 const MAX_BULK = 200;
 
-export function speciesRoutes(catalog: () => SpeciesCatalog): RouteDef[] {
+export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesRepo, 'find'>): RouteDef[] {
   function languagesOf(list: string): string[] {
     const tags = list.split(',').map((s) => s.trim()).filter(Boolean);
     if (tags.length === 0 || tags.length > MAX_LANGUAGES) throw validationFailed(`languages takes 1 to ${MAX_LANGUAGES} language tags`);
@@ -21,15 +24,13 @@ export function speciesRoutes(catalog: () => SpeciesCatalog): RouteDef[] {
     });
   }
 
-  function translate(code: string, langs: string[]) {
+  async function translate(code: string, langs: string[]) {
     const c = catalog();
     const s = c.byCode(code);
-    if (!s) return null;
-    return {
-      speciesCode: s.code,
-      scientificName: s.scientificName,
-      names: Object.fromEntries(langs.map((l) => [l, c.commonName(s, l)!])),
-    };
+    if (s) return { speciesCode: s.code, scientificName: s.scientificName, names: Object.fromEntries(langs.map((l) => [l, c.commonName(s, l)!])) };
+    const own = code.startsWith('x-') ? await table.find(code) : null;
+    if (!own) return null;
+    return { speciesCode: own.code, scientificName: own.scientificName, names: Object.fromEntries(langs.map((l) => [l, own.commonName])) };
   }
 
   return [
@@ -55,7 +56,7 @@ export function speciesRoutes(catalog: () => SpeciesCatalog): RouteDef[] {
       tags: ['species'],
       schema: { querystring: Type.Object({ speciesCode: Type.String({ minLength: 1, maxLength: 64 }), languages: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }) },
       handler: async ({ query }) => {
-        const t = translate(query.speciesCode, languagesOf(query.languages));
+        const t = await translate(query.speciesCode, languagesOf(query.languages));
         if (!t) throw notFound('No such species');
         return t;
       },
@@ -80,7 +81,7 @@ export function speciesRoutes(catalog: () => SpeciesCatalog): RouteDef[] {
         const species = [];
         const unknown = [];
         for (const code of new Set(body.speciesCodes)) {
-          const t = translate(code, langs);
+          const t = await translate(code, langs);
           if (t) species.push(t);
           else unknown.push(code);
         }

@@ -1,0 +1,35 @@
+-- The species catalog as a table (issue 5: "keep a species catalog table that models' labels map
+-- into"). Rows come from the bundled BirdNET v2.4 catalog (assets/species/catalog.json.gz, source
+-- 'catalog'), written at start-up whenever its content differs from what was last written
+-- (species_catalog_version), and from labels of uploaded models that the catalog does not know
+-- (source 'model', code x-<scientific name>, docs/model.md). Names in the other 41 languages stay in
+-- the file and are read in memory by code: nothing joins on them.
+CREATE TABLE species (
+  code text PRIMARY KEY,
+  scientific_name text NOT NULL,
+  common_name text NOT NULL,
+  category text NOT NULL,
+  source text NOT NULL CHECK (source IN ('catalog', 'model')),
+  -- Position in BirdNET v2.4 label order (its model's output index); null for a model's own species.
+  catalog_index integer,
+  updated_at timestamptz NOT NULL
+);
+CREATE INDEX species_lower_scientific_name_idx ON species (lower(scientific_name));
+
+CREATE TABLE species_catalog_version (
+  singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  fingerprint text NOT NULL,
+  species_count integer NOT NULL,
+  written_at timestamptz NOT NULL
+);
+
+-- Each model's labels in output order and the species each maps into, fixed when the model is
+-- first mapped: a later catalog never moves an existing model's detections to other codes.
+CREATE TABLE model_labels (
+  model_id text NOT NULL REFERENCES inference_models (id) ON DELETE CASCADE,
+  output_index integer NOT NULL,
+  label text NOT NULL,
+  species_code text NOT NULL REFERENCES species (code),
+  PRIMARY KEY (model_id, output_index)
+);
+CREATE INDEX model_labels_species_idx ON model_labels (species_code);

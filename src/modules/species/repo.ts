@@ -1,0 +1,102 @@
+/**
+ * The species table (migration 0013) and each model's labels mapped into it.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import type { LabelSpecies } from '../../inference/model-store.ts';
+import type { SpeciesCategory } from '../../inference/species-catalog.ts';
+
+export interface SpeciesRow {
+  code: string;
+  scientificName: string;
+  commonName: string;
+  category: SpeciesCategory;
+  source: 'catalog' | 'model';
+}
+
+/** One species of the bundled catalog, in catalog order. */
+export interface CatalogEntry {
+  code: string;
+  scientificName: string;
+  commonName: string;
+  category: SpeciesCategory;
+}
+
+/** One label of a model, in output order, with the species it maps into. */
+export interface MappedLabel {
+  label: string;
+  species: LabelSpecies;
+}
+
+const ROW = `code, scientific_name AS "scientificName", common_name AS "commonName", category, source`;
+
+export function createSpeciesRepo(db: Db) {
+  return {
+    find: (code: string) => db.maybeOne<SpeciesRow>(`SELECT ${ROW} FROM species WHERE lower(code) = lower($1)`, [code]),
+
+    count: async (source?: SpeciesRow['source']) =>
+      (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM species ${source ? 'WHERE source = $1' : ''}`, source ? [source] : [])).n,
+
+    /**
+     * Writes the catalog when its fingerprint differs from the one last written, in one
+     * transaction under a lock (hubs starting together write it once). Returns the rows written.
+     */
+    async writeCatalog(entries: readonly CatalogEntry[], fingerprint: string, at: Date): Promise<number> {
+      return db.tx(async (tx) => {
+        if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['species-catalog']);
+        const current = await tx.maybeOne<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version');
+        if (current?.fingerprint === fingerprint) return 0;
+        // A species a model brought first becomes the catalog's; rows the file no longer holds stay
+        // (models' labels may map into them) without a catalog position.
+        await tx.query(`UPDATE species SET catalog_index = NULL WHERE catalog_index IS NOT NULL`);
+        const rows = await tx.query<{ code: string }>(
+          `INSERT INTO species (code, scientific_name, common_name, category, source, catalog_index, updated_at)
+           SELECT e.code, e.sci, e.common, e.category, 'catalog', e.i - 1, $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS e(code, sci, common, category, i)
+           ON CONFLICT (code) DO UPDATE SET scientific_name = excluded.scientific_name, common_name = excluded.common_name,
+             category = excluded.category, source = 'catalog', catalog_index = excluded.catalog_index, updated_at = excluded.updated_at
+           RETURNING code`,
+          [entries.map((e) => e.code), entries.map((e) => e.scientificName), entries.map((e) => e.commonName), entries.map((e) => e.category), at],
+        );
+        await tx.query(
+          `INSERT INTO species_catalog_version (singleton, fingerprint, species_count, written_at) VALUES (true, $1, $2, $3)
+           ON CONFLICT (singleton) DO UPDATE SET fingerprint = excluded.fingerprint, species_count = excluded.species_count, written_at = excluded.written_at`,
+          [fingerprint, entries.length, at],
+        );
+        return rows.length;
+      });
+    },
+
+    /** A model's labels in output order, with their species; empty when the model is not mapped yet. */
+    labelsOf: (modelId: string) =>
+      db.query<{ index: number; label: string } & SpeciesRow>(
+        `SELECT l.output_index AS index, l.label, s.code, s.scientific_name AS "scientificName", s.common_name AS "commonName", s.category, s.source
+         FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 ORDER BY l.output_index`,
+        [modelId],
+      ),
+
+    /**
+     * Maps a model's labels (all of them, in output order): species the catalog does not know are
+     * added as the model's own. A model mapped already keeps its mapping (first writer wins).
+     */
+    async mapLabels(tx: Db, modelId: string, labels: readonly MappedLabel[], at: Date): Promise<void> {
+      const own = labels.filter((l) => !l.species.known);
+      if (own.length > 0) {
+        await tx.query(
+          `INSERT INTO species (code, scientific_name, common_name, category, source, updated_at)
+           SELECT DISTINCT ON (e.code) e.code, e.sci, e.common, e.category, 'model', $5
+           FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS e(code, sci, common, category)
+           ON CONFLICT (code) DO NOTHING`,
+          [own.map((l) => l.species.speciesCode), own.map((l) => l.species.scientificName), own.map((l) => l.species.commonName), own.map((l) => l.species.category), at],
+        );
+      }
+      await tx.query(
+        `INSERT INTO model_labels (model_id, output_index, label, species_code)
+         SELECT $1, e.i - 1, e.label, e.code FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS e(label, code, i)
+         ON CONFLICT (model_id, output_index) DO NOTHING`,
+        [modelId, labels.map((l) => l.label), labels.map((l) => l.species.speciesCode)],
+      );
+    },
+  };
+}
+
+export type SpeciesRepo = ReturnType<typeof createSpeciesRepo>;
