@@ -34,7 +34,6 @@ import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
 import { speciesCatalog } from './inference/species-catalog.ts';
-import { syncSpeciesCatalog } from './modules/species/catalog-sync.ts';
 import { createSpeciesRepo } from './modules/species/repo.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { createAudioRepo } from './modules/audio/repo.ts';
@@ -208,8 +207,6 @@ export type Services = ReturnType<typeof createServices>;
 
 export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ app: FastifyInstance; services: Services; registry: Permission[] }> {
   const { config } = infra;
-  // Reference data, like a migration: the species table follows the bundled catalog.
-  await syncSpeciesCatalog(infra.db, speciesCatalog(), infra.clock.now());
   const app = Fastify({
     logger:
       opts.logger === false

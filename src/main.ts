@@ -4,6 +4,8 @@ import { buildApp, createServices } from './app.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
 import { migrate } from './infra/db/migrate.ts';
+import { syncSpeciesCatalog } from './modules/species/catalog-sync.ts';
+import { speciesCatalog } from './inference/species-catalog.ts';
 import { ensureFirstAdmin } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
@@ -61,7 +63,9 @@ async function runMigrate() {
   const config = loadConfig();
   const db = await createDb({ ...config, databaseSchema: process.env.DATABASE_SCHEMA ?? null });
   const applied = await migrate(db);
+  const species = await syncSpeciesCatalog(db, speciesCatalog(), new Date());
   console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
+  if (species > 0) console.log(`Species catalog: ${species} species written`);
   await db.close();
 }
 

@@ -14,6 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import mqtt from 'mqtt';
 import { listMigrations } from '../src/infra/db/migrate.ts';
+import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -345,7 +346,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     const versions = listMigrations().map((m) => m.version);
     assert.ok(versions.length > 0);
     const first = await runOk(['migrate'], inst.env);
-    assert.equal(first.trim(), `Applied: ${versions.join(', ')}`);
+    assert.equal(first.trim(), `Applied: ${versions.join(', ')}\nSpecies catalog: ${speciesCatalog().all().length} species written`);
     const second = await runOk(['migrate'], inst.env);
     assert.equal(second.trim(), 'Database is up to date');
   });

@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Infra } from '../app.ts';
 import { type Clock, systemClock } from '../core/clock.ts';
-import { createDb } from './db/index.ts';
+import { createDb, type Db } from './db/index.ts';
 import { migrate } from './db/migrate.ts';
 import { createKv } from './kv/index.ts';
 import { createMailer } from './mail/index.ts';
@@ -11,6 +11,8 @@ import { createQueue } from './queue/index.ts';
 import { type Broker, createBroker } from './broker/index.ts';
 import { dbCredentialCheck } from './broker/credentials.ts';
 import { createBusBroker } from './broker/bus-broker.ts';
+import { syncSpeciesCatalog } from '../modules/species/catalog-sync.ts';
+import { speciesCatalog } from '../inference/species-catalog.ts';
 
 /** Builds every port from config: embedded parts by default, production peers by URL. */
 /** For one-shot commands (CLI admin) that must not open broker listeners a running hub holds. */
@@ -21,10 +23,16 @@ function noBroker(): Broker {
   return { kind: 'embedded', brokerUrl: '', wsUrl: null, provisionSatellite: refuse, revokeSatellite: refuse, publish: refuse, subscribe: refuse, close: async () => {} };
 }
 
+/** Migrations, then reference data kept like the schema: the species table follows the bundled catalog. */
+export async function prepareDatabase(db: Db, now: Date): Promise<void> {
+  await migrate(db);
+  await syncSpeciesCatalog(db, speciesCatalog(), now);
+}
+
 export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean; broker?: boolean } = {}): Promise<Infra> {
   const clock = opts.clock ?? systemClock;
   const db = await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null });
-  if (opts.migrate !== false) await migrate(db);
+  if (opts.migrate !== false) await prepareDatabase(db, clock.now());
   const kv = createKv(config, clock);
   const mail = createMailer(config, () => clock.now());
   const bus = createBus(config);

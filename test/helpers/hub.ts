@@ -14,7 +14,8 @@ import { buildApp, type Infra, type Services } from '../../src/app.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createPgliteDb } from '../../src/infra/db/pglite.ts';
 import { createPostgresDb } from '../../src/infra/db/postgres.ts';
-import { listMigrations, migrate } from '../../src/infra/db/migrate.ts';
+import { listMigrations } from '../../src/infra/db/migrate.ts';
+import { prepareDatabase } from '../../src/infra/index.ts';
 import type { Db } from '../../src/infra/db/index.ts';
 import { createKv } from '../../src/infra/kv/index.ts';
 import { createMailer } from '../../src/infra/mail/index.ts';
@@ -49,7 +50,7 @@ async function pgliteFromSnapshot(): Promise<Db> {
   const file = path.join(dir, `pglite-${hash}.tar.gz`);
   if (!fs.existsSync(file)) {
     const { db, dump } = await createPgliteDb({ dataDir: null });
-    await migrate(db);
+    await prepareDatabase(db, new Date());
     const snapshot = await dump();
     fs.mkdirSync(dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
@@ -58,6 +59,8 @@ async function pgliteFromSnapshot(): Promise<Db> {
     return db;
   }
   const { db } = await createPgliteDb({ dataDir: null, loadDataDir: fs.readFileSync(file) });
+  // The snapshot is keyed by the migrations; the species catalog may have changed since.
+  await prepareDatabase(db, new Date());
   return db;
 }
 
@@ -68,7 +71,7 @@ async function postgresSchema(url: string): Promise<{ db: Db; drop: () => Promis
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
   const db = createPostgresDb({ url, schema, poolSize: 8 });
-  await migrate(db);
+  await prepareDatabase(db, new Date());
   return {
     db,
     drop: async () => {
