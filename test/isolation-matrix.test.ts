@@ -161,6 +161,7 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   { match: (u, n) => n === 'token' && u.startsWith('/share/'), make: async ({ hub, sharedDetectionId }) => hub.services.share.tokenFor(sharedDetectionId!) },
   // Classifier models are hub-wide: the built-in one (its delete answers 409, its default is already set).
   { match: (u, n) => n === 'id' && u.startsWith('/admin/models'), make: async () => 'builtin' },
+  { match: (u, n) => n === 'index' && u.startsWith('/admin/models'), make: async () => '0' },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
 ];

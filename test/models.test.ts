@@ -232,22 +232,63 @@ describe('models', () => {
     assert.equal((await api.get(`/settings/tenant?tenantId=${team.id}`, owner)).body.inference_model, null);
   });
 
-  test('the worker names species as the species table maps the labels; a model without its mapping is mapped on first load', async () => {
+  test('hub admins read and correct the label mapping; workers follow a remap on their next job', async () => {
     const owner4 = await f.user();
     const team4 = await f.team(owner4);
     const sat4 = await makeSatellite(hub, team4, owner4);
     const m = (await upload(hubAdmin, { name: 'Remapped', model: MODEL, labels: LABELS })).body;
-    // As a model uploaded before the species table would be: no mapping, except one output that an
-    // admin's correction (or an older catalog) mapped elsewhere. The table wins over the catalog.
-    await hub.infra.db.query('DELETE FROM model_labels WHERE model_id = $1 AND output_index <> 1', [m.id]);
-    await hub.infra.db.query(`UPDATE model_labels SET species_code = 'winwre4' WHERE model_id = $1 AND output_index = 1`, [m.id]);
     assert.equal((await api.put(`/settings/tenant?tenantId=${team4.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner4)).status, 200);
-    const chunkId = await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41);
+    const speciesOf = async (chunkId: string) => {
+      await jobOf(chunkId, 'completed');
+      return hub.infra.db.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
+    };
+    assert.deepEqual((await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41))).map((r) => r.species_code), ['eurbla']);
+
+    const listed = await api.get(`/admin/models/${m.id}/labels`, hubAdmin);
+    assert.equal(listed.status, 200, listed.text);
+    assert.equal(listed.body.total, 5);
+    assert.deepEqual(listed.body.labels[1], { index: 1, label: 'Turdus merula_Eurasian Blackbird', speciesCode: 'eurbla', scientificName: 'Turdus merula', commonName: 'Eurasian Blackbird', category: 'bird', own: false });
+    const searched = await api.get(`/admin/models/${m.id}/labels?search=ROBIN&limit=10`, hubAdmin);
+    assert.deepEqual(searched.body.labels.map((l: any) => l.speciesCode), ['eurrob1']);
+    assert.equal(searched.body.total, 1);
+    assert.deepEqual((await api.get(`/admin/models/${m.id}/labels?own=true`, hubAdmin)).body, { labels: [], total: 0 });
+
+    // A mislabelled output: its later detections take the species it is mapped into; earlier ones keep theirs.
+    const remapped = await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'WINWRE4' }, hubAdmin);
+    assert.equal(remapped.status, 200, remapped.text);
+    assert.deepEqual(remapped.body, { index: 1, label: 'Turdus merula_Eurasian Blackbird', speciesCode: 'winwre4', scientificName: 'Troglodytes troglodytes', commonName: 'Eurasian Wren', category: 'bird', own: false });
+    const audited = await hub.infra.db.one<{ details: any }>(`SELECT details FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id]);
+    assert.deepEqual(audited.details, { labelIndex: 1, label: 'Turdus merula_Eurasian Blackbird', from: 'eurbla', to: 'winwre4' });
+    assert.deepEqual(await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 42)), [{ species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' }]);
+    assert.equal((await hub.infra.db.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length, 1);
+
+    assertError(await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'nosuch9' }, hubAdmin), 400, 'UNKNOWN_SPECIES');
+    assertError(await api.put(`/admin/models/${m.id}/labels/5`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
+    assertError(await api.put(`/admin/models/${m.id}/labels/-1`, { speciesCode: 'eurbla' }, hubAdmin), 400, 'VALIDATION_FAILED');
+    assertError(await api.put(`/admin/models/nosuch/labels/1`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
+    assertError(await api.get(`/admin/models/${m.id}/labels`, owner4), 403, 'FORBIDDEN');
+    // Mapping an output where it already maps changes nothing and writes no audit row.
+    assert.equal((await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'winwre4' }, hubAdmin)).status, 200);
+    assert.equal((await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id])).length, 1);
+  });
+
+  test('a model without a mapping (uploaded before the species table) is mapped when it loads or is listed', async () => {
+    const owner5 = await f.user();
+    const team5 = await f.team(owner5);
+    const sat5 = await makeSatellite(hub, team5, owner5);
+    const m = (await upload(hubAdmin, { name: 'Older upload', model: MODEL, labels: LABELS })).body;
+    await hub.infra.db.query('DELETE FROM model_labels WHERE model_id = $1', [m.id]);
+    assert.equal((await api.put(`/settings/tenant?tenantId=${team5.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner5)).status, 200);
+    const chunkId = await chunkFor(team5, sat5.id, [SPECIES_LABELS[2]], 51);
     await jobOf(chunkId, 'completed');
-    const rows = await hub.infra.db.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
-    assert.deepEqual(rows, [{ species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' }]);
+    assert.deepEqual((await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM detections WHERE chunk_id = $1', [chunkId])).map((r) => r.species_code), ['comcha']);
     const mapped = await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index', [m.id]);
-    assert.deepEqual(mapped.map((r) => r.species_code), ['comcuc', 'winwre4', 'comcha', 'gretit1', 'eurrob1']);
+    assert.deepEqual(mapped.map((r) => r.species_code), ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1']);
+
+    await hub.infra.db.query(`DELETE FROM model_labels WHERE model_id = 'builtin'`);
+    const builtin = await api.get('/admin/models/builtin/labels', hubAdmin);
+    assert.equal(builtin.status, 200, builtin.text);
+    assert.deepEqual(builtin.body.labels.map((l: any) => l.speciesCode), ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1']);
   });
 
   test("the team's sensitivity and minimum confidence reach the worker", async () => {

@@ -60,17 +60,10 @@ export interface ModelStore {
 }
 
 export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; storage: Pick<ObjectStorage, 'get'>; labelSpecies: LabelSpeciesReader; threads?: number }): ModelStore {
-  const sessions = new Map<string, Promise<{ model: Model; species: LabelSpecies[] }>>();
-
-  async function open(row: ModelRow) {
-    const model = await load(row);
-    try {
-      return { model, species: await deps.labelSpecies(row.id, model.labels) };
-    } catch (err) {
-      await model.close().catch(() => {});
-      throw err;
-    }
-  }
+  const sessions = new Map<string, Promise<Model>>();
+  // The species of each model's outputs, read again when its labels_version moved (a remapped
+  // label), so every worker process follows a remap on its next job.
+  const mapped = new Map<string, { version: number; species: Promise<LabelSpecies[]> }>();
 
   async function load(row: ModelRow): Promise<Model> {
     if (row.id === BUILTIN_MODEL_ID) return loadBuiltinModel({ threads: deps.threads ?? 1 });
@@ -87,25 +80,37 @@ export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; stor
       if (!row) throw new ModelError('no model is available: the hub has no default model');
       let session = sessions.get(row.id);
       if (!session) {
-        session = open(row);
-        sessions.set(row.id, session);
-        session.catch(() => {
-          if (sessions.get(row.id) === session) sessions.delete(row.id);
+        const made = load(row);
+        sessions.set(row.id, made);
+        made.catch(() => {
+          if (sessions.get(row.id) === made) sessions.delete(row.id);
         });
+        session = made;
       }
-      const { model, species } = await session;
-      return { id: row.id, classifier: model, species };
+      const model = await session;
+      let labels = mapped.get(row.id);
+      if (!labels || labels.version !== row.labelsVersion) {
+        const made = { version: row.labelsVersion, species: deps.labelSpecies(row.id, model.labels) };
+        mapped.set(row.id, made);
+        made.species.catch(() => {
+          if (mapped.get(row.id) === made) mapped.delete(row.id);
+        });
+        labels = made;
+      }
+      return { id: row.id, classifier: model, species: await labels.species };
     },
     cached: () => [...sessions.keys()],
     async evict(id) {
       const s = sessions.get(id);
       sessions.delete(id);
-      await s?.then((m) => m.model.close()).catch(() => {});
+      mapped.delete(id);
+      await s?.then((m) => m.close()).catch(() => {});
     },
     async close() {
       const all = [...sessions.values()];
       sessions.clear();
-      await Promise.allSettled(all.map((s) => s.then((m) => m.model.close())));
+      mapped.clear();
+      await Promise.allSettled(all.map((s) => s.then((m) => m.close())));
     },
   };
 }

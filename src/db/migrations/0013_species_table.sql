@@ -33,3 +33,6 @@ CREATE TABLE model_labels (
   PRIMARY KEY (model_id, output_index)
 );
 CREATE INDEX model_labels_species_idx ON model_labels (species_code);
+
+-- Moves with every change to a model's label mapping, so each worker process re-reads it on its next job.
+ALTER TABLE inference_models ADD COLUMN labels_version integer NOT NULL DEFAULT 0;

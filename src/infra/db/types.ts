@@ -38,3 +38,6 @@ export function withHelpers(kind: Db['kind'], query: QueryFn, exec: Db['exec'], 
   };
   return db;
 }
+
+/** An ILIKE/LIKE pattern matching `text` anywhere, its wildcards (`%`, `_`) and backslashes taken literally. */
+export const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { containsPattern, type Db } from '../../infra/db/index.ts';
 import { findSetting } from '../settings/registry.ts';
 
 /** One detection as the API shows it (spec hub-http-api §2 "Detection"). */
@@ -127,8 +127,6 @@ const COLUMNS = [
   'detected_at', 'start_ms', 'end_ms', 'model_id', 'is_first_of_season', 'is_first_of_day', 'is_rare', 'rare_reason', 'created_at',
 ] as const;
 
-/** Escapes LIKE wildcards so a search is literal text. */
-const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export function createDetectionsRepo(db: Db) {
   return {
@@ -242,7 +240,7 @@ function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: 
   if (f.satelliteId) where.push(`d.satellite_id = ${p.add(f.satelliteId)}`);
   if (f.species) where.push(`lower(d.species_code) = lower(${p.add(f.species)})`);
   if (f.speciesSearch) {
-    const q = p.add(`%${likeLiteral(f.speciesSearch)}%`);
+    const q = p.add(containsPattern(f.speciesSearch));
     where.push(`(d.common_name ILIKE ${q} OR d.scientific_name ILIKE ${q})`);
   }
   if (f.minConfidence !== undefined) where.push(`d.confidence >= ${p.add(f.minConfidence)}`);

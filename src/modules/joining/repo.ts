@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { containsPattern, type Db } from '../../infra/db/index.ts';
 
 export interface TeamCard {
   id: string;
@@ -53,7 +53,7 @@ export function createJoiningRepo(db: Db) {
         `SELECT * FROM (SELECT ${CARD} FROM tenants t WHERE ${NOT_BLOCKED}) c
          WHERE c.policy IN ('listed', 'open') AND ($2::text IS NULL OR c.name ILIKE $2 OR c.description ILIKE $2)
          ORDER BY c.name, c.id LIMIT 200`,
-        [userId, search === null ? null : `%${search.replace(/[\\%_]/g, (ch) => '\\' + ch)}%`],
+        [userId, search === null ? null : containsPattern(search)],
       ),
 
     /** One team's card unless the caller is blocked there. */

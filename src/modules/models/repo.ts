@@ -17,11 +17,13 @@ export interface ModelRow {
   uploadedBy: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Moves with every change to the label mapping (model_labels). */
+  labelsVersion: number;
 }
 
 const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
   model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
-  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion"`;
 
 export function createModelsRepo(db: Db) {
   return {
@@ -39,12 +41,15 @@ export function createModelsRepo(db: Db) {
         [picked ?? ''],
       ),
 
-    insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt'>) =>
+    insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
       tx.query(
         `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at)
          VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12)`,
         [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt],
       ),
+
+    /** A label was remapped: the row's edit time and its mapping version move. */
+    labelsChanged: (tx: Db, id: string, at: Date) => tx.query('UPDATE inference_models SET labels_version = labels_version + 1, updated_at = $2 WHERE id = $1', [id, at]),
 
     update: (tx: Db, id: string, patch: { name?: string; description?: string | null; enabled?: boolean; version?: string | null }, at: Date) =>
       tx.query(

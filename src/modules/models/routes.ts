@@ -2,10 +2,20 @@ import { Type } from 'typebox';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
+import { DEFAULT_LIMIT, Paging } from '../../core/schemas.ts';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, payloadTooLarge, type ModelsService, type ModelUpload } from './service.ts';
 
 const ModelId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+const LabelView = Type.Object({
+  index: Type.Integer(),
+  label: Type.String(),
+  speciesCode: Type.String(),
+  scientificName: Type.String(),
+  commonName: Type.String(),
+  category: Type.String(),
+  own: Type.Boolean(),
+});
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
 /** Reads the upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
@@ -136,6 +146,38 @@ export function modelsRoutes(models: ModelsService) {
       handler: async ({ actor, params }) => {
         await models.remove(actor, params.id);
       },
+    }),
+
+    defineRoute({
+      method: 'GET',
+      url: '/admin/models/:id/labels',
+      action: 'admin.models.labels',
+      access: access.hubAdmin,
+      audit: [],
+      summary: "The model's outputs in order and the species each maps into (search in label, code and names; own=true: only species the catalog does not know)",
+      tags: ['admin', 'models'],
+      schema: {
+        params: ModelId,
+        querystring: Type.Object({ search: Type.Optional(Text(100)), own: Type.Optional(Type.Boolean()), ...Paging }, { additionalProperties: false }),
+        response: { 200: Type.Object({ labels: Type.Array(LabelView), total: Type.Integer() }) },
+      },
+      handler: ({ params, query }) => models.labels(params.id, { search: query.search, own: query.own, limit: query.limit ?? DEFAULT_LIMIT, offset: query.offset ?? 0 }),
+    }),
+
+    defineRoute({
+      method: 'PUT',
+      url: '/admin/models/:id/labels/:index',
+      action: 'admin.models.labels.remap',
+      access: access.hubAdmin,
+      audit: ['admin.birdnet_model_updated'],
+      summary: 'Map one output into another species of the species table; later detections of that output take its code and names',
+      tags: ['admin', 'models'],
+      schema: {
+        params: Type.Object({ id: ModelId.properties.id, index: Type.Integer({ minimum: 0, maximum: 1_000_000 }) }),
+        body: Type.Object({ speciesCode: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+        response: { 200: LabelView },
+      },
+      handler: ({ actor, params, body }) => models.remapLabel(actor, params.id, params.index, body.speciesCode),
     }),
   ];
 }

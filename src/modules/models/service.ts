@@ -8,6 +8,7 @@
  * (`unknownLabels`); their detections keep the label's names (docs/model.md).
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
@@ -15,10 +16,11 @@ import type { AuditWriter } from '../../core/audit.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
-import { Model, ModelError, parseLabels } from '../../inference/model.ts';
+import { BUILTIN_LABELS_PATH, Model, ModelError, parseLabels } from '../../inference/model.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel } from '../../inference/model-store.ts';
 import { speciesCatalog } from '../../inference/species-catalog.ts';
 import { mapModelLabels } from '../species/catalog-sync.ts';
+import { createSpeciesRepo, type LabelRow } from '../species/repo.ts';
 import type { ModelRow, ModelsRepo } from './repo.ts';
 
 /** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
@@ -55,8 +57,28 @@ export function presentModel(m: ModelRow) {
   };
 }
 
+/** One output of a model as the admin API shows it; `own`: a species only this model's labels brought. */
+export const presentLabel = (l: LabelRow) => ({
+  index: l.index,
+  label: l.label,
+  speciesCode: l.speciesCode,
+  scientificName: l.scientificName,
+  commonName: l.commonName,
+  category: l.category,
+  own: l.source === 'model',
+});
+
 export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWriter; storage: ObjectStorage; repo: ModelsRepo }) {
   const { db, clock, audit, storage, repo } = deps;
+  const species = createSpeciesRepo(db);
+
+  /** Maps a model whose labels are not in the species table yet (built-in on a fresh hub, or uploaded before it). */
+  async function ensureMapped(m: ModelRow): Promise<void> {
+    if ((await species.mappedCount(m.id)) >= m.labelCount) return;
+    const text = m.id === BUILTIN_MODEL_ID ? await fs.readFile(BUILTIN_LABELS_PATH, 'utf8') : (await storage.get(m.labelsKey ?? ''))?.toString('utf8');
+    if (text === undefined) throw conflict(`The labels file of model ${m.id} is not in storage`, 'MODEL_FILES_MISSING');
+    await db.tx((tx) => mapModelLabels(tx, speciesCatalog(), m.id, parseLabels(text), clock.now()));
+  }
 
   async function require(id: string, tx: Db = db): Promise<ModelRow> {
     const m = await repo.find(id, tx);
@@ -138,6 +160,36 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
         await audit.write(tx, actor, { action: 'admin.birdnet_model_set_default', targetType: 'model', targetId: id, details: { previous } });
       });
       return presentModel(await require(id));
+    },
+
+    /** GET /admin/models/:id/labels: the model's outputs in order and the species each maps into. */
+    async labels(id: string, q: { search?: string; own?: boolean; limit: number; offset: number }) {
+      await ensureMapped(await require(id));
+      const page = await species.labelsPage(id, q);
+      return { labels: page.rows.map(presentLabel), total: page.total };
+    },
+
+    /**
+     * PUT /admin/models/:id/labels/:index: maps one output into another species of the table (a
+     * mislabelled class, or a model's own species that the catalog has after all). Detections
+     * stored earlier keep their species; workers follow on their next job (the model's labels_version moves).
+     */
+    async remapLabel(actor: Actor, id: string, index: number, speciesCode: string) {
+      await ensureMapped(await require(id));
+      return db.tx(async (tx) => {
+        const label = await species.label(tx, id, index);
+        if (!label) throw notFound('No such label: the model has fewer outputs');
+        const target = await createSpeciesRepo(tx).find(speciesCode);
+        if (!target) throw badRequest(`No species ${JSON.stringify(speciesCode)} in the species table`, 'UNKNOWN_SPECIES');
+        if (target.code === label.speciesCode) return presentLabel(label);
+        await species.setLabelSpecies(tx, id, index, target.code);
+        await repo.labelsChanged(tx, id, clock.now());
+        await audit.write(tx, actor, {
+          action: 'admin.birdnet_model_updated', targetType: 'model', targetId: id,
+          details: { labelIndex: index, label: label.label, from: label.speciesCode, to: target.code },
+        });
+        return presentLabel((await species.label(tx, id, index))!);
+      });
     },
 
     async remove(actor: Actor, id: string) {

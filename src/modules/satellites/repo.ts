@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { containsPattern, type Db } from '../../infra/db/index.ts';
 import type { DeviceFacts } from '../../core/permissions.ts';
 
 export interface SatelliteRef {
@@ -104,7 +104,7 @@ export function createSatellitesRepo(db: Db) {
       };
       if (f.tenantIds) add('s.tenant_id = ANY(?::uuid[])', f.tenantIds);
       if (!f.includeArchived) where.push('NOT s.archived');
-      if (f.search) add('s.name ILIKE ?', `%${f.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+      if (f.search) add('s.name ILIKE ?', containsPattern(f.search));
       if (f.registeredBy) add('s.registered_by = ?', f.registeredBy);
       if (f.stream) add('s.stream = ?', f.stream);
       if (f.state) add('s.state = ?', f.state);

@@ -38,6 +38,6 @@ export function createLabelSpecies(db: Db, catalog: () => SpeciesCatalog, clock:
       await db.tx((tx) => mapModelLabels(tx, catalog(), modelId, labels, clock.now()));
       rows = await repo.labelsOf(modelId);
     }
-    return rows.map((r) => ({ speciesCode: r.code, scientificName: r.scientificName, commonName: r.commonName, category: r.category, known: r.source === 'catalog' }));
+    return rows.map((r) => ({ speciesCode: r.speciesCode, scientificName: r.scientificName, commonName: r.commonName, category: r.category, known: r.source === 'catalog' }));
   };
 }

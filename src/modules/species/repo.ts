@@ -1,7 +1,7 @@
 /**
  * The species table (migration 0013) and each model's labels mapped into it.
  */
-import type { Db } from '../../infra/db/index.ts';
+import { containsPattern, type Db } from '../../infra/db/index.ts';
 import type { LabelSpecies } from '../../inference/model-store.ts';
 import type { SpeciesCategory } from '../../inference/species-catalog.ts';
 
@@ -28,6 +28,19 @@ export interface MappedLabel {
 }
 
 const ROW = `code, scientific_name AS "scientificName", common_name AS "commonName", category, source`;
+
+/** One output of a model and the species it maps into. */
+export interface LabelRow {
+  index: number;
+  label: string;
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: SpeciesCategory;
+  source: SpeciesRow['source'];
+}
+
+const LABEL_ROW = `l.output_index AS index, l.label, s.code AS "speciesCode", s.scientific_name AS "scientificName", s.common_name AS "commonName", s.category, s.source`;
 
 export function createSpeciesRepo(db: Db) {
   return {
@@ -68,11 +81,32 @@ export function createSpeciesRepo(db: Db) {
 
     /** A model's labels in output order, with their species; empty when the model is not mapped yet. */
     labelsOf: (modelId: string) =>
-      db.query<{ index: number; label: string } & SpeciesRow>(
-        `SELECT l.output_index AS index, l.label, s.code, s.scientific_name AS "scientificName", s.common_name AS "commonName", s.category, s.source
-         FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 ORDER BY l.output_index`,
-        [modelId],
-      ),
+      db.query<LabelRow>(`SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 ORDER BY l.output_index`, [modelId]),
+
+    /** A page of a model's mapped labels: `search` in the label, code or names; `own` only its own species. */
+    async labelsPage(modelId: string, q: { search?: string; own?: boolean; limit: number; offset: number }) {
+      const params: unknown[] = [modelId];
+      const where = ['l.model_id = $1'];
+      if (q.search) {
+        params.push(containsPattern(q.search));
+        where.push(`(l.label ILIKE $${params.length} OR s.code ILIKE $${params.length} OR s.common_name ILIKE $${params.length} OR s.scientific_name ILIKE $${params.length})`);
+      }
+      if (q.own) where.push(`s.source = 'model'`);
+      const from = `FROM model_labels l JOIN species s ON s.code = l.species_code WHERE ${where.join(' AND ')}`;
+      const [rows, total] = await Promise.all([
+        db.query<LabelRow>(`SELECT ${LABEL_ROW} ${from} ORDER BY l.output_index LIMIT ${q.limit} OFFSET ${q.offset}`, params),
+        db.one<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params),
+      ]);
+      return { rows, total: total.n };
+    },
+
+    mappedCount: async (modelId: string) => (await db.one<{ n: number }>('SELECT count(*)::int AS n FROM model_labels WHERE model_id = $1', [modelId])).n,
+
+    label: (tx: Db, modelId: string, index: number) =>
+      tx.maybeOne<LabelRow>(`SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 AND l.output_index = $2`, [modelId, index]),
+
+    setLabelSpecies: (tx: Db, modelId: string, index: number, code: string) =>
+      tx.query('UPDATE model_labels SET species_code = $3 WHERE model_id = $1 AND output_index = $2', [modelId, index, code]),
 
     /**
      * Maps a model's labels (all of them, in output order): species the catalog does not know are

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { containsPattern, type Db } from '../../infra/db/index.ts';
 import type { Role } from '../../core/actor.ts';
 
 export interface UserRow {
@@ -111,7 +111,7 @@ export function createUsersRepo(db: Db) {
       const where: string[] = [];
       const params: unknown[] = [];
       if (f.search) {
-        params.push(`%${f.search.replace(/[\\%_]/g, (c) => '\\' + c)}%`);
+        params.push(containsPattern(f.search));
         where.push(`(email ILIKE $${params.length} OR name ILIKE $${params.length})`);
       }
       if (f.status) {
