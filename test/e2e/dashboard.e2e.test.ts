@@ -614,6 +614,54 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await actx.close();
   });
 
+  test('a hub admin uploads a model and corrects its label mapping', async () => {
+    const actx = await browser.newContext({ baseURL: hub.url });
+    const a = await actx.newPage();
+    await a.goto('/sign-in');
+    await a.getByLabel('Email').fill(hubAdmin.email);
+    await a.getByLabel('Password').fill(hubAdmin.password);
+    await a.getByRole('button', { name: 'Sign in' }).click();
+    await a.getByTestId('nav-admin').click();
+    await a.getByRole('heading', { name: 'Classifier models' }).waitFor();
+    await a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Built-in demonstration model/ }).waitFor();
+
+    // The built-in graph with its first label renamed to a species the catalog does not know.
+    const labels = fs.readFileSync(path.join(root, 'models', 'builtin', 'labels.txt'), 'utf8').split('\n');
+    labels[0] = 'Foous barus_Foo Bird';
+    const form = a.getByRole('form', { name: 'Upload a model' });
+    await form.getByLabel('Name').fill('Field model');
+    await form.getByLabel('ONNX file').setInputFiles({ name: 'field.onnx', mimeType: 'application/octet-stream', buffer: fs.readFileSync(path.join(root, 'models', 'builtin', 'model.onnx')) });
+    await form.getByLabel('Labels file').setInputFiles({ name: 'labels.txt', mimeType: 'text/plain', buffer: Buffer.from(labels.join('\n')) });
+    await form.getByRole('button', { name: 'Upload' }).click();
+    await form.getByRole('status').filter({ hasText: "Field model uploaded. Labels not in the catalog, now the model's own species: 1." }).waitFor();
+
+    const row = a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Field model/ });
+    await row.getByText('1 not in the catalog').waitFor();
+    await row.getByRole('button', { name: 'Labels' }).click();
+    const mapping = a.getByRole('region', { name: 'Labels of Field model' });
+    await mapping.getByText('1–5 of 5').waitFor();
+    await mapping.getByLabel('Only species the catalog does not know').check();
+    await mapping.getByText('1–1 of 1').waitFor();
+    await mapping.getByRole('row', { name: /Foo Bird/ }).getByText("model's own").waitFor();
+    await mapping.getByLabel('Only species the catalog does not know').uncheck();
+    await mapping.getByLabel('Search labels').fill('robin');
+    await mapping.getByText('1–1 of 1').waitFor();
+
+    // A wrong code is refused on its row; the right one maps the output.
+    const robin = mapping.getByLabel('Species code for Erithacus rubecula_European Robin');
+    await robin.fill('nosuch9');
+    await mapping.getByRole('button', { name: 'Save' }).click();
+    await mapping.getByRole('alert').filter({ hasText: 'No species "nosuch9"' }).waitFor();
+    await robin.fill('winwre4');
+    await mapping.getByRole('button', { name: 'Save' }).click();
+    await mapping.getByRole('row', { name: /Eurasian Wren/ }).waitFor();
+    const model = (await api.get('/admin/models', hubAdmin)).body.models.find((m: { name: string }) => m.name === 'Field model');
+    const listed = await api.get(`/admin/models/${model.id}/labels?search=robin`, hubAdmin);
+    assert.deepEqual(listed.body.labels.map((l: { speciesCode: string }) => l.speciesCode), ['winwre4']);
+    await shot(a, '14-models');
+    await actx.close();
+  });
+
   test('every control on the main pages has an accessible name', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const det = (await api.get(`/detections?tenantId=${team.id}`, owner)).body.detections[0];

@@ -44,3 +44,16 @@ export function messageOf(err: unknown): string | null {
   if (err instanceof ApiError) return err.message;
   return err instanceof Error ? err.message : String(err);
 }
+
+/** POSTs a multipart form (a file upload) and returns the body as T, or throws the hub's error. */
+export async function upload<T>(path: string, form: FormData): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, { method: 'POST', body: form, credentials: 'same-origin' });
+  } catch {
+    throw new ApiError(0, 'NETWORK', tActive('error.network'));
+  }
+  const body: unknown = await response.json().catch(() => null);
+  if (!response.ok) throw toError(response.status, body);
+  return body as T;
+}

@@ -194,3 +194,32 @@ export interface DeletionPreview {
 
 export const ROLE_RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 export const atLeast = (role: Role | undefined, min: Role) => role !== undefined && ROLE_RANK[role] >= ROLE_RANK[min];
+
+/** GET /api/admin/models (src/modules/models/service.ts presentModel). */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  version: string | null;
+  description: string | null;
+  enabled: boolean;
+  isDefault: boolean;
+  builtin: boolean;
+  labelCount: number;
+  unknownLabelCount: number;
+  unknownLabels: string[];
+  modelBytes: number;
+  sha256: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One output of a model and the species it maps into (GET /api/admin/models/:id/labels). */
+export interface ModelLabel {
+  index: number;
+  label: string;
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: string;
+  own: boolean;
+}

@@ -1,4 +1,4 @@
-/** Hub admins only: people (search, block) and the audit log. */
+/** Hub admins only: people (search, block), hub settings, classifier models and the audit log. */
 import { useState } from 'react';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
@@ -8,6 +8,7 @@ import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
+import { ModelsAdmin } from '../components/ModelsAdmin';
 
 export default function Admin() {
   const t = useT();
@@ -91,6 +92,9 @@ export default function Admin() {
 
       <h2>{t('settings.hub')}</h2>
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />
+
+      <h2>{t('models.title')}</h2>
+      <ModelsAdmin />
 
       <h2>{t('admin.audit')}</h2>
       <AuditLog label={t('admin.audit')} />
