@@ -57,6 +57,16 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   let detectionChunk = '';
   const totp = () => generate({ secret: totpSecret, epoch: Math.floor(hub.clock.now().getTime() / 1000) });
   const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  /** A fresh browser context signed in with `u`'s password. */
+  const signedIn = async (u: TestUser) => {
+    const ctx = await browser.newContext({ baseURL: hub.url });
+    const page = await ctx.newPage();
+    await page.goto('/sign-in');
+    await page.getByLabel('Email').fill(u.email);
+    await page.getByLabel('Password').fill(u.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    return { ctx, page };
+  };
 
   before(async () => {
     // The hub serves web/dist: build it when missing or stale (CI builds it up front).
@@ -500,12 +510,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(policy.status, 200, policy.text);
     const hopeful = await f.user({ name: 'Hal Hopeful' });
     // The newcomer finds the team in the directory and asks to join, with a message.
-    const hctx = await browser.newContext({ baseURL: hub.url });
-    const h = await hctx.newPage();
-    await h.goto('/sign-in');
-    await h.getByLabel('Email').fill(hopeful.email);
-    await h.getByLabel('Password').fill(hopeful.password);
-    await h.getByRole('button', { name: 'Sign in' }).click();
+    const { ctx: hctx, page: h } = await signedIn(hopeful);
     await h.getByRole('link', { name: 'Find a team' }).click();
     await h.getByLabel('Search teams').fill('Garden');
     const card = h.getByTestId('team-card').filter({ hasText: 'Garden Birds' });
@@ -573,12 +578,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   });
 
   test('a viewer sees no admin controls; a hub admin does', async () => {
-    const ctx = await browser.newContext({ baseURL: hub.url });
-    const p = await ctx.newPage();
-    await p.goto('/sign-in');
-    await p.getByLabel('Email').fill(viewer.email);
-    await p.getByLabel('Password').fill(viewer.password);
-    await p.getByRole('button', { name: 'Sign in' }).click();
+    const { ctx, page: p } = await signedIn(viewer);
     await p.getByTestId('detection').first().waitFor();
     assert.equal(await p.getByRole('button', { name: 'Confirm' }).count(), 0, 'no verify buttons');
     assert.equal(await p.getByRole('link', { name: 'Admin' }).count(), 0, 'no admin link');
@@ -595,12 +595,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(p, '12-viewer');
     await ctx.close();
 
-    const actx = await browser.newContext({ baseURL: hub.url });
-    const a = await actx.newPage();
-    await a.goto('/sign-in');
-    await a.getByLabel('Email').fill(hubAdmin.email);
-    await a.getByLabel('Password').fill(hubAdmin.password);
-    await a.getByRole('button', { name: 'Sign in' }).click();
+    const { ctx: actx, page: a } = await signedIn(hubAdmin);
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Audit log' }).waitFor();
     await a.getByText(owner.email).first().waitFor();
@@ -615,12 +610,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   });
 
   test('a hub admin uploads a model and corrects its label mapping', async () => {
-    const actx = await browser.newContext({ baseURL: hub.url });
-    const a = await actx.newPage();
-    await a.goto('/sign-in');
-    await a.getByLabel('Email').fill(hubAdmin.email);
-    await a.getByLabel('Password').fill(hubAdmin.password);
-    await a.getByRole('button', { name: 'Sign in' }).click();
+    const { ctx: actx, page: a } = await signedIn(hubAdmin);
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Classifier models' }).waitFor();
     await a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Built-in demonstration model/ }).waitFor();

@@ -14,7 +14,8 @@ CREATE TABLE species (
   catalog_index integer,
   updated_at timestamptz NOT NULL
 );
-CREATE INDEX species_lower_scientific_name_idx ON species (lower(scientific_name));
+-- Codes are looked up as typed (translate, remapping a label): case-insensitively.
+CREATE INDEX species_lower_code_idx ON species (lower(code));
 
 CREATE TABLE species_catalog_version (
   singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Open, Nullable } from '../../core/schemas.ts';
 import { MembershipView } from '../teams/schemas.ts';
+import { UserFields } from '../users/schemas.ts';
 
 /**
  * GET /auth/me as users.me returns it: the response schema documents it for the dashboard's
@@ -8,15 +9,7 @@ import { MembershipView } from '../teams/schemas.ts';
  * still reaches the client; the credential members of a key are unknown-typed (null or absent).
  */
 
-export const MeUser = Open({
-  id: Type.String(),
-  email: Type.String(),
-  name: Type.String(),
-  isAdmin: Type.Boolean(),
-  status: Type.String(),
-  createdAt: Type.String(),
-  lastLoginAt: Nullable(Type.String()),
-});
+export const MeUser = Open(UserFields);
 
 export const MeCredential = Open({
   kind: Type.String(),

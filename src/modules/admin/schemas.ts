@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
-import { Open, Nullable } from '../../core/schemas.ts';
+import { Open } from '../../core/schemas.ts';
 import { MembershipView } from '../teams/schemas.ts';
+import { AdminUserFields, UserFields } from '../users/schemas.ts';
 
 /**
  * GET /admin/users as users.adminList returns it (presentAdminUser in users/schemas.ts): the
@@ -8,18 +9,6 @@ import { MembershipView } from '../teams/schemas.ts';
  * open (additionalProperties) so a field added to the service still reaches the client.
  */
 
-export const AdminUserRow = Open({
-  id: Type.String(),
-  email: Type.String(),
-  name: Type.String(),
-  isAdmin: Type.Boolean(),
-  status: Type.String(),
-  createdAt: Type.String(),
-  lastLoginAt: Nullable(Type.String()),
-  lastLoginIp: Nullable(Type.String()),
-  failedLoginAttempts: Type.Integer(),
-  lockedUntil: Nullable(Type.String()),
-  tenants: Type.Array(MembershipView),
-});
+export const AdminUserRow = Open({ ...UserFields, ...AdminUserFields, tenants: Type.Array(MembershipView) });
 
 export const AdminUserList = Open({ users: Type.Array(AdminUserRow), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });

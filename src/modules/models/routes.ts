@@ -2,11 +2,29 @@ import { Type } from 'typebox';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { DEFAULT_LIMIT, Paging } from '../../core/schemas.ts';
+import { DEFAULT_LIMIT, Nullable, Open, Paging } from '../../core/schemas.ts';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, payloadTooLarge, type ModelsService, type ModelUpload } from './service.ts';
 
 const ModelId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
+/** A model as the admin routes answer it (presentModel in service.ts); open, so an added field still reaches the client. */
+const ModelView = Open({
+  id: Type.String(),
+  name: Type.String(),
+  version: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  enabled: Type.Boolean(),
+  isDefault: Type.Boolean(),
+  builtin: Type.Boolean(),
+  labelCount: Type.Integer(),
+  unknownLabelCount: Type.Integer(),
+  unknownLabels: Type.Array(Type.String()),
+  modelBytes: Type.Number(),
+  sha256: Nullable(Type.String()),
+  uploadedBy: Nullable(Type.String()),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
 const LabelView = Type.Object({
   index: Type.Integer(),
   label: Type.String(),
@@ -79,7 +97,7 @@ export function modelsRoutes(models: ModelsService) {
       audit: [],
       summary: 'Every classifier model, the default first',
       tags: ['admin', 'models'],
-      schema: {},
+      schema: { response: { 200: Type.Object({ models: Type.Array(ModelView) }) } },
       handler: () => models.list(),
     }),
 
@@ -91,7 +109,7 @@ export function modelsRoutes(models: ModelsService) {
       audit: ['admin.birdnet_model_uploaded'],
       summary: 'Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt)',
       tags: ['admin', 'models'],
-      schema: {},
+      schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {
         const created = await models.upload(actor, await readUpload(req));
         reply.code(201);
@@ -118,6 +136,7 @@ export function modelsRoutes(models: ModelsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: ModelView },
       },
       handler: ({ actor, params, body }) => models.update(actor, params.id, body),
     }),
@@ -130,7 +149,7 @@ export function modelsRoutes(models: ModelsService) {
       audit: ['admin.birdnet_model_set_default'],
       summary: "Make this model the hub default (teams without their own pick use it)",
       tags: ['admin', 'models'],
-      schema: { params: ModelId },
+      schema: { params: ModelId, response: { 200: ModelView } },
       handler: ({ actor, params }) => models.setDefault(actor, params.id),
     }),
 

@@ -19,7 +19,7 @@ import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
 import { BUILTIN_LABELS_PATH, Model, ModelError, parseLabels } from '../../inference/model.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel } from '../../inference/model-store.ts';
 import { speciesCatalog } from '../../inference/species-catalog.ts';
-import { mapModelLabels } from '../species/catalog-sync.ts';
+import { ensureModelMapped, mapModelLabels } from '../species/catalog-sync.ts';
 import { createSpeciesRepo, type LabelRow } from '../species/repo.ts';
 import type { ModelRow, ModelsRepo } from './repo.ts';
 
@@ -72,12 +72,13 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
   const { db, clock, audit, storage, repo } = deps;
   const species = createSpeciesRepo(db);
 
-  /** Maps a model whose labels are not in the species table yet (built-in on a fresh hub, or uploaded before it). */
+  /** Maps a model whose labels are not in the species table yet, from its labels file. */
   async function ensureMapped(m: ModelRow): Promise<void> {
-    if ((await species.mappedCount(m.id)) >= m.labelCount) return;
-    const text = m.id === BUILTIN_MODEL_ID ? await fs.readFile(BUILTIN_LABELS_PATH, 'utf8') : (await storage.get(m.labelsKey ?? ''))?.toString('utf8');
-    if (text === undefined) throw conflict(`The labels file of model ${m.id} is not in storage`, 'MODEL_FILES_MISSING');
-    await db.tx((tx) => mapModelLabels(tx, speciesCatalog(), m.id, parseLabels(text), clock.now()));
+    await ensureModelMapped(db, speciesCatalog(), m.id, m.labelCount, async () => {
+      const text = m.id === BUILTIN_MODEL_ID ? await fs.readFile(BUILTIN_LABELS_PATH, 'utf8') : (await storage.get(m.labelsKey ?? ''))?.toString('utf8');
+      if (text === undefined) throw conflict(`The labels file of model ${m.id} is not in storage`, 'MODEL_FILES_MISSING');
+      return parseLabels(text);
+    }, clock.now());
   }
 
   async function require(id: string, tx: Db = db): Promise<ModelRow> {

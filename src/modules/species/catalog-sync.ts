@@ -26,18 +26,22 @@ export function mapModelLabels(tx: Db, catalog: SpeciesCatalog, modelId: string,
 }
 
 /**
- * What each output of a model means, from the species table: its labels as first mapped
- * (mapping them now when the model has never been mapped, e.g. a model uploaded before the
- * table existed), in output order.
+ * Maps a model's labels unless all `outputs` are mapped already (the first mapping stands): the
+ * built-in model on a fresh hub, or a model uploaded before the species table. `labels` is only
+ * read when the model needs mapping.
  */
+export async function ensureModelMapped(db: Db, catalog: SpeciesCatalog, modelId: string, outputs: number, labels: () => Promise<readonly ModelLabel[]>, now: Date): Promise<void> {
+  if ((await createSpeciesRepo(db).mappedCount(modelId)) >= outputs) return;
+  const list = await labels();
+  await db.tx((tx) => mapModelLabels(tx, catalog, modelId, list, now));
+}
+
+/** What each output of a loaded model means, from the species table, in output order. */
 export function createLabelSpecies(db: Db, catalog: () => SpeciesCatalog, clock: { now(): Date }) {
   const repo = createSpeciesRepo(db);
   return async (modelId: string, labels: readonly ModelLabel[]): Promise<LabelSpecies[]> => {
-    let rows = await repo.labelsOf(modelId);
-    if (rows.length < labels.length) {
-      await db.tx((tx) => mapModelLabels(tx, catalog(), modelId, labels, clock.now()));
-      rows = await repo.labelsOf(modelId);
-    }
+    await ensureModelMapped(db, catalog(), modelId, labels.length, async () => labels, clock.now());
+    const rows = await repo.labelsOf(modelId);
     return rows.map((r) => ({ speciesCode: r.speciesCode, scientificName: r.scientificName, commonName: r.commonName, category: r.category, known: r.source === 'catalog' }));
   };
 }

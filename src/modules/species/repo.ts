@@ -46,9 +46,6 @@ export function createSpeciesRepo(db: Db) {
   return {
     find: (code: string) => db.maybeOne<SpeciesRow>(`SELECT ${ROW} FROM species WHERE lower(code) = lower($1)`, [code]),
 
-    count: async (source?: SpeciesRow['source']) =>
-      (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM species ${source ? 'WHERE source = $1' : ''}`, source ? [source] : [])).n,
-
     /**
      * Writes the catalog when its fingerprint differs from the one last written, in one
      * transaction under a lock (hubs starting together write it once). Returns the rows written.

@@ -1,42 +1,30 @@
 import { Type, type Static } from 'typebox';
+import { Nullable } from '../../core/schemas.ts';
 import type { UserRow, UserTeam } from './repo.ts';
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
 export const Password = Type.String({ minLength: 1, maxLength: 256 });
 export const PersonName = Type.String({ minLength: 1, maxLength: 120 });
 
-export const UserView = Type.Object({
+/** A person as every response shows them: sign-in, registration, /auth/me and the admin list. */
+export const UserFields = {
   id: Type.String(),
   email: Type.String(),
   name: Type.String(),
   isAdmin: Type.Boolean(),
   status: Type.Union([Type.Literal('active'), Type.Literal('blocked')]),
   createdAt: Type.String(),
-  lastLoginAt: Type.Union([Type.String(), Type.Null()]),
-});
+  lastLoginAt: Nullable(Type.String()),
+};
+export const UserView = Type.Object(UserFields);
 export type UserView = Static<typeof UserView>;
 
-export const TeamRef = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  slug: Type.String(),
-  role: Type.String(),
-});
-
-export const AdminUserView = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  name: Type.String(),
-  isAdmin: Type.Boolean(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('blocked')]),
-  createdAt: Type.String(),
-  lastLoginAt: Type.Union([Type.String(), Type.Null()]),
-  lastLoginIp: Type.Union([Type.String(), Type.Null()]),
+/** What the admin user list adds to a person (its teams come beside them). */
+export const AdminUserFields = {
+  lastLoginIp: Nullable(Type.String()),
   failedLoginAttempts: Type.Integer(),
-  lockedUntil: Type.Union([Type.String(), Type.Null()]),
-  tenants: Type.Array(TeamRef),
-});
-export type AdminUserView = Static<typeof AdminUserView>;
+  lockedUntil: Nullable(Type.String()),
+};
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -50,7 +38,7 @@ export const presentUser = (u: Pick<UserRow, 'id' | 'email' | 'name' | 'isAdmin'
   lastLoginAt: iso(u.lastLoginAt),
 });
 
-export const presentAdminUser = (u: UserRow, teams: UserTeam[]): AdminUserView => ({
+export const presentAdminUser = (u: UserRow, teams: UserTeam[]) => ({
   ...presentUser(u),
   lastLoginIp: u.lastLoginIp,
   failedLoginAttempts: u.failedLoginAttempts,

@@ -203,7 +203,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            models: ({
+                                builtin: boolean;
+                                createdAt: string;
+                                description: string | null;
+                                enabled: boolean;
+                                id: string;
+                                isDefault: boolean;
+                                labelCount: number;
+                                modelBytes: number;
+                                name: string;
+                                sha256: string | null;
+                                unknownLabelCount: number;
+                                unknownLabels: string[];
+                                updatedAt: string;
+                                uploadedBy: string | null;
+                                version: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        };
+                    };
                 };
             };
         };
@@ -219,11 +241,31 @@ export interface paths {
             requestBody?: never;
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            builtin: boolean;
+                            createdAt: string;
+                            description: string | null;
+                            enabled: boolean;
+                            id: string;
+                            isDefault: boolean;
+                            labelCount: number;
+                            modelBytes: number;
+                            name: string;
+                            sha256: string | null;
+                            unknownLabelCount: number;
+                            unknownLabels: string[];
+                            updatedAt: string;
+                            uploadedBy: string | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -267,7 +309,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            builtin: boolean;
+                            createdAt: string;
+                            description: string | null;
+                            enabled: boolean;
+                            id: string;
+                            isDefault: boolean;
+                            labelCount: number;
+                            modelBytes: number;
+                            name: string;
+                            sha256: string | null;
+                            unknownLabelCount: number;
+                            unknownLabels: string[];
+                            updatedAt: string;
+                            uploadedBy: string | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -324,7 +386,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            builtin: boolean;
+                            createdAt: string;
+                            description: string | null;
+                            enabled: boolean;
+                            id: string;
+                            isDefault: boolean;
+                            labelCount: number;
+                            modelBytes: number;
+                            name: string;
+                            sha256: string | null;
+                            unknownLabelCount: number;
+                            unknownLabels: string[];
+                            updatedAt: string;
+                            uploadedBy: string | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -484,7 +566,7 @@ export interface paths {
                                 lastLoginIp: string | null;
                                 lockedUntil: string | null;
                                 name: string;
-                                status: string;
+                                status: "active" | "blocked";
                                 tenants: ({
                                     id: string;
                                     name: string;
@@ -1523,7 +1605,7 @@ export interface paths {
                                 isAdmin: boolean;
                                 lastLoginAt: string | null;
                                 name: string;
-                                status: string;
+                                status: "active" | "blocked";
                             } & {
                                 [key: string]: unknown;
                             }) | null;

@@ -1,4 +1,5 @@
-/** Response bodies as the hub sends them (the OpenAPI document describes requests only). */
+/** Response bodies as the hub sends them (hand-written where the route has no response schema yet). */
+import type { paths } from './schema';
 export type Role = 'viewer' | 'member' | 'admin' | 'owner';
 
 export interface User {
@@ -195,31 +196,11 @@ export interface DeletionPreview {
 export const ROLE_RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
 export const atLeast = (role: Role | undefined, min: Role) => role !== undefined && ROLE_RANK[role] >= ROLE_RANK[min];
 
-/** GET /api/admin/models (src/modules/models/service.ts presentModel). */
-export interface ModelInfo {
-  id: string;
-  name: string;
-  version: string | null;
-  description: string | null;
-  enabled: boolean;
-  isDefault: boolean;
-  builtin: boolean;
-  labelCount: number;
-  unknownLabelCount: number;
-  unknownLabels: string[];
-  modelBytes: number;
-  sha256: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** The JSON body of a route's 200 answer, as the generated OpenAPI types describe it (routes with a response schema). */
+type Ok<Op> = Op extends { responses: { 200: { content: { 'application/json': infer B } } } } ? B : never;
+
+/** GET /api/admin/models: one model (presentModel in src/modules/models/service.ts). */
+export type ModelInfo = Ok<paths['/api/admin/models']['get']>['models'][number];
 
 /** One output of a model and the species it maps into (GET /api/admin/models/:id/labels). */
-export interface ModelLabel {
-  index: number;
-  label: string;
-  speciesCode: string;
-  scientificName: string;
-  commonName: string;
-  category: string;
-  own: boolean;
-}
+export type ModelLabel = Ok<paths['/api/admin/models/{id}/labels/{index}']['put']>;
