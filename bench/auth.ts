@@ -31,7 +31,11 @@ export async function run() {
       body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }),
     });
     const auth = { authorization: `Bearer ${login.token}` };
-    const team = await json(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Bench team' }) });
+    const team = await json(`${hub.url}/api/auth/create-tenant`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Bench team' }),
+    });
     const key = await json(`${hub.url}/api/auth/api-keys`, {
       method: 'POST',
       headers: auth,
@@ -46,7 +50,9 @@ export async function run() {
     console.log(`\nauth bench — ${db}, ${CONNECTIONS} connections, ${DURATION}s per route`);
     console.log('route                      req/s     p50 ms  p99 ms  share of health');
     const row = (name: string, m: { rps: number; p50: number; p99: number }) =>
-      console.log(`${name.padEnd(26)} ${m.rps.toFixed(0).padStart(7)}  ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)}  ${((m.rps / health.rps) * 100).toFixed(0)}%`);
+      console.log(
+        `${name.padEnd(26)} ${m.rps.toFixed(0).padStart(7)}  ${String(m.p50).padStart(7)} ${String(m.p99).padStart(7)}  ${((m.rps / health.rps) * 100).toFixed(0)}%`,
+      );
     row('GET /api/health', health);
     row('GET /api/auth/me (JWT)', jwt);
     row('GET /api/auth/me (API key)', apiKey);

@@ -74,10 +74,17 @@ function timedGet(url: string, headers: Record<string, string>): Promise<{ statu
  * HTTP API on this machine adds to carry the same answer (no routing, validation, caller or JSON).
  */
 async function bareServer(body: string): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, ['-e', `
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const body = Buffer.from(process.env.BODY);
     const srv = require('node:http').createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end(body); });
-    srv.listen(0, '127.0.0.1', () => console.log(srv.address().port));`], { env: { ...process.env, BODY: body }, stdio: ['ignore', 'pipe', 'inherit'] });
+    srv.listen(0, '127.0.0.1', () => console.log(srv.address().port));`,
+    ],
+    { env: { ...process.env, BODY: body }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const port = await new Promise<number>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim()))));
   return { url: `http://127.0.0.1:${port}`, stop: () => child.kill() };
 }
@@ -89,7 +96,11 @@ async function json(url: string, init: RequestInit = {}) {
   return JSON.parse(text);
 }
 
-async function seed(db: Db, tenantId: string, species: Array<{ code: string; sci: string; common: string; category: string }>): Promise<void> {
+async function seed(
+  db: Db,
+  tenantId: string,
+  species: Array<{ code: string; sci: string; common: string; category: string }>,
+): Promise<void> {
   const sats = Array.from({ length: SATELLITES }, () => crypto.randomUUID());
   await db.query(
     `INSERT INTO satellites (id, tenant_id, name, created_at, updated_at)
@@ -106,12 +117,23 @@ async function seed(db: Db, tenantId: string, species: Array<{ code: string; sci
        round((0.25 + 0.75 * random())::numeric, 4)::real,
        $7::timestamptz + (g::float8 / $8) * interval '365 days', 0, 3000, 'builtin', false, false, false, now()
      FROM (SELECT g, 1 + floor(${SPECIES} * random() * random())::int AS k FROM generate_series(1, $8::int) AS g) s`,
-    [tenantId, sats, species.map((s) => s.code), species.map((s) => s.sci), species.map((s) => s.common), species.map((s) => s.category), YEAR_START, ROWS],
+    [
+      tenantId,
+      sats,
+      species.map((s) => s.code),
+      species.map((s) => s.sci),
+      species.map((s) => s.common),
+      species.map((s) => s.category),
+      YEAR_START,
+      ROWS,
+    ],
   );
   // What autovacuum does to a year of rows: statistics, and pages marked visible (index-only counts).
   await db.query('VACUUM (ANALYZE) detections');
   await db.query('ANALYZE satellites');
-  console.log(`seeded ${ROWS.toLocaleString('en')} detections (${SATELLITES} satellites, ${SPECIES} species, one year) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `seeded ${ROWS.toLocaleString('en')} detections (${SATELLITES} satellites, ${SPECIES} species, one year) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
 }
 
 export async function run(): Promise<void> {
@@ -127,11 +149,21 @@ export async function run(): Promise<void> {
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
-    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, { method: 'POST', body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }) });
+    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
+      method: 'POST',
+      body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }),
+    });
     const auth = { authorization: `Bearer ${login.token}` };
-    const team = await json(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Bench team' }) });
+    const team = await json(`${hub.url}/api/auth/create-tenant`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Bench team' }),
+    });
     const catalog = speciesCatalog();
-    const species = catalog.all().filter((s) => s.category === 'bird').slice(0, SPECIES)
+    const species = catalog
+      .all()
+      .filter((s) => s.category === 'bird')
+      .slice(0, SPECIES)
       .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
     await seed(db, team.id, species);
 
@@ -140,7 +172,13 @@ export async function run(): Promise<void> {
     const searched = species[40].common.split(' ').pop()!.toLowerCase();
     const week = [new Date('2025-06-02T00:00:00Z'), new Date('2025-06-09T00:00:00Z')];
     const base: DetectionListFilter = {
-      tenantIds: [team.id], includeTentative: false, sortBy: 'date', sortDir: 'desc', limit: 50, offset: 0, withCount: true,
+      tenantIds: [team.id],
+      includeTentative: false,
+      sortBy: 'date',
+      sortDir: 'desc',
+      limit: 50,
+      offset: 0,
+      withCount: true,
       // The categories the team shows (the default), as the API reads them for every list.
       categories: defaultVisibility(),
     };
@@ -149,14 +187,20 @@ export async function run(): Promise<void> {
       { name: `species=${common.code}`, query: { species: common.code }, filter: { species: common.code } },
       { name: `speciesSearch=${searched}`, query: { speciesSearch: searched }, filter: { speciesSearch: searched } },
       { name: 'minConfidence=0.9', query: { minConfidence: '0.9' }, filter: { minConfidence: 0.9 } },
-      { name: 'one-week window', query: { start: week[0].toISOString(), end: week[1].toISOString() }, filter: { start: week[0], end: week[1] } },
+      {
+        name: 'one-week window',
+        query: { start: week[0].toISOString(), end: week[1].toISOString() },
+        filter: { start: week[0], end: week[1] },
+      },
       { name: 'offset=100000', query: { offset: '100000' }, filter: { offset: 100_000 } },
     ];
     const only = process.env.BENCH_ONLY;
-    const cases = variants.flatMap((v) => [
-      { ...v, name: `${v.name}, count`, query: { ...v.query }, filter: { ...v.filter, withCount: true } },
-      { ...v, name: `${v.name}, no count`, query: { ...v.query, withCount: 'false' }, filter: { ...v.filter, withCount: false } },
-    ]).filter((c) => !only || c.name.includes(only));
+    const cases = variants
+      .flatMap((v) => [
+        { ...v, name: `${v.name}, count`, query: { ...v.query }, filter: { ...v.filter, withCount: true } },
+        { ...v, name: `${v.name}, no count`, query: { ...v.query, withCount: 'false' }, filter: { ...v.filter, withCount: false } },
+      ])
+      .filter((c) => !only || c.name.includes(only));
 
     // What every API call costs besides its SQL: the HTTP round trip of a bare server carrying the
     // same answer (the default page), the hub's own HTTP round trip (GET /api/health, no caller)
@@ -165,7 +209,11 @@ export async function run(): Promise<void> {
     const bare = await bareServer(page.body);
     const floor: Record<string, number> = {};
     try {
-      for (const [name, url, headers] of [['bare', `${bare.url}/`, {}], ['health', `${hub.url}/api/health`, {}], ['me', `${hub.url}/api/auth/me`, auth]] as const) {
+      for (const [name, url, headers] of [
+        ['bare', `${bare.url}/`, {}],
+        ['health', `${hub.url}/api/health`, {}],
+        ['me', `${hub.url}/api/auth/me`, auth],
+      ] as const) {
         const ms: number[] = [];
         for (let i = 0; i < WARMUP + ITERATIONS; i++) {
           const t = performance.now();
@@ -182,9 +230,15 @@ export async function run(): Promise<void> {
         `GET /api/health ${floor.health.toFixed(2)} ms (the hub's HTTP alone); GET /api/auth/me ${floor.me.toFixed(2)} ms (HTTP + reading the caller)`,
     );
     console.log(`\nGET /detections?tenantId=… (limit 50), ${ITERATIONS} runs each after ${WARMUP} warm-up runs, one at a time; PostgreSQL`);
-    console.log(`${'query'.padEnd(36)} ${'API p50'.padStart(8)} ${'API p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'SQL p99'.padStart(8)} ${'ratio'.padStart(6)} ${'net'.padStart(5)} ${'bound'.padStart(5)} ${'rows'.padStart(5)} ${'total'.padStart(9)}`);
-    console.log(`(ratio = API p50 / SQL p50; net = (API p50 − the /auth/me floor) / SQL p50: what listing adds beyond any authenticated call;`);
-    console.log(` bound = (SQL p50 + bare HTTP + the caller read, /auth/me − /health) / SQL p50: the least ratio an HTTP API that reads its caller could reach here)`);
+    console.log(
+      `${'query'.padEnd(36)} ${'API p50'.padStart(8)} ${'API p99'.padStart(8)} ${'SQL p50'.padStart(8)} ${'SQL p99'.padStart(8)} ${'ratio'.padStart(6)} ${'net'.padStart(5)} ${'bound'.padStart(5)} ${'rows'.padStart(5)} ${'total'.padStart(9)}`,
+    );
+    console.log(
+      `(ratio = API p50 / SQL p50; net = (API p50 − the /auth/me floor) / SQL p50: what listing adds beyond any authenticated call;`,
+    );
+    console.log(
+      ` bound = (SQL p50 + bare HTTP + the caller read, /auth/me − /health) / SQL p50: the least ratio an HTTP API that reads its caller could reach here)`,
+    );
     const misses: string[] = [];
     for (const c of cases) {
       const qs = new URLSearchParams({ tenantId: team.id, ...c.query }).toString();
@@ -220,7 +274,11 @@ export async function run(): Promise<void> {
       if (a99 >= 50) misses.push(`${c.name}: API p99 ${a99.toFixed(1)} ms ≥ 50 ms`);
       if (ratio > 1.5) misses.push(`${c.name}: API p50 is ${ratio.toFixed(2)}× the direct SQL`);
     }
-    console.log(misses.length ? `\nMissed targets (p99 < 50 ms, API within 1.5× of direct):\n  ${misses.join('\n  ')}` : '\nEvery query met p99 < 50 ms and API within 1.5× of direct.');
+    console.log(
+      misses.length
+        ? `\nMissed targets (p99 < 50 ms, API within 1.5× of direct):\n  ${misses.join('\n  ')}`
+        : '\nEvery query met p99 < 50 ms and API within 1.5× of direct.',
+    );
   } finally {
     await db.close();
     await hub.stop();

@@ -47,25 +47,36 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
   }
   const kvPrefix = `chorus-bench:${crypto.randomBytes(4).toString('hex')}:`;
   const root = path.resolve(import.meta.dirname, '..');
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? []), ...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts'), 'serve'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      CHORUS_DATA_DIR: dataDir,
-      CHORUS_ADMIN_EMAIL: adminEmail,
-      CHORUS_ADMIN_PASSWORD: adminPassword,
-      LOG_LEVEL: 'warn',
-      MQTT_PORT: '0',
-      MQTT_WS_PORT: '0',
-      MQTT_HOST: '127.0.0.1',
-      CHORUS_KV_PREFIX: kvPrefix,
-      ...(schema ? { DATABASE_SCHEMA: schema } : {}),
-      ...env,
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ...nodeArgs,
+      '--import',
+      'tsx',
+      path.join(root, 'src/main.ts'),
+      'serve',
+    ],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        CHORUS_DATA_DIR: dataDir,
+        CHORUS_ADMIN_EMAIL: adminEmail,
+        CHORUS_ADMIN_PASSWORD: adminPassword,
+        LOG_LEVEL: 'warn',
+        MQTT_PORT: '0',
+        MQTT_WS_PORT: '0',
+        MQTT_HOST: '127.0.0.1',
+        CHORUS_KV_PREFIX: kvPrefix,
+        ...(schema ? { DATABASE_SCHEMA: schema } : {}),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   async function stop() {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));

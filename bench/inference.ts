@@ -81,7 +81,11 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
   const satelliteId = crypto.randomUUID();
   const now = new Date();
   await db.query(`INSERT INTO tenants (id, name, slug, created_at) VALUES ($1, 'Bench', $2, $3)`, [tenantId, `bench-${tenantId}`, now]);
-  await db.query(`INSERT INTO satellites (id, tenant_id, name, created_at, updated_at) VALUES ($1, $2, 'Bench sat', $3, $3)`, [satelliteId, tenantId, now]);
+  await db.query(`INSERT INTO satellites (id, tenant_id, name, created_at, updated_at) VALUES ($1, $2, 'Bench sat', $3, $3)`, [
+    satelliteId,
+    tenantId,
+    now,
+  ]);
   const chunkIds = (
     await db.query<{ id: string }>(
       `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
@@ -104,7 +108,9 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     },
   };
   const handle = createInferenceHandler({
-    db, clock: systemClock, storage: createFileStorage(setup.objectsDir),
+    db,
+    clock: systemClock,
+    storage: createFileStorage(setup.objectsDir),
     queue: { process: async () => {} },
     broker: { publish: async () => {} },
     live: { sendToTeam: async () => {} },
@@ -155,7 +161,12 @@ function inThreads<T>(n: number, data: unknown): Promise<T[]> {
 }
 
 const sum = (rs: Figures[]): Figures =>
-  rs.reduce((a, r) => ({ chunks: a.chunks + r.chunks, wallMs: Math.max(a.wallMs, r.wallMs), modelMs: a.modelMs + r.modelMs, detections: a.detections + r.detections }));
+  rs.reduce((a, r) => ({
+    chunks: a.chunks + r.chunks,
+    wallMs: Math.max(a.wallMs, r.wallMs),
+    modelMs: a.modelMs + r.modelMs,
+    detections: a.detections + r.detections,
+  }));
 
 export async function run(): Promise<void> {
   const wavs = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => encodeWav(soundscapeChunk(2024, i).samples));

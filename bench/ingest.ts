@@ -76,7 +76,9 @@ class Tally {
 
 // ------------------------------------------------------------------------------- payloads
 
-const audios = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => Buffer.from(encodeWav(soundscapeChunk(2024, i).samples).toString('base64')));
+const audios = Array.from({ length: DISTINCT_CHUNKS }, (_, i) =>
+  Buffer.from(encodeWav(soundscapeChunk(2024, i).samples).toString('base64')),
+);
 const TAIL = Buffer.from('"}');
 
 /** Protocol audio bodies for one satellite: a fresh chunkId each, recordedAt 3 s after the last. */
@@ -86,7 +88,12 @@ function bodies(satelliteId: string, tenantId: string) {
   return () => {
     const chunkId = crypto.randomUUID();
     const head = JSON.stringify({
-      chunkId, satelliteId, tenantId, recordedAt: new Date(base + seq * CHUNK_DURATION_MS).toISOString(), durationMs: CHUNK_DURATION_MS, sampleRate: SAMPLE_RATE,
+      chunkId,
+      satelliteId,
+      tenantId,
+      recordedAt: new Date(base + seq * CHUNK_DURATION_MS).toISOString(),
+      durationMs: CHUNK_DURATION_MS,
+      sampleRate: SAMPLE_RATE,
     });
     const audio = audios[seq++ % audios.length];
     return { chunkId, payload: Buffer.concat([Buffer.from(`${head.slice(0, -1)},"audio":"`), audio, TAIL]) };
@@ -115,7 +122,13 @@ async function drive(side: Side, warmup: number, seconds: number, tally: Tally):
   const start = Date.now();
   const from = start + warmup * 1000;
   const until = from + seconds * 1000;
-  const mark = () => ({ at: Date.now(), cpu: cpuSecondsOf(side.pid), bench: process.cpuUsage(), machine: machineTicks(), mem: memOf(side.pid) });
+  const mark = () => ({
+    at: Date.now(),
+    cpu: cpuSecondsOf(side.pid),
+    bench: process.cpuUsage(),
+    machine: machineTicks(),
+    mem: memOf(side.pid),
+  });
   const marks: { from?: ReturnType<typeof mark>; until?: ReturnType<typeof mark> } = {};
   const timers = [setTimeout(() => (marks.from = mark()), from - start), setTimeout(() => (marks.until = mark()), until - start)];
   async function loop(lane: Lane) {
@@ -145,14 +158,23 @@ async function drive(side: Side, warmup: number, seconds: number, tally: Tally):
 
 async function connect(url: string, id: string, password?: string): Promise<MqttClient> {
   return mqtt.connectAsync(url, {
-    clientId: `satellite-${id}`, username: id, password, protocolVersion: 4, clean: true, keepalive: 30, reconnectPeriod: 0, connectTimeout: 10_000,
+    clientId: `satellite-${id}`,
+    username: id,
+    password,
+    protocolVersion: 4,
+    clean: true,
+    keepalive: 30,
+    reconnectPeriod: 0,
+    connectTimeout: 10_000,
   });
 }
 
 // ------------------------------------------------------------------------------- raw broker
 
 async function startRaw(): Promise<Side & { parsed(): string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'raw-broker.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'raw-broker.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => child.once('close', () => r())); // close: after its last output
@@ -181,7 +203,9 @@ async function startRaw(): Promise<Side & { parsed(): string }> {
       const make = bodies(id, tenantId);
       const topic = topicOf(tenantId, id, 'audio');
       const next = () =>
-        new Promise<string | null>((resolve) => client.publish(topic, make().payload, { qos: 1 }, (err) => resolve(err ? `publish: ${err.message}` : null)));
+        new Promise<string | null>((resolve) =>
+          client.publish(topic, make().payload, { qos: 1 }, (err) => resolve(err ? `publish: ${err.message}` : null)),
+        );
       lanes.push({ client, next });
     }
   } catch (err) {
@@ -194,7 +218,11 @@ async function startRaw(): Promise<Side & { parsed(): string }> {
 // ------------------------------------------------------------------------------- hub
 
 async function json(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) {
-  const res = await fetch(url, { method: init.method, headers: { 'content-type': 'application/json', ...init.headers }, body: JSON.stringify(init.body) });
+  const res = await fetch(url, {
+    method: init.method,
+    headers: { 'content-type': 'application/json', ...init.headers },
+    body: JSON.stringify(init.body),
+  });
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<any>;
 }
@@ -242,7 +270,10 @@ async function startHub(): Promise<Side> {
     await hub.stop();
   }
   try {
-    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, { method: 'POST', body: { email: hub.adminEmail, password: hub.adminPassword } });
+    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
+      method: 'POST',
+      body: { email: hub.adminEmail, password: hub.adminPassword },
+    });
     const auth = { authorization: `Bearer ${login.token}` };
     const team = await json(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Ingest bench' } });
     for (let i = 0; i < SATELLITES; i++) lanes.push(await satelliteLane(hub.url, auth, team.id, i + 1));
@@ -257,17 +288,26 @@ async function startHub(): Promise<Side> {
 // ------------------------------------------------------------------------------- report
 
 export async function run() {
-  const parts = process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'embedded parts (PGlite, in-memory queue)';
+  const parts = process.env.DATABASE_URL
+    ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}`
+    : 'embedded parts (PGlite, in-memory queue)';
   const bodyBytes = bodies(crypto.randomUUID(), crypto.randomUUID())().payload.length;
   const cores = os.cpus().length;
-  console.log(`\ningest bench — ${parts}; ${SATELLITES} satellites × ${WINDOW} in flight; ${SECONDS} s measured per side in ${ROUNDS} alternating slices`);
-  console.log(`payload: 3 s 48 kHz 16-bit mono WAV (${CHUNK_WAV_BYTES} B) as base64 in a ${bodyBytes} B JSON body; ${cores} cores, load average at start ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\ningest bench — ${parts}; ${SATELLITES} satellites × ${WINDOW} in flight; ${SECONDS} s measured per side in ${ROUNDS} alternating slices`,
+  );
+  console.log(
+    `payload: 3 s 48 kHz 16-bit mono WAV (${CHUNK_WAV_BYTES} B) as base64 in a ${bodyBytes} B JSON body; ${cores} cores, load average at start ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   const raw = await startRaw();
   let hub: Side | null = null;
   const rawTally = new Tally();
   const hubTally = new Tally();
-  let backlog: Awaited<ReturnType<NonNullable<Side['inference']>>> | null = null;
+  let backlog: Awaited<ReturnType<NonNullable<Side['inference']>>> | null;
   try {
     hub = await startHub();
     for (let r = 0; r < ROUNDS; r++) {
@@ -280,7 +320,9 @@ export async function run() {
   }
 
   const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
-  console.log(`\nCPU: of one core for the server process (raw broker or hub) and for this load generator; of all ${cores} cores for the machine.`);
+  console.log(
+    `\nCPU: of one core for the server process (raw broker or hub) and for this load generator; of all ${cores} cores for the machine.`,
+  );
   console.log('                              msg/s   p50 ms  p99 ms  errors   CPU server / bench / machine   RSS (peak) MB');
   const row = (name: string, t: Tally) =>
     console.log(
@@ -294,9 +336,13 @@ export async function run() {
   for (const [reason, n] of hubTally.errors) console.log(`hub error: ${n} × ${reason}`);
   for (const [reason, n] of rawTally.errors) console.log(`raw error: ${n} × ${reason}`);
   console.log(`hub / raw: ${pct(hubTally.rate / rawTally.rate)}  (target ≥ 50% on embedded parts)`);
-  console.log(`hub: ${hubTally.rate.toFixed(0)} chunks/s stored + acked = real time for ${Math.floor(hubTally.rate * 3)} continuously recording satellites  (target ≥ 300 chunks/s with PostgreSQL)`);
+  console.log(
+    `hub: ${hubTally.rate.toFixed(0)} chunks/s stored + acked = real time for ${Math.floor(hubTally.rate * 3)} continuously recording satellites  (target ≥ 300 chunks/s with PostgreSQL)`,
+  );
   if (backlog) {
-    console.log(`inference at the end (runs beside ingest, acks never wait for it): ${backlog.completed} classified (recent count, bounded), ${backlog.waiting + backlog.delayed} waiting, ${backlog.active} running, ${backlog.failed} failed`);
+    console.log(
+      `inference at the end (runs beside ingest, acks never wait for it): ${backlog.completed} classified (recent count, bounded), ${backlog.waiting + backlog.delayed} waiting, ${backlog.active} running, ${backlog.failed} failed`,
+    );
   }
   console.log(`hub RSS ${hubTally.mem.rssMb.toFixed(0)} MB at the end of the last slice (peak ${hubTally.mem.hwmMb.toFixed(0)} MB)`);
 }

@@ -65,7 +65,12 @@ function floatTensor(name: string, dims: number[], values: ArrayLike<number>): T
 
 function int64Tensor(name: string, values: number[]): Tensor {
   const data = BigInt64Array.from(values.map((v) => BigInt(v)));
-  return onnx.TensorProto.create({ name, dims: [values.length], dataType: onnx.TensorProto.DataType.INT64, rawData: new Uint8Array(data.buffer) });
+  return onnx.TensorProto.create({
+    name,
+    dims: [values.length],
+    dataType: onnx.TensorProto.DataType.INT64,
+    rawData: new Uint8Array(data.buffer),
+  });
 }
 
 function node(opType: string, inputs: string[], output: string, attrs: Record<string, number> = {}) {
@@ -74,7 +79,9 @@ function node(opType: string, inputs: string[], output: string, attrs: Record<st
     input: inputs,
     output: [output],
     name: output,
-    attribute: Object.entries(attrs).map(([name, i]) => onnx.AttributeProto.create({ name, i, type: onnx.AttributeProto.AttributeType.INT })),
+    attribute: Object.entries(attrs).map(([name, i]) =>
+      onnx.AttributeProto.create({ name, i, type: onnx.AttributeProto.AttributeType.INT }),
+    ),
   });
 }
 
@@ -158,7 +165,8 @@ function buildGraph(scale: number[], bias: number[]): Uint8Array {
   ];
   const graph = onnx.GraphProto.create({
     name: 'chorus_builtin',
-    docString: 'Chorus built-in demonstration model: band energy over noise floor for the five synthetic species of the reference satellite. Not BirdNET. See docs/model.md.',
+    docString:
+      'Chorus built-in demonstration model: band energy over noise floor for the five synthetic species of the reference satellite. Not BirdNET. See docs/model.md.',
     node: nodes,
     initializer,
     input: [valueInfo('input', [1, MODEL_INPUT_SAMPLES])],
@@ -216,7 +224,8 @@ async function main() {
     const absent = samples.filter((x) => !x.species.includes(s.label)).map((x) => x.snr[b]);
     const minPresent = Math.min(...present);
     const maxAbsent = Math.max(...absent);
-    if (!(minPresent > maxAbsent)) throw new Error(`${s.label}: chunks with the call (min snr ${fmt(minPresent)}) and without it (max ${fmt(maxAbsent)}) overlap`);
+    if (!(minPresent > maxAbsent))
+      throw new Error(`${s.label}: chunks with the call (min snr ${fmt(minPresent)}) and without it (max ${fmt(maxAbsent)}) overlap`);
     const threshold = maxAbsent + (minPresent - maxAbsent) / 3;
     const slope = MARGIN / Math.min(minPresent - threshold, threshold - maxAbsent);
     scale.push(Number(slope.toPrecision(4)));

@@ -49,27 +49,56 @@ const SUFFIX_TAG: Record<string, string> = { en_uk: 'en-GB', in: 'id', et_ee: 'e
  * bucket, and these, like machine noise, should be dropped at the satellite and hidden by default.
  */
 const NON_SPECIES: Record<string, SpeciesCategory> = {
-  'Dog_Dog': 'other_animal',
-  'Engine_Engine': 'anthropogenic',
-  'Environmental_Environmental': 'anthropogenic',
-  'Fireworks_Fireworks': 'anthropogenic',
-  'Gun_Gun': 'anthropogenic',
+  Dog_Dog: 'other_animal',
+  Engine_Engine: 'anthropogenic',
+  Environmental_Environmental: 'anthropogenic',
+  Fireworks_Fireworks: 'anthropogenic',
+  Gun_Gun: 'anthropogenic',
   'Human non-vocal_Human non-vocal': 'anthropogenic',
   'Human vocal_Human vocal': 'human_voice',
   'Human whistle_Human whistle': 'human_voice',
-  'Noise_Noise': 'anthropogenic',
+  Noise_Noise: 'anthropogenic',
   'Power tools_Power tools': 'anthropogenic',
-  'Siren_Siren': 'anthropogenic',
+  Siren_Siren: 'anthropogenic',
 };
 
 /**
  * The genera of BirdNET v2.4's 90 non-bird species (those with a `t-…` code in BirdNET's map).
  * A `t-` label of any other genus stops the build, so a new label set cannot slip in as a bird.
  */
-const AMPHIBIAN_GENERA = ['Acris', 'Anaxyrus', 'Dryophytes', 'Eleutherodactylus', 'Gastrophryne', 'Hyliola', 'Incilius', 'Lithobates', 'Pseudacris', 'Scaphiopus', 'Spea'];
+const AMPHIBIAN_GENERA = [
+  'Acris',
+  'Anaxyrus',
+  'Dryophytes',
+  'Eleutherodactylus',
+  'Gastrophryne',
+  'Hyliola',
+  'Incilius',
+  'Lithobates',
+  'Pseudacris',
+  'Scaphiopus',
+  'Spea',
+];
 const INSECT_GENERA = [
-  'Allonemobius', 'Amblycorypha', 'Anaxipha', 'Apis', 'Atlanticus', 'Conocephalus', 'Cyrtoxipha', 'Eunemobius', 'Gryllus', 'Microcentrum',
-  'Miogryllus', 'Neoconocephalus', 'Neonemobius', 'Oecanthus', 'Orchelimum', 'Orocharis', 'Phyllopalpus', 'Pterophylla', 'Scudderia',
+  'Allonemobius',
+  'Amblycorypha',
+  'Anaxipha',
+  'Apis',
+  'Atlanticus',
+  'Conocephalus',
+  'Cyrtoxipha',
+  'Eunemobius',
+  'Gryllus',
+  'Microcentrum',
+  'Miogryllus',
+  'Neoconocephalus',
+  'Neonemobius',
+  'Oecanthus',
+  'Orchelimum',
+  'Orocharis',
+  'Phyllopalpus',
+  'Pterophylla',
+  'Scudderia',
 ];
 const MAMMAL_GENERA = ['Alouatta', 'Canis', 'Odocoileus', 'Sciurus', 'Tamias', 'Tamiasciurus'];
 
@@ -90,11 +119,21 @@ function categoryOf(label: string, scientificName: string, code: string | undefi
 }
 
 function derivedCode(scientificName: string): string {
-  return 'x-' + scientificName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return (
+    'x-' +
+    scientificName
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+  );
 }
 
 function readLabels(file: string): { scientific: string; common: string }[] {
-  const lines = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '').split('\n').map((l) => l.replace(/\r$/, ''));
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, ''));
   while (lines.length && lines[lines.length - 1] === '') lines.pop();
   return lines.map((line, i) => {
     const cut = line.indexOf('_');
@@ -114,15 +153,22 @@ function labelFiles(dir: string): Map<string, string> {
 
 function tagOf(suffix: string): string {
   const tag = SUFFIX_TAG[suffix] ?? normaliseLanguage(suffix);
-  if (!(LANGUAGES as readonly string[]).includes(tag)) throw new Error(`label file suffix "${suffix}" → "${tag}", which is not in the settings registry's LANGUAGES`);
+  if (!(LANGUAGES as readonly string[]).includes(tag))
+    throw new Error(`label file suffix "${suffix}" → "${tag}", which is not in the settings registry's LANGUAGES`);
   return tag;
 }
 
 function build(): CatalogFile {
   const english = readLabels(path.join(UPSTREAM, `${PREFIX}.txt`));
   const n = english.length;
-  const map2024 = JSON.parse(fs.readFileSync(path.join(source, 'ebird', 'eBird_taxonomy_codes_2024E.json'), 'utf8')) as Record<string, string>;
-  const map2021 = JSON.parse(fs.readFileSync(path.join(source, 'ebird', 'eBird_taxonomy_codes_2021E.json'), 'utf8')) as Record<string, string>;
+  const map2024 = JSON.parse(fs.readFileSync(path.join(source, 'ebird', 'eBird_taxonomy_codes_2024E.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  const map2021 = JSON.parse(fs.readFileSync(path.join(source, 'ebird', 'eBird_taxonomy_codes_2021E.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
 
   const code: string[] = [];
   const category: SpeciesCategory[] = [];
@@ -144,7 +190,8 @@ function build(): CatalogFile {
   const check = (file: string, rows: { scientific: string }[]) => {
     if (rows.length !== n) throw new Error(`${file}: ${rows.length} labels, the English file has ${n}`);
     rows.forEach((r, i) => {
-      if (r.scientific !== english[i].scientific) throw new Error(`${file}:${i + 1}: "${r.scientific}" where the English file has "${english[i].scientific}"`);
+      if (r.scientific !== english[i].scientific)
+        throw new Error(`${file}:${i + 1}: "${r.scientific}" where the English file has "${english[i].scientific}"`);
     });
   };
 
@@ -166,17 +213,27 @@ function build(): CatalogFile {
       return null;
     });
   }
-  const languages = ['en', ...Object.keys(names).sort((a, b) => (LANGUAGES as readonly string[]).indexOf(a) - (LANGUAGES as readonly string[]).indexOf(b))];
+  const languages = [
+    'en',
+    ...Object.keys(names).sort((a, b) => (LANGUAGES as readonly string[]).indexOf(a) - (LANGUAGES as readonly string[]).indexOf(b)),
+  ];
   const sortedNames = Object.fromEntries(languages.slice(1).map((l) => [l, names[l]]));
 
-  console.log(`${n} labels: ${category.filter((c) => c === 'bird').length} birds, ` +
-    (['amphibian', 'insect', 'other_animal', 'anthropogenic', 'human_voice'] as const).map((c) => `${category.filter((x) => x === c).length} ${c}`).join(', '));
+  console.log(
+    `${n} labels: ${category.filter((c) => c === 'bird').length} birds, ` +
+      (['amphibian', 'insect', 'other_animal', 'anthropogenic', 'human_voice'] as const)
+        .map((c) => `${category.filter((x) => x === c).length} ${c}`)
+        .join(', '),
+  );
   console.log(`${n - derived} codes from the eBird 2024E map, ${derived} derived; ${Object.keys(aliases).length} eBird 2021 aliases`);
-  console.log(`${languages.length} languages: ${languages.map((l) => `${l} (${l === 'en' ? n : names[l].filter((x) => x != null).length})`).join(', ')}`);
+  console.log(
+    `${languages.length} languages: ${languages.map((l) => `${l} (${l === 'en' ? n : names[l].filter((x) => x != null).length})`).join(', ')}`,
+  );
 
   return {
     format: CATALOG_FORMAT,
-    source: 'BirdNET v2.4 labels and translations (BirdNET-Analyzer, BirdNET-Go), eBird codes from BirdNET-Analyzer; see assets/species/ATTRIBUTION.md',
+    source:
+      'BirdNET v2.4 labels and translations (BirdNET-Analyzer, BirdNET-Go), eBird codes from BirdNET-Analyzer; see assets/species/ATTRIBUTION.md',
     count: n,
     languages,
     code,

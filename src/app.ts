@@ -122,7 +122,14 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
 
   const satellitesRepo = createSatellitesRepo(db);
   const modelsRepo = createModelsRepo(db);
-  const settings = createSettingsService({ db, clock, audit, bus, satellites: satellitesRepo, refs: { model: (id) => models.refuseModelRef(id) } });
+  const settings = createSettingsService({
+    db,
+    clock,
+    audit,
+    bus,
+    satellites: satellitesRepo,
+    refs: { model: (id) => models.refuseModelRef(id) },
+  });
   const models = createModelsService({ db, clock, audit, storage, repo: modelsRepo });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
   const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
@@ -132,18 +139,53 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
   ];
   const teams = createTeamsService({ db, clock, audit, repo: teamsRepo, settings, departureHandlers });
-  const joining = createJoiningService({ db, clock, kv, mail, audit, repo: createJoiningRepo(db), teams, settings, publicUrl: config.publicUrl });
+  const joining = createJoiningService({
+    db,
+    clock,
+    kv,
+    mail,
+    audit,
+    repo: createJoiningRepo(db),
+    teams,
+    settings,
+    publicUrl: config.publicUrl,
+  });
   const invites = createInvitesService({
-    db, clock, audit, repo: invitesRepo, teams, publicUrl: config.publicUrl,
+    db,
+    clock,
+    audit,
+    repo: invitesRepo,
+    teams,
+    publicUrl: config.publicUrl,
     onInviteCreated: [joining.liftBlockByEmail],
     onInviteUsed: [joining.liftBlock],
   });
   const auth = createAuthService({
-    db, clock, audit, mail, jwt, users: usersRepo, repo: authRepo, settings, invites, teams,
-    publicUrl: config.publicUrl, sessionTtlSeconds: config.sessionTtlSeconds,
+    db,
+    clock,
+    audit,
+    mail,
+    jwt,
+    users: usersRepo,
+    repo: authRepo,
+    settings,
+    invites,
+    teams,
+    publicUrl: config.publicUrl,
+    sessionTtlSeconds: config.sessionTtlSeconds,
     secondFactor: () => mfa.secondFactor,
   });
-  const mfa = createMfaService({ db, clock, audit, jwt, users: usersRepo, repo: createMfaRepo(db), sessions: auth, secret: config.secret, publicUrl: config.publicUrl });
+  const mfa = createMfaService({
+    db,
+    clock,
+    audit,
+    jwt,
+    users: usersRepo,
+    repo: createMfaRepo(db),
+    sessions: auth,
+    secret: config.secret,
+    publicUrl: config.publicUrl,
+  });
   const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings, mfa });
   const auditRepo = createAuditRepo(db);
   const audioRepo = createAudioRepo(db);
@@ -155,11 +197,24 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated, visibility });
   const detectionsRepo = createDetectionsRepo(db);
   const reviewRepo = createReviewRepo(db);
-  const detections = createDetectionsService({ repo: detectionsRepo, review: reviewRepo, readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibility } });
+  const detections = createDetectionsService({
+    repo: detectionsRepo,
+    review: reviewRepo,
+    readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibility },
+  });
   const review = createReviewService({ db, clock, audit, repo: reviewRepo, settings });
   const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t), visibility });
 
-  const share = createShareService({ detections: detectionsRepo, visibility, audio, spectrograms, calibrated: calibration.calibrated, clock, secret: config.secret, publicUrl: config.publicUrl });
+  const share = createShareService({
+    detections: detectionsRepo,
+    visibility,
+    audio,
+    spectrograms,
+    calibrated: calibration.calibrated,
+    clock,
+    secret: config.secret,
+    publicUrl: config.publicUrl,
+  });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
   const guard = createGuard({
@@ -173,7 +228,15 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     teamExists: teamsRepo.teamExists,
     deviceFacts: satellitesRepo.deviceFacts,
   });
-  const live = createLiveHub({ db, clock, audit, bus, broker, deviceFacts: satellitesRepo.deviceFacts, warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`) });
+  const live = createLiveHub({
+    db,
+    clock,
+    audit,
+    bus,
+    broker,
+    deviceFacts: satellitesRepo.deviceFacts,
+    warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
+  });
 
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
@@ -185,7 +248,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...apiKeysRoutes(apiKeys),
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
-    ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)), ...versionsRoutes(settings),
+    ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
+    ...versionsRoutes(settings),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),
@@ -200,12 +264,37 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...workersRoutes(workers),
   ];
 
-  return { audit, jwt, settings, apiKeys, teams, invites, joining, satellites, auth, mfa, users, resolver, guard, routes, departureHandlers, live, detections, share, models, modelsRepo, workers };
+  return {
+    audit,
+    jwt,
+    settings,
+    apiKeys,
+    teams,
+    invites,
+    joining,
+    satellites,
+    auth,
+    mfa,
+    users,
+    resolver,
+    guard,
+    routes,
+    departureHandlers,
+    live,
+    detections,
+    share,
+    models,
+    modelsRepo,
+    workers,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;
 
-export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ app: FastifyInstance; services: Services; registry: Permission[] }> {
+export async function buildApp(
+  infra: Infra,
+  opts: AppOptions = {},
+): Promise<{ app: FastifyInstance; services: Services; registry: Permission[] }> {
   const { config } = infra;
   const app = Fastify({
     logger:
@@ -232,7 +321,12 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
 
   if (config.mode === 'dispatcher' || config.mode === 'worker') {
     // DESIGN.md §3: a dispatcher (and an inference worker) serves no HTTP API, only its health endpoint.
-    const registry = registerRoutes(app, services.routes.filter((r) => r.url === '/health'), services.guard, services.resolver);
+    const registry = registerRoutes(
+      app,
+      services.routes.filter((r) => r.url === '/health'),
+      services.guard,
+      services.resolver,
+    );
     return { app, services, registry };
   }
 
@@ -253,7 +347,9 @@ export async function buildApp(infra: Infra, opts: AppOptions = {}): Promise<{ a
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
 
   const registry = registerRoutes(app, services.routes, services.guard, services.resolver);
-  app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () => app.swagger());
+  app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () =>
+    app.swagger(),
+  );
   await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } });
   const live = registerLiveRoutes(app, { hub: services.live, guard: services.guard, resolver: services.resolver, clock: infra.clock });
 

@@ -4,9 +4,7 @@ import { systemActor } from './core/actor.ts';
 import type { Services } from './app.ts';
 
 export type BootstrapResult =
-  | { kind: 'existing' }
-  | { kind: 'from_env'; email: string }
-  | { kind: 'generated'; email: string; password: string };
+  { kind: 'existing' } | { kind: 'from_env'; email: string } | { kind: 'generated'; email: string; password: string };
 
 /**
  * A hub always has a hub admin. With CHORUS_ADMIN_EMAIL/PASSWORD the first start creates
@@ -18,7 +16,10 @@ export async function ensureFirstAdmin(config: Config, services: Services): Prom
   const actor = systemActor();
   if (config.admin.email && config.admin.password) {
     try {
-      await services.users.createUser({ email: config.admin.email, name: 'Hub admin', password: config.admin.password, isAdmin: true }, actor);
+      await services.users.createUser(
+        { email: config.admin.email, name: 'Hub admin', password: config.admin.password, isAdmin: true },
+        actor,
+      );
     } catch (err) {
       if ((err as { code?: string }).code !== 'EMAIL_TAKEN') throw err;
       await services.users.setHubAdmin(config.admin.email, true, actor);

@@ -87,7 +87,9 @@ function readS3(env: Env) {
   const s3AccessKeyId = env.S3_ACCESS_KEY_ID || (fromUrl?.username ? decodeURIComponent(fromUrl.username) : null);
   const s3SecretAccessKey = env.S3_SECRET_ACCESS_KEY || (fromUrl?.password ? decodeURIComponent(fromUrl.password) : null);
   if ((s3AccessKeyId === null) !== (s3SecretAccessKey === null)) {
-    throw new ConfigError('S3 credentials need both an access key id and a secret (S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or user:pass in S3_URL)');
+    throw new ConfigError(
+      'S3 credentials need both an access key id and a secret (S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY, or user:pass in S3_URL)',
+    );
   }
   const s3Bucket = env.S3_BUCKET || 'chorus';
   if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(s3Bucket)) {
@@ -155,7 +157,9 @@ export function loadConfig(env: Env = process.env): Config {
     // Split mode (DESIGN.md §3): api and dispatcher talk over Redis pub/sub and share one database.
     const missing = [!env.REDIS_URL && 'REDIS_URL', !env.DATABASE_URL && 'DATABASE_URL'].filter(Boolean);
     if (missing.length) {
-      throw new ConfigError(`CHORUS_MODE=${mode} is split mode and needs ${missing.join(' and ')}: api and dispatcher talk over Redis and share one PostgreSQL database (use CHORUS_MODE=full for a single process)`);
+      throw new ConfigError(
+        `CHORUS_MODE=${mode} is split mode and needs ${missing.join(' and ')}: api and dispatcher talk over Redis and share one PostgreSQL database (use CHORUS_MODE=full for a single process)`,
+      );
     }
   }
   return Object.freeze({

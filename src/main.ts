@@ -30,7 +30,8 @@ async function serve(mode?: 'worker') {
   const infra = await createInfra(config);
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
-  const first = config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
+  const first =
+    config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
   const stopRuntime = startRuntime(infra, services, app.log);
   const url = config.publicUrl;
@@ -38,13 +39,28 @@ async function serve(mode?: 'worker') {
     config.mode === 'worker'
       ? [`Chorus inference worker is running (health at ${address}/api/health); it takes jobs from the queue on Redis`]
       : config.mode === 'dispatcher'
-      ? [`Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`]
-      : [`Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`];
+        ? [
+            `Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`,
+          ]
+        : [
+            `Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`,
+          ];
   const b = infra.broker;
-  lines.push(`MQTT: ${b.kind === 'embedded' ? `embedded broker at ${b.brokerUrl} and ${b.wsUrl}` : b.kind === 'bus' ? `through the dispatcher (satellites dial ${b.brokerUrl})` : `Mosquitto at ${b.brokerUrl}`}`);
-  lines.push(`Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`);
+  lines.push(
+    `MQTT: ${b.kind === 'embedded' ? `embedded broker at ${b.brokerUrl} and ${b.wsUrl}` : b.kind === 'bus' ? `through the dispatcher (satellites dial ${b.brokerUrl})` : `Mosquitto at ${b.brokerUrl}`}`,
+  );
+  lines.push(
+    `Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`,
+  );
   if (first.kind === 'generated') {
-    lines.push('', 'First start: a hub admin was created. These credentials are shown once:', `  email:    ${first.email}`, `  password: ${first.password}`, 'Sign in and change the password (PUT /api/auth/me/password).', '');
+    lines.push(
+      '',
+      'First start: a hub admin was created. These credentials are shown once:',
+      `  email:    ${first.email}`,
+      `  password: ${first.password}`,
+      'Sign in and change the password (PUT /api/auth/me/password).',
+      '',
+    );
   } else if (first.kind === 'from_env') {
     lines.push(`Hub admin ${first.email} created from CHORUS_ADMIN_EMAIL.`);
   }
@@ -90,15 +106,25 @@ async function admin(args: string[]) {
   try {
     if (sub === 'create-user') {
       if (!values.password) throw new Error('--password is required');
-      const u = await services.users.createUser({ email: values.email, name: values.name ?? values.email, password: values.password, isAdmin: values.admin }, actor);
+      const u = await services.users.createUser(
+        { email: values.email, name: values.name ?? values.email, password: values.password, isAdmin: values.admin },
+        actor,
+      );
       console.log(`Created ${u.email} (${u.id})${u.isAdmin ? ' as hub admin' : ''}`);
     } else if (sub === 'make-admin') {
       await services.users.setHubAdmin(values.email, !values.revoke, actor);
       console.log(`${values.email} is ${values.revoke ? 'no longer' : 'now'} a hub admin`);
     } else if (sub === 'reset-password') {
-      const user = await services.users.requireUser((await infra.db.maybeOne<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ?? '00000000-0000-0000-0000-000000000000');
+      const user = await services.users.requireUser(
+        (await infra.db.maybeOne<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ??
+          '00000000-0000-0000-0000-000000000000',
+      );
       const result = await services.users.adminResetPassword(actor, user.id, values.password);
-      console.log('temporaryPassword' in result ? `New password for ${values.email}: ${result.temporaryPassword}` : `Password of ${values.email} changed`);
+      console.log(
+        'temporaryPassword' in result
+          ? `New password for ${values.email}: ${result.temporaryPassword}`
+          : `Password of ${values.email} changed`,
+      );
     } else {
       throw new Error(`Unknown admin command "${sub ?? ''}"\n\n${USAGE}`);
     }

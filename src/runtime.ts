@@ -38,43 +38,87 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
   let ingester: Ingester | null = null;
   let offlineMonitor: OfflineMonitor | null = null;
   if (mode === 'full' || mode === 'dispatcher') {
-    stops.push(startConfigPusher({ bus: infra.bus, publishConfig: services.satellites.publishConfig, onError: (err) => log.error({ err }, 'config push failed') }));
+    stops.push(
+      startConfigPusher({
+        bus: infra.bus,
+        publishConfig: services.satellites.publishConfig,
+        onError: (err) => log.error({ err }, 'config push failed'),
+      }),
+    );
     const relay = startLiveRelay({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'live relay failed') });
     stops.push(relay);
     ready.push(relay.ready);
     // Ingest, offline monitor and inference-job recovery (issue 4 "Ingest").
     const ing = (ingester = startIngester({
-      db: infra.db, clock: infra.clock, broker: infra.broker, storage: infra.storage, queue: infra.queue,
-      audit: services.audit, settings: services.settings, satellites: services.satellites,
+      db: infra.db,
+      clock: infra.clock,
+      broker: infra.broker,
+      storage: infra.storage,
+      queue: infra.queue,
+      audit: services.audit,
+      settings: services.settings,
+      satellites: services.satellites,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     }));
     stops.push(() => ing.stop());
     ready.push(ing.ready);
     ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
-    const monitor = (offlineMonitor = startOfflineMonitor({ db: infra.db, bus: infra.bus, clock: infra.clock, settings: services.settings, onError: (err) => log.error({ err }, 'offline monitor failed') }));
+    const monitor = (offlineMonitor = startOfflineMonitor({
+      db: infra.db,
+      bus: infra.bus,
+      clock: infra.clock,
+      settings: services.settings,
+      onError: (err) => log.error({ err }, 'offline monitor failed'),
+    }));
     stops.push(() => monitor.stop());
     // Tentative detections past their team's retention (src/inference/aggregation.ts).
-    const sweeper = startTentativeSweeper({ db: infra.db, clock: infra.clock, onError: (err) => log.error({ err }, 'tentative sweep failed') });
+    const sweeper = startTentativeSweeper({
+      db: infra.db,
+      clock: infra.clock,
+      onError: (err) => log.error({ err }, 'tentative sweep failed'),
+    });
     stops.push(() => sweeper.stop());
-    const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) => log.error({ err }, 'requeueing recent chunks failed'));
+    const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) =>
+      log.error({ err }, 'requeueing recent chunks failed'),
+    );
     stops.push(() => requeued.then(() => undefined));
   }
   if (mode === 'full' || mode === 'worker') {
     // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
     // the worker reports its counts through the kv store for GET /workers.
-    const models = createModelStore({ repo: services.modelsRepo, storage: infra.storage, labelSpecies: createLabelSpecies(infra.db, speciesCatalog, infra.clock) });
+    const models = createModelStore({
+      repo: services.modelsRepo,
+      storage: infra.storage,
+      labelSpecies: createLabelSpecies(infra.db, speciesCatalog, infra.clock),
+    });
     const reporter = createWorkerReporter({ kv: infra.kv, clock: infra.clock, warn: (obj, msg) => log.warn?.(obj, msg) });
-    stops.push(() => reporter.stop(), () => models.close());
+    stops.push(
+      () => reporter.stop(),
+      () => models.close(),
+    );
     const worker = startInferenceWorker({
-      db: infra.db, clock: infra.clock, storage: infra.storage, queue: infra.queue, broker: infra.broker, live: services.live,
-      models, settings: services.settings, reporter,
+      db: infra.db,
+      clock: infra.clock,
+      storage: infra.storage,
+      queue: infra.queue,
+      broker: infra.broker,
+      live: services.live,
+      models,
+      settings: services.settings,
+      reporter,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     });
     ready.push(worker);
     worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));
   }
   if (mode === 'dispatcher') {
-    stops.push(startBrokerCommandExecutor({ bus: infra.bus, broker: infra.broker, onError: (err) => log.error({ err }, 'broker command from the api failed') }));
+    stops.push(
+      startBrokerCommandExecutor({
+        bus: infra.bus,
+        broker: infra.broker,
+        onError: (err) => log.error({ err }, 'broker command from the api failed'),
+      }),
+    );
   }
   if (mode === 'full' || mode === 'api') {
     stops.push(services.live.start());

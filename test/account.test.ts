@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
-import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
+import { client, cookieFrom, type Credential, assertError, ipSequence } from './helpers/http.ts';
 
 interface AuditRow {
   action: string;
@@ -32,7 +32,6 @@ const DEFAULT_PREFERENCES = {
 
 const MFA_FIELDS = ['available', 'backupCodesRemaining', 'enabled', 'enrolledAt', 'enrollmentRequired', 'passkeys', 'rememberedDevices'];
 
-
 describe('account', () => {
   let hub: Hub;
   let api: ReturnType<typeof client>;
@@ -48,7 +47,10 @@ describe('account', () => {
   after(() => hub.close());
 
   const login = (email: string, password: string, ip = newIp(), returnToken = false) =>
-    api.call('POST', `/auth/login${returnToken ? '?returnToken=true' : ''}`, { body: { email, password }, headers: { 'x-forwarded-for': ip } });
+    api.call('POST', `/auth/login${returnToken ? '?returnToken=true' : ''}`, {
+      body: { email, password },
+      headers: { 'x-forwarded-for': ip },
+    });
 
   /** A cookie session opened over HTTP from a known address. */
   async function cookieSession(u: TestUser, ip = newIp()): Promise<Credential> {
@@ -312,10 +314,7 @@ describe('account', () => {
       assertError(await login(u.email, u.password), 401, 'INVALID_CREDENTIALS');
       assert.equal((await login(u.email, NEW_PASSWORD)).status, 200);
 
-      const open = await hub.infra.db.query<{ id: string }>(
-        `SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`,
-        [u.id],
-      );
+      const open = await hub.infra.db.query<{ id: string }>(`SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`, [u.id]);
       assert.equal(open.length, 2, 'the current session and the new login');
       const entries = await audit(`action = 'user.password_changed' AND actor_user_id = $1`, [u.id]);
       assert.equal(entries.length, 1);
@@ -369,7 +368,10 @@ describe('account', () => {
       // Leave traces: a failed and a successful sign-in, a reset request, a preference.
       assertError(await login(u.email, 'not-the-password', ip), 401, 'INVALID_CREDENTIALS');
       const session = await cookieSession(u, ip);
-      assert.equal((await api.call('POST', '/auth/forgot-password', { body: { email: u.email }, headers: { 'x-forwarded-for': ip } })).status, 204);
+      assert.equal(
+        (await api.call('POST', '/auth/forgot-password', { body: { email: u.email }, headers: { 'x-forwarded-for': ip } })).status,
+        204,
+      );
       assert.equal((await api.put('/auth/me/preferences', { paperSize: 'letter' }, session)).status, 200);
       assert.equal((await hub.infra.db.query('SELECT id FROM password_reset_tokens WHERE user_id = $1', [u.id])).length, 1);
       const traces = await audit(`actor_user_id = $1`, [u.id]);
@@ -414,9 +416,15 @@ describe('account', () => {
       assertError(await login(u.email, u.password), 401, 'INVALID_CREDENTIALS');
       // The team goes on under its owner.
       const teamView = await me(owner);
-      assert.deepEqual(teamView.body.tenants.map((t: { id: string }) => t.id), [team.id]);
+      assert.deepEqual(
+        teamView.body.tenants.map((t: { id: string }) => t.id),
+        [team.id],
+      );
       const members = await db.query<{ user_id: string }>('SELECT user_id FROM memberships WHERE tenant_id = $1', [team.id]);
-      assert.deepEqual(members.map((m) => m.user_id), [owner.id]);
+      assert.deepEqual(
+        members.map((m) => m.user_id),
+        [owner.id],
+      );
     });
 
     test('refused sign-ins that never reached the account (rate limited, typed in another case) lose the email and IP too', async () => {
@@ -465,7 +473,9 @@ describe('account', () => {
       assert.equal(after.body.registered_by, null, 'team-owned now');
       assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
       assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null, 'broker login dropped');
-      const keys = await hub.infra.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [sat.id]);
+      const keys = await hub.infra.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [
+        sat.id,
+      ]);
       assert.ok(keys.length >= 1 && keys.every((k) => k.revoked_at), 'every key of the device is revoked');
     });
 

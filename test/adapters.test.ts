@@ -265,7 +265,7 @@ describe('mail port', () => {
       smtp.once('error', reject);
       smtp.listen(0, '127.0.0.1', () => resolve());
     });
-    smtpPort = ((smtp as unknown as { server: { address(): AddressInfo } }).server.address()).port;
+    smtpPort = (smtp as unknown as { server: { address(): AddressInfo } }).server.address().port;
     [smtpHub, plainHub] = await Promise.all([
       startHub({ env: { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_FROM: 'Chorus Test <hub@chorus.test>' } }),
       startHub(),

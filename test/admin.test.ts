@@ -12,7 +12,6 @@ import { client, type Credential, type Res, assertError } from './helpers/http.t
 
 const uniq = () => crypto.randomBytes(4).toString('hex');
 
-
 interface AuditRow {
   action: string;
   actor_user_id: string | null;
@@ -56,13 +55,20 @@ describe('hub admin endpoints', () => {
     );
 
   const userRow = (id: string) =>
-    hub.infra.db.maybeOne<{ name: string; email: string; is_admin: boolean; status: string; failed_login_attempts: number; locked_until: Date | null }>(
-      'SELECT name, email, is_admin, status, failed_login_attempts, locked_until FROM users WHERE id = $1',
-      [id],
-    );
+    hub.infra.db.maybeOne<{
+      name: string;
+      email: string;
+      is_admin: boolean;
+      status: string;
+      failed_login_attempts: number;
+      locked_until: Date | null;
+    }>('SELECT name, email, is_admin, status, failed_login_attempts, locked_until FROM users WHERE id = $1', [id]);
 
   const membershipOf = (tenantId: string, userId: string) =>
-    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
+      tenantId,
+      userId,
+    ]);
 
   const login = (email: string, password: string, ip: string) =>
     api.call('POST', '/auth/login?returnToken=true', { body: { email, password }, headers: { 'x-forwarded-for': ip } });
@@ -107,7 +113,10 @@ describe('hub admin endpoints', () => {
       const mel = team.body.users.find((u: UserEntry) => u.id === w.member.id);
       assert.equal(mel.email, w.member.email);
       assert.equal(mel.status, 'active');
-      assert.deepEqual(mel.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[w.team.id, 'member']]);
+      assert.deepEqual(
+        mel.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[w.team.id, 'member']],
+      );
 
       assert.equal((await api.post(`/admin/users/${w.member.id}/block`, undefined, w.hubAdmin)).status, 200);
       const blocked = await api.get(`/admin/users?status=blocked&tenantId=${w.team.id}`, w.hubAdmin);
@@ -287,7 +296,11 @@ describe('hub admin endpoints', () => {
       assert.ok(!JSON.stringify(entry).includes(chosen));
 
       assertError(await api.post(`/admin/users/${person.id}/reset-password`, { password: 'short' }, hubAdmin), 400, 'VALIDATION_FAILED');
-      assertError(await api.post(`/admin/users/${person.id}/reset-password`, { password: chosen, extra: 1 }, hubAdmin), 400, 'VALIDATION_FAILED');
+      assertError(
+        await api.post(`/admin/users/${person.id}/reset-password`, { password: chosen, extra: 1 }, hubAdmin),
+        400,
+        'VALIDATION_FAILED',
+      );
       assertError(await api.post(`/admin/users/${crypto.randomUUID()}/reset-password`, undefined, hubAdmin), 404, 'NOT_FOUND');
     });
 
@@ -346,7 +359,10 @@ describe('hub admin endpoints', () => {
       const signedIn = await login(target.email, PASSWORD, ip);
       assert.equal(signedIn.status, 200, signedIn.text);
       const before = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE actor_user_id = $1', [target.id]);
-      assert.ok(before.some((r) => r.actor_email === target.email && r.ip === ip), 'the login was audited with email and IP');
+      assert.ok(
+        before.some((r) => r.actor_email === target.email && r.ip === ip),
+        'the login was audited with email and IP',
+      );
 
       const res = await api.del(`/admin/users/${target.id}`, w.hubAdmin);
       assert.equal(res.status, 204, res.text);
@@ -396,7 +412,10 @@ describe('hub admin endpoints', () => {
 
       const [scrubbed] = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = $1', [limited[0].id]);
       assert.deepEqual({ email: scrubbed.actor_email, ip: scrubbed.ip }, { email: null, ip: null });
-      const anywhere = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1)', [target.email]);
+      const anywhere = await hub.infra.db.one<{ n: number }>(
+        'SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1)',
+        [target.email],
+      );
       assert.equal(anywhere.n, 0);
 
       const after = await api.get(`/satellites/${sat.id}`, w.admin);
@@ -423,24 +442,50 @@ describe('hub admin endpoints', () => {
       assert.equal(entry.tenant_id, w.team.id);
       assert.deepEqual(entry.details, { role: 'member' });
 
-      assertError(await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'admin' }, w.hubAdmin), 409, 'ALREADY_MEMBER');
+      assertError(
+        await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'admin' }, w.hubAdmin),
+        409,
+        'ALREADY_MEMBER',
+      );
       assert.equal((await membershipOf(w.team.id, person.id))?.role, 'member');
-      assertError(await api.post(`/admin/users/${person.id}/tenants`, { tenantId: crypto.randomUUID(), role: 'member' }, w.hubAdmin), 404, 'NOT_FOUND');
-      assertError(await api.post(`/admin/users/${crypto.randomUUID()}/tenants`, { tenantId: w.team.id, role: 'member' }, w.hubAdmin), 404, 'NOT_FOUND');
-      assertError(await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.otherTeam.id, role: 'boss' }, w.hubAdmin), 400, 'VALIDATION_FAILED');
+      assertError(
+        await api.post(`/admin/users/${person.id}/tenants`, { tenantId: crypto.randomUUID(), role: 'member' }, w.hubAdmin),
+        404,
+        'NOT_FOUND',
+      );
+      assertError(
+        await api.post(`/admin/users/${crypto.randomUUID()}/tenants`, { tenantId: w.team.id, role: 'member' }, w.hubAdmin),
+        404,
+        'NOT_FOUND',
+      );
+      assertError(
+        await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.otherTeam.id, role: 'boss' }, w.hubAdmin),
+        400,
+        'VALIDATION_FAILED',
+      );
     });
 
     test('owner only for a team without one: 409 TEAM_HAS_OWNER otherwise', async () => {
       const w = await f.world();
       const person = await f.user();
-      assertError(await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'owner' }, w.hubAdmin), 409, 'TEAM_HAS_OWNER');
+      assertError(
+        await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'owner' }, w.hubAdmin),
+        409,
+        'TEAM_HAS_OWNER',
+      );
       assert.equal(await membershipOf(w.team.id, person.id), null);
 
       await hub.infra.db.query('DELETE FROM memberships WHERE id = $1', [w.owner.membershipId]);
       const res = await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'owner' }, w.hubAdmin);
       assert.equal(res.status, 201, res.text);
-      const owners = await hub.infra.db.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`, [w.team.id]);
-      assert.deepEqual(owners.map((o) => o.user_id), [person.id]);
+      const owners = await hub.infra.db.query<{ user_id: string }>(
+        `SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`,
+        [w.team.id],
+      );
+      assert.deepEqual(
+        owners.map((o) => o.user_id),
+        [person.id],
+      );
     });
   });
 
@@ -532,7 +577,11 @@ describe('hub admin endpoints', () => {
       assert.equal(full.body.entries.length, n);
       assert.ok(n >= 5, `world and three actions, got ${n}`);
       const times = full.body.entries.map((e: { at: string }) => Date.parse(e.at));
-      assert.deepEqual(times, [...times].sort((x, y) => y - x), 'newest first');
+      assert.deepEqual(
+        times,
+        [...times].sort((x, y) => y - x),
+        'newest first',
+      );
       assert.equal(full.body.entries[0].targetId, c.body.id);
       assert.ok(full.body.entries.every((e: { tenantId: string }) => e.tenantId === w.team.id));
 
@@ -551,21 +600,39 @@ describe('hub admin endpoints', () => {
       assert.equal(p2.body.total, n);
       assert.equal(p2.body.limit, 2);
       assert.equal(p2.body.offset, 2);
-      assert.deepEqual(p1.body.entries.map((e: { id: number }) => e.id), full.body.entries.slice(0, 2).map((e: { id: number }) => e.id));
-      assert.deepEqual(p2.body.entries.map((e: { id: number }) => e.id), full.body.entries.slice(2, 4).map((e: { id: number }) => e.id));
+      assert.deepEqual(
+        p1.body.entries.map((e: { id: number }) => e.id),
+        full.body.entries.slice(0, 2).map((e: { id: number }) => e.id),
+      );
+      assert.deepEqual(
+        p2.body.entries.map((e: { id: number }) => e.id),
+        full.body.entries.slice(2, 4).map((e: { id: number }) => e.id),
+      );
       assert.deepEqual((await log(`&offset=${n}`)).body.entries, []);
 
       const invites = await log('&action=admin.invite_created');
-      assert.deepEqual(invites.body.entries.map((e: { targetId: string }) => e.targetId), [c.body.id, a.body.id]);
+      assert.deepEqual(
+        invites.body.entries.map((e: { targetId: string }) => e.targetId),
+        [c.body.id, a.body.id],
+      );
       assert.equal(invites.body.total, 2);
 
       const byAdmin = await log(`&actorUserId=${w.admin.id}`);
-      assert.deepEqual(byAdmin.body.entries.map((e: { targetId: string }) => e.targetId), [a.body.id]);
+      assert.deepEqual(
+        byAdmin.body.entries.map((e: { targetId: string }) => e.targetId),
+        [a.body.id],
+      );
 
       const window = await log(`&from=${encodeURIComponent(t1.toISOString())}&to=${encodeURIComponent(t2.toISOString())}`);
-      assert.deepEqual(window.body.entries.map((e: { action: string }) => e.action), ['admin.member_role_changed']);
+      assert.deepEqual(
+        window.body.entries.map((e: { action: string }) => e.action),
+        ['admin.member_role_changed'],
+      );
       const since = await log(`&from=${encodeURIComponent(t2.toISOString())}`);
-      assert.deepEqual(since.body.entries.map((e: { targetId: string }) => e.targetId), [c.body.id]);
+      assert.deepEqual(
+        since.body.entries.map((e: { targetId: string }) => e.targetId),
+        [c.body.id],
+      );
       const until = await log(`&to=${encodeURIComponent(t1.toISOString())}`);
       assert.equal(until.body.total, n - 2);
       assert.ok(until.body.entries.some((e: { targetId: string }) => e.targetId === a.body.id));
@@ -581,7 +648,10 @@ describe('hub admin endpoints', () => {
 
       const mine = await api.get(`/admin/audit-log?action=user.*&actorUserId=${person.id}`, hubAdmin);
       assert.equal(mine.status, 200, mine.text);
-      assert.deepEqual(mine.body.entries.map((e: { action: string }) => e.action), ['user.login', 'user.login_failed']);
+      assert.deepEqual(
+        mine.body.entries.map((e: { action: string }) => e.action),
+        ['user.login', 'user.login_failed'],
+      );
       assert.ok(mine.body.entries.every((e: { ip: string }) => e.ip === ip));
 
       const family = await api.get('/admin/audit-log?action=user.*&limit=200', hubAdmin);
@@ -590,9 +660,15 @@ describe('hub admin endpoints', () => {
       assert.ok(family.body.entries.every((e: { action: string }) => e.action.startsWith('user.')));
 
       const exact = await api.get(`/admin/audit-log?action=user.login&actorUserId=${person.id}`, hubAdmin);
-      assert.deepEqual(exact.body.entries.map((e: { action: string }) => e.action), ['user.login']);
+      assert.deepEqual(
+        exact.body.entries.map((e: { action: string }) => e.action),
+        ['user.login'],
+      );
       const blocks = await api.get(`/admin/audit-log?action=admin.*&targetId=${person.id}`, hubAdmin);
-      assert.deepEqual(blocks.body.entries.map((e: { action: string }) => e.action), ['admin.user_blocked']);
+      assert.deepEqual(
+        blocks.body.entries.map((e: { action: string }) => e.action),
+        ['admin.user_blocked'],
+      );
     });
 
     test('bad filters answer 400', async () => {

@@ -60,11 +60,20 @@ describe('aggregation and stitched calls', () => {
       [id, team.id, sat.id, at, key],
     );
     const run = createInferenceHandler({
-      db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
-      log: { warn: () => {} }, settings: hub.services.settings,
+      db: hub.infra.db,
+      clock: hub.clock,
+      storage: hub.infra.storage,
+      queue: hub.infra.queue,
+      broker: hub.infra.broker,
+      live: hub.services.live,
+      log: { warn: () => {} },
+      settings: hub.services.settings,
       loadClassifier: async () => ({
         classify: async () =>
-          species.map(([label, confidence], index) => ({ label, scientificName: label.split('_')[0], commonName: label.split('_')[1], index, logit: 0, confidence }) as Prediction),
+          species.map(
+            ([label, confidence], index) =>
+              ({ label, scientificName: label.split('_')[0], commonName: label.split('_')[1], index, logit: 0, confidence }) as Prediction,
+          ),
       }),
     });
     const { stored, announced: sent } = await run({ id, attempt: 1, data: { chunkId: id, tenantId: team.id, satelliteId: sat.id } });
@@ -72,7 +81,11 @@ describe('aggregation and stitched calls', () => {
     return stored.map((d) => d.id);
   }
 
-  const row = (id: string) => hub.infra.db.one<{ tentative: boolean; promoted: boolean; call_id: string | null; call_chunks: number }>('SELECT tentative, promoted, call_id, call_chunks FROM detections WHERE id = $1', [id]);
+  const row = (id: string) =>
+    hub.infra.db.one<{ tentative: boolean; promoted: boolean; call_id: string | null; call_chunks: number }>(
+      'SELECT tentative, promoted, call_id, call_chunks FROM detections WHERE id = $1',
+      [id],
+    );
   const states = async (ids: string[]) => Promise.all(ids.map(async (id) => ((await row(id)).tentative ? 'tentative' : 'promoted')));
   const MIN = 60_000;
   /** The detection ids the last chunk announced (MQTT detection message and WebSocket event). */
@@ -88,19 +101,35 @@ describe('aggregation and stitched calls', () => {
   });
 
   test('a detection in a category the team hides is stored but not announced', async () => {
-    assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['amphibian', 'insect'] }, owner)).status, 200);
+    assert.equal(
+      (await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['amphibian', 'insect'] }, owner)).status,
+      200,
+    );
     try {
       const stored = await chunk(satB, 1000, [[CUCKOO, 0.6]]);
       assert.equal(stored.length, 1);
       assert.deepEqual(announced, []);
     } finally {
-      assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['bird', 'amphibian', 'insect', 'other_animal'] }, owner)).status, 200);
+      assert.equal(
+        (
+          await api.put(
+            `/settings/tenant?tenantId=${team.id}`,
+            { visible_categories: ['bird', 'amphibian', 'insect', 'other_animal'] },
+            owner,
+          )
+        ).status,
+        200,
+      );
     }
   });
 
   describe('with the rule on (count 3 in 10 minutes, confidenceHigh 0.9)', () => {
     before(async () => {
-      const res = await api.put(`/settings/tenant?tenantId=${team.id}`, { aggregation: { enabled: true, count: 3, windowMinutes: 10, confidenceHigh: 0.9 } }, owner);
+      const res = await api.put(
+        `/settings/tenant?tenantId=${team.id}`,
+        { aggregation: { enabled: true, count: 3, windowMinutes: 10, confidenceHigh: 0.9 } },
+        owner,
+      );
       assert.equal(res.status, 200, res.text);
     });
 
@@ -121,7 +150,11 @@ describe('aggregation and stitched calls', () => {
     });
 
     test('not promoted when the detections are spread wider than the window', async () => {
-      const ids = [...(await chunk(satA, 0, [[TIT, 0.5]])), ...(await chunk(satA, 6 * MIN, [[TIT, 0.5]])), ...(await chunk(satA, 12 * MIN + 1000, [[TIT, 0.5]]))];
+      const ids = [
+        ...(await chunk(satA, 0, [[TIT, 0.5]])),
+        ...(await chunk(satA, 6 * MIN, [[TIT, 0.5]])),
+        ...(await chunk(satA, 12 * MIN + 1000, [[TIT, 0.5]])),
+      ];
       assert.deepEqual(await states(ids), ['tentative', 'tentative', 'tentative']);
     });
 
@@ -144,9 +177,14 @@ describe('aggregation and stitched calls', () => {
       const all = await api.get(`/detections?tenantId=${team.id}&species=${code(TIT)}&includeTentative=true`, viewer);
       assert.equal(all.body.total, 3);
       assert.ok(all.body.detections.every((d: any) => d.tentative === true && d.promoted === false));
-      assert.deepEqual(all.body.aggregation, { [team.id]: { enabled: true, count: 3, windowMinutes: 10, confidenceHigh: 0.9, retentionHours: 48 } });
+      assert.deepEqual(all.body.aggregation, {
+        [team.id]: { enabled: true, count: 3, windowMinutes: 10, confidenceHigh: 0.9, retentionHours: 48 },
+      });
       // Promoted rows only listed: no rule to map.
-      const robins = await api.get(`/detections?tenantId=${team.id}&species=${code(ROBIN)}&satelliteId=${satA.id}&includeTentative=1`, viewer);
+      const robins = await api.get(
+        `/detections?tenantId=${team.id}&species=${code(ROBIN)}&satelliteId=${satA.id}&includeTentative=1`,
+        viewer,
+      );
       assert.equal(robins.body.total, 3);
       assert.deepEqual(robins.body.aggregation, {});
     });
@@ -171,7 +209,10 @@ describe('aggregation and stitched calls', () => {
 
       const list = await api.get(`/detections?tenantId=${team.id}&species=${code(BLACKBIRD)}&sortDir=asc`, viewer);
       assert.equal(list.body.total, 2);
-      assert.deepEqual(list.body.detections.map((d: any) => d.id), [head, apart]);
+      assert.deepEqual(
+        list.body.detections.map((d: any) => d.id),
+        [head, apart],
+      );
       const call = list.body.detections[0];
       assert.equal(call.callId, head);
       assert.equal(call.callChunks, 4);
@@ -181,7 +222,10 @@ describe('aggregation and stitched calls', () => {
 
       const rows = await api.get(`/detections?tenantId=${team.id}&callId=${head}&sortDir=asc`, viewer);
       assert.equal(rows.status, 200);
-      assert.deepEqual(rows.body.detections.map((d: any) => d.id), [head, second, third, fourth]);
+      assert.deepEqual(
+        rows.body.detections.map((d: any) => d.id),
+        [head, second, third, fourth],
+      );
       assert.equal(rows.body.total, 4);
       assert.ok(rows.body.detections.every((d: any) => d.callId === head));
       const detail = await api.get(`/detections/${third}`, viewer);
@@ -196,26 +240,42 @@ describe('aggregation and stitched calls', () => {
       const timeline = await api.get(`/detections/species-timeline?tenantId=${team.id}&${window}`, viewer);
       assert.equal(timeline.status, 200, timeline.text);
       const buckets = timeline.body.species.find((s: any) => s.speciesCode === code(BLACKBIRD)).buckets;
-      assert.equal(buckets.reduce((n: number, b: any) => n + b.count, 0), 2);
+      assert.equal(
+        buckets.reduce((n: number, b: any) => n + b.count, 0),
+        2,
+      );
     });
 
     test('stitching needs the same satellite and species', async () => {
       const t = 40 * MIN;
       const [a] = await chunk(satA, t, [[CUCKOO, 0.95]]);
       const [b] = await chunk(satB, t + 3000, [[CUCKOO, 0.95]]);
-      const [c] = await chunk(satA, t + 3000, [[ROBIN, 0.95], [CUCKOO, 0.95]]);
+      const [c] = await chunk(satA, t + 3000, [
+        [ROBIN, 0.95],
+        [CUCKOO, 0.95],
+      ]);
       assert.equal((await row(b)).call_id, null, 'another satellite');
-      const rows = await hub.infra.db.query<{ species_code: string; call_id: string | null }>('SELECT species_code, call_id FROM detections WHERE chunk_id = (SELECT chunk_id FROM detections WHERE id = $1)', [c]);
+      const rows = await hub.infra.db.query<{ species_code: string; call_id: string | null }>(
+        'SELECT species_code, call_id FROM detections WHERE chunk_id = (SELECT chunk_id FROM detections WHERE id = $1)',
+        [c],
+      );
       assert.deepEqual(rows.find((r) => r.species_code === code(CUCKOO))?.call_id, a);
       assert.equal(rows.find((r) => r.species_code === code(ROBIN))?.call_id, null);
     });
 
     test('tentative detections older than retentionHours are removed by the sweep, and only while hub retention is on', async () => {
       assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { aggregation: { retentionHours: 1 } }, owner)).status, 200);
-      const tentative = async () => (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND tentative', [team.id])).n;
-      const promoted = async () => (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND NOT tentative', [team.id])).n;
+      const tentative = async () =>
+        (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND tentative', [team.id]))
+          .n;
+      const promoted = async () =>
+        (
+          await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND NOT tentative', [
+            team.id,
+          ])
+        ).n;
       const before = { tentative: await tentative(), promoted: await promoted() };
-      assert.equal(before.tentative, 4, 'three tits and satellite B\'s robin');
+      assert.equal(before.tentative, 4, "three tits and satellite B's robin");
       assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock }), {}, 'all younger than an hour');
 
       // 39 minutes on, the hour cuts between 6 and 12 minutes after the base time.

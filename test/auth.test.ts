@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { INTERNAL_KEY, startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD, type TestUser } from './helpers/factories.ts';
-import { client, cookieFrom, type Credential, type Res, assertError, ipSequence } from './helpers/http.ts';
+import { client, cookieFrom, type Credential, assertError, ipSequence } from './helpers/http.ts';
 
 interface AuditRow {
   action: string;
@@ -25,7 +25,6 @@ interface AuditRow {
 const NEW_PASSWORD = 'a-brand-new-passphrase';
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
-
 
 describe('auth', () => {
   let hub: Hub;
@@ -57,10 +56,14 @@ describe('auth', () => {
     );
 
   const userRow = (id: string) =>
-    hub.infra.db.one<{ failed_login_attempts: number; locked_until: Date | null; last_login_at: Date | null; last_login_ip: string | null; password_hash: string; status: string }>(
-      'SELECT failed_login_attempts, locked_until, last_login_at, last_login_ip, password_hash, status FROM users WHERE id = $1',
-      [id],
-    );
+    hub.infra.db.one<{
+      failed_login_attempts: number;
+      locked_until: Date | null;
+      last_login_at: Date | null;
+      last_login_ip: string | null;
+      password_hash: string;
+      status: string;
+    }>('SELECT failed_login_attempts, locked_until, last_login_at, last_login_ip, password_hash, status FROM users WHERE id = $1', [id]);
 
   const me = (as: Credential) => api.get('/auth/me', as);
 
@@ -81,7 +84,13 @@ describe('auth', () => {
       });
       assert.equal(res.status, 200, res.text);
       const set = res.headers.getSetCookie().find((c) => c.startsWith('chorus_session='))!;
-      assert.ok(set.split(';').map((a) => a.trim().toLowerCase()).includes('secure'), set);
+      assert.ok(
+        set
+          .split(';')
+          .map((a) => a.trim().toLowerCase())
+          .includes('secure'),
+        set,
+      );
     });
 
     test('a right password sets an HttpOnly, SameSite=Lax session cookie that signs the person in', async () => {
@@ -133,7 +142,11 @@ describe('auth', () => {
       const ip = newIp();
       const res = await login(u.email, 'not-the-password', ip);
       assertError(res, 401, 'INVALID_CREDENTIALS');
-      assert.equal(res.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')), false, 'no cookie on failure');
+      assert.equal(
+        res.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')),
+        false,
+        'no cookie on failure',
+      );
       assert.equal((await userRow(u.id)).failed_login_attempts, 1);
 
       const rows = await audit(`action = 'user.login_failed' AND ip = $1`, [ip]);
@@ -145,7 +158,7 @@ describe('auth', () => {
 
     test('an unknown email answers the same 401 INVALID_CREDENTIALS', async () => {
       const ip = newIp();
-      const email = `nobody-${ip.replaceAll(".", "-")}@example.org`;
+      const email = `nobody-${ip.replaceAll('.', '-')}@example.org`;
       const res = await login(email, PASSWORD, ip);
       assertError(res, 401, 'INVALID_CREDENTIALS');
       const u = await f.user();
@@ -224,7 +237,10 @@ describe('auth', () => {
 
       const res = await login(u.email, u.password, ip);
       assertError(res, 423, 'ACCOUNT_LOCKED');
-      assert.equal(res.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')), false);
+      assert.equal(
+        res.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')),
+        false,
+      );
       // The lock is per account, not per address.
       assertError(await login(u.email, u.password, newIp()), 423, 'ACCOUNT_LOCKED');
 
@@ -269,7 +285,10 @@ describe('auth', () => {
       const limited = await login(u.email, u.password, ip);
       assertError(limited, 429, 'RATE_LIMITED');
       assert.equal(limited.headers.get('retry-after'), '900');
-      assert.equal(limited.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')), false);
+      assert.equal(
+        limited.headers.getSetCookie().some((c) => c.startsWith('chorus_session=')),
+        false,
+      );
       // Refusals do not extend the window, and other addresses are unaffected.
       assertError(await login(u.email, u.password, ip), 429, 'RATE_LIMITED');
       assert.equal((await login(u.email, u.password, newIp())).status, 200);
@@ -285,11 +304,12 @@ describe('auth', () => {
 
     test('a burst of simultaneous attempts from one IP still lets at most 20 through', async () => {
       const ip = newIp();
-      const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => login(`burst-${i}@example.org`, 'whatever-password', ip)),
-      );
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => login(`burst-${i}@example.org`, 'whatever-password', ip)));
       const statuses = results.map((r) => r.status);
-      assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+      assert.ok(
+        statuses.every((s) => s === 401 || s === 429),
+        statuses.join(','),
+      );
       const through = statuses.filter((s) => s === 401).length;
       assert.ok(through <= 20, `${through} of 30 simultaneous attempts got past the limit`);
       // Refused places are given back: one by one, the address gets exactly the rest of its 20.
@@ -373,7 +393,10 @@ describe('auth', () => {
       // A wrong password still answers as a wrong password: the block is not disclosed to guessers.
       assertError(await login(u.email, 'not-the-password', ip), 401, 'INVALID_CREDENTIALS');
 
-      const open = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND revoked_at IS NULL', [u.id]);
+      const open = await hub.infra.db.one<{ n: number }>(
+        'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND revoked_at IS NULL',
+        [u.id],
+      );
       assert.equal(open.n, 0, 'every session revoked');
       const entry = await audit(`action = 'admin.user_blocked' AND target_id = $1`, [u.id]);
       assert.equal(entry.length, 1);
@@ -467,7 +490,7 @@ describe('auth', () => {
       assert.equal(res.body.credential.kind, 'internal');
     });
 
-    test("a valid session cookie beats a bearer JWT of another person, and a bearer API key", async () => {
+    test('a valid session cookie beats a bearer JWT of another person, and a bearer API key', async () => {
       const a = await f.user();
       const b = await f.user();
       const team = await f.team(b);
@@ -495,7 +518,10 @@ describe('auth', () => {
       const viaKey = await me(both(cookie, key.token));
       assert.equal(viaKey.status, 200, viaKey.text);
       assert.equal(viaKey.body.user, null);
-      assert.deepEqual({ kind: viaKey.body.credential.kind, tenantId: viaKey.body.credential.tenantId }, { kind: 'api_key', tenantId: team.id });
+      assert.deepEqual(
+        { kind: viaKey.body.credential.kind, tenantId: viaKey.body.credential.tenantId },
+        { kind: 'api_key', tenantId: team.id },
+      );
     });
 
     test('a bearer JWT is read as a JWT, never as an API key; an invalid bearer leaves the caller anonymous', async () => {
@@ -558,9 +584,15 @@ describe('auth', () => {
         const res = await post('/auth/register', body, newIp());
         assert.equal(res.status, 201, res.text);
         assert.deepEqual(res.body.joined, { tenantId: team.id, role: 'viewer' });
-        const membership = await hub.infra.db.one<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2', [res.body.user.id, team.id]);
+        const membership = await hub.infra.db.one<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2', [
+          res.body.user.id,
+          team.id,
+        ]);
         assert.equal(membership.role, 'viewer');
-        const inviteRow = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>('SELECT used_at, used_by FROM invites WHERE id = $1', [invite.body.id]);
+        const inviteRow = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>(
+          'SELECT used_at, used_by FROM invites WHERE id = $1',
+          [invite.body.id],
+        );
         assert.ok(inviteRow.used_at);
         assert.equal(inviteRow.used_by, res.body.user.id);
 
@@ -571,7 +603,10 @@ describe('auth', () => {
         // The new member sees the team with the invite's role.
         const signedIn = await login(body.email, body.password, newIp(), { returnToken: true });
         const who = await me({ token: signedIn.body.token });
-        assert.deepEqual(who.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[team.id, 'viewer']]);
+        assert.deepEqual(
+          who.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+          [[team.id, 'viewer']],
+        );
       } finally {
         await setHubSettings({ allow_self_registration: null });
       }
@@ -589,7 +624,11 @@ describe('auth', () => {
 
       const second = { ...fresh(), inviteToken: invite.body.token };
       assertError(await post('/auth/register', second, newIp()), 400, 'INVITE_USED');
-      assert.equal(await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [second.email]), null, 'the refused account is rolled back');
+      assert.equal(
+        await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [second.email]),
+        null,
+        'the refused account is rolled back',
+      );
       const members = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE tenant_id = $1`, [team.id]);
       assert.equal(members.n, 2, 'owner and the first invitee only');
     });
@@ -622,8 +661,16 @@ describe('auth', () => {
       const team = await f.team(owner);
       const taken = await f.user();
       const invite = await api.post('/auth/invites', { tenantId: team.id, role: 'member' }, owner);
-      assertError(await post('/auth/register', { ...fresh(), email: taken.email, inviteToken: invite.body.token }, newIp()), 409, 'EMAIL_TAKEN');
-      assertError(await post('/auth/register', { ...fresh(), password: 'short', inviteToken: invite.body.token }, newIp()), 400, 'VALIDATION_FAILED');
+      assertError(
+        await post('/auth/register', { ...fresh(), email: taken.email, inviteToken: invite.body.token }, newIp()),
+        409,
+        'EMAIL_TAKEN',
+      );
+      assertError(
+        await post('/auth/register', { ...fresh(), password: 'short', inviteToken: invite.body.token }, newIp()),
+        400,
+        'VALIDATION_FAILED',
+      );
       const row = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM invites WHERE id = $1', [invite.body.id]);
       assert.equal(row.used_at, null);
       const ok = await post('/auth/register', { ...fresh(), inviteToken: invite.body.token }, newIp());
@@ -705,7 +752,9 @@ describe('auth', () => {
       const sixth = await post('/auth/forgot-password', { email: u.email }, ip);
       assert.equal(sixth.status, 204);
       assert.equal(mailsTo(u.email).length, 5, 'no mail past the limit');
-      const tokens = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [u.id]);
+      const tokens = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [
+        u.id,
+      ]);
       assert.equal(tokens.n, 5);
       // Another address is not held back, and the window passes.
       assert.equal((await post('/auth/forgot-password', { email: u.email }, newIp())).status, 204);
@@ -795,7 +844,9 @@ describe('auth', () => {
       assert.equal(rows.length, 1);
       assert.deepEqual(rows[0].details, { reason: 'expired' });
       assert.equal(rows[0].ip, ip);
-      const used = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [late.id]);
+      const used = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [
+        late.id,
+      ]);
       assert.equal(used.used_at, null, 'an expired token is not marked used');
       assert.equal((await login(late.email, late.password, newIp())).status, 200, 'the old password still works');
     });

@@ -77,7 +77,12 @@ class Inbox {
   }
 }
 
-function waitEvent<T = unknown>(emitter: { once(e: string, l: (...a: any[]) => void): unknown; off(e: string, l: (...a: any[]) => void): unknown }, event: string, what: string, timeoutMs = TIMEOUT): Promise<T> {
+function waitEvent<T = unknown>(
+  emitter: { once(e: string, l: (...a: any[]) => void): unknown; off(e: string, l: (...a: any[]) => void): unknown },
+  event: string,
+  what: string,
+  timeoutMs = TIMEOUT,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       emitter.off(event, on);
@@ -188,8 +193,16 @@ function brokerContract(getCtx: () => Ctx) {
     const sat = await newSatellite();
     const c = await connectSat(url, sat);
     const granted = await c.subscribeAsync(`chorus/${sat.tenantId}/${sat.id}/#`, { qos: 2 });
-    assert.deepEqual(granted.map((g) => g.qos), [2]);
-    await c.subscribeAsync(`chorus/${sat.tenantId}/${sat.id}/+`, { qos: 1 }).then((g) => assert.deepEqual(g.map((x) => x.qos), [1]));
+    assert.deepEqual(
+      granted.map((g) => g.qos),
+      [2],
+    );
+    await c.subscribeAsync(`chorus/${sat.tenantId}/${sat.id}/+`, { qos: 1 }).then((g) =>
+      assert.deepEqual(
+        g.map((x) => x.qos),
+        [1],
+      ),
+    );
     await c.unsubscribeAsync(`chorus/${sat.tenantId}/${sat.id}/+`);
 
     const configTopic = topicOf(sat.tenantId, sat.id, 'config');
@@ -326,16 +339,31 @@ function brokerContract(getCtx: () => Ctx) {
       await c.publishAsync(topicOf(sat.tenantId, sat.id, 'log-response'), 'journal', { qos: 1 });
     }
     while (seen.length < 2) await waitEvent(ee, 'm', 'log responses');
-    assert.deepEqual(seen.map((s) => s.topic).sort(), [topicOf(a.tenantId, a.id, 'log-response'), topicOf(b.tenantId, b.id, 'log-response')].sort());
-    assert.deepEqual(seen.map((s) => s.qos), [1, 1]);
-    await assert.rejects(broker.subscribe('chorus/#/bad', () => {}), /invalid topic filter/);
+    assert.deepEqual(
+      seen.map((s) => s.topic).sort(),
+      [topicOf(a.tenantId, a.id, 'log-response'), topicOf(b.tenantId, b.id, 'log-response')].sort(),
+    );
+    assert.deepEqual(
+      seen.map((s) => s.qos),
+      [1, 1],
+    );
+    await assert.rejects(
+      broker.subscribe('chorus/#/bad', () => {}),
+      /invalid topic filter/,
+    );
   });
 
   test('provisioning refuses ids that are not single topic levels', async () => {
     const { broker } = getCtx();
     for (const bad of ['a/b', '+', '#', '', '$x']) {
-      await assert.rejects(broker.provisionSatellite({ satelliteId: bad, tenantId: uuid(), password: 'x'.repeat(64) }), /single topic levels/);
-      await assert.rejects(broker.provisionSatellite({ satelliteId: uuid(), tenantId: bad, password: 'x'.repeat(64) }), /single topic levels/);
+      await assert.rejects(
+        broker.provisionSatellite({ satelliteId: bad, tenantId: uuid(), password: 'x'.repeat(64) }),
+        /single topic levels/,
+      );
+      await assert.rejects(
+        broker.provisionSatellite({ satelliteId: uuid(), tenantId: bad, password: 'x'.repeat(64) }),
+        /single topic levels/,
+      );
     }
   });
 }
@@ -388,7 +416,11 @@ describe('broker configuration', () => {
       [{ MQTT_URL: 'mqtt://broker:1883' }, /MQTT_ADMIN_USERNAME/],
       [{ MQTT_URL: 'mqtt://broker:1883', MQTT_ADMIN_USERNAME: 'admin' }, /MQTT_ADMIN_PASSWORD/],
     ];
-    for (const [env, re] of bad) assert.throws(() => loadConfig({ ...base, ...env }), (e: Error) => e instanceof ConfigError && re.test(e.message));
+    for (const [env, re] of bad)
+      assert.throws(
+        () => loadConfig({ ...base, ...env }),
+        (e: Error) => e instanceof ConfigError && re.test(e.message),
+      );
   });
 });
 
@@ -404,7 +436,13 @@ describe('embedded broker (Aedes)', () => {
   const inbox = new Inbox();
 
   before(async () => {
-    const config = loadConfig({ CHORUS_SECRET: 'x'.repeat(40), CHORUS_DATA_DIR: os.tmpdir(), MQTT_PORT: '0', MQTT_WS_PORT: '0', MQTT_HOST: '127.0.0.1' });
+    const config = loadConfig({
+      CHORUS_SECRET: 'x'.repeat(40),
+      CHORUS_DATA_DIR: os.tmpdir(),
+      MQTT_PORT: '0',
+      MQTT_WS_PORT: '0',
+      MQTT_HOST: '127.0.0.1',
+    });
     broker = await createBroker(config, check);
     url = broker.brokerUrl;
     wsUrl = broker.wsUrl!;
@@ -450,7 +488,11 @@ describe('embedded broker (Aedes)', () => {
 
   test("nobody else can log in as the hub's own client", async () => {
     const sat: Sat = { id: uuid(), tenantId: uuid(), password: 'x' };
-    assert.ok([4, 5].includes(await refusal(url, sat, { username: '$chorus-hub', clientId: 'chorus-hub-0000', password: crypto.randomBytes(32).toString('hex') })));
+    assert.ok(
+      [4, 5].includes(
+        await refusal(url, sat, { username: '$chorus-hub', clientId: 'chorus-hub-0000', password: crypto.randomBytes(32).toString('hex') }),
+      ),
+    );
   });
 
   test('WebSocket at /mqtt: same logins and the same prefix rule', async () => {
@@ -483,7 +525,13 @@ describe('embedded broker (Aedes)', () => {
 
   test('a failing credential check refuses the login (server unavailable) without crashing', async () => {
     const throwing = await createBroker(
-      loadConfig({ CHORUS_SECRET: 'x'.repeat(40), CHORUS_DATA_DIR: os.tmpdir(), MQTT_PORT: '0', MQTT_WS_PORT: '0', MQTT_HOST: '127.0.0.1' }),
+      loadConfig({
+        CHORUS_SECRET: 'x'.repeat(40),
+        CHORUS_DATA_DIR: os.tmpdir(),
+        MQTT_PORT: '0',
+        MQTT_WS_PORT: '0',
+        MQTT_HOST: '127.0.0.1',
+      }),
       async () => {
         throw new Error('database down');
       },
@@ -499,7 +547,16 @@ describe('embedded broker (Aedes)', () => {
   test('a port in use fails with the variable named', async () => {
     const port = Number(new URL(url).port);
     await assert.rejects(
-      createBroker(loadConfig({ CHORUS_SECRET: 'x'.repeat(40), CHORUS_DATA_DIR: os.tmpdir(), MQTT_PORT: String(port), MQTT_WS_PORT: '0', MQTT_HOST: '127.0.0.1' }), check),
+      createBroker(
+        loadConfig({
+          CHORUS_SECRET: 'x'.repeat(40),
+          CHORUS_DATA_DIR: os.tmpdir(),
+          MQTT_PORT: String(port),
+          MQTT_WS_PORT: '0',
+          MQTT_HOST: '127.0.0.1',
+        }),
+        check,
+      ),
       /MQTT_PORT/,
     );
   });
@@ -575,7 +632,12 @@ function grantAdminAndAddDynsecOnly(file: string, admin: string) {
   const adminClient = json.clients.find((c: { username: string }) => c.username === admin);
   const adminRole = json.roles.find((r: { rolename: string }) => r.rolename === adminClient.roles[0].rolename);
   json.roles.push({ rolename: 'dynsec-only', acls: structuredClone(adminRole.acls) });
-  json.clients.push({ ...structuredClone(adminClient), username: DYNSEC_ONLY, textName: 'dynsec rights only', roles: [{ rolename: 'dynsec-only' }] });
+  json.clients.push({
+    ...structuredClone(adminClient),
+    username: DYNSEC_ONLY,
+    textName: 'dynsec rights only',
+    roles: [{ rolename: 'dynsec-only' }],
+  });
   adminRole.acls.push({ acltype: 'publishClientSend', topic: '#', allow: true });
   fs.writeFileSync(file, JSON.stringify(json, null, 2));
 }
@@ -657,7 +719,17 @@ async function startMosquitto(): Promise<RunningMosquitto> {
       adminPassword,
       /** mosquitto_ctrl exits 0 even when a command fails: its output carries the error text. */
       async ctrl(...args) {
-        const { stdout, stderr } = await promisify(execFile)(MOSQUITTO_CTRL, ['-h', '127.0.0.1', '-p', String(port), '-u', adminUsername, '-P', adminPassword, ...args]);
+        const { stdout, stderr } = await promisify(execFile)(MOSQUITTO_CTRL, [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          '-u',
+          adminUsername,
+          '-P',
+          adminPassword,
+          ...args,
+        ]);
         return stdout + stderr.replace(/^Warning: You are running mosquitto_ctrl without encryption\.\n.*\n\n?/m, '');
       },
       async stop() {
@@ -677,72 +749,76 @@ async function stopProcess(proc: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-describe('Mosquitto 2 with dynamic security', { skip: MOSQUITTO ? false : 'the mosquitto binary is not installed (apt-get install -y mosquitto mosquitto-clients)' }, () => {
-  let mosq: RunningMosquitto;
-  let broker: Broker;
-  const inbox = new Inbox();
+describe(
+  'Mosquitto 2 with dynamic security',
+  { skip: MOSQUITTO ? false : 'the mosquitto binary is not installed (apt-get install -y mosquitto mosquitto-clients)' },
+  () => {
+    let mosq: RunningMosquitto;
+    let broker: Broker;
+    const inbox = new Inbox();
 
-  before(async () => {
-    mosq = await startMosquitto();
-  });
-  after(async () => {
-    for (const c of opened) c.end(true);
-    await broker?.close();
-    await mosq?.stop();
-  });
-
-  test('start-up refuses a wrong admin password, and an admin that may not publish under chorus/', async () => {
-    await assert.rejects(
-      createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong' }),
-      /Mosquitto at mqtt:\/\/127\.0\.0\.1:\d+ \(as admin\).*Not authorized/,
-    );
-    // What `mosquitto_ctrl dynsec init` gives an admin (dynsec rights only): the hub notices at start.
-    await assert.rejects(
-      createMosquittoBroker({ url: mosq.url, adminUsername: DYNSEC_ONLY, adminPassword: mosq.adminPassword, commandTimeoutMs: 1000 }),
-      /cannot publish under chorus\/.*addRoleACL admin publishClientSend/,
-    );
-    const config = loadConfig({
-      CHORUS_SECRET: 'x'.repeat(40),
-      CHORUS_DATA_DIR: os.tmpdir(),
-      MQTT_URL: mosq.url,
-      MQTT_ADMIN_USERNAME: mosq.adminUsername,
-      MQTT_ADMIN_PASSWORD: mosq.adminPassword,
+    before(async () => {
+      mosq = await startMosquitto();
     });
-    broker = await createBroker(config, async () => {
-      throw new Error('Mosquitto checks logins itself');
+    after(async () => {
+      for (const c of opened) c.end(true);
+      await broker?.close();
+      await mosq?.stop();
     });
-    assert.equal(broker.kind, 'mosquitto');
-    assert.equal(broker.brokerUrl, mosq.url);
-    assert.equal(broker.wsUrl, null);
-    await broker.subscribe('#', (topic, payload, meta) => inbox.push({ topic, payload: payload.toString(), qos: meta.qos }), { qos: 1 });
-  });
 
-  const provision = async (sat: Sat) => {
-    await broker.provisionSatellite({ satelliteId: sat.id, tenantId: sat.tenantId, password: sat.password });
-    return sat;
-  };
+    test('start-up refuses a wrong admin password, and an admin that may not publish under chorus/', async () => {
+      await assert.rejects(
+        createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong' }),
+        /Mosquitto at mqtt:\/\/127\.0\.0\.1:\d+ \(as admin\).*Not authorized/,
+      );
+      // What `mosquitto_ctrl dynsec init` gives an admin (dynsec rights only): the hub notices at start.
+      await assert.rejects(
+        createMosquittoBroker({ url: mosq.url, adminUsername: DYNSEC_ONLY, adminPassword: mosq.adminPassword, commandTimeoutMs: 1000 }),
+        /cannot publish under chorus\/.*addRoleACL admin publishClientSend/,
+      );
+      const config = loadConfig({
+        CHORUS_SECRET: 'x'.repeat(40),
+        CHORUS_DATA_DIR: os.tmpdir(),
+        MQTT_URL: mosq.url,
+        MQTT_ADMIN_USERNAME: mosq.adminUsername,
+        MQTT_ADMIN_PASSWORD: mosq.adminPassword,
+      });
+      broker = await createBroker(config, async () => {
+        throw new Error('Mosquitto checks logins itself');
+      });
+      assert.equal(broker.kind, 'mosquitto');
+      assert.equal(broker.brokerUrl, mosq.url);
+      assert.equal(broker.wsUrl, null);
+      await broker.subscribe('#', (topic, payload, meta) => inbox.push({ topic, payload: payload.toString(), qos: meta.qos }), { qos: 1 });
+    });
 
-  brokerContract(() => {
-    assert.ok(broker, 'the broker started');
-    return {
-      kind: 'mosquitto',
-      broker,
-      inbox,
-      url: mosq.url,
-      newSatellite: (tenantId = uuid()) => provision({ id: uuid(), tenantId, password: crypto.randomBytes(32).toString('hex') }),
-      rotate: (sat) => provision({ ...sat, password: crypto.randomBytes(32).toString('hex') }),
+    const provision = async (sat: Sat) => {
+      await broker.provisionSatellite({ satelliteId: sat.id, tenantId: sat.tenantId, password: sat.password });
+      return sat;
     };
-  });
 
-  test('each satellite holds its own role naming exactly its prefix; revoking removes client and role', async () => {
-    const sat = await provision({ id: uuid(), tenantId: uuid(), password: crypto.randomBytes(32).toString('hex') });
-    const out = await mosq.ctrl('dynsec', 'getRole', `sat-${sat.id}`);
-    for (const type of ['publishClientSend', 'subscribePattern', 'publishClientReceive']) {
-      assert.match(out, new RegExp(`${type}\\s*:?\\s*allow\\s*:?\\s*chorus/${sat.tenantId}/${sat.id}/#`), out);
-    }
-    assert.match(await mosq.ctrl('dynsec', 'getClient', sat.id), new RegExp(`sat-${sat.id}`));
-    await broker.revokeSatellite(sat.id);
-    assert.match(await mosq.ctrl('dynsec', 'getClient', sat.id), /Client not found/);
-    assert.doesNotMatch(await mosq.ctrl('dynsec', 'listRoles'), new RegExp(`sat-${sat.id}`));
-  });
-});
+    brokerContract(() => {
+      assert.ok(broker, 'the broker started');
+      return {
+        kind: 'mosquitto',
+        broker,
+        inbox,
+        url: mosq.url,
+        newSatellite: (tenantId = uuid()) => provision({ id: uuid(), tenantId, password: crypto.randomBytes(32).toString('hex') }),
+        rotate: (sat) => provision({ ...sat, password: crypto.randomBytes(32).toString('hex') }),
+      };
+    });
+
+    test('each satellite holds its own role naming exactly its prefix; revoking removes client and role', async () => {
+      const sat = await provision({ id: uuid(), tenantId: uuid(), password: crypto.randomBytes(32).toString('hex') });
+      const out = await mosq.ctrl('dynsec', 'getRole', `sat-${sat.id}`);
+      for (const type of ['publishClientSend', 'subscribePattern', 'publishClientReceive']) {
+        assert.match(out, new RegExp(`${type}\\s*:?\\s*allow\\s*:?\\s*chorus/${sat.tenantId}/${sat.id}/#`), out);
+      }
+      assert.match(await mosq.ctrl('dynsec', 'getClient', sat.id), new RegExp(`sat-${sat.id}`));
+      await broker.revokeSatellite(sat.id);
+      assert.match(await mosq.ctrl('dynsec', 'getClient', sat.id), /Client not found/);
+      assert.doesNotMatch(await mosq.ctrl('dynsec', 'listRoles'), new RegExp(`sat-${sat.id}`));
+    });
+  },
+);

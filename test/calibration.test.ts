@@ -18,7 +18,18 @@ import { calibrate, fitIsotonic } from '../src/modules/calibration/pav.ts';
  * Pooling by hand: 0.35:1 > 0.40:0 → {0.35–0.40: 1/2}; > 0.50:0 → {0.35–0.50: 1/3};
  * 0.55:1 = 0.60:1 → {0.55–0.60: 1}; > 0.65:0 → {0.55–0.65: 2/3}; 0.70, 0.80, 0.90 all 1 → {0.70–0.90: 1}.
  */
-const VERIFIED: Array<[number, 0 | 1]> = [[0.3, 0], [0.35, 1], [0.4, 0], [0.5, 0], [0.55, 1], [0.6, 1], [0.65, 0], [0.7, 1], [0.8, 1], [0.9, 1]];
+const VERIFIED: Array<[number, 0 | 1]> = [
+  [0.3, 0],
+  [0.35, 1],
+  [0.4, 0],
+  [0.5, 0],
+  [0.55, 1],
+  [0.6, 1],
+  [0.65, 0],
+  [0.7, 1],
+  [0.8, 1],
+  [0.9, 1],
+];
 const EXPECTED = [
   { minConfidence: 0.3, maxConfidence: 0.3, calibrated: 0, samples: 1 },
   { minConfidence: 0.35, maxConfidence: 0.5, calibrated: 1 / 3, samples: 3 },
@@ -77,7 +88,12 @@ describe('calibration', () => {
     at = Date.UTC(2026, 4, 1);
     for (const [c, outcome] of VERIFIED) await insert(team, c, outcome ? 'confirmed' : 'rejected');
     // A second model with too few verified detections, and unverified rows to read the curve with.
-    for (const [c, s] of [[0.5, 'confirmed'], [0.6, 'confirmed'], [0.4, 'rejected']] as const) await insert(team, c, s, 'other');
+    for (const [c, s] of [
+      [0.5, 'confirmed'],
+      [0.6, 'confirmed'],
+      [0.4, 'rejected'],
+    ] as const)
+      await insert(team, c, s, 'other');
     for (const [c] of READINGS) await insert(team, c, 'unverified');
     // The other team: enough samples of its own (every one the same outcome on each side of 0.5).
     for (let i = 0; i < 10; i++) await insert(otherTeam, 0.3 + i * 0.05, i < 5 ? 'rejected' : 'confirmed');
@@ -87,13 +103,24 @@ describe('calibration', () => {
   const listed = async () => {
     const res = await api.get(`/detections?tenantId=${team.id}&limit=200`, viewer);
     assert.equal(res.status, 200, res.text);
-    return res.body.detections as Array<{ id: string; confidence: number; calibrated_confidence: number; modelId: string; verificationStatus: string }>;
+    return res.body.detections as Array<{
+      id: string;
+      confidence: number;
+      calibrated_confidence: number;
+      modelId: string;
+      verificationStatus: string;
+    }>;
   };
 
   test('the fit pools adjacent violators (equal confidences pooled first)', () => {
-    assert.deepEqual(fitIsotonic([{ confidence: 0.5, outcome: 1 }, { confidence: 0.5, outcome: 0 }, { confidence: 0.4, outcome: 1 }]), [
-      { minConfidence: 0.4, maxConfidence: 0.5, calibrated: 2 / 3, samples: 3 },
-    ]);
+    assert.deepEqual(
+      fitIsotonic([
+        { confidence: 0.5, outcome: 1 },
+        { confidence: 0.5, outcome: 0 },
+        { confidence: 0.4, outcome: 1 },
+      ]),
+      [{ minConfidence: 0.4, maxConfidence: 0.5, calibrated: 2 / 3, samples: 3 }],
+    );
     assert.equal(calibrate([], 0.42), 0.42, 'no curve: the raw confidence');
   });
 
@@ -114,8 +141,14 @@ describe('calibration', () => {
   test('an admin refreshes the team: the curve is the hand-computed PAV fit, the thin model is skipped, the refresh is audited', async () => {
     const res = await api.post('/calibration/refresh', { tenantId: team.id }, admin);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.refreshed.map((r: any) => [r.tenantId, r.modelId, r.samples, r.buckets]), [[team.id, 'builtin', 10, 4]]);
-    assert.deepEqual(res.body.skipped.map((r: any) => [r.tenantId, r.modelId, r.samples]), [[team.id, 'other', 3]]);
+    assert.deepEqual(
+      res.body.refreshed.map((r: any) => [r.tenantId, r.modelId, r.samples, r.buckets]),
+      [[team.id, 'builtin', 10, 4]],
+    );
+    assert.deepEqual(
+      res.body.skipped.map((r: any) => [r.tenantId, r.modelId, r.samples]),
+      [[team.id, 'other', 3]],
+    );
 
     const curve = await api.get(`/calibration/curve?tenantId=${team.id}&modelId=builtin`, viewer);
     assert.equal(curve.status, 200);
@@ -167,7 +200,10 @@ describe('calibration', () => {
     const byModel = Object.fromEntries(res.body.coverage.map((c: any) => [c.modelId, c]));
     assert.deepEqual(Object.keys(byModel).sort(), ['builtin', 'other']);
     assert.equal(byModel.builtin.tenantId, team.id);
-    assert.deepEqual([byModel.builtin.confirmed, byModel.builtin.rejected, byModel.builtin.samples, byModel.builtin.enough], [6, 4, 10, true]);
+    assert.deepEqual(
+      [byModel.builtin.confirmed, byModel.builtin.rejected, byModel.builtin.samples, byModel.builtin.enough],
+      [6, 4, 10, true],
+    );
     assert.equal(byModel.builtin.curve.samples, 10);
     assert.equal(byModel.builtin.curve.buckets, 4);
     assert.deepEqual([byModel.other.confirmed, byModel.other.rejected, byModel.other.enough, byModel.other.curve], [2, 1, false, null]);
@@ -187,17 +223,26 @@ describe('calibration', () => {
     const pairs = all.body.refreshed.map((r: any) => `${r.tenantId}/${r.modelId}`);
     assert.ok(pairs.includes(`${team.id}/builtin`) && pairs.includes(`${otherTeam.id}/builtin`));
     const other = await api.get(`/calibration/curve?tenantId=${otherTeam.id}&modelId=builtin`, otherOwner);
-    assert.deepEqual(other.body.buckets.map((b: any) => b.calibrated), [0, 1]);
+    assert.deepEqual(
+      other.body.buckets.map((b: any) => b.calibrated),
+      [0, 1],
+    );
     assert.equal((await api.get(`/calibration/curve?tenantId=${team.id}&modelId=builtin`, otherOwner)).status, 404);
     assert.equal((await api.get(`/calibration/curve?tenantId=${team.id}`, viewer)).status, 400, 'modelId is required');
   });
 
   test('a pair that falls below the minimum loses its curve and reads raw again', async () => {
-    await hub.infra.db.query(`UPDATE detections SET verification_status = 'unverified' WHERE tenant_id = $1 AND confidence > 0.75 AND model_id = 'builtin'`, [team.id]);
+    await hub.infra.db.query(
+      `UPDATE detections SET verification_status = 'unverified' WHERE tenant_id = $1 AND confidence > 0.75 AND model_id = 'builtin'`,
+      [team.id],
+    );
     const res = await api.post('/calibration/refresh', { tenantId: team.id, modelId: 'builtin' }, admin);
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.refreshed, []);
-    assert.deepEqual(res.body.skipped.map((s: any) => [s.modelId, s.samples]), [['builtin', 8]]);
+    assert.deepEqual(
+      res.body.skipped.map((s: any) => [s.modelId, s.samples]),
+      [['builtin', 8]],
+    );
     assert.deepEqual((await api.get(`/calibration/curve?tenantId=${team.id}&modelId=builtin`, viewer)).body.buckets, []);
     for (const d of await listed()) assert.equal(d.calibrated_confidence, d.confidence);
   });

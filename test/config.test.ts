@@ -104,7 +104,10 @@ describe('loadConfig', () => {
 
   test('a password in a refused URL is not echoed', () => {
     // A non-numeric port makes the URL invalid; the message shows it with the password masked.
-    refuses(env({ DATABASE_URL: 'postgres://user:hunter2@db:notaport/chorus' }), /^DATABASE_URL is not a valid URL: "postgres:\/\/user:\*\*\*@db:notaport\/chorus"$/);
+    refuses(
+      env({ DATABASE_URL: 'postgres://user:hunter2@db:notaport/chorus' }),
+      /^DATABASE_URL is not a valid URL: "postgres:\/\/user:\*\*\*@db:notaport\/chorus"$/,
+    );
     refuses(env({ REDIS_URL: 'redis://user:hunter2@bad host' }), /^REDIS_URL is not a valid URL: "redis:\/\/user:\*\*\*@bad host"$/);
   });
 
@@ -116,7 +119,10 @@ describe('loadConfig', () => {
   test('CHORUS_ADMIN_EMAIL without CHORUS_ADMIN_PASSWORD (and the reverse) is refused', () => {
     refuses(env({ CHORUS_ADMIN_EMAIL: 'root@example.org' }), /CHORUS_ADMIN_EMAIL and CHORUS_ADMIN_PASSWORD must be set together/);
     refuses(env({ CHORUS_ADMIN_PASSWORD: 'long-enough-password' }), /must be set together/);
-    refuses(env({ CHORUS_ADMIN_EMAIL: 'root@example.org', CHORUS_ADMIN_PASSWORD: 'short' }), /CHORUS_ADMIN_PASSWORD must be at least 10 characters/);
+    refuses(
+      env({ CHORUS_ADMIN_EMAIL: 'root@example.org', CHORUS_ADMIN_PASSWORD: 'short' }),
+      /CHORUS_ADMIN_PASSWORD must be at least 10 characters/,
+    );
     const c = loadConfig(env({ CHORUS_ADMIN_EMAIL: 'root@example.org', CHORUS_ADMIN_PASSWORD: 'long-enough-password' }));
     assert.deepEqual({ ...c.admin }, { email: 'root@example.org', password: 'long-enough-password' });
   });

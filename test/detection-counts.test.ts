@@ -28,7 +28,17 @@ describe('detection totals from the day counts', () => {
   const t0 = Date.parse('2026-03-01T00:00:00Z');
 
   /** Inserts detections as SQL (volume and exact control of time, tentative and call). */
-  async function insert(rows: Array<{ sat: { id: string }; team?: TestTeam; code: string; at: number; tentative?: boolean; callId?: string | null; category?: string }>) {
+  async function insert(
+    rows: Array<{
+      sat: { id: string };
+      team?: TestTeam;
+      code: string;
+      at: number;
+      tentative?: boolean;
+      callId?: string | null;
+      category?: string;
+    }>,
+  ) {
     const ids = rows.map(() => newId());
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
@@ -36,22 +46,46 @@ describe('detection totals from the day counts', () => {
        SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, 0.5, r.at, 0, 3000, 'builtin',
          r.tentative, NOT r.tentative, r.call_id, r.at
        FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text)`,
-      [JSON.stringify(rows.map((r, i) => ({
-        id: ids[i], tenant_id: (r.team ?? team).id, satellite_id: r.sat.id, code: r.code, at: new Date(r.at).toISOString(),
-        tentative: r.tentative ?? false, call_id: r.callId ?? null, category: r.category ?? 'bird',
-      })))],
+      [
+        JSON.stringify(
+          rows.map((r, i) => ({
+            id: ids[i],
+            tenant_id: (r.team ?? team).id,
+            satellite_id: r.sat.id,
+            code: r.code,
+            at: new Date(r.at).toISOString(),
+            tentative: r.tentative ?? false,
+            call_id: r.callId ?? null,
+            category: r.category ?? 'bird',
+          })),
+        ),
+      ],
     );
     return ids;
   }
 
   /** The exact count the list's filter means, straight from detections (in the categories shown by default). */
-  async function exact(q: { satelliteId?: string; species?: string; start?: number; end?: number; includeTentative?: boolean; tenantId?: string }) {
+  async function exact(q: {
+    satelliteId?: string;
+    species?: string;
+    start?: number;
+    end?: number;
+    includeTentative?: boolean;
+    tenantId?: string;
+  }) {
     const r = await hub.infra.db.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND call_id IS NULL
          AND ($2::uuid IS NULL OR satellite_id = $2) AND ($3::text IS NULL OR lower(species_code) = lower($3))
          AND ($4::timestamptz IS NULL OR detected_at >= $4) AND ($5::timestamptz IS NULL OR detected_at < $5)
          AND ($6 OR NOT tentative) AND category NOT IN ('anthropogenic', 'human_voice')`,
-      [q.tenantId ?? team.id, q.satelliteId ?? null, q.species ?? null, q.start ? new Date(q.start) : null, q.end ? new Date(q.end) : null, q.includeTentative ?? false],
+      [
+        q.tenantId ?? team.id,
+        q.satelliteId ?? null,
+        q.species ?? null,
+        q.start ? new Date(q.start) : null,
+        q.end ? new Date(q.end) : null,
+        q.includeTentative ?? false,
+      ],
     );
     return r.n;
   }
@@ -81,7 +115,16 @@ describe('detection totals from the day counts', () => {
       [t0 - 10 * DAY, t0 - 9 * DAY], // nothing there
     ];
     for (const [start, end] of windows) {
-      for (const q of [{}, { satelliteId: satA.id }, { species: 'EURROB1' }, { species: 'grtit1', satelliteId: satB.id }, { includeTentative: true }, { includeTentative: true, species: 'eurrob1' }, { species: 'human' }, { includeTentative: true, satelliteId: satB.id }]) {
+      for (const q of [
+        {},
+        { satelliteId: satA.id },
+        { species: 'EURROB1' },
+        { species: 'grtit1', satelliteId: satB.id },
+        { includeTentative: true },
+        { includeTentative: true, species: 'eurrob1' },
+        { species: 'human' },
+        { includeTentative: true, satelliteId: satB.id },
+      ]) {
         const query = { ...q, start, end };
         assert.equal(await total(query), await exact(query), `${label}: ${JSON.stringify(query)}`);
       }
@@ -127,9 +170,15 @@ describe('detection totals from the day counts', () => {
   after(() => hub.close());
 
   test('the migration counts rows that existed before it and every row inserted since', async () => {
-    const rows = await hub.infra.db.one<{ n: number }>("SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all'", [team.id]);
+    const rows = await hub.infra.db.one<{ n: number }>(
+      "SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all'",
+      [team.id],
+    );
     assert.equal(rows.n, 64, 'every inserted row is counted by the trigger');
-    const hidden = await hub.infra.db.one<{ n: number }>("SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all' AND category = 'human_voice'", [team.id]);
+    const hidden = await hub.infra.db.one<{ n: number }>(
+      "SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all' AND category = 'human_voice'",
+      [team.id],
+    );
     assert.equal(hidden.n, 8, 'human voices have day rows of their own category');
     await assertExact('after inserts');
   });
@@ -142,10 +191,12 @@ describe('detection totals from the day counts', () => {
     );
     await assertExact('after promotion');
     // Stitch two robins into the call of the first robin of day 2 (continuations leave the list).
-    const [head, ...rest] = (await hub.infra.db.query<{ id: string }>(
-      'SELECT id FROM detections WHERE satellite_id = $1 AND detected_at >= $2 ORDER BY detected_at LIMIT 3',
-      [satA.id, new Date(t0 + 2 * DAY)],
-    )).map((r) => r.id);
+    const [head, ...rest] = (
+      await hub.infra.db.query<{ id: string }>(
+        'SELECT id FROM detections WHERE satellite_id = $1 AND detected_at >= $2 ORDER BY detected_at LIMIT 3',
+        [satA.id, new Date(t0 + 2 * DAY)],
+      )
+    ).map((r) => r.id);
     await hub.infra.db.query('UPDATE detections SET call_id = $1 WHERE id = ANY($2::uuid[])', [head, rest]);
     await assertExact('after stitching');
     // A vote changes nothing that is counted.

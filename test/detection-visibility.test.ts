@@ -40,7 +40,17 @@ describe('category visibility in lists and counts', () => {
     return id;
   }
 
-  async function detection(name: string, team: TestTeam, sat: { id: string }, chunkId: string, at: number, code: string, common: string, category: string, tentative = false) {
+  async function detection(
+    name: string,
+    team: TestTeam,
+    sat: { id: string },
+    chunkId: string,
+    at: number,
+    code: string,
+    common: string,
+    category: string,
+    tentative = false,
+  ) {
     const id = newId();
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
@@ -103,13 +113,19 @@ describe('category visibility in lists and counts', () => {
 
     const summary = await api.get(`/detections/summary?tenantId=${teamA.id}&${whole}`, owner);
     assert.equal(summary.status, 200, summary.text);
-    assert.deepEqual(summary.body.species.map((s: any) => s.speciesCode), ['eurrob1']);
+    assert.deepEqual(
+      summary.body.species.map((s: any) => s.speciesCode),
+      ['eurrob1'],
+    );
     assert.equal(summary.body.total_detections, 1);
     assert.equal(summary.body.tentative_detections, 0);
     assert.equal(summary.body.tentative_species, 0);
     const timeline = await api.get(`/detections/species-timeline?tenantId=${teamA.id}&${whole}`, owner);
     assert.equal(timeline.status, 200, timeline.text);
-    assert.deepEqual(timeline.body.species.map((s: any) => s.speciesCode), ['eurrob1']);
+    assert.deepEqual(
+      timeline.body.species.map((s: any) => s.speciesCode),
+      ['eurrob1'],
+    );
 
     const sessions = await api.get(`/sessions?tenantId=${teamA.id}`, owner);
     assert.equal(sessions.status, 200, sessions.text);
@@ -117,8 +133,14 @@ describe('category visibility in lists and counts', () => {
     assert.equal(sessions.body.sessions[0].chunkCount, 3);
     assert.equal(sessions.body.sessions[0].detectionCount, 1);
     assert.equal(sessions.body.sessions[0].speciesCount, 1);
-    assert.deepEqual(sessions.body.sessions[0].topSpecies.map((s: any) => s.speciesCode), ['eurrob1']);
-    const sessionTimeline = await api.get(`/sessions/timeline?tenantId=${teamA.id}&satelliteId=${satA.id}&from=${iso(day)}&to=${iso(day + DAY)}`, owner);
+    assert.deepEqual(
+      sessions.body.sessions[0].topSpecies.map((s: any) => s.speciesCode),
+      ['eurrob1'],
+    );
+    const sessionTimeline = await api.get(
+      `/sessions/timeline?tenantId=${teamA.id}&satelliteId=${satA.id}&from=${iso(day)}&to=${iso(day + DAY)}`,
+      owner,
+    );
     assert.equal(sessionTimeline.status, 200, sessionTimeline.text);
     assert.deepEqual(names(sessionTimeline.body.detections.map((d: any) => d.id)), ['robinA']);
 
@@ -155,7 +177,11 @@ describe('category visibility in lists and counts', () => {
       const whole = `start=${iso(day)}&end=${iso(day + DAY)}`;
       for (const q of ['', whole, `start=${iso(day + 5 * HOUR)}&end=${iso(day + 12 * HOUR)}`]) {
         assert.deepEqual(await list(`tenantId=${teamA.id}&${q}`), { names: ['robinA', 'voiceA'], total: 2 }, q);
-        assert.deepEqual(await list(`tenantId=${teamA.id}&includeTentative=true&${q}`), { names: ['robinA', 'voiceA', 'voiceTentA'], total: 3 }, q);
+        assert.deepEqual(
+          await list(`tenantId=${teamA.id}&includeTentative=true&${q}`),
+          { names: ['robinA', 'voiceA', 'voiceTentA'], total: 3 },
+          q,
+        );
         assert.deepEqual(await list(`tenantId=${teamA.id}&species=human&${q}`), { names: ['voiceA'], total: 1 }, q);
       }
       const summary = await api.get(`/detections/summary?tenantId=${teamA.id}&${whole}`, owner);
@@ -170,12 +196,19 @@ describe('category visibility in lists and counts', () => {
       const sessions = await api.get(`/sessions?tenantId=${teamA.id}`, owner);
       assert.equal(sessions.body.sessions[0].detectionCount, 2);
       assert.equal(sessions.body.sessions[0].speciesCount, 2);
-      const sessionTimeline = await api.get(`/sessions/timeline?tenantId=${teamA.id}&satelliteId=${satA.id}&from=${iso(day)}&to=${iso(day + DAY)}`, owner);
+      const sessionTimeline = await api.get(
+        `/sessions/timeline?tenantId=${teamA.id}&satelliteId=${satA.id}&from=${iso(day)}&to=${iso(day + DAY)}`,
+        owner,
+      );
       assert.deepEqual(names(sessionTimeline.body.detections.map((d: any) => d.id)), ['robinA', 'voiceA']);
       assert.deepEqual(await list(''), { names: ['robinA', 'titB', 'voiceA', 'voiceB'], total: 4 });
     } finally {
       await show(teamA, null);
     }
-    assert.deepEqual(await list(`tenantId=${teamA.id}`), { names: ['robinA'], total: 1 }, 'the hub default again once the team value is cleared');
+    assert.deepEqual(
+      await list(`tenantId=${teamA.id}`),
+      { names: ['robinA'], total: 1 },
+      'the hub default again once the team value is cleared',
+    );
   });
 });

@@ -97,7 +97,19 @@ describe('detection review over HTTP', () => {
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, 'bird', $8, $9, 0, 3000, 'builtin', $10, $11, $9)`,
-      [id, team.id, s.satelliteId ?? sat.id, chunkId, s.code ?? 'eurrob1', `${s.common ?? 'European Robin'} sci`, s.common ?? 'European Robin', s.conf ?? 0.8, at, s.tentative ?? false, !(s.tentative ?? false)],
+      [
+        id,
+        team.id,
+        s.satelliteId ?? sat.id,
+        chunkId,
+        s.code ?? 'eurrob1',
+        `${s.common ?? 'European Robin'} sci`,
+        s.common ?? 'European Robin',
+        s.conf ?? 0.8,
+        at,
+        s.tentative ?? false,
+        !(s.tentative ?? false),
+      ],
     );
     return id;
   }
@@ -145,7 +157,10 @@ describe('detection review over HTTP', () => {
       const people = [w.member, member2, ...(await Promise.all([1, 2, 3, 4].map(() => f.member(w.team, 'member'))))];
       const votes: Vote[] = ['confirm', 'reject', 'confirm', 'confirm', 'unsure', 'reject'];
       const answers = await Promise.all(people.map((p, i) => verify(id, votes[i], p)));
-      assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        [200, 200, 200, 200, 200, 200],
+      );
       const d = await api.get(`/detections/${id}`, w.viewer);
       assert.deepEqual(d.body.votes, { confirm: 3, reject: 2, unsure: 1 });
       assert.equal(d.body.verificationStatus, 'confirmed', 'lead 1 at quorum 1');
@@ -233,11 +248,18 @@ describe('detection review over HTTP', () => {
       const second = await api.post(`/detections/${id}/comments`, { text: 'Agreed' }, w.admin);
       const list = await api.get(`/detections/${id}/comments`, w.viewer);
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.comments.map((c: any) => c.id), [add.body.id, second.body.id], 'oldest first');
+      assert.deepEqual(
+        list.body.comments.map((c: any) => c.id),
+        [add.body.id, second.body.id],
+        'oldest first',
+      );
       const del = await api.del(`/detections/${id}/comments/${add.body.id}`, w.member);
       assert.equal(del.status, 200, del.text);
       assert.deepEqual(del.body, { deleted: true, id: add.body.id });
-      assert.deepEqual((await api.get(`/detections/${id}/comments`, w.viewer)).body.comments.map((c: any) => c.id), [second.body.id]);
+      assert.deepEqual(
+        (await api.get(`/detections/${id}/comments`, w.viewer)).body.comments.map((c: any) => c.id),
+        [second.body.id],
+      );
       const entries = await auditOf('detection.comment_deleted', id);
       assert.equal(entries.length, 1);
       assert.deepEqual(entries[0].details, { commentId: add.body.id, authorId: w.member.id, own: true });
@@ -287,7 +309,17 @@ describe('detection review over HTTP', () => {
       assert.equal(res.body.verificationStatus, 'confirmed');
       assert.deepEqual(res.body.votes, { confirm: 1, reject: 0, unsure: 0 });
       assert.equal(res.body.myVote, 'confirm');
-      assert.deepEqual({ ...res.body.annotation, id: undefined }, { ...body, id: undefined, detectionId: id, authorId: w.member.id, authorName: 'Mel Member', createdAt: hub.clock.now().toISOString() });
+      assert.deepEqual(
+        { ...res.body.annotation, id: undefined },
+        {
+          ...body,
+          id: undefined,
+          detectionId: id,
+          authorId: w.member.id,
+          authorName: 'Mel Member',
+          createdAt: hub.clock.now().toISOString(),
+        },
+      );
       const list = await api.get(`/detections/${id}/annotations`, w.viewer);
       assert.equal(list.status, 200);
       assert.deepEqual(list.body.annotations, [res.body.annotation]);
@@ -369,7 +401,7 @@ describe('detection review over HTTP', () => {
       assertError(await api.del(`/detections/${newId()}/pin`, w.member), 404, 'NOT_FOUND');
     });
 
-    test('detail: storage key, votes per value, the caller\'s own vote, annotation and comment counts', async () => {
+    test("detail: storage key, votes per value, the caller's own vote, annotation and comment counts", async () => {
       const id = await seed({ withChunk: true });
       await verify(id, 'confirm', w.member);
       await verify(id, 'reject', member2);
@@ -423,8 +455,24 @@ describe('detection review over HTTP', () => {
       const res = await api.get(`/detections/summary?tenantId=${t.id}&start=${iso(0)}&end=${iso(24)}`, owner);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body.species, [
-        { speciesCode: 'eurrob1', commonName: 'European Robin', scientificName: 'European Robin sci', count: 3, maxConfidence: 0.75, firstDetectedAt: at(1, 10).toISOString(), lastDetectedAt: at(3, 5).toISOString() },
-        { speciesCode: 'gretit1', commonName: 'Great Tit', scientificName: 'Great Tit sci', count: 1, maxConfidence: 0.875, firstDetectedAt: iso(2), lastDetectedAt: iso(2) },
+        {
+          speciesCode: 'eurrob1',
+          commonName: 'European Robin',
+          scientificName: 'European Robin sci',
+          count: 3,
+          maxConfidence: 0.75,
+          firstDetectedAt: at(1, 10).toISOString(),
+          lastDetectedAt: at(3, 5).toISOString(),
+        },
+        {
+          speciesCode: 'gretit1',
+          commonName: 'Great Tit',
+          scientificName: 'Great Tit sci',
+          count: 1,
+          maxConfidence: 0.875,
+          firstDetectedAt: iso(2),
+          lastDetectedAt: iso(2),
+        },
       ]);
       assert.equal(res.body.total_detections, 4);
       assert.equal(res.body.tentative_detections, 3);
@@ -442,17 +490,34 @@ describe('detection review over HTTP', () => {
       assert.equal(res.body.bucket, 'hour');
       assert.deepEqual(res.body.species, [
         {
-          speciesCode: 'eurrob1', commonName: 'European Robin', scientificName: 'European Robin sci', count: 3,
-          buckets: [{ start: iso(1), count: 2, maxConfidence: 0.75 }, { start: iso(3), count: 1, maxConfidence: 0.625 }],
+          speciesCode: 'eurrob1',
+          commonName: 'European Robin',
+          scientificName: 'European Robin sci',
+          count: 3,
+          buckets: [
+            { start: iso(1), count: 2, maxConfidence: 0.75 },
+            { start: iso(3), count: 1, maxConfidence: 0.625 },
+          ],
         },
         {
-          speciesCode: 'gretit1', commonName: 'Great Tit', scientificName: 'Great Tit sci', count: 1,
+          speciesCode: 'gretit1',
+          commonName: 'Great Tit',
+          scientificName: 'Great Tit sci',
+          count: 1,
           buckets: [{ start: iso(2), count: 1, maxConfidence: 0.875 }],
-          tentative: true, tentative_count: 1, tentative_buckets: [{ start: iso(2), count: 1, maxConfidence: 0.25 }],
+          tentative: true,
+          tentative_count: 1,
+          tentative_buckets: [{ start: iso(2), count: 1, maxConfidence: 0.25 }],
         },
         {
-          speciesCode: 'comcuc', commonName: 'Common Cuckoo', scientificName: 'Common Cuckoo sci', count: 0, buckets: [],
-          tentative: true, tentative_count: 2, tentative_buckets: [{ start: iso(4), count: 2, maxConfidence: 0.5 }],
+          speciesCode: 'comcuc',
+          commonName: 'Common Cuckoo',
+          scientificName: 'Common Cuckoo sci',
+          count: 0,
+          buckets: [],
+          tentative: true,
+          tentative_count: 2,
+          tentative_buckets: [{ start: iso(4), count: 2, maxConfidence: 0.5 }],
         },
       ]);
       assert.deepEqual(Object.keys(res.body.aggregation), [t.id]);
@@ -468,12 +533,21 @@ describe('detection review over HTTP', () => {
       const res = await api.get(`/detections/species-timeline?tenantId=${t.id}&start=${iso(0)}&end=${iso(7 * 24)}`, owner);
       assert.equal(res.body.bucket, 'day');
       const rob = res.body.species.find((s: any) => s.speciesCode === 'eurrob1');
-      assert.deepEqual(rob.buckets.map((b: any) => [b.start, b.count]), [[iso(0), 3], [iso(24), 2]]);
+      assert.deepEqual(
+        rob.buckets.map((b: any) => [b.start, b.count]),
+        [
+          [iso(0), 3],
+          [iso(24), 2],
+        ],
+      );
       const long = await api.get(`/detections/species-timeline?tenantId=${t.id}&start=${iso(0)}&end=${iso(100 * 24)}`, owner);
       assert.equal(long.body.bucket, 'week');
       const weekly = long.body.species.find((s: any) => s.speciesCode === 'eurrob1');
       // 2026-06-01 is a Monday: every robin of the window falls in that week.
-      assert.deepEqual(weekly.buckets.map((b: any) => [b.start, b.count]), [[iso(0), 5]]);
+      assert.deepEqual(
+        weekly.buckets.map((b: any) => [b.start, b.count]),
+        [[iso(0), 5]],
+      );
     });
 
     test('window and team errors: 400 without or with a bad window, 400 without a team, 404 for another team, viewer allowed', async () => {

@@ -99,7 +99,11 @@ describe('detections', () => {
         assert.equal(ack.status, 'stored');
       }
       // A silent chunk: classified, nothing detected.
-      const silent = audioBody(sat, { recordedAt: new Date(base + 10 * 60_000).toISOString() }, makeWav(renderChunk({ species: [], seed: 9 })));
+      const silent = audioBody(
+        sat,
+        { recordedAt: new Date(base + 10 * 60_000).toISOString() },
+        makeWav(renderChunk({ species: [], seed: 9 })),
+      );
       assert.equal((await sat.sendAudio(silent, silent.chunkId)).status, 'stored');
       await until('the inference jobs', async () => {
         const s = await hub.infra.queue.stats('inference');
@@ -115,7 +119,10 @@ describe('detections', () => {
       assert.equal(res.body.total, 3);
       assert.deepEqual(res.body.aggregation, {});
       // Newest first: the chunks were recorded a minute apart in label order.
-      assert.deepEqual(res.body.detections.map((d: any) => d.speciesCode), labels.map(code).reverse());
+      assert.deepEqual(
+        res.body.detections.map((d: any) => d.speciesCode),
+        labels.map(code).reverse(),
+      );
       const robin = res.body.detections.find((d: any) => d.speciesCode === code(labels[0]));
       assert.equal(robin.commonName, 'European Robin');
       assert.equal(robin.scientificName, 'Erithacus rubecula');
@@ -133,7 +140,10 @@ describe('detections', () => {
       assert.equal(robin.calibrated_confidence, robin.confidence);
       const row = await hub.infra.db.one<any>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
       assert.equal(robin.detectedAt, new Date(row.recorded_at).toISOString(), 'detected_at = recorded_at + offset 0');
-      assert.equal(robin.createdAt, (await hub.infra.db.one<any>('SELECT created_at FROM detections WHERE id = $1', [robin.id])).created_at.toISOString());
+      assert.equal(
+        robin.createdAt,
+        (await hub.infra.db.one<any>('SELECT created_at FROM detections WHERE id = $1', [robin.id])).created_at.toISOString(),
+      );
     });
 
     test('GET /detections/:id gives the detail with the storage key', async () => {
@@ -153,8 +163,20 @@ describe('detections', () => {
       const msg = await sat.waitFor('detection', (b) => b.speciesCode === code(labels[0]));
       const d = (await api.get(`/detections?tenantId=${team.id}&species=${code(labels[0])}`, viewer)).body.detections[0];
       assert.deepEqual(Object.keys(msg).sort(), [
-        'audioChunkId', 'commonName', 'confidence', 'detectedAt', 'id', 'isFirstOfDay', 'isFirstOfSeason', 'isRare', 'rareReason',
-        'satelliteId', 'satelliteName', 'scientificName', 'speciesCode', 'tenantId',
+        'audioChunkId',
+        'commonName',
+        'confidence',
+        'detectedAt',
+        'id',
+        'isFirstOfDay',
+        'isFirstOfSeason',
+        'isRare',
+        'rareReason',
+        'satelliteId',
+        'satelliteName',
+        'scientificName',
+        'speciesCode',
+        'tenantId',
       ]);
       assert.equal(msg.id, d.id);
       assert.equal(msg.tenantId, team.id);
@@ -184,7 +206,12 @@ describe('detections', () => {
 
     test('a job run again stores nothing twice', async () => {
       const handle = createInferenceHandler({
-        db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
+        db: hub.infra.db,
+        clock: hub.clock,
+        storage: hub.infra.storage,
+        queue: hub.infra.queue,
+        broker: hub.infra.broker,
+        live: hub.services.live,
         log: { warn: () => {} },
       });
       const again = await handle({ id: chunkIds[0], attempt: 1, data: { chunkId: chunkIds[0], tenantId: team.id, satelliteId: sat.id } });
@@ -202,13 +229,21 @@ describe('detections', () => {
         [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
       );
       const handle = createInferenceHandler({
-        db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
+        db: hub.infra.db,
+        clock: hub.clock,
+        storage: hub.infra.storage,
+        queue: hub.infra.queue,
+        broker: hub.infra.broker,
+        live: hub.services.live,
         log: { warn: () => {} },
         loadClassifier: async () => {
           throw new ModelError('model.onnx: the model file is empty');
         },
       });
-      await assert.rejects(handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } }), /inference failed: model.onnx: the model file is empty/);
+      await assert.rejects(
+        handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } }),
+        /inference failed: model.onnx: the model file is empty/,
+      );
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkId]);
       assert.equal(n.n, 0);
     });
@@ -225,7 +260,12 @@ describe('detections', () => {
         [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
       );
       const handle = createInferenceHandler({
-        db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
+        db: hub.infra.db,
+        clock: hub.clock,
+        storage: hub.infra.storage,
+        queue: hub.infra.queue,
+        broker: hub.infra.broker,
+        live: hub.services.live,
         log: { warn: () => {} },
       });
       const out = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
@@ -233,11 +273,15 @@ describe('detections', () => {
       assert.ok(again, 'the robin is detected again');
       assert.equal(again.isFirstOfDay, false);
       assert.equal(again.isFirstOfSeason, false);
-      const listed = (await api.get(`/detections?tenantId=${team.id}&species=${code(labels[0])}&sortBy=date&sortDir=asc`, viewer)).body.detections;
-      assert.deepEqual(listed.map((d: any) => [d.audioChunkId, d.isFirstOfDay, d.isFirstOfSeason]).sort(), [
-        [chunkIds[0], true, true],
-        [chunkId, false, false],
-      ].sort());
+      const listed = (await api.get(`/detections?tenantId=${team.id}&species=${code(labels[0])}&sortBy=date&sortDir=asc`, viewer)).body
+        .detections;
+      assert.deepEqual(
+        listed.map((d: any) => [d.audioChunkId, d.isFirstOfDay, d.isFirstOfSeason]).sort(),
+        [
+          [chunkIds[0], true, true],
+          [chunkId, false, false],
+        ].sort(),
+      );
       // Out of the way of the tests below, which count this satellite's detections.
       await hub.infra.db.query('DELETE FROM detections WHERE chunk_id = $1', [chunkId]);
     });
@@ -264,7 +308,17 @@ describe('detections', () => {
     let satA: { id: string };
     let satB: { id: string };
     const day = Date.UTC(2026, 4, 10); // 2026-05-10T00:00Z
-    const rows: Array<{ id: string; code: string; sci: string; common: string; conf: number; at: Date; sat: () => string; status?: string; tentative?: boolean }> = [];
+    const rows: Array<{
+      id: string;
+      code: string;
+      sci: string;
+      common: string;
+      conf: number;
+      at: Date;
+      sat: () => string;
+      status?: string;
+      tentative?: boolean;
+    }> = [];
 
     before(async () => {
       o = await f.user();
@@ -281,7 +335,16 @@ describe('detections', () => {
       for (const [c, sci, common, conf, h, sat, status] of spec) {
         rows.push({ id: newId(), code: c, sci, common, conf, at: new Date(day + h * 3_600_000), sat, status });
       }
-      rows.push({ id: newId(), code: 'comcuc', sci: 'Cuculus canorus', common: 'Common Cuckoo', conf: 0.8, at: new Date(day + 6 * 3_600_000), sat: () => satA.id, tentative: true });
+      rows.push({
+        id: newId(),
+        code: 'comcuc',
+        sci: 'Cuculus canorus',
+        common: 'Common Cuckoo',
+        conf: 0.8,
+        at: new Date(day + 6 * 3_600_000),
+        sat: () => satA.id,
+        tentative: true,
+      });
       for (const r of rows) {
         await hub.infra.db.query(
           `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, verification_status, tentative, created_at)
@@ -320,7 +383,11 @@ describe('detections', () => {
     test('sorting: confidence and species, both directions; date ascending', async () => {
       assert.deepEqual(confs(await list('sortBy=confidence')), [0.9, 0.7, 0.6, 0.5, 0.3]);
       assert.deepEqual(confs(await list('sortBy=confidence&sortDir=asc')), [0.3, 0.5, 0.6, 0.7, 0.9]);
-      assert.deepEqual(codes(await list('sortBy=species&sortDir=asc')), ['comcha', 'eurbla', 'eurrob1', 'eurrob1', 'gretit1'], 'by common name');
+      assert.deepEqual(
+        codes(await list('sortBy=species&sortDir=asc')),
+        ['comcha', 'eurbla', 'eurrob1', 'eurrob1', 'gretit1'],
+        'by common name',
+      );
       // Descending by common name; one name's rows stay newest first (the robin of 05:00, then 01:00).
       const desc = await list('sortBy=species&sortDir=desc');
       assert.deepEqual(codes(desc), ['gretit1', 'eurrob1', 'eurrob1', 'eurbla', 'comcha'], 'by common name, descending');
@@ -350,7 +417,7 @@ describe('detections', () => {
       assert.deepEqual(codes(await list(`start=${iso(5)}`)), ['eurrob1']);
     });
 
-    test('without tenantId: the caller\'s teams only', async () => {
+    test("without tenantId: the caller's teams only", async () => {
       const b = await api.get('/detections?limit=200', o);
       assert.equal(b.status, 200);
       assert.equal(b.body.total, 5);
@@ -365,8 +432,14 @@ describe('detections', () => {
     });
 
     test('the season is the UTC calendar quarter', () => {
-      assert.deepEqual(seasonOf(new Date('2026-05-10T12:00:00Z')).map((d) => d.toISOString()), ['2026-04-01T00:00:00.000Z', '2026-07-01T00:00:00.000Z']);
-      assert.deepEqual(seasonOf(new Date('2026-12-31T23:59:59Z')).map((d) => d.toISOString()), ['2026-10-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z']);
+      assert.deepEqual(
+        seasonOf(new Date('2026-05-10T12:00:00Z')).map((d) => d.toISOString()),
+        ['2026-04-01T00:00:00.000Z', '2026-07-01T00:00:00.000Z'],
+      );
+      assert.deepEqual(
+        seasonOf(new Date('2026-12-31T23:59:59Z')).map((d) => d.toISOString()),
+        ['2026-10-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z'],
+      );
     });
   });
 });

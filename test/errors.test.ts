@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
-import { call, client, type Res, assertError } from './helpers/http.ts';
+import { call, client, assertError } from './helpers/http.ts';
 
 interface Detail {
   in: string;
@@ -59,19 +59,28 @@ describe('errors', () => {
     assert.ok(email, `details name the email field: ${JSON.stringify(details)}`);
     assert.equal(email.in, 'body');
     assert.match(email.message, /string/);
-    assert.equal(details.some((d) => d.path === 'password'), false, 'a valid field is not listed');
+    assert.equal(
+      details.some((d) => d.path === 'password'),
+      false,
+      'a valid field is not listed',
+    );
     assert.match(err.message, /email/);
 
     // Several wrong fields are all listed (allErrors), and a boolean is not a string either.
     const both = await api.post('/auth/login', { email: true, password: 12345 });
-    const paths = detailsOf(assertError(both, 400, 'VALIDATION_FAILED')).map((d) => d.path).sort();
+    const paths = detailsOf(assertError(both, 400, 'VALIDATION_FAILED'))
+      .map((d) => d.path)
+      .sort();
     assert.deepEqual(paths, ['email', 'password']);
   });
 
   test('a missing required field is named in details', async () => {
     const res = await api.post('/auth/login', { email: user.email });
     const details = detailsOf(assertError(res, 400, 'VALIDATION_FAILED'));
-    assert.deepEqual(details.map((d) => [d.in, d.path]), [['body', 'password']]);
+    assert.deepEqual(
+      details.map((d) => [d.in, d.path]),
+      [['body', 'password']],
+    );
   });
 
   test('unknown body fields are refused with 400 naming the field', async () => {
@@ -112,7 +121,10 @@ describe('errors', () => {
       contentType: 'text/plain',
     });
     assertError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
-    const form = await api.call('POST', '/auth/login', { raw: 'email=a%40b.c&password=x', contentType: 'application/x-www-form-urlencoded' });
+    const form = await api.call('POST', '/auth/login', {
+      raw: 'email=a%40b.c&password=x',
+      contentType: 'application/x-www-form-urlencoded',
+    });
     assertError(form, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
@@ -126,7 +138,10 @@ describe('errors', () => {
 
     // Outside /api a GET belongs to the dashboard (its router answers deep links); any other
     // method, and a missing built asset, is the JSON 404.
-    for (const [method, url] of [['POST', '/definitely-not-here?x=1'], ['GET', '/assets/definitely-not-here.js?x=1']]) {
+    for (const [method, url] of [
+      ['POST', '/definitely-not-here?x=1'],
+      ['GET', '/assets/definitely-not-here.js?x=1'],
+    ]) {
       const outside = await fetch(`${hub.url}${url}`, { method });
       const text = await outside.text();
       const body = JSON.parse(text);
@@ -138,7 +153,10 @@ describe('errors', () => {
   test('a non-uuid path id on /admin/users/:id as hub admin is 400', async () => {
     const res = await api.get('/admin/users/not-a-uuid', hubAdmin);
     const details = detailsOf(assertError(res, 400, 'VALIDATION_FAILED'));
-    assert.deepEqual(details.map((d) => [d.in, d.path]), [['params', 'id']]);
+    assert.deepEqual(
+      details.map((d) => [d.in, d.path]),
+      [['params', 'id']],
+    );
 
     const put = await api.put('/admin/users/12345', { name: 'X' }, hubAdmin);
     assertError(put, 400, 'VALIDATION_FAILED');
@@ -151,7 +169,10 @@ describe('errors', () => {
   test('a wrong query value is 400 naming the parameter', async () => {
     const res = await api.post(`/auth/login?returnToken=perhaps`, { email: user.email, password: user.password });
     const details = detailsOf(assertError(res, 400, 'VALIDATION_FAILED'));
-    assert.deepEqual(details.map((d) => [d.in, d.path]), [['querystring', 'returnToken']]);
+    assert.deepEqual(
+      details.map((d) => [d.in, d.path]),
+      [['querystring', 'returnToken']],
+    );
   });
 
   test('guard and service errors have the same shape', async () => {

@@ -33,24 +33,42 @@ describe('health, and a hub that does not trust a proxy', () => {
       headers: { 'x-forwarded-for': '203.0.113.200', 'x-forwarded-proto': 'https' },
     });
     assert.equal(res.status, 200, res.text);
-    const [entry] = await hub.infra.db.query<{ ip: string | null }>(`SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`, [u.id]);
+    const [entry] = await hub.infra.db.query<{ ip: string | null }>(
+      `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
+      [u.id],
+    );
     assert.equal(entry.ip, '127.0.0.1');
     const row = await hub.infra.db.one<{ last_login_ip: string | null }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
     assert.equal(row.last_login_ip, '127.0.0.1');
     const set = res.headers.getSetCookie().find((c) => c.startsWith('chorus_session='))!;
-    assert.ok(!set.split(';').map((a) => a.trim().toLowerCase()).includes('secure'), `X-Forwarded-Proto is not believed either: ${set}`);
+    assert.ok(
+      !set
+        .split(';')
+        .map((a) => a.trim().toLowerCase())
+        .includes('secure'),
+      `X-Forwarded-Proto is not believed either: ${set}`,
+    );
   });
 
   test('the per-IP sign-in limit counts the socket address, whatever X-Forwarded-For says', async () => {
     hub.clock.advanceMinutes(16); // the window starts empty, whatever earlier tests signed in
     for (let i = 0; i < 20; i++) {
-      const r = await api.call('POST', '/auth/login', { body: { email: `nobody-${i}@example.org`, password: 'whatever-password' }, headers: { 'x-forwarded-for': `198.18.0.${i + 1}` } });
+      const r = await api.call('POST', '/auth/login', {
+        body: { email: `nobody-${i}@example.org`, password: 'whatever-password' },
+        headers: { 'x-forwarded-for': `198.18.0.${i + 1}` },
+      });
       assert.equal(r.status, 401, r.text);
     }
-    const limited = await api.call('POST', '/auth/login', { body: { email: 'nobody@example.org', password: 'whatever-password' }, headers: { 'x-forwarded-for': '198.18.1.1' } });
+    const limited = await api.call('POST', '/auth/login', {
+      body: { email: 'nobody@example.org', password: 'whatever-password' },
+      headers: { 'x-forwarded-for': '198.18.1.1' },
+    });
     assert.equal(limited.status, 429, 'a fresh forwarded address does not escape the limit');
     const rows = await hub.infra.db.query<{ ip: string }>(`SELECT DISTINCT ip FROM audit_log WHERE action = 'user.login_failed'`);
-    assert.deepEqual(rows.map((r) => r.ip), ['127.0.0.1']);
+    assert.deepEqual(
+      rows.map((r) => r.ip),
+      ['127.0.0.1'],
+    );
   });
 
   test('GET /api/health answers {status: "ok", version: the hub version, timestamp: the injected clock as ISO}', async () => {

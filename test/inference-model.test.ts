@@ -16,7 +16,7 @@ import {
   confidenceOf,
   loadBuiltinModel,
   loadModel,
-  Model,
+  type Model,
   ModelError,
   MODEL_INPUT_SAMPLES,
   parseLabels,
@@ -60,9 +60,16 @@ describe('built-in model', () => {
     fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  test('has BirdNET\'s interface: [1, 144000] float32 in, one logit per label out', () => {
-    assert.deepEqual(model.labels.map((l) => l.label), SPECIES_LABELS);
-    assert.deepEqual(model.labels[0], { label: 'Cuculus canorus_Common Cuckoo', scientificName: 'Cuculus canorus', commonName: 'Common Cuckoo' });
+  test("has BirdNET's interface: [1, 144000] float32 in, one logit per label out", () => {
+    assert.deepEqual(
+      model.labels.map((l) => l.label),
+      SPECIES_LABELS,
+    );
+    assert.deepEqual(model.labels[0], {
+      label: 'Cuculus canorus_Common Cuckoo',
+      scientificName: 'Cuculus canorus',
+      commonName: 'Common Cuckoo',
+    });
     assert.equal(model.inputName, 'input');
     assert.equal(model.outputName, 'logits');
     const size = fs.statSync(BUILTIN_MODEL_PATH).size;
@@ -102,7 +109,9 @@ describe('built-in model', () => {
       assert.ok(recall >= 0.95, `${label}: recall ${recall.toFixed(3)} (${JSON.stringify(c)})`);
     }
     const totals = [...counts.values()].reduce((a, c) => ({ tp: a.tp + c.tp, fp: a.fp + c.fp, fn: a.fn + c.fn }), { tp: 0, fp: 0, fn: 0 });
-    console.log(`built-in model: ${chunks} chunks, ${JSON.stringify(totals)}, ${(ms / chunks).toFixed(2)} ms per chunk (${((1000 * chunks) / ms).toFixed(0)} chunks/s, one thread)`);
+    console.log(
+      `built-in model: ${chunks} chunks, ${JSON.stringify(totals)}, ${(ms / chunks).toFixed(2)} ms per chunk (${((1000 * chunks) / ms).toFixed(0)} chunks/s, one thread)`,
+    );
   });
 
   test('each species alone is found with confidence above 0.8, and the others stay below 0.2', async () => {
@@ -150,7 +159,10 @@ describe('built-in model', () => {
     const atHalf = await model.classify(renderChunk({ species: [], seed: 5 }), { sensitivity: 0.5, minConfidence: 0 });
     assert.equal(atHalf.length, 5);
     assert.ok(atHalf.every((p) => Math.abs(p.confidence - 1 / (1 + Math.exp(-0.5 * p.logit))) < 1e-6));
-    await assert.rejects(model.classify(samples, { sensitivity: 2 }), (e: unknown) => e instanceof ModelError && /sensitivity must be between 0.5 and 1.5/.test(e.message));
+    await assert.rejects(
+      model.classify(samples, { sensitivity: 2 }),
+      (e: unknown) => e instanceof ModelError && /sensitivity must be between 0.5 and 1.5/.test(e.message),
+    );
     assert.throws(() => confidenceOf(1, 0.1), ModelError);
   });
 
@@ -171,7 +183,10 @@ describe('built-in model', () => {
   test('a corrupt or missing model file fails with a clear error', async () => {
     const corrupt = path.join(tmp, 'corrupt.onnx');
     fs.writeFileSync(corrupt, Buffer.from('this is not an ONNX model at all, just some text'));
-    await assert.rejects(loadModel({ model: corrupt, labels: BUILTIN_LABELS_PATH }), (e: unknown) => e instanceof ModelError && /not a loadable ONNX model/.test(e.message) && e.message.includes(corrupt));
+    await assert.rejects(
+      loadModel({ model: corrupt, labels: BUILTIN_LABELS_PATH }),
+      (e: unknown) => e instanceof ModelError && /not a loadable ONNX model/.test(e.message) && e.message.includes(corrupt),
+    );
 
     const truncated = path.join(tmp, 'truncated.onnx');
     const bytes = fs.readFileSync(BUILTIN_MODEL_PATH);
@@ -186,7 +201,9 @@ describe('built-in model', () => {
   test('labels that do not match the outputs, or a wrong input shape, fail with a clear error', async () => {
     await assert.rejects(
       loadModel({ model: BUILTIN_MODEL_PATH, labels: SPECIES_LABELS.slice(0, 4) }),
-      (e: unknown) => e instanceof ModelError && /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 5\]/.test(e.message),
+      (e: unknown) =>
+        e instanceof ModelError &&
+        /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 5\]/.test(e.message),
     );
     await assert.rejects(
       loadModel({ model: identityModel(1000), labels: Array.from({ length: 1000 }, (_, i) => `L${i}_L${i}`), name: 'identity' }),
@@ -200,9 +217,15 @@ describe('built-in model', () => {
   });
 
   test('a model that passes the checks also runs with labels given as text, and refuses work after close', async () => {
-    const m = await loadModel({ model: fs.readFileSync(BUILTIN_MODEL_PATH), labels: { text: fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8') } });
+    const m = await loadModel({
+      model: fs.readFileSync(BUILTIN_MODEL_PATH),
+      labels: { text: fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8') },
+    });
     const preds = await m.classify(renderChunk({ species: [SPECIES[4].label], seed: 8 }));
-    assert.deepEqual(preds.map((p) => p.label), [SPECIES[4].label]);
+    assert.deepEqual(
+      preds.map((p) => p.label),
+      [SPECIES[4].label],
+    );
     assert.equal(preds[0].index, 4);
     await m.close();
     await assert.rejects(m.logits(new Int16Array(10)), /closed/);

@@ -49,8 +49,10 @@ describe('ingest', () => {
     return s;
   }
 
-  const rowsOf = async (chunkId: string) => (await hub.infra.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [chunkId]))[0].n;
-  const keyOf = (sat: { id: string; tenantId: string }, body: { chunkId: string; recordedAt: string }) => chunkStorageKey(sat.tenantId, sat.id, body.chunkId, new Date(body.recordedAt));
+  const rowsOf = async (chunkId: string) =>
+    (await hub.infra.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [chunkId]))[0].n;
+  const keyOf = (sat: { id: string; tenantId: string }, body: { chunkId: string; recordedAt: string }) =>
+    chunkStorageKey(sat.tenantId, sat.id, body.chunkId, new Date(body.recordedAt));
   const jobs = async () => {
     const s = await hub.infra.queue.stats(INFERENCE_QUEUE);
     return s.waiting + s.active + s.completed + s.failed;
@@ -69,7 +71,10 @@ describe('ingest', () => {
       const body = audioBody(sat);
       const ack = await sat.sendAudio(body, body.chunkId);
       assert.deepEqual(ack, { chunkId: body.chunkId, status: 'stored' });
-      const row = await hub.infra.db.one<any>('SELECT tenant_id, satellite_id, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, recorded_at FROM chunks WHERE id = $1', [body.chunkId]);
+      const row = await hub.infra.db.one<any>(
+        'SELECT tenant_id, satellite_id, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, recorded_at FROM chunks WHERE id = $1',
+        [body.chunkId],
+      );
       assert.equal(row.tenant_id, team.id);
       assert.equal(row.satellite_id, sat.id);
       assert.equal(row.duration_ms, 3000);
@@ -112,13 +117,25 @@ describe('ingest', () => {
       ['a JSON array instead of an object', () => ({ body: null, payload: '[1,2,3]' }), /object/],
       ['bad base64', (s) => ({ body: audioBody(s, { audio: 'UklGR!!!' + 'A'.repeat(100) }) }), /base64/],
       ['URL-safe base64', (s) => ({ body: audioBody(s, { audio: '-' + toneWav().toString('base64').slice(1) }) }), /base64/],
-      ['base64 whose padding bits are not zero', (s) => {
-        const b64 = toneWav().toString('base64'); // 288 044 bytes: one '=' of padding
-        const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-        return { body: audioBody(s, { audio: b64.slice(0, -2) + B64[B64.indexOf(b64.at(-2)!) | 1] + '=' }) };
-      }, /base64/],
-      ['a raw control character inside the audio string', (s) => ({ body: null, payload: JSON.stringify(audioBody(s)).replace('"audio":"', '"audio":"\u0001') }), /JSON/],
-      ['base64 with a length that is not a multiple of 4', (s) => ({ body: audioBody(s, { audio: toneWav().toString('base64').slice(0, -1) }) }), /base64/],
+      [
+        'base64 whose padding bits are not zero',
+        (s) => {
+          const b64 = toneWav().toString('base64'); // 288 044 bytes: one '=' of padding
+          const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+          return { body: audioBody(s, { audio: b64.slice(0, -2) + B64[B64.indexOf(b64.at(-2)!) | 1] + '=' }) };
+        },
+        /base64/,
+      ],
+      [
+        'a raw control character inside the audio string',
+        (s) => ({ body: null, payload: JSON.stringify(audioBody(s)).replace('"audio":"', '"audio":"\u0001') }),
+        /JSON/,
+      ],
+      [
+        'base64 with a length that is not a multiple of 4',
+        (s) => ({ body: audioBody(s, { audio: toneWav().toString('base64').slice(0, -1) }) }),
+        /base64/,
+      ],
       ['not a WAV', (s) => ({ body: audioBody(s, { audio: crypto.randomBytes(288_044).toString('base64') }) }), /not a WAV/],
       ['a WAV at 44.1 kHz', (s) => ({ body: audioBody(s, {}, toneWav(3000, { sampleRate: 44_100 })) }), /sample rate/],
       ['sampleRate 44100 in the body', (s) => ({ body: audioBody(s, { sampleRate: 44_100 }) }), /sampleRate/],
@@ -131,8 +148,16 @@ describe('ingest', () => {
       ['a chunkId that is not a UUID', (s) => ({ body: audioBody(s, { chunkId: 'chunk-1' }) }), /chunkId/],
       ['a recordedAt that is not a timestamp', (s) => ({ body: audioBody(s, { recordedAt: 'yesterday' }) }), /recordedAt/],
       ['a latitude out of range', (s) => ({ body: audioBody(s, { latitude: 123 }) }), /latitude/],
-      ['the body naming another satellite than the topic', (s) => ({ body: audioBody(s, { satelliteId: crypto.randomUUID() }) }), /do not match the topic/],
-      ['the body naming another team than the topic', (s) => ({ body: audioBody(s, { tenantId: crypto.randomUUID() }) }), /do not match the topic/],
+      [
+        'the body naming another satellite than the topic',
+        (s) => ({ body: audioBody(s, { satelliteId: crypto.randomUUID() }) }),
+        /do not match the topic/,
+      ],
+      [
+        'the body naming another team than the topic',
+        (s) => ({ body: audioBody(s, { tenantId: crypto.randomUUID() }) }),
+        /do not match the topic/,
+      ],
       ['a body without satelliteId', (s) => ({ body: audioBody(s, { satelliteId: undefined }) }), /satelliteId/],
     ];
 
@@ -146,7 +171,8 @@ describe('ingest', () => {
         assert.equal(ack.status, 'error');
         assert.match(ack.error, reason);
         if (chunkId) assert.equal(ack.chunkId, chunkId, 'the ack names the chunk');
-        if (body && /^[0-9a-f-]{36}$/.test(String(body.chunkId)) && !Number.isNaN(Date.parse(body.recordedAt))) await assertNothingStored(sat, body);
+        if (body && /^[0-9a-f-]{36}$/.test(String(body.chunkId)) && !Number.isNaN(Date.parse(body.recordedAt)))
+          await assertNothingStored(sat, body);
         assert.equal(await jobs(), jobsBefore, 'no job');
       });
     }
@@ -157,7 +183,9 @@ describe('ingest', () => {
       // The hub's own client may publish and subscribe anywhere: it stands in for a login the broker should not have let in.
       let resolveAck!: (b: unknown) => void;
       const ack = new Promise((resolve) => (resolveAck = resolve));
-      await hub.infra.broker.subscribe(topicOf(ghost.tenantId, ghost.id, 'ack'), (_t, p) => resolveAck(JSON.parse(p.toString())), { qos: 1 });
+      await hub.infra.broker.subscribe(topicOf(ghost.tenantId, ghost.id, 'ack'), (_t, p) => resolveAck(JSON.parse(p.toString())), {
+        qos: 1,
+      });
       const handled = waitHandled(hub, (m) => m.channel === 'audio' && m.satelliteId === ghost.id);
       await hub.infra.broker.publish(topicOf(ghost.tenantId, ghost.id, 'audio'), JSON.stringify(body), { qos: 1 });
       assert.equal((await handled).outcome, 'refused');
@@ -198,11 +226,17 @@ describe('ingest', () => {
       const sat = await satellite();
       const jobsBefore = await jobs();
       const body = audioBody(sat);
-      const acks = Promise.all([sat.sendAudio(body, body.chunkId), sat.waitFor('ack', (b) => b.chunkId === body.chunkId && sat.acksOf(body.chunkId).length >= 2)]);
+      const acks = Promise.all([
+        sat.sendAudio(body, body.chunkId),
+        sat.waitFor('ack', (b) => b.chunkId === body.chunkId && sat.acksOf(body.chunkId).length >= 2),
+      ]);
       await sat.send('audio', body);
       const [a] = await acks;
       assert.equal(a.status, 'stored');
-      assert.deepEqual(sat.acksOf(body.chunkId).map((x) => x.status), ['stored', 'stored']);
+      assert.deepEqual(
+        sat.acksOf(body.chunkId).map((x) => x.status),
+        ['stored', 'stored'],
+      );
       assert.equal(await rowsOf(body.chunkId), 1);
       assert.equal(await jobs(), jobsBefore + 1);
     });
@@ -277,7 +311,12 @@ describe('ingest', () => {
       assert.equal((await sat.sendAudio(stored, stored.chunkId)).status, 'stored');
 
       const offered: string[] = [];
-      const spy = { enqueue: async (queue: string, id: string, data: Record<string, unknown>) => { offered.push(id); await hub.infra.queue.enqueue(queue, id, data); } };
+      const spy = {
+        enqueue: async (queue: string, id: string, data: Record<string, unknown>) => {
+          offered.push(id);
+          await hub.infra.queue.enqueue(queue, id, data);
+        },
+      };
       const jobsBefore = await jobs();
       const n = await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: spy });
       assert.equal(n, offered.length);
@@ -314,9 +353,21 @@ describe('ingest', () => {
       assert.equal(d.online, true);
       assert.ok(Math.abs(new Date(d.lastSeenAt).getTime() - hub.clock.now().getTime()) < 5000);
       assert.deepEqual(
-        { version: d.version, stream: d.stream, state: d.state, uptimeSeconds: d.uptimeSeconds, noiseFloorRms: d.noiseFloorRms, filterStats: d.filterStats, outboxStats: d.outboxStats },
         {
-          version: '0.9.1', stream: 'satellite', state: 'recording', uptimeSeconds: 3600, noiseFloorRms: 0.0042,
+          version: d.version,
+          stream: d.stream,
+          state: d.state,
+          uptimeSeconds: d.uptimeSeconds,
+          noiseFloorRms: d.noiseFloorRms,
+          filterStats: d.filterStats,
+          outboxStats: d.outboxStats,
+        },
+        {
+          version: '0.9.1',
+          stream: 'satellite',
+          state: 'recording',
+          uptimeSeconds: 3600,
+          noiseFloorRms: 0.0042,
           filterStats: { totalProcessed: 10, totalSent: 7, rejectedSilence: 3, rejectedClassifier: 0 },
           outboxStats: { totalBytes: 1000, ackedBytes: 800, unackedBytes: 200, rowCount: 5, unackedCount: 1, diskBytes: 1100 },
         },
@@ -342,12 +393,22 @@ describe('ingest', () => {
       assert.equal((await api.get(`/satellites/${sat.id}`, member)).body.archived, true);
       await sat.sendHandled('heartbeat', beat(sat));
       assert.equal((await api.get(`/satellites/${sat.id}`, member)).body.archived, false);
-      const audit = await hub.infra.db.query<any>(`SELECT tenant_id, actor_type, details FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [sat.id]);
+      const audit = await hub.infra.db.query<any>(
+        `SELECT tenant_id, actor_type, details FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`,
+        [sat.id],
+      );
       assert.equal(audit.length, 1);
       assert.equal(audit[0].tenant_id, team.id);
       // A second heartbeat changes nothing more.
       await sat.sendHandled('heartbeat', beat(sat));
-      assert.equal((await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [sat.id])).length, 1);
+      assert.equal(
+        (
+          await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [
+            sat.id,
+          ])
+        ).length,
+        1,
+      );
     });
 
     test('a malformed heartbeat is refused and changes nothing', async () => {
@@ -366,8 +427,15 @@ describe('ingest', () => {
       const sat = await satellite();
       const at = new Date(Date.now() - 60_000).toISOString();
       const m = await sat.sendHandled('telemetry', {
-        satelliteId: sat.id, tenantId: sat.tenantId, batteryLevel: null, storageFreeBytes: 12_345_678_901, cpuTemp: 48.5,
-        networkLatencyMs: 35, packetLossPct: 0.5, uptimeSeconds: 7200, timestamp: at,
+        satelliteId: sat.id,
+        tenantId: sat.tenantId,
+        batteryLevel: null,
+        storageFreeBytes: 12_345_678_901,
+        cpuTemp: 48.5,
+        networkLatencyMs: 35,
+        packetLossPct: 0.5,
+        uptimeSeconds: 7200,
+        timestamp: at,
       });
       assert.equal(m.outcome, 'done');
       const rows = await hub.infra.db.query<any>('SELECT * FROM telemetry WHERE satellite_id = $1', [sat.id]);
@@ -390,17 +458,31 @@ describe('ingest', () => {
       const base = Date.now() - 10 * 60_000;
       for (const [i, battery] of [0.9, 0.8, 0.7].entries()) {
         const m = await sat.sendHandled('telemetry', {
-          satelliteId: sat.id, tenantId: sat.tenantId, batteryLevel: battery, storageFreeBytes: 1000 - i, cpuTemp: 40 + i, timestamp: new Date(base + i * 60_000).toISOString(),
+          satelliteId: sat.id,
+          tenantId: sat.tenantId,
+          batteryLevel: battery,
+          storageFreeBytes: 1000 - i,
+          cpuTemp: 40 + i,
+          timestamp: new Date(base + i * 60_000).toISOString(),
         });
         assert.equal(m.outcome, 'done');
       }
       const all = await api.get(`/satellites/${sat.id}/telemetry`, member);
       assert.equal(all.status, 200, all.text);
-      assert.deepEqual(all.body.telemetry.map((t: any) => t.batteryLevel), [0.9, 0.8, 0.7]);
-      assert.deepEqual(all.body.telemetry.map((t: any) => t.storageFreeBytes), [1000, 999, 998]);
+      assert.deepEqual(
+        all.body.telemetry.map((t: any) => t.batteryLevel),
+        [0.9, 0.8, 0.7],
+      );
+      assert.deepEqual(
+        all.body.telemetry.map((t: any) => t.storageFreeBytes),
+        [1000, 999, 998],
+      );
       assert.equal(all.body.telemetry[2].at, new Date(base + 120_000).toISOString());
       const latest = await api.get(`/satellites/${sat.id}/telemetry?limit=2`, member);
-      assert.deepEqual(latest.body.telemetry.map((t: any) => t.cpuTemp), [41, 42]);
+      assert.deepEqual(
+        latest.body.telemetry.map((t: any) => t.cpuTemp),
+        [41, 42],
+      );
       assert.equal((await api.get(`/satellites/${sat.id}/telemetry?limit=0`, member)).status, 400);
       assert.equal((await api.get(`/satellites/${sat.id}/telemetry?limit=5000`, member)).status, 400);
       const stranger = await f.user();
@@ -420,14 +502,21 @@ describe('ingest', () => {
       assert.equal(config.heartbeatIntervalSec, 30);
       assert.equal(config.recordingProfile.sampleRate, 48000);
       assert.deepEqual(config.excludedClassifierCategories.sort(), ['amphibian', 'anthropogenic', 'human_voice', 'insect', 'other_animal']);
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_config_requested' AND target_id = $1`, [sat.id]);
+      const audit = await hub.infra.db.query(
+        `SELECT 1 FROM audit_log WHERE action = 'device.satellite_config_requested' AND target_id = $1`,
+        [sat.id],
+      );
       assert.equal(audit.length, 1);
     });
 
     test('with overrides: stored at the satellite level with history source device, and pushed', async () => {
       const sat = await satellite();
       const since = sat.received.length;
-      await sat.send('config-request', { satelliteId: sat.id, tenantId: sat.tenantId, overrides: { heartbeat_interval_sec: 45, filter_enabled: false } });
+      await sat.send('config-request', {
+        satelliteId: sat.id,
+        tenantId: sat.tenantId,
+        overrides: { heartbeat_interval_sec: 45, filter_enabled: false },
+      });
       const config = await sat.waitFor('config', (c) => c.heartbeatIntervalSec === 45, 'config push with the override', since);
       assert.equal(config.filterEnabled, false);
       const cfg = (await api.get(`/satellites/${sat.id}/config`, member)).body;
@@ -460,7 +549,10 @@ describe('ingest', () => {
       await sat.send('config-request', { satelliteId: sat.id, tenantId: sat.tenantId, overrides: { heartbeat_interval_sec: 60 } });
       const config = await sat.waitFor('config', () => true, 'config push', since);
       assert.equal(config.heartbeatIntervalSec, 30);
-      const audit = await hub.infra.db.query<any>(`SELECT tenant_id, details FROM audit_log WHERE action = 'device.satellite_config_rejected_locked' AND target_id = $1`, [sat.id]);
+      const audit = await hub.infra.db.query<any>(
+        `SELECT tenant_id, details FROM audit_log WHERE action = 'device.satellite_config_rejected_locked' AND target_id = $1`,
+        [sat.id],
+      );
       assert.equal(audit.length, 1);
       assert.equal(audit[0].tenant_id, team.id);
       assert.deepEqual(audit[0].details.overrides, { heartbeat_interval_sec: 60 });
@@ -477,7 +569,10 @@ describe('ingest', () => {
       const asked = await sat.waitFor('log-request', () => true, 'log request', since);
       assert.equal(asked.requestId, req.body.requestId);
       const m = await sat.sendHandled('log-response', {
-        satelliteId: sat.id, tenantId: sat.tenantId, requestId: asked.requestId, text: 'line one\nline two\nline three\n',
+        satelliteId: sat.id,
+        tenantId: sat.tenantId,
+        requestId: asked.requestId,
+        text: 'line one\nline two\nline three\n',
       });
       assert.equal(m.outcome, 'done');
       const logs = (await api.get(`/satellites/${sat.id}/logs`, member)).body.logs;
@@ -485,7 +580,10 @@ describe('ingest', () => {
       assert.deepEqual(logs.lines, ['line one', 'line two', 'line three']);
       assert.ok(logs.receivedAt);
       // Nothing open any more: a further response is refused.
-      assert.equal((await sat.sendHandled('log-response', { satelliteId: sat.id, tenantId: sat.tenantId, text: 'late' })).outcome, 'refused');
+      assert.equal(
+        (await sat.sendHandled('log-response', { satelliteId: sat.id, tenantId: sat.tenantId, text: 'late' })).outcome,
+        'refused',
+      );
     });
   });
 });

@@ -17,8 +17,20 @@ import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/broker/wav.ts';
 import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
-type CallerName = 'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
-const CALLERS: CallerName[] = ['anonymous', 'viewer', 'member', 'admin', 'owner', 'otherTeam', 'hubAdmin', 'teamKey', 'satelliteKey', 'internal'];
+type CallerName =
+  'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
+const CALLERS: CallerName[] = [
+  'anonymous',
+  'viewer',
+  'member',
+  'admin',
+  'owner',
+  'otherTeam',
+  'hubAdmin',
+  'teamKey',
+  'satelliteKey',
+  'internal',
+];
 const TEAM_KEY_ROLE: Role = 'member';
 
 type Expect = 'pass' | 401 | 403 | 404;
@@ -34,10 +46,7 @@ interface Case {
 }
 
 function casesOf(p: Permission): Case[] {
-  return [
-    { p, access: p.access, team: p.team },
-    ...(p.variants ?? []).map((v) => ({ p, access: v.access, team: v.team, select: v.when })),
-  ];
+  return [{ p, access: p.access, team: p.team }, ...(p.variants ?? []).map((v) => ({ p, access: v.access, team: v.team, select: v.when }))];
 }
 
 /**
@@ -58,13 +67,7 @@ function expected(c: Case, caller: CallerName): Expect {
   if (a.kind === 'hubAdmin') return isHubAdmin ? 'pass' : 403;
   if (a.kind === 'role' && a.personOnly && isKey) return 403;
 
-  const role: Role | null = isHubAdmin
-    ? 'owner'
-    : isKey
-      ? TEAM_KEY_ROLE
-      : caller === 'otherTeam'
-        ? null
-        : (caller as Role);
+  const role: Role | null = isHubAdmin ? 'owner' : isKey ? TEAM_KEY_ROLE : caller === 'otherTeam' ? null : (caller as Role);
   const outsiders = c.team !== undefined && 'outsiders' in c.team && c.team.outsiders === true;
   if (c.team && role === null && !outsiders) return 404;
   if (a.kind === 'role' && !roleAtLeast(role, a.min)) return 403;
@@ -93,7 +96,8 @@ interface FixtureContext {
  */
 const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> = {
   membership: async ({ f, w }) => (await f.member(w.team, 'member')).membershipId,
-  invite: async ({ hub, w }) => (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id,
+  invite: async ({ hub, w }) =>
+    (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.id,
   apiKey: async ({ f, w }) => (await f.apiKey(w.team, w.owner)).id,
   // A fresh satellite registered by the world's member (the registrant under the members policy).
   satellite: async (c) => {
@@ -134,12 +138,20 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
   { match: (_u, n) => n === 'tid', make: async ({ w }) => w.team.id },
   { match: (u, n) => n === 'id' && u.startsWith('/admin/users'), make: async ({ f, w }) => (await f.member(w.team, 'member')).id },
-  { match: (_u, n) => n === 'rid', make: async ({ hub, f, w }) => (await call(hub.url, 'POST', `/tenants/${w.team.id}/join`, { body: {}, as: await f.user() })).body.requestId },
+  {
+    match: (_u, n) => n === 'rid',
+    make: async ({ hub, f, w }) =>
+      (await call(hub.url, 'POST', `/tenants/${w.team.id}/join`, { body: {}, as: await f.user() })).body.requestId,
+  },
   {
     match: (_u, n) => n === 'userId',
     make: async ({ hub, f, w }) => {
       const u = await f.user();
-      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [w.team.id, u.id, hub.clock.now()]);
+      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
+        w.team.id,
+        u.id,
+        hub.clock.now(),
+      ]);
       return u.id;
     },
   },
@@ -157,8 +169,14 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
     },
   },
   // Public share links: a detection of the world's team and a valid link token for it.
-  { match: (u, n) => n === 'id' && u.startsWith('/share/'), make: async (c) => (c.sharedDetectionId = await RESOURCE_FIXTURES.detection(c)) },
-  { match: (u, n) => n === 'token' && u.startsWith('/share/'), make: async ({ hub, sharedDetectionId }) => hub.services.share.tokenFor(sharedDetectionId!) },
+  {
+    match: (u, n) => n === 'id' && u.startsWith('/share/'),
+    make: async (c) => (c.sharedDetectionId = await RESOURCE_FIXTURES.detection(c)),
+  },
+  {
+    match: (u, n) => n === 'token' && u.startsWith('/share/'),
+    make: async ({ hub, sharedDetectionId }) => hub.services.share.tokenFor(sharedDetectionId!),
+  },
   // Classifier models are hub-wide: the built-in one (its delete answers 409, its default is already set).
   { match: (u, n) => n === 'id' && u.startsWith('/admin/models'), make: async () => 'builtin' },
   { match: (u, n) => n === 'index' && u.startsWith('/admin/models'), make: async () => '0' },
@@ -185,7 +203,10 @@ async function callRoot(href: string, as: Credential | null) {
   if (as?.cookie) headers.cookie = as.cookie;
   const res = await fetch(href, { headers });
   const text = await res.text();
-  return { status: res.status, body: (res.headers.get('content-type') ?? '').includes('application/json') && text ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    body: (res.headers.get('content-type') ?? '').includes('application/json') && text ? JSON.parse(text) : text,
+  };
 }
 
 describe('isolation matrix', () => {
@@ -193,7 +214,9 @@ describe('isolation matrix', () => {
   before(async () => {
     hub = await startHub();
     // Teams in the matrix accept join requests, so the joining routes answer their callers.
-    await hub.infra.db.query(`INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('hub', '', 'allow_public_teams', 'true', now())`);
+    await hub.infra.db.query(
+      `INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('hub', '', 'allow_public_teams', 'true', now())`,
+    );
   });
   after(() => hub.close());
 
@@ -220,7 +243,10 @@ describe('isolation matrix', () => {
       const w = await f.world();
       // Team-owned, so a member leaving (one of the calls) does not disconnect it.
       const satellite = await makeSatellite(hub, w.team, null);
-      await hub.infra.db.query(`INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('team', $1, 'join_policy', '"request"', now())`, [w.team.id]);
+      await hub.infra.db.query(
+        `INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('team', $1, 'join_policy', '"request"', now())`,
+        [w.team.id],
+      );
       const creds: Record<CallerName, Credential | null> = {
         anonymous: null,
         viewer: w.viewer,
@@ -262,9 +288,12 @@ describe('isolation matrix', () => {
         const code = res.body?.error?.code;
         // A 404 is the guard's only where the case names a team; elsewhere it is the handler's
         // answer about the caller's own items (e.g. a passkey the caller does not have).
-        const guardDenied = (res.status === 401 || res.status === 403 || (res.status === 404 && c.team !== undefined)) && code === GUARD_CODES[res.status];
+        const guardDenied =
+          (res.status === 401 || res.status === 403 || (res.status === 404 && c.team !== undefined)) && code === GUARD_CODES[res.status];
         const ok = want === 'pass' ? !guardDenied && res.status < 500 : res.status === want && code === GUARD_CODES[want];
-        const label = c.select ? `${p.method} ${p.url}?${c.select.query}${c.select.equals ? '=' + c.select.equals : ''}` : `${p.method} ${p.url}`;
+        const label = c.select
+          ? `${p.method} ${p.url}?${c.select.query}${c.select.equals ? '=' + c.select.equals : ''}`
+          : `${p.method} ${p.url}`;
         if (!ok) failures.push(`${label} as ${caller}: expected ${want}, got ${res.status} ${code ?? ''}`);
       }
     }

@@ -25,7 +25,13 @@ describe('joining teams', () => {
 
   async function teamWith(policy: string, opts: { name?: string; description?: string } = {}) {
     const owner = await f.user({ name: 'Owner ' + policy });
-    const team: TestTeam = (await api.post('/auth/create-tenant', { name: opts.name ?? `Team ${policy} ${Math.random().toString(16).slice(2, 6)}`, description: opts.description }, owner)).body;
+    const team: TestTeam = (
+      await api.post(
+        '/auth/create-tenant',
+        { name: opts.name ?? `Team ${policy} ${Math.random().toString(16).slice(2, 6)}`, description: opts.description },
+        owner,
+      )
+    ).body;
     const admin = await f.member(team, 'admin');
     const res = await api.put(`/settings/tenant?tenantId=${team.id}`, { join_policy: policy }, owner);
     assert.equal(res.status, 200, res.text);
@@ -53,7 +59,14 @@ describe('joining teams', () => {
       assert.ok(!names.includes('Heron Link Only') && !names.includes('Heron Secret'), 'link-only and invite-only teams are not listed');
       const card = res.body.teams.find((t: any) => t.id === listed.team.id);
       assert.deepEqual(
-        { policy: card.policy, memberCount: card.memberCount, deviceCount: card.deviceCount, is_member: card.is_member, has_pending: card.has_pending, description: card.description },
+        {
+          policy: card.policy,
+          memberCount: card.memberCount,
+          deviceCount: card.deviceCount,
+          is_member: card.is_member,
+          has_pending: card.has_pending,
+          description: card.description,
+        },
         { policy: 'listed', memberCount: 2, deviceCount: 1, is_member: false, has_pending: true, description: 'Wetland birds' },
       );
       const all = (await api.get('/tenants/directory', me)).body.teams;
@@ -86,7 +99,11 @@ describe('joining teams', () => {
       assert.equal(card.body.policy, 'request');
       const closed = await teamWith('invite_only');
       assert.equal((await api.get(`/tenants/${closed.team.id}/join`, me)).status, 404);
-      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [team.id, me.id, hub.clock.now()]);
+      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
+        team.id,
+        me.id,
+        hub.clock.now(),
+      ]);
       assert.equal((await api.get(`/tenants/${team.id}/join`, me)).status, 404);
       await api.put('/settings/platform', { allow_public_teams: false }, root);
       try {
@@ -111,7 +128,10 @@ describe('joining teams', () => {
       const again = await api.post(`/tenants/${team.id}/join`, {}, me);
       assert.equal(again.status, 409);
       assert.equal(again.body.error.code, 'ALREADY_MEMBER');
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'member.joined_team' AND actor_user_id = $1 AND tenant_id = $2`, [me.id, team.id]);
+      const audit = await hub.infra.db.query(
+        `SELECT 1 FROM audit_log WHERE action = 'member.joined_team' AND actor_user_id = $1 AND tenant_id = $2`,
+        [me.id, team.id],
+      );
       assert.equal(audit.length, 1);
     });
   });
@@ -158,11 +178,21 @@ describe('joining teams', () => {
       const [m] = await hub.infra.db.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [ctx.team.id, me.id]);
       assert.equal(m.role, 'member');
       assert.equal(mailsTo(me.email).length, 1);
-      const actions = (await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE tenant_id = $1 AND target_id IN ($2, (SELECT id::text FROM memberships WHERE tenant_id = $1 AND user_id = $3))`, [ctx.team.id, body.requestId, me.id])).map((r) => r.action).sort();
+      const actions = (
+        await hub.infra.db.query<any>(
+          `SELECT action FROM audit_log WHERE tenant_id = $1 AND target_id IN ($2, (SELECT id::text FROM memberships WHERE tenant_id = $1 AND user_id = $3))`,
+          [ctx.team.id, body.requestId, me.id],
+        )
+      )
+        .map((r) => r.action)
+        .sort();
       assert.deepEqual(actions, ['admin.join_request_approved', 'member.join_requested', 'member.joined_team']);
       const twice = await api.post(`/tenants/${ctx.team.id}/join-requests/${body.requestId}/approve`, {}, ctx.admin);
       assert.equal(twice.status, 409);
-      assert.equal((await api.post(`/tenants/${ctx.team.id}/join-requests/${body.requestId}/approve`, { role: 'admin' }, ctx.admin)).status, 400);
+      assert.equal(
+        (await api.post(`/tenants/${ctx.team.id}/join-requests/${body.requestId}/approve`, { role: 'admin' }, ctx.admin)).status,
+        400,
+      );
     });
 
     test('approve without a role uses the team default_join_role (viewer)', async () => {
@@ -182,12 +212,18 @@ describe('joining teams', () => {
       assert.equal((await api.post(`/tenants/${ctx.team.id}/join`, {}, me)).status, 404);
       assert.ok(!(await api.get('/tenants/directory', me)).body.teams.some((t: any) => t.id === ctx.team.id));
       const blocks = await api.get(`/tenants/${ctx.team.id}/blocks`, ctx.admin);
-      assert.deepEqual(blocks.body.blocks.map((b: any) => b.userId), [me.id]);
+      assert.deepEqual(
+        blocks.body.blocks.map((b: any) => b.userId),
+        [me.id],
+      );
       const lift = await api.del(`/tenants/${ctx.team.id}/blocks/${me.id}`, ctx.admin);
       assert.equal(lift.status, 204);
       assert.equal((await api.del(`/tenants/${ctx.team.id}/blocks/${me.id}`, ctx.admin)).status, 404);
       assert.equal((await api.post(`/tenants/${ctx.team.id}/join`, {}, me)).status, 202);
-      const audit = await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE tenant_id = $1 AND action IN ('admin.join_request_denied', 'admin.member_unblocked')`, [ctx.team.id]);
+      const audit = await hub.infra.db.query<any>(
+        `SELECT action FROM audit_log WHERE tenant_id = $1 AND action IN ('admin.join_request_denied', 'admin.member_unblocked')`,
+        [ctx.team.id],
+      );
       assert.equal(audit.length, 2);
     });
 
@@ -202,7 +238,10 @@ describe('joining teams', () => {
       assert.equal((await api.del(`/tenants/${ctx.team.id}/join`, me)).status, 204);
       assert.equal((await api.get(`/tenants/${ctx.team.id}/join-requests`, ctx.admin)).body.requests.length, 0);
       assert.equal((await api.del(`/tenants/${ctx.team.id}/join`, me)).status, 404);
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'member.join_request_withdrawn' AND actor_user_id = $1`, [me.id]);
+      const audit = await hub.infra.db.query(
+        `SELECT 1 FROM audit_log WHERE action = 'member.join_request_withdrawn' AND actor_user_id = $1`,
+        [me.id],
+      );
       assert.equal(audit.length, 1);
     });
 
@@ -235,7 +274,15 @@ describe('joining teams', () => {
   test('API keys cannot join (403)', async () => {
     const { team, owner } = await teamWith('open');
     const other = await f.team(await f.user());
-    const key = await f.apiKey(other, (await hub.infra.db.one<any>('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.tenant_id = $1', [other.id])) && owner, 'member').catch(() => null);
+    const key = await f
+      .apiKey(
+        other,
+        (await hub.infra.db.one<any>('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.tenant_id = $1', [
+          other.id,
+        ])) && owner,
+        'member',
+      )
+      .catch(() => null);
     void key;
     const myKey = await f.apiKey(team, owner, 'viewer');
     assert.equal((await api.post(`/tenants/${team.id}/join`, {}, { token: myKey.token })).status, 403);

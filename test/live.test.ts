@@ -80,7 +80,9 @@ describe('live listening over the WebSocket', () => {
         }
         return false;
       };
-      const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
+      const closed = new Promise<{ code: number; reason: string }>((r) =>
+        ws.on('close', (code, reason) => r({ code, reason: reason.toString() })),
+      );
       const socket: Socket = {
         ws,
         frames,
@@ -89,7 +91,10 @@ describe('live listening over the WebSocket', () => {
             const w = { type, pred, resolve: res };
             if (take(w)) return;
             waiters.push(w);
-            setTimeout(() => rej(new Error(`no "${type}" frame within ${WAIT_MS} ms; got ${JSON.stringify(frames.map((x) => x.type))}`)), WAIT_MS).unref();
+            setTimeout(
+              () => rej(new Error(`no "${type}" frame within ${WAIT_MS} ms; got ${JSON.stringify(frames.map((x) => x.type))}`)),
+              WAIT_MS,
+            ).unref();
           });
         },
         send: (frame) => ws.send(JSON.stringify(frame)),
@@ -107,7 +112,9 @@ describe('live listening over the WebSocket', () => {
       ws.on('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c));
-        res.on('end', () => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, body: body ? JSON.parse(body) : null })));
+        res.on('end', () =>
+          reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode, body: body ? JSON.parse(body) : null })),
+        );
       });
       ws.on('error', (err) => reject(err));
       open.push(socket);
@@ -131,7 +138,11 @@ describe('live listening over the WebSocket', () => {
     const res = await api.post('/satellites', { tenantId: team.id, name: 'Garden' }, registrant);
     assert.equal(res.status, 201, res.text);
     const { id, mqtt: creds } = res.body;
-    const c = await mqtt.connectAsync(creds.brokerUrl, { clientId: `satellite-${id}`, username: creds.username, password: creds.password, protocolVersion: 4, reconnectPeriod: 0 }, false);
+    const c = await mqtt.connectAsync(
+      creds.brokerUrl,
+      { clientId: `satellite-${id}`, username: creds.username, password: creds.password, protocolVersion: 4, reconnectPeriod: 0 },
+      false,
+    );
     open.push({ close: () => c.endAsync(true) });
     const got: Record<string, any[]> = {};
     const waiters: Array<{ channel: string; pred: (m: any) => boolean; resolve: (m: any) => void }> = [];
@@ -279,7 +290,10 @@ describe('live listening over the WebSocket', () => {
       await sat.liveAudio(JSON.stringify({ sessionId: started.sessionId, audio: wrapped }));
       assert.equal((await s.next('live-audio')).audio, wrapped);
 
-      const rows = await hub.infra.db.query<any>(`SELECT action, tenant_id, actor_user_id, target_type, target_id, details FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`, [sat.id]);
+      const rows = await hub.infra.db.query<any>(
+        `SELECT action, tenant_id, actor_user_id, target_type, target_id, details FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`,
+        [sat.id],
+      );
       assert.equal(rows.length, 1);
       assert.equal(rows[0].tenant_id, w.team.id);
       assert.equal(rows[0].actor_user_id, w.member.id);
@@ -289,7 +303,10 @@ describe('live listening over the WebSocket', () => {
       // A second live-start for the same satellite is a keepalive, not a second listening.
       s.send({ type: 'live-start', satelliteId: sat.id });
       assert.equal((await s.next('live-started')).sessionId, started.sessionId);
-      assert.equal((await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`, [sat.id])).length, 1);
+      assert.equal(
+        (await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`, [sat.id])).length,
+        1,
+      );
       await s.close();
     });
 
@@ -312,7 +329,12 @@ describe('live listening over the WebSocket', () => {
       assert.equal((await b.next('live-audio')).audio, raw);
 
       a.send({ type: 'live-stop' });
-      assert.deepEqual(await a.next('live-stopped'), { type: 'live-stopped', satelliteId: sat.id, sessionId: sa.sessionId, reason: 'stopped' });
+      assert.deepEqual(await a.next('live-stopped'), {
+        type: 'live-stopped',
+        satelliteId: sat.id,
+        sessionId: sa.sessionId,
+        reason: 'stopped',
+      });
       await flush(sat);
       assert.equal(count(sat, 'live-start'), 1, 'live-start was sent once');
       assert.equal(count(sat, 'live-stop'), 0, 'one watcher left: no live-stop yet');

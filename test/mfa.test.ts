@@ -27,7 +27,6 @@ interface AuditRow {
   details: Record<string, unknown>;
 }
 
-
 const setCookie = (res: Res, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
 const cookiePair = (res: Res, name: string) => {
   const c = setCookie(res, name);
@@ -51,8 +50,7 @@ describe('multi-factor sign-in', () => {
   after(() => hub.close());
 
   /** The code an authenticator app shows now (by the hub clock), or `steps` periods away. */
-  const totp = (secret: string, steps = 0) =>
-    generate({ secret, epoch: Math.floor((hub.clock.now().getTime() + steps * STEP_MS) / 1000) });
+  const totp = (secret: string, steps = 0) => generate({ secret, epoch: Math.floor((hub.clock.now().getTime() + steps * STEP_MS) / 1000) });
   /** Codes are good once per step: move to the next one. */
   const nextStep = () => hub.clock.advance(STEP_MS);
 
@@ -95,7 +93,10 @@ describe('multi-factor sign-in', () => {
   }
 
   /** Password accepted, second factor outstanding. */
-  async function challenge(u: TestUser, opts: { ip?: string; cookie?: string; returnToken?: boolean } = {}): Promise<{ mfaToken: string; hasPasskeys: boolean }> {
+  async function challenge(
+    u: TestUser,
+    opts: { ip?: string; cookie?: string; returnToken?: boolean } = {},
+  ): Promise<{ mfaToken: string; hasPasskeys: boolean }> {
     const res = await login(u, opts);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.mfaRequired, true, res.text);
@@ -160,7 +161,10 @@ describe('multi-factor sign-in', () => {
       assertError(await api.post('/auth/mfa/totp/confirm', { code: await totp(begin.body.manualKey) }, u), 400, 'ENROLLMENT_EXPIRED');
       assert.equal((await mfaOf(u)).enabled, false);
       const failed = await audit('auth.mfa_enrollment_failed', u.id);
-      assert.deepEqual(failed.map((r) => r.details.reason), ['expired']);
+      assert.deepEqual(
+        failed.map((r) => r.details.reason),
+        ['expired'],
+      );
       // The secret is gone, not just late.
       assertError(await api.post('/auth/mfa/totp/confirm', { code: await totp(begin.body.manualKey) }, u), 400, 'NO_PENDING_ENROLLMENT');
     });
@@ -182,7 +186,10 @@ describe('multi-factor sign-in', () => {
       assertError(await post('/auth/login/mfa/totp', { mfaToken, code: await totp(first.secret) }), 401, 'INVALID_MFA_CODE');
       assertError(await post('/auth/login/mfa/backup', { mfaToken, code: first.backupCodes[0] }), 401, 'INVALID_MFA_CODE');
       assert.equal((await post('/auth/login/mfa/totp', { mfaToken, code: await totp(second.secret) })).status, 200);
-      assert.deepEqual((await audit('auth.mfa_enabled', u.id)).map((r) => r.details.replaced), [false, true]);
+      assert.deepEqual(
+        (await audit('auth.mfa_enabled', u.id)).map((r) => r.details.replaced),
+        [false, true],
+      );
     });
 
     test('managing MFA needs a signed-in person: 401 anonymous, 403 for an API key', async () => {
@@ -273,7 +280,10 @@ describe('multi-factor sign-in', () => {
       assert.equal(used.length, 1);
       assert.deepEqual(used[0].details, { remaining: 9 });
       assert.equal((await mfaOf(u)).backupCodesRemaining, 9);
-      assert.deepEqual((await audit('user.login', u.id)).map((r) => r.details), [{ mfa: 'backup_code' }]);
+      assert.deepEqual(
+        (await audit('user.login', u.id)).map((r) => r.details),
+        [{ mfa: 'backup_code' }],
+      );
 
       const b = await challenge(u);
       assertError(await post('/auth/login/mfa/backup', { mfaToken: b.mfaToken, code: backupCodes[0] }), 401, 'INVALID_MFA_CODE');
@@ -287,7 +297,10 @@ describe('multi-factor sign-in', () => {
       const { mfaToken } = await challenge(u);
       assert.equal((await post('/auth/login/mfa/totp', { mfaToken, code: await totp(secret) })).status, 200);
       assertError(await post('/auth/login/mfa/backup', { mfaToken, code: backupCodes[0] }), 401, 'INVALID_MFA_TOKEN');
-      assert.deepEqual((await audit('user.mfa_login_failed', u.id)).map((r) => r.details), [{ method: 'backup_code', reason: 'token_used' }]);
+      assert.deepEqual(
+        (await audit('user.mfa_login_failed', u.id)).map((r) => r.details),
+        [{ method: 'backup_code', reason: 'token_used' }],
+      );
       assert.equal((await mfaOf(u)).backupCodesRemaining, 10, 'the refused attempt spent no code');
       assertError(await post('/auth/login/mfa/totp', { mfaToken: 'ab'.repeat(32), code: '123456' }), 401, 'INVALID_MFA_TOKEN');
     });
@@ -299,7 +312,10 @@ describe('multi-factor sign-in', () => {
       hub.clock.advanceMinutes(5);
       hub.clock.advance(1000);
       assertError(await post('/auth/login/mfa/totp', { mfaToken, code: await totp(secret) }), 401, 'INVALID_MFA_TOKEN');
-      assert.deepEqual((await audit('user.mfa_login_failed', u.id)).map((r) => r.details), [{ method: 'totp', reason: 'token_expired' }]);
+      assert.deepEqual(
+        (await audit('user.mfa_login_failed', u.id)).map((r) => r.details),
+        [{ method: 'totp', reason: 'token_expired' }],
+      );
       assert.equal((await userRow(u.id)).failed_login_attempts, 0, 'a late token is not a wrong factor');
     });
 
@@ -309,7 +325,12 @@ describe('multi-factor sign-in', () => {
       const ip = newIp();
       // A correct password does not clear failures of the second factor: 3 wrong codes, a new sign-in, 2 more.
       let { mfaToken } = await challenge(u, { ip });
-      for (let i = 0; i < 3; i++) assertError(await post('/auth/login/mfa/totp', { mfaToken, code: '000000' === (await totp(secret)) ? '111111' : '000000' }, { ip }), 401, 'INVALID_MFA_CODE');
+      for (let i = 0; i < 3; i++)
+        assertError(
+          await post('/auth/login/mfa/totp', { mfaToken, code: '000000' === (await totp(secret)) ? '111111' : '000000' }, { ip }),
+          401,
+          'INVALID_MFA_CODE',
+        );
       assert.equal((await userRow(u.id)).failed_login_attempts, 3);
       ({ mfaToken } = await challenge(u, { ip }));
       assert.equal((await userRow(u.id)).failed_login_attempts, 3);
@@ -394,14 +415,21 @@ describe('multi-factor sign-in', () => {
       const device = list.body.rememberedDevices[0];
       assert.ok(device.id && device.createdAt && device.expiresAt);
       assert.equal(device.lastUsedAt !== null, true);
-      assert.deepEqual((await mfaOf(u)).rememberedDevices.map((d: { id: string }) => d.id), [device.id]);
+      assert.deepEqual(
+        (await mfaOf(u)).rememberedDevices.map((d: { id: string }) => d.id),
+        [device.id],
+      );
 
       // The cookie is no pass for anybody else.
       const other = await f.user();
       await enroll(other);
       await challenge(other, { cookie: remember });
 
-      assert.equal((await api.del(`/auth/mfa/remembered-devices/${device.id}`, other)).status, 404, "another person's device is out of reach");
+      assert.equal(
+        (await api.del(`/auth/mfa/remembered-devices/${device.id}`, other)).status,
+        404,
+        "another person's device is out of reach",
+      );
       assert.equal((await api.del(`/auth/mfa/remembered-devices/${device.id}`, u)).status, 204);
       assert.equal((await audit('auth.mfa_device_revoked', u.id)).length, 1);
       assertError(await api.del(`/auth/mfa/remembered-devices/${device.id}`, u), 404, 'NOT_FOUND');
@@ -419,7 +447,11 @@ describe('multi-factor sign-in', () => {
       const again = await challenge(u, { cookie: remember });
       const back = await post('/auth/login/mfa/totp', { mfaToken: again.mfaToken, code: await totp(secret) });
       assert.equal(back.status, 200, back.text);
-      assert.deepEqual((await api.get('/auth/mfa/remembered-devices', { cookie: cookieFrom(back) })).body.rememberedDevices, [], 'expired devices are not listed');
+      assert.deepEqual(
+        (await api.get('/auth/mfa/remembered-devices', { cookie: cookieFrom(back) })).body.rememberedDevices,
+        [],
+        'expired devices are not listed',
+      );
     });
   });
 
@@ -505,7 +537,11 @@ describe('multi-factor sign-in', () => {
       const auth = new SoftAuthenticator(ORIGIN);
       const begin = await api.post('/auth/mfa/passkeys/register/begin', undefined, u);
       assert.equal(begin.status, 200, begin.text);
-      const finish = await api.post('/auth/mfa/passkeys/register/finish', { response: auth.register(begin.body), ...(name ? { name } : {}) }, u);
+      const finish = await api.post(
+        '/auth/mfa/passkeys/register/finish',
+        { response: auth.register(begin.body), ...(name ? { name } : {}) },
+        u,
+      );
       assert.equal(finish.status, 201, finish.text);
       return { auth, passkey: finish.body };
     }
@@ -538,20 +574,30 @@ describe('multi-factor sign-in', () => {
       assert.deepEqual((await mfaOf(u)).passkeys, [finish.body]);
 
       // The same begin cannot be finished twice.
-      assertError(await api.post('/auth/mfa/passkeys/register/finish', { response: auth.register(begin.body) }, u), 400, 'PASSKEY_NOT_STARTED');
+      assertError(
+        await api.post('/auth/mfa/passkeys/register/finish', { response: auth.register(begin.body) }, u),
+        400,
+        'PASSKEY_NOT_STARTED',
+      );
 
       const c = await challenge(u);
       assert.equal(c.hasPasskeys, true);
       const options = await post('/auth/login/mfa/passkey/begin', { mfaToken: c.mfaToken });
       assert.equal(options.status, 200, options.text);
       assert.equal(options.body.rpId, 'chorus.test');
-      assert.deepEqual(options.body.allowCredentials.map((x: { id: string }) => x.id), [auth.id]);
+      assert.deepEqual(
+        options.body.allowCredentials.map((x: { id: string }) => x.id),
+        [auth.id],
+      );
 
       const done = await post('/auth/login/mfa/passkey/finish', { mfaToken: c.mfaToken, response: auth.assert(options.body) });
       assert.equal(done.status, 200, done.text);
       assert.equal(done.body.user.id, u.id);
       assert.ok(cookieFrom(done));
-      assert.deepEqual((await audit('user.login', u.id)).map((r) => r.details), [{ mfa: 'passkey' }]);
+      assert.deepEqual(
+        (await audit('user.login', u.id)).map((r) => r.details),
+        [{ mfa: 'passkey' }],
+      );
       const used = (await api.get('/auth/mfa/passkeys', u)).body.passkeys[0];
       assert.ok(used.lastUsedAt, 'last use recorded');
       const stored = await hub.infra.db.one<{ n: number }>('SELECT sign_count::int AS n FROM mfa_passkeys WHERE user_id = $1', [u.id]);
@@ -560,7 +606,11 @@ describe('multi-factor sign-in', () => {
       // With rememberDevice, a passkey sign-in remembers the device like the others.
       const c2 = await challenge(u);
       const o2 = await post('/auth/login/mfa/passkey/begin', { mfaToken: c2.mfaToken });
-      const d2 = await post('/auth/login/mfa/passkey/finish', { mfaToken: c2.mfaToken, response: auth.assert(o2.body), rememberDevice: true });
+      const d2 = await post('/auth/login/mfa/passkey/finish', {
+        mfaToken: c2.mfaToken,
+        response: auth.assert(o2.body),
+        rememberDevice: true,
+      });
       assert.equal(d2.status, 200, d2.text);
       assert.ok(setCookie(d2, REMEMBER));
     });
@@ -571,15 +621,30 @@ describe('multi-factor sign-in', () => {
       const { auth } = await registerPasskey(u);
       const { mfaToken } = await challenge(u);
       const options = await post('/auth/login/mfa/passkey/begin', { mfaToken });
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(options.body, { signWith: otherKey() }) }), 401, 'PASSKEY_REJECTED');
-      assert.deepEqual((await audit('user.mfa_login_failed', u.id)).map((r) => r.details), [{ method: 'passkey', reason: 'invalid_assertion' }]);
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(options.body, { signWith: otherKey() }) }),
+        401,
+        'PASSKEY_REJECTED',
+      );
+      assert.deepEqual(
+        (await audit('user.mfa_login_failed', u.id)).map((r) => r.details),
+        [{ method: 'passkey', reason: 'invalid_assertion' }],
+      );
       assert.equal((await userRow(u.id)).failed_login_attempts, 1);
 
       // The WebAuthn challenge was spent by that try: a new begin is needed.
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(options.body) }), 400, 'PASSKEY_NOT_STARTED');
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(options.body) }),
+        400,
+        'PASSKEY_NOT_STARTED',
+      );
       // A wrong origin is refused too.
       const o2 = await post('/auth/login/mfa/passkey/begin', { mfaToken });
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(o2.body, { origin: 'http://evil.test' }) }), 401, 'PASSKEY_REJECTED');
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken, response: auth.assert(o2.body, { origin: 'http://evil.test' }) }),
+        401,
+        'PASSKEY_REJECTED',
+      );
       // The challenge stays open for the right factor.
       assert.equal((await post('/auth/login/mfa/totp', { mfaToken, code: await totp(secret) })).status, 200);
     });
@@ -590,19 +655,36 @@ describe('multi-factor sign-in', () => {
       const { auth } = await registerPasskey(u);
       const a = await challenge(u);
       const o1 = await post('/auth/login/mfa/passkey/begin', { mfaToken: a.mfaToken });
-      assert.equal((await post('/auth/login/mfa/passkey/finish', { mfaToken: a.mfaToken, response: auth.assert(o1.body, { counter: 5 }) })).status, 200);
+      assert.equal(
+        (await post('/auth/login/mfa/passkey/finish', { mfaToken: a.mfaToken, response: auth.assert(o1.body, { counter: 5 }) })).status,
+        200,
+      );
 
       const b = await challenge(u);
       const o2 = await post('/auth/login/mfa/passkey/begin', { mfaToken: b.mfaToken });
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o2.body, { counter: 5 }) }), 401, 'PASSKEY_REJECTED');
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o2.body, { counter: 5 }) }),
+        401,
+        'PASSKEY_REJECTED',
+      );
       const o3 = await post('/auth/login/mfa/passkey/begin', { mfaToken: b.mfaToken });
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o3.body, { counter: 4 }) }), 401, 'PASSKEY_REJECTED');
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o3.body, { counter: 4 }) }),
+        401,
+        'PASSKEY_REJECTED',
+      );
       assert.deepEqual(
         (await audit('user.mfa_login_failed', u.id)).map((r) => r.details),
-        [{ method: 'passkey', reason: 'counter_not_increased' }, { method: 'passkey', reason: 'counter_not_increased' }],
+        [
+          { method: 'passkey', reason: 'counter_not_increased' },
+          { method: 'passkey', reason: 'counter_not_increased' },
+        ],
       );
       const o4 = await post('/auth/login/mfa/passkey/begin', { mfaToken: b.mfaToken });
-      assert.equal((await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o4.body, { counter: 6 }) })).status, 200);
+      assert.equal(
+        (await post('/auth/login/mfa/passkey/finish', { mfaToken: b.mfaToken, response: auth.assert(o4.body, { counter: 6 }) })).status,
+        200,
+      );
     });
 
     test('an attestation for another challenge is refused; a passkey of another person does not sign this one in', async () => {
@@ -620,8 +702,15 @@ describe('multi-factor sign-in', () => {
       await registerPasskey(u);
       const { mfaToken } = await challenge(u);
       const options = await post('/auth/login/mfa/passkey/begin', { mfaToken });
-      assertError(await post('/auth/login/mfa/passkey/finish', { mfaToken, response: theirs.assert({ ...options.body }) }), 401, 'PASSKEY_REJECTED');
-      assert.deepEqual((await audit('user.mfa_login_failed', u.id)).map((r) => r.details), [{ method: 'passkey', reason: 'unknown_passkey' }]);
+      assertError(
+        await post('/auth/login/mfa/passkey/finish', { mfaToken, response: theirs.assert({ ...options.body }) }),
+        401,
+        'PASSKEY_REJECTED',
+      );
+      assert.deepEqual(
+        (await audit('user.mfa_login_failed', u.id)).map((r) => r.details),
+        [{ method: 'passkey', reason: 'unknown_passkey' }],
+      );
     });
 
     test('passkey sign-in without passkeys answers 400 NO_PASSKEYS; removing a passkey is audited and only for its owner', async () => {

@@ -28,17 +28,29 @@ const tensor = (name: string, dims: number[]) =>
     type: onnx.TypeProto.create({
       tensorType: onnx.TypeProto.Tensor.create({
         elemType: onnx.TensorProto.DataType.FLOAT,
-        shape: onnx.TensorShapeProto.create({ dim: dims.map((d) => (d < 0 ? onnx.TensorShapeProto.Dimension.create({ dimParam: 'n' }) : onnx.TensorShapeProto.Dimension.create({ dimValue: d }))) }),
+        shape: onnx.TensorShapeProto.create({
+          dim: dims.map((d) =>
+            d < 0 ? onnx.TensorShapeProto.Dimension.create({ dimParam: 'n' }) : onnx.TensorShapeProto.Dimension.create({ dimValue: d }),
+          ),
+        }),
       }),
     }),
   });
 const encode = (graph: InstanceType<typeof onnx.GraphProto>) =>
   Buffer.from(onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish());
-const scalar = (name: string, v: number) => onnx.TensorProto.create({ name, dataType: onnx.TensorProto.DataType.FLOAT, dims: [], floatData: [v] });
+const scalar = (name: string, v: number) =>
+  onnx.TensorProto.create({ name, dataType: onnx.TensorProto.DataType.FLOAT, dims: [], floatData: [v] });
 
 /** Input [1, 1000] → Identity: the wrong input shape for BirdNET's contract. */
 const wrongShapeModel = () =>
-  encode(onnx.GraphProto.create({ name: 'identity', node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })], input: [tensor('x', [1, 1000])], output: [tensor('y', [1, 1000])] }));
+  encode(
+    onnx.GraphProto.create({
+      name: 'identity',
+      node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })],
+      input: [tensor('x', [1, 1000])],
+      output: [tensor('y', [1, 1000])],
+    }),
+  );
 
 /**
  * A model that loads (one score on silence) and fails on sound: its output has
@@ -50,7 +62,12 @@ const throwsOnSoundModel = () =>
       name: 'throws-on-sound',
       node: [
         onnx.NodeProto.create({ opType: 'Abs', input: ['x'], output: ['a'] }),
-        onnx.NodeProto.create({ opType: 'ReduceMax', input: ['a'], output: ['m'], attribute: [onnx.AttributeProto.create({ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 })] }),
+        onnx.NodeProto.create({
+          opType: 'ReduceMax',
+          input: ['a'],
+          output: ['m'],
+          attribute: [onnx.AttributeProto.create({ name: 'keepdims', type: onnx.AttributeProto.AttributeType.INT, i: 0 })],
+        }),
         onnx.NodeProto.create({ opType: 'Ceil', input: ['m'], output: ['c'] }),
         onnx.NodeProto.create({ opType: 'Mul', input: ['c', 'four'], output: ['c4'] }),
         onnx.NodeProto.create({ opType: 'Add', input: ['c4', 'one'], output: ['limit'] }),
@@ -82,13 +99,21 @@ describe('models', () => {
   });
   after(() => hub.close());
 
-  async function upload(as: Credential, parts: { name?: string; version?: string; model?: Buffer; labels?: string | Buffer; modelName?: string }) {
+  async function upload(
+    as: Credential,
+    parts: { name?: string; version?: string; model?: Buffer; labels?: string | Buffer; modelName?: string },
+  ) {
     const form = new FormData();
     if (parts.name !== undefined) form.set('name', parts.name);
     if (parts.version !== undefined) form.set('version', parts.version);
     if (parts.model) form.set('model', new Blob([new Uint8Array(parts.model)]), parts.modelName ?? 'model.onnx');
-    if (parts.labels !== undefined) form.set('labels', new Blob([typeof parts.labels === "string" ? parts.labels : new Uint8Array(parts.labels)]), 'labels.txt');
-    const res = await fetch(`${hub.url}/api/admin/models`, { method: 'POST', headers: { authorization: `Bearer ${as.token}` }, body: form });
+    if (parts.labels !== undefined)
+      form.set('labels', new Blob([typeof parts.labels === 'string' ? parts.labels : new Uint8Array(parts.labels)]), 'labels.txt');
+    const res = await fetch(`${hub.url}/api/admin/models`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${as.token}` },
+      body: form,
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, text, headers: res.headers };
   }
@@ -129,7 +154,10 @@ describe('models', () => {
     assertError(await api.get('/admin/models', owner), 403, 'FORBIDDEN');
     const forTeams = await api.get('/models', owner);
     assert.equal(forTeams.status, 200);
-    assert.deepEqual(forTeams.body.models.map((m: any) => m.id), ['builtin']);
+    assert.deepEqual(
+      forTeams.body.models.map((m: any) => m.id),
+      ['builtin'],
+    );
   });
 
   test('uploading the built-in ONNX file with its labels makes a model, audited', async () => {
@@ -144,7 +172,10 @@ describe('models', () => {
     assert.equal(res.body.modelBytes, MODEL.length);
     const stored = await hub.infra.storage.get(`models/${res.body.id}/model.onnx`);
     assert.ok(stored && stored.equals(MODEL), 'the ONNX file is in object storage');
-    const audit = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'admin.birdnet_model_uploaded' AND target_id = $1`, [res.body.id]);
+    const audit = await hub.infra.db.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_log WHERE action = 'admin.birdnet_model_uploaded' AND target_id = $1`,
+      [res.body.id],
+    );
     assert.equal(audit.n, 1);
     const list = await api.get('/admin/models', hubAdmin);
     assert.ok(list.body.models.some((m: any) => m.id === res.body.id));
@@ -161,11 +192,21 @@ describe('models', () => {
     assert.match(assertError(gap as any, 400, 'INVALID_LABELS').message, /line 2 is empty/);
     assertError((await upload(hubAdmin, { name: 'no labels', model: MODEL })) as any, 400, 'INVALID_LABELS');
     assertError((await upload(hubAdmin, { model: MODEL, labels: LABELS })) as any, 400, 'BAD_REQUEST');
-    assertError((await upload(hubAdmin, { name: 'tflite', model: MODEL, labels: LABELS, modelName: 'model.tflite' })) as any, 400, 'INVALID_MODEL');
-    assertError((await upload(hubAdmin, { name: 'huge labels', model: MODEL, labels: Buffer.alloc(4 * 1024 * 1024 + 1, 'a') })) as any, 413, 'PAYLOAD_TOO_LARGE');
+    assertError(
+      (await upload(hubAdmin, { name: 'tflite', model: MODEL, labels: LABELS, modelName: 'model.tflite' })) as any,
+      400,
+      'INVALID_MODEL',
+    );
+    assertError(
+      (await upload(hubAdmin, { name: 'huge labels', model: MODEL, labels: Buffer.alloc(4 * 1024 * 1024 + 1, 'a') })) as any,
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     assertError(await api.post('/admin/models', { name: 'json' }, hubAdmin), 415, 'UNSUPPORTED_MEDIA_TYPE');
     assertError((await upload(owner, { name: 'x', model: MODEL, labels: LABELS })) as any, 403, 'FORBIDDEN');
-    const n = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM inference_models WHERE name IN ('wrong shape', 'four labels', 'garbage', 'gap')`);
+    const n = await hub.infra.db.one<{ n: number }>(
+      `SELECT count(*)::int AS n FROM inference_models WHERE name IN ('wrong shape', 'four labels', 'garbage', 'gap')`,
+    );
     assert.equal(n.n, 0, 'nothing refused is stored');
   });
 
@@ -175,7 +216,11 @@ describe('models', () => {
     assert.equal(set.status, 200);
     assert.equal(set.body.isDefault, true);
     const list = (await api.get('/admin/models', hubAdmin)).body.models;
-    assert.deepEqual(list.filter((x: any) => x.isDefault).map((x: any) => x.id), [m.id], 'one default');
+    assert.deepEqual(
+      list.filter((x: any) => x.isDefault).map((x: any) => x.id),
+      [m.id],
+      'one default',
+    );
     assertError(await api.del(`/admin/models/${m.id}`, hubAdmin), 409, 'MODEL_IS_DEFAULT');
     assertError(await api.put(`/admin/models/${m.id}`, { enabled: false }, hubAdmin), 409, 'MODEL_IS_DEFAULT');
     assertError(await api.del('/admin/models/builtin', hubAdmin), 409, 'MODEL_BUILTIN');
@@ -190,8 +235,18 @@ describe('models', () => {
     assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
     assert.equal(await hub.infra.storage.get(`models/${m.id}/model.onnx`), null, 'its files are gone');
     assertError(await api.del(`/admin/models/${m.id}`, hubAdmin), 404, 'NOT_FOUND');
-    const actions = await hub.infra.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY at, action`, [m.id]);
-    assert.deepEqual(new Set(actions.map((a) => a.action)), new Set(['admin.birdnet_model_uploaded', 'admin.birdnet_model_set_default', 'admin.birdnet_model_updated', 'admin.birdnet_model_deleted']));
+    const actions = await hub.infra.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY at, action`, [
+      m.id,
+    ]);
+    assert.deepEqual(
+      new Set(actions.map((a) => a.action)),
+      new Set([
+        'admin.birdnet_model_uploaded',
+        'admin.birdnet_model_set_default',
+        'admin.birdnet_model_updated',
+        'admin.birdnet_model_deleted',
+      ]),
+    );
   });
 
   test('a team picks a model; its detections carry the model id and unknown labels keep their names', async () => {
@@ -211,21 +266,57 @@ describe('models', () => {
     const chunkId = await chunkFor(team, sat.id, [SPECIES_LABELS[0], SPECIES_LABELS[1]], 11);
     const job = await jobOf(chunkId, 'completed');
     assert.equal(job.modelId, m.id);
-    const rows = await hub.infra.db.query<any>(`SELECT species_code, common_name, scientific_name, category, model_id FROM detections WHERE chunk_id = $1 ORDER BY species_code`, [chunkId]);
-    assert.deepEqual(rows.map((r) => r.model_id), [m.id, m.id]);
+    const rows = await hub.infra.db.query<any>(
+      `SELECT species_code, common_name, scientific_name, category, model_id FROM detections WHERE chunk_id = $1 ORDER BY species_code`,
+      [chunkId],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.model_id),
+      [m.id, m.id],
+    );
     const foo = rows.find((r) => r.scientific_name === 'Foous barus');
-    assert.deepEqual(foo, { species_code: 'x-foous-barus', common_name: 'Foo Bird', scientific_name: 'Foous barus', category: 'other_animal', model_id: m.id });
+    assert.deepEqual(foo, {
+      species_code: 'x-foous-barus',
+      common_name: 'Foo Bird',
+      scientific_name: 'Foous barus',
+      category: 'other_animal',
+      model_id: m.id,
+    });
     assert.ok(rows.some((r) => r.species_code === 'eurbla'));
 
     // The labels mapped into the species table at upload: the unknown one as the model's own species.
-    const own = await hub.infra.db.maybeOne<any>(`SELECT code, scientific_name, common_name, category, source FROM species WHERE code = 'x-foous-barus'`);
-    assert.deepEqual(own, { code: 'x-foous-barus', scientific_name: 'Foous barus', common_name: 'Foo Bird', category: 'other_animal', source: 'model' });
-    const mapped = await hub.infra.db.query<{ output_index: number; label: string; species_code: string }>('SELECT output_index, label, species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index', [m.id]);
-    assert.deepEqual(mapped.map((r) => [r.output_index, r.species_code]), [[0, 'x-foous-barus'], [1, 'eurbla'], [2, 'comcha'], [3, 'gretit1'], [4, 'eurrob1']]);
+    const own = await hub.infra.db.maybeOne<any>(
+      `SELECT code, scientific_name, common_name, category, source FROM species WHERE code = 'x-foous-barus'`,
+    );
+    assert.deepEqual(own, {
+      code: 'x-foous-barus',
+      scientific_name: 'Foous barus',
+      common_name: 'Foo Bird',
+      category: 'other_animal',
+      source: 'model',
+    });
+    const mapped = await hub.infra.db.query<{ output_index: number; label: string; species_code: string }>(
+      'SELECT output_index, label, species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index',
+      [m.id],
+    );
+    assert.deepEqual(
+      mapped.map((r) => [r.output_index, r.species_code]),
+      [
+        [0, 'x-foous-barus'],
+        [1, 'eurbla'],
+        [2, 'comcha'],
+        [3, 'gretit1'],
+        [4, 'eurrob1'],
+      ],
+    );
     assert.equal(mapped[0].label, 'Foous barus_Foo Bird');
     const named = await api.get('/species/translate?speciesCode=x-foous-barus&languages=de,en', owner);
     assert.equal(named.status, 200, named.text);
-    assert.deepEqual(named.body, { speciesCode: 'x-foous-barus', scientificName: 'Foous barus', names: { de: 'Foo Bird', en: 'Foo Bird' } });
+    assert.deepEqual(named.body, {
+      speciesCode: 'x-foous-barus',
+      scientificName: 'Foous barus',
+      names: { de: 'Foo Bird', en: 'Foo Bird' },
+    });
 
     // Deleting the model puts the team back on the hub default.
     assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
@@ -237,30 +328,63 @@ describe('models', () => {
     const team4 = await f.team(owner4);
     const sat4 = await makeSatellite(hub, team4, owner4);
     const m = (await upload(hubAdmin, { name: 'Remapped', model: MODEL, labels: LABELS })).body;
-    assert.equal((await api.put(`/settings/tenant?tenantId=${team4.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner4)).status, 200);
+    assert.equal(
+      (await api.put(`/settings/tenant?tenantId=${team4.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner4)).status,
+      200,
+    );
     const speciesOf = async (chunkId: string) => {
       await jobOf(chunkId, 'completed');
       return hub.infra.db.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
     };
-    assert.deepEqual((await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41))).map((r) => r.species_code), ['eurbla']);
+    assert.deepEqual(
+      (await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41))).map((r) => r.species_code),
+      ['eurbla'],
+    );
 
     const listed = await api.get(`/admin/models/${m.id}/labels`, hubAdmin);
     assert.equal(listed.status, 200, listed.text);
     assert.equal(listed.body.total, 5);
-    assert.deepEqual(listed.body.labels[1], { index: 1, label: 'Turdus merula_Eurasian Blackbird', speciesCode: 'eurbla', scientificName: 'Turdus merula', commonName: 'Eurasian Blackbird', category: 'bird', own: false });
+    assert.deepEqual(listed.body.labels[1], {
+      index: 1,
+      label: 'Turdus merula_Eurasian Blackbird',
+      speciesCode: 'eurbla',
+      scientificName: 'Turdus merula',
+      commonName: 'Eurasian Blackbird',
+      category: 'bird',
+      own: false,
+    });
     const searched = await api.get(`/admin/models/${m.id}/labels?search=ROBIN&limit=10`, hubAdmin);
-    assert.deepEqual(searched.body.labels.map((l: any) => l.speciesCode), ['eurrob1']);
+    assert.deepEqual(
+      searched.body.labels.map((l: any) => l.speciesCode),
+      ['eurrob1'],
+    );
     assert.equal(searched.body.total, 1);
     assert.deepEqual((await api.get(`/admin/models/${m.id}/labels?own=true`, hubAdmin)).body, { labels: [], total: 0 });
 
     // A mislabelled output: its later detections take the species it is mapped into; earlier ones keep theirs.
     const remapped = await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'WINWRE4' }, hubAdmin);
     assert.equal(remapped.status, 200, remapped.text);
-    assert.deepEqual(remapped.body, { index: 1, label: 'Turdus merula_Eurasian Blackbird', speciesCode: 'winwre4', scientificName: 'Troglodytes troglodytes', commonName: 'Eurasian Wren', category: 'bird', own: false });
-    const audited = await hub.infra.db.one<{ details: any }>(`SELECT details FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id]);
+    assert.deepEqual(remapped.body, {
+      index: 1,
+      label: 'Turdus merula_Eurasian Blackbird',
+      speciesCode: 'winwre4',
+      scientificName: 'Troglodytes troglodytes',
+      commonName: 'Eurasian Wren',
+      category: 'bird',
+      own: false,
+    });
+    const audited = await hub.infra.db.one<{ details: any }>(
+      `SELECT details FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`,
+      [m.id],
+    );
     assert.deepEqual(audited.details, { labelIndex: 1, label: 'Turdus merula_Eurasian Blackbird', from: 'eurbla', to: 'winwre4' });
-    assert.deepEqual(await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 42)), [{ species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' }]);
-    assert.equal((await hub.infra.db.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length, 1);
+    assert.deepEqual(await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 42)), [
+      { species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' },
+    ]);
+    assert.equal(
+      (await hub.infra.db.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length,
+      1,
+    );
 
     assertError(await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'nosuch9' }, hubAdmin), 400, 'UNKNOWN_SPECIES');
     assertError(await api.put(`/admin/models/${m.id}/labels/5`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
@@ -269,7 +393,10 @@ describe('models', () => {
     assertError(await api.get(`/admin/models/${m.id}/labels`, owner4), 403, 'FORBIDDEN');
     // Mapping an output where it already maps changes nothing and writes no audit row.
     assert.equal((await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'winwre4' }, hubAdmin)).status, 200);
-    assert.equal((await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id])).length, 1);
+    assert.equal(
+      (await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id])).length,
+      1,
+    );
   });
 
   test('a model without a mapping (uploaded before the species table) is mapped when it loads or is listed', async () => {
@@ -278,17 +405,34 @@ describe('models', () => {
     const sat5 = await makeSatellite(hub, team5, owner5);
     const m = (await upload(hubAdmin, { name: 'Older upload', model: MODEL, labels: LABELS })).body;
     await hub.infra.db.query('DELETE FROM model_labels WHERE model_id = $1', [m.id]);
-    assert.equal((await api.put(`/settings/tenant?tenantId=${team5.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner5)).status, 200);
+    assert.equal(
+      (await api.put(`/settings/tenant?tenantId=${team5.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner5)).status,
+      200,
+    );
     const chunkId = await chunkFor(team5, sat5.id, [SPECIES_LABELS[2]], 51);
     await jobOf(chunkId, 'completed');
-    assert.deepEqual((await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM detections WHERE chunk_id = $1', [chunkId])).map((r) => r.species_code), ['comcha']);
-    const mapped = await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index', [m.id]);
-    assert.deepEqual(mapped.map((r) => r.species_code), ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1']);
+    assert.deepEqual(
+      (await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM detections WHERE chunk_id = $1', [chunkId])).map(
+        (r) => r.species_code,
+      ),
+      ['comcha'],
+    );
+    const mapped = await hub.infra.db.query<{ species_code: string }>(
+      'SELECT species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index',
+      [m.id],
+    );
+    assert.deepEqual(
+      mapped.map((r) => r.species_code),
+      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1'],
+    );
 
     await hub.infra.db.query(`DELETE FROM model_labels WHERE model_id = 'builtin'`);
     const builtin = await api.get('/admin/models/builtin/labels', hubAdmin);
     assert.equal(builtin.status, 200, builtin.text);
-    assert.deepEqual(builtin.body.labels.map((l: any) => l.speciesCode), ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1']);
+    assert.deepEqual(
+      builtin.body.labels.map((l: any) => l.speciesCode),
+      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1'],
+    );
   });
 
   test("the team's sensitivity and minimum confidence reach the worker", async () => {
@@ -296,16 +440,26 @@ describe('models', () => {
     const team3 = await f.team(owner3);
     const sat3 = await makeSatellite(hub, team3, owner3);
     // At slope 0.5 a species without its call scores about 0.11: above 0.01, so all five are stored.
-    const set = await api.put(`/settings/tenant?tenantId=${team3.id}`, { inference_sensitivity: 0.5, inference_min_confidence: 0.01 }, owner3);
+    const set = await api.put(
+      `/settings/tenant?tenantId=${team3.id}`,
+      { inference_sensitivity: 0.5, inference_min_confidence: 0.01 },
+      owner3,
+    );
     assert.equal(set.status, 200, set.text);
     assertError(await api.put(`/settings/tenant?tenantId=${team3.id}`, { inference_sensitivity: 2 }, owner3), 400, 'VALIDATION_FAILED');
     const chunkId = await chunkFor(team3, sat3.id, [SPECIES_LABELS[4]], 31);
     const job = await jobOf(chunkId, 'completed');
     assert.equal(job.detections, 5);
-    const rows = await hub.infra.db.query<{ confidence: number; species_code: string }>('SELECT confidence, species_code FROM detections WHERE chunk_id = $1 ORDER BY confidence DESC', [chunkId]);
+    const rows = await hub.infra.db.query<{ confidence: number; species_code: string }>(
+      'SELECT confidence, species_code FROM detections WHERE chunk_id = $1 ORDER BY confidence DESC',
+      [chunkId],
+    );
     assert.equal(rows[0].species_code, 'eurrob1');
     assert.ok(rows[0].confidence > 0.9);
-    assert.ok(rows.slice(1).every((r) => r.confidence > 0.01 && r.confidence < 0.25), JSON.stringify(rows));
+    assert.ok(
+      rows.slice(1).every((r) => r.confidence > 0.01 && r.confidence < 0.25),
+      JSON.stringify(rows),
+    );
   });
 
   test('windows inside a chunk: every 3 s minus the overlap while a whole window fits, at least one', () => {

@@ -49,7 +49,10 @@ describe('offline monitor', () => {
     if (seen.length >= nth) return Promise.resolve(seen[nth - 1]);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no satellite.offline event #${nth} for ${satelliteId}`)), TIMEOUT);
-      waiters.push({ pred: (e) => e.satelliteId === satelliteId && eventsOf(satelliteId).length >= nth, resolve: (e) => (clearTimeout(timer), resolve(e)) });
+      waiters.push({
+        pred: (e) => e.satelliteId === satelliteId && eventsOf(satelliteId).length >= nth,
+        resolve: (e) => (clearTimeout(timer), resolve(e)),
+      });
     });
   }
   const eventsOf = (id: string) => events.filter((e) => e.satelliteId === id);
@@ -67,46 +70,79 @@ describe('offline monitor', () => {
   }
 
   const heartbeat = (s: RawSatellite) =>
-    s.sendHandled('heartbeat', { satelliteId: s.id, tenantId: s.tenantId, uptimeSeconds: 10, state: 'recording', noiseFloorRms: 0.001, version: '1.0.0', timestamp: new Date().toISOString() });
+    s.sendHandled('heartbeat', {
+      satelliteId: s.id,
+      tenantId: s.tenantId,
+      uptimeSeconds: 10,
+      state: 'recording',
+      noiseFloorRms: 0.001,
+      version: '1.0.0',
+      timestamp: new Date().toISOString(),
+    });
 
   test('past the threshold: marked offline once with an event naming it; archived satellites never', async () => {
-    const { owner, sats: [live, archived] } = await teamWithSatellites(2);
+    const {
+      owner,
+      sats: [live, archived],
+    } = await teamWithSatellites(2);
     await heartbeat(live);
     await heartbeat(archived);
     assert.equal((await api.post(`/satellites/${archived.id}/archive`, undefined, owner)).status, 200);
 
     hub.clock.advanceMinutes(4);
     let marked = await hub.runtime.offlineMonitor!.tick();
-    assert.deepEqual(marked.filter((m) => m.satelliteId === live.id || m.satelliteId === archived.id), [], 'not yet: the default threshold is 5 minutes');
+    assert.deepEqual(
+      marked.filter((m) => m.satelliteId === live.id || m.satelliteId === archived.id),
+      [],
+      'not yet: the default threshold is 5 minutes',
+    );
     assert.equal((await api.get(`/satellites/${live.id}`, owner)).body.online, true);
 
     hub.clock.advanceMinutes(2);
     marked = await hub.runtime.offlineMonitor!.tick();
-    assert.deepEqual(marked.map((m) => m.satelliteId).filter((id) => id === live.id || id === archived.id), [live.id]);
+    assert.deepEqual(
+      marked.map((m) => m.satelliteId).filter((id) => id === live.id || id === archived.id),
+      [live.id],
+    );
     const e = await eventFor(live.id);
-    assert.deepEqual({ ...e, lastSeenAt: typeof e.lastSeenAt }, { tenantId: live.tenantId, satelliteId: live.id, name: 'Sat 0', lastSeenAt: 'string' });
+    assert.deepEqual(
+      { ...e, lastSeenAt: typeof e.lastSeenAt },
+      { tenantId: live.tenantId, satelliteId: live.id, name: 'Sat 0', lastSeenAt: 'string' },
+    );
     assert.ok(!Number.isNaN(Date.parse(e.lastSeenAt)));
     assert.equal((await api.get(`/satellites/${live.id}`, owner)).body.online, false);
 
     // Later checks do not alert again.
     hub.clock.advanceMinutes(10);
     marked = await hub.runtime.offlineMonitor!.tick();
-    assert.deepEqual(marked.filter((m) => m.satelliteId === live.id || m.satelliteId === archived.id), []);
+    assert.deepEqual(
+      marked.filter((m) => m.satelliteId === live.id || m.satelliteId === archived.id),
+      [],
+    );
     assert.equal(eventsOf(live.id).length, 1);
     assert.equal(eventsOf(archived.id).length, 0, 'archived satellites are never offline-alerted');
-    const row = await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [archived.id]);
+    const row = await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [
+      archived.id,
+    ]);
     assert.equal(row.offline_alerted_at, null);
   });
 
   test('a heartbeat clears the mark; the next silence alerts again', async () => {
-    const { owner, sats: [s] } = await teamWithSatellites(1);
+    const {
+      owner,
+      sats: [s],
+    } = await teamWithSatellites(1);
     await heartbeat(s);
     hub.clock.advanceMinutes(6);
     await hub.runtime.offlineMonitor!.tick();
     await eventFor(s.id);
     await heartbeat(s);
     assert.equal((await api.get(`/satellites/${s.id}`, owner)).body.online, true);
-    assert.equal((await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [s.id])).offline_alerted_at, null);
+    assert.equal(
+      (await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [s.id]))
+        .offline_alerted_at,
+      null,
+    );
     hub.clock.advanceMinutes(6);
     const marked = await hub.runtime.offlineMonitor!.tick();
     assert.ok(marked.some((m) => m.satelliteId === s.id));
@@ -115,7 +151,11 @@ describe('offline monitor', () => {
   });
 
   test("the team's offline_threshold_minutes decides", async () => {
-    const { owner, team, sats: [s] } = await teamWithSatellites(1);
+    const {
+      owner,
+      team,
+      sats: [s],
+    } = await teamWithSatellites(1);
     assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { offline_threshold_minutes: 30 }, owner)).status, 200);
     await heartbeat(s);
     hub.clock.advanceMinutes(20);
@@ -126,7 +166,9 @@ describe('offline monitor', () => {
   });
 
   test('a satellite that never sent a heartbeat is not alerted', async () => {
-    const { sats: [s] } = await teamWithSatellites(1);
+    const {
+      sats: [s],
+    } = await teamWithSatellites(1);
     hub.clock.advanceMinutes(60);
     assert.ok(!(await hub.runtime.offlineMonitor!.tick()).some((m) => m.satelliteId === s.id));
   });

@@ -49,7 +49,13 @@ async function within<T>(p: Promise<T>, what: string, timeoutMs = 15_000): Promi
 }
 
 /** The next `event` of `emitter` (its first argument), bounded; call it before what causes the event. */
-function next<T = unknown>(emitter: NodeJS.EventEmitter, event: string, what: string, timeoutMs = 15_000, accept: (arg: T) => boolean = () => true): Promise<T> {
+function next<T = unknown>(
+  emitter: NodeJS.EventEmitter,
+  event: string,
+  what: string,
+  timeoutMs = 15_000,
+  accept: (arg: T) => boolean = () => true,
+): Promise<T> {
   let listener!: (arg: T) => void;
   const seen = new Promise<T>((resolve) => {
     listener = (arg: T) => {
@@ -215,7 +221,10 @@ describe('reference satellite against a real hub', () => {
     const config = next<any>(sat, 'config', 'the config push answering the config request');
     await sat.start();
     assert.equal((await config).heartbeatIntervalSec, 30, 'the config request was answered with the effective config');
-    await until(() => sat.sourceEnded && outbox.pending().length === 0 && sat.ackedCount === outbox.list().length, 'every recorded chunk acked');
+    await until(
+      () => sat.sourceEnded && outbox.pending().length === 0 && sat.ackedCount === outbox.list().length,
+      'every recorded chunk acked',
+    );
 
     const recorded = outbox.list();
     const stats = sat.filterStats;
@@ -227,7 +236,11 @@ describe('reference satellite against a real hub', () => {
     assert.equal(sat.ackedCount, recorded.length);
     assert.ok(recorded.every((r) => r.status === 'acked'));
     for (const r of recorded) assert.equal(w.acks.get(r.chunkId), 1, `chunk ${r.chunkId} acked once`);
-    assert.deepEqual(w.sent, recorded.map((r) => r.chunkId), 'each sent once, oldest first');
+    assert.deepEqual(
+      w.sent,
+      recorded.map((r) => r.chunkId),
+      'each sent once, oldest first',
+    );
 
     const rows = await chunkRows(creds.satelliteId);
     assert.equal(rows.length, recorded.length);
@@ -263,7 +276,10 @@ describe('reference satellite against a real hub', () => {
     assert.equal(detail.outboxStats.rowCount, recorded.length);
     assert.equal(detail.outboxStats.unackedCount, 0);
     assert.equal(detail.outboxStats.ackedBytes, recorded.length * CHUNK_WAV_BYTES);
-    const telemetry = await hub.infra.db.query<{ storage_free_bytes: string }>('SELECT storage_free_bytes FROM telemetry WHERE satellite_id = $1', [creds.satelliteId]);
+    const telemetry = await hub.infra.db.query<{ storage_free_bytes: string }>(
+      'SELECT storage_free_bytes FROM telemetry WHERE satellite_id = $1',
+      [creds.satelliteId],
+    );
     assert.ok(telemetry.length >= 1 && Number(telemetry[0].storage_free_bytes) > 0, 'telemetry sent on connect');
   });
 
@@ -282,7 +298,11 @@ describe('reference satellite against a real hub', () => {
     proxy.pause();
     await down;
     const offline = await recordN(sat, 5);
-    assert.deepEqual(outbox.pending().map((r) => r.chunkId), offline, 'recorded while offline, waiting oldest-first');
+    assert.deepEqual(
+      outbox.pending().map((r) => r.chunkId),
+      offline,
+      'recorded while offline, waiting oldest-first',
+    );
     await new Promise((r) => setTimeout(r, 300)); // reconnect attempts are refused meanwhile
     assert.equal(sat.connected, false);
     assert.equal((await chunkRows(creds.satelliteId)).length, 2, 'nothing reached the hub while the link was down');
@@ -300,7 +320,10 @@ describe('reference satellite against a real hub', () => {
     proxy.resume();
     await reconnected;
     // ackedCount counts an ack as it arrives; the row is marked acked once that is on disk.
-    await until(() => sat.ackedCount === 7 && outbox.list().every((r) => r.status === 'acked'), 'all seven chunks acked and marked so in the outbox');
+    await until(
+      () => sat.ackedCount === 7 && outbox.list().every((r) => r.status === 'acked'),
+      'all seven chunks acked and marked so in the outbox',
+    );
     assert.ok(dropped);
     assert.ok(configRequests >= 2, 'config requested again on reconnect');
 
@@ -342,7 +365,11 @@ describe('reference satellite against a real hub', () => {
         [offline[1], 'hard_cap', 'unacked'],
       ],
     );
-    assert.deepEqual(outbox.pending().map((r) => r.chunkId), offline.slice(2), 'the newest four wait');
+    assert.deepEqual(
+      outbox.pending().map((r) => r.chunkId),
+      offline.slice(2),
+      'the newest four wait',
+    );
     const stats = await outbox.stats();
     assert.ok(stats.totalBytes <= 4 * CHUNK_WAV_BYTES && stats.diskBytes === stats.totalBytes);
 
@@ -350,7 +377,11 @@ describe('reference satellite against a real hub', () => {
     await until(() => sat.ackedCount === 6 && outbox.pending().length === 0, 'the four survivors acked');
     await within(outbox.flush(), 'the outbox applying its caps after the last ack');
     const rows = await chunkRows(creds.satelliteId);
-    assert.deepEqual(rows.map((r) => r.id), [...online, ...offline.slice(2)], 'the dropped two never arrive; the rest in order');
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      [...online, ...offline.slice(2)],
+      'the dropped two never arrive; the rest in order',
+    );
     assertOldestFirst(rows);
     assert.ok(outbox.list().length <= 2, 'back under the soft cap once acked');
     assert.ok(MB > 0);
@@ -367,23 +398,37 @@ describe('reference satellite against a real hub', () => {
     assert.equal((await chunkRows(first.creds.satelliteId)).length, 0);
 
     const outbox = await Outbox.open(path.join(first.dir, 'outbox'));
-    assert.deepEqual(outbox.pending().map((r) => r.chunkId), ids);
+    assert.deepEqual(
+      outbox.pending().map((r) => r.chunkId),
+      ids,
+    );
     const second = await startSatellite({ creds: first.creds, dir: first.dir, outbox });
     await until(() => second.sat.ackedCount === 3, 'the earlier chunks acked');
     const rows = await chunkRows(first.creds.satelliteId);
-    assert.deepEqual(rows.map((r) => r.id), ids);
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      ids,
+    );
   });
 
   test('config pushes apply at once; log requests are answered from the journal; update is logged', async () => {
     const { sat, creds } = await startSatellite();
     await until(() => sat.config.filterMinRms === 0.003, 'the first config push');
     const pushed = next<any>(sat, 'config', 'the pushed config with the filter off', 15_000, (c) => c.filterEnabled === false);
-    const res = await api.patch(`/settings/effective?satelliteId=${creds.satelliteId}`, { values: { filter_enabled: false, filter_min_rms: 0.05, heartbeat_interval_sec: 45 } }, owner);
+    const res = await api.patch(
+      `/settings/effective?satelliteId=${creds.satelliteId}`,
+      { values: { filter_enabled: false, filter_min_rms: 0.05, heartbeat_interval_sec: 45 } },
+      owner,
+    );
     assert.equal(res.status, 200, res.text);
     const c = await pushed;
     assert.equal(c.heartbeatIntervalSec, 45);
     assert.deepEqual(sat.gate.settings, { filterEnabled: false, filterMinRms: 0.05 });
-    assert.equal(JSON.parse(fs.readFileSync(path.join(sat['o'].dataDir!, 'config.json'), 'utf8')).filterMinRms, 0.05, 'kept for the next start');
+    assert.equal(
+      JSON.parse(fs.readFileSync(path.join(sat['o'].dataDir!, 'config.json'), 'utf8')).filterMinRms,
+      0.05,
+      'kept for the next start',
+    );
 
     const asked = await api.post(`/satellites/${creds.satelliteId}/logs/request`, { tail: 3 }, owner);
     assert.equal(asked.status, 202, asked.text);
@@ -442,9 +487,16 @@ describe('reference satellite against a real hub', () => {
      * Runs `chorus satellite`; `onOutput` may signal the process (it gets what was printed so far).
      * A run that does not end within `timeoutMs` is killed and fails the test with what it printed.
      */
-    function runCli(args: string[], onOutput?: (stdout: string, child: ReturnType<typeof spawn>) => void, timeoutMs = 90_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    function runCli(
+      args: string[],
+      onOutput?: (stdout: string, child: ReturnType<typeof spawn>) => void,
+      timeoutMs = 90_000,
+    ): Promise<{ code: number | null; stdout: string; stderr: string }> {
       return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(root, 'bin', 'chorus.mjs'), 'satellite', ...args], { cwd: root, env: { ...process.env, NODE_ENV: 'test' } });
+        const child = spawn(process.execPath, [path.join(root, 'bin', 'chorus.mjs'), 'satellite', ...args], {
+          cwd: root,
+          env: { ...process.env, NODE_ENV: 'test' },
+        });
         let stdout = '';
         let stderr = '';
         const timer = setTimeout(() => {
@@ -465,7 +517,20 @@ describe('reference satellite against a real hub', () => {
 
     test('registers, uploads 3 chunks and exits 0; a second run reuses the saved credentials (mode 0600)', async () => {
       const data = tmp();
-      const args = ['--hub', hub.url, '--token', owner.token, '--tenant', team.id, '--name', 'CLI sat', '--data', data, '--interval-ms', '50'];
+      const args = [
+        '--hub',
+        hub.url,
+        '--token',
+        owner.token,
+        '--tenant',
+        team.id,
+        '--name',
+        'CLI sat',
+        '--data',
+        data,
+        '--interval-ms',
+        '50',
+      ];
       const run = await runCli([...args, '--chunks', '3']);
       assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
       assert.match(run.stdout, /3 chunks acked stored/);

@@ -41,7 +41,7 @@ async function eventually(check: () => Promise<void>, what: string): Promise<voi
     try {
       return await check();
     } catch (e) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${(e as Error).message}`);
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${(e as Error).message}`, { cause: e });
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -85,7 +85,14 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     await jq.enqueue(q, 'b', { n: 5 });
     await within(seen('b', done).promise, 'job b to finish');
     await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 }), 'both completed');
-    assert.deepEqual(runs.map((j) => [j.id, j.data.n, j.attempt]), [['a', 1, 1], ['b', 5, 1]], 'the first data wins; each job ran once');
+    assert.deepEqual(
+      runs.map((j) => [j.id, j.data.n, j.attempt]),
+      [
+        ['a', 1, 1],
+        ['b', 5, 1],
+      ],
+      'the first data wins; each job ran once',
+    );
   });
 
   test('the handler gets the job data as JSON values', async () => {
@@ -124,7 +131,10 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     for (let i = 0; i < total; i++) await jq.enqueue(q, `job-${i}`, { i });
     await within(all.promise, 'every job to finish');
     assert.equal(peak, 3);
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: total, failed: 0 }), 'all completed');
+    await eventually(
+      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: total, failed: 0 }),
+      'all completed',
+    );
   });
 
   test('a failing handler is retried with backoff, then fails the job; the worker goes on with the next jobs', async () => {
@@ -151,7 +161,10 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     await jq.enqueue(q, 'sync', {});
     await jq.enqueue(q, 'good', {});
     await within(Promise.all(['bad', 'flaky', 'sync', 'good'].map((id) => done.get(id)!.promise)), 'every job to settle');
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 2 }), 'two failed, two completed');
+    await eventually(
+      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 2 }),
+      'two failed, two completed',
+    );
     assert.deepEqual(attempts.bad, [1, 2, 3], 'three attempts, then failed');
     assert.deepEqual(attempts.sync, [1, 2, 3]);
     assert.deepEqual(attempts.flaky, [1, 2], 'succeeds on the retry');
@@ -161,7 +174,10 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     await jq.enqueue(q, 'bad', {});
     await jq.enqueue(q, 'after', {});
     await within(done.get('after')!.promise, 'the next job after the failures');
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 2 }), 'after completed');
+    await eventually(
+      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 2 }),
+      'after completed',
+    );
     assert.deepEqual(attempts.bad, [1, 2, 3]);
   });
 
@@ -219,7 +235,10 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     const q = name('ids');
     for (const bad of ['', 'a:b', '123', '-4']) await assert.rejects(jq.enqueue(q, bad, {}), /invalid job id/, JSON.stringify(bad));
     await assert.rejects(jq.enqueue('bad:name', 'x', {}), /invalid queue name/);
-    await assert.rejects(jq.process(q, 0, async () => {}), RangeError);
+    await assert.rejects(
+      jq.process(q, 0, async () => {}),
+      RangeError,
+    );
     await jq.enqueue(q, 'chunk-0b6e1a56-6c1f-4c36-9f43-8d6a0a3f0c2e', {});
     assert.equal((await jq.stats(q)).waiting, 1);
   });
@@ -261,7 +280,10 @@ describe('job queue: in process', () => {
     });
     for (const id of ['j1', 'j2', 'j3']) await jq.enqueue(q, id, {});
     await within(wait('j3#1'), 'j3');
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 }), 'only the last two ids kept');
+    await eventually(
+      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 }),
+      'only the last two ids kept',
+    );
     await jq.enqueue(q, 'j3', {});
     await jq.enqueue(q, 'j1', {});
     await within(wait('j1#2'), 'j1 to run again');
@@ -272,7 +294,10 @@ describe('job queue: in process', () => {
     const jq = make();
     await jq.close();
     await assert.rejects(jq.enqueue(name('closed'), 'x', {}), /closed/);
-    await assert.rejects(jq.process(name('closed'), 1, async () => {}), /closed/);
+    await assert.rejects(
+      jq.process(name('closed'), 1, async () => {}),
+      /closed/,
+    );
   });
 });
 
@@ -309,7 +334,10 @@ describe('job queue: BullMQ on Redis', { skip: REDIS_URL ? false : 'REDIS_URL is
     try {
       const keys = await redis.keys(`*${q}*`);
       assert.ok(keys.length > 0);
-      assert.ok(keys.every((k) => k.startsWith(`${prefix}bull:${q}:`)), keys.join(', '));
+      assert.ok(
+        keys.every((k) => k.startsWith(`${prefix}bull:${q}:`)),
+        keys.join(', '),
+      );
     } finally {
       await redis.quit();
     }

@@ -41,7 +41,12 @@ describe('rare flag', () => {
     );
     const [scientificName, commonName] = label.split('_');
     const handle = createInferenceHandler({
-      db: hub.infra.db, clock: hub.clock, storage: hub.infra.storage, queue: hub.infra.queue, broker: hub.infra.broker, live: hub.services.live,
+      db: hub.infra.db,
+      clock: hub.clock,
+      storage: hub.infra.storage,
+      queue: hub.infra.queue,
+      broker: hub.infra.broker,
+      live: hub.services.live,
       log: { warn: () => {} },
       loadClassifier: async () => ({ classify: async () => [{ label, scientificName, commonName, index: 0, logit: 2, confidence: 0.9 }] }),
     });
@@ -64,7 +69,7 @@ describe('rare flag', () => {
   });
   after(() => hub.close());
 
-  test('the team\'s record decides, once it has a 30-day baseline', async () => {
+  test("the team's record decides, once it has a 30-day baseline", async () => {
     const first = await detect(0, ROBIN);
     assert.deepEqual([first.isRare, first.rareReason], [false, null], 'a new team has no baseline: its first robin is not rare');
     const early = await detect(10, TIT);

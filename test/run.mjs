@@ -37,7 +37,13 @@ function run(list, concurrency) {
   return res.status ?? 1;
 }
 
-const parallel = run(files.filter((f) => !SERIAL.has(f)), process.env.TEST_CONCURRENCY ?? '2');
-const serial = run(files.filter((f) => SERIAL.has(f)), '1');
+const parallel = run(
+  files.filter((f) => !SERIAL.has(f)),
+  process.env.TEST_CONCURRENCY ?? '2',
+);
+const serial = run(
+  files.filter((f) => SERIAL.has(f)),
+  '1',
+);
 const browser = run(e2e, '1');
 process.exit(parallel || serial || browser);

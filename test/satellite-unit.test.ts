@@ -163,7 +163,11 @@ describe('synthetic soundscape', () => {
     const silent = plans.filter((p) => p.species.length === 0).length;
     assert.ok(silent >= 20 && silent <= 60, `${silent} silent of 200`);
     assert.ok(plans.some((p) => p.species.length === 2));
-    for (const label of SPECIES_LABELS) assert.ok(plans.some((p) => p.species.includes(label)), label);
+    for (const label of SPECIES_LABELS)
+      assert.ok(
+        plans.some((p) => p.species.includes(label)),
+        label,
+      );
     const firstSilent = plans.findIndex((p) => p.species.length === 0);
     const chunk = soundscapeChunk(1, firstSilent);
     assert.equal(chunk.silent, true);
@@ -181,7 +185,10 @@ describe('sources', () => {
     const src = wavFileSource(file);
     const got = [src.next(), src.next(), src.next(), src.next()];
     assert.equal(got[3], null);
-    assert.deepEqual(got.slice(0, 3).map((c) => c!.samples.length), [CHUNK_SAMPLES, CHUNK_SAMPLES, CHUNK_SAMPLES]);
+    assert.deepEqual(
+      got.slice(0, 3).map((c) => c!.samples.length),
+      [CHUNK_SAMPLES, CHUNK_SAMPLES, CHUNK_SAMPLES],
+    );
     assert.deepEqual(got[1]!.samples, samples.subarray(CHUNK_SAMPLES, 2 * CHUNK_SAMPLES));
     assert.deepEqual(got[2]!.samples.subarray(0, 1000), samples.subarray(2 * CHUNK_SAMPLES));
     assert.equal(got[2]!.samples[1000], 0);
@@ -224,18 +231,34 @@ describe('outbox', () => {
   test('rows drain oldest-first; ack marks them; stats add up', async () => {
     const box = await Outbox.open(tmp(), { caps: caps({}) });
     const ids = await fill(box, 4);
-    assert.deepEqual(box.pending().map((r) => r.chunkId), ids);
+    assert.deepEqual(
+      box.pending().map((r) => r.chunkId),
+      ids,
+    );
     assert.equal(await box.markAcked(ids[1]), true);
     assert.equal(await box.markAcked(ids[1]), false, 'a second ack changes nothing');
     assert.equal(await box.markError(ids[2], 'bad wav'), true);
-    assert.deepEqual(box.pending().map((r) => r.chunkId), [ids[0], ids[3]]);
+    assert.deepEqual(
+      box.pending().map((r) => r.chunkId),
+      [ids[0], ids[3]],
+    );
     assert.equal(box.get(ids[2])!.error, 'bad wav');
     const size = wav(0).length;
     const stats = await box.stats();
-    assert.deepEqual(stats, { totalBytes: 4 * size, ackedBytes: size, unackedBytes: 3 * size, rowCount: 4, unackedCount: 3, diskBytes: 4 * size });
+    assert.deepEqual(stats, {
+      totalBytes: 4 * size,
+      ackedBytes: size,
+      unackedBytes: 3 * size,
+      rowCount: 4,
+      unackedCount: 3,
+      diskBytes: 4 * size,
+    });
     assert.deepEqual(Buffer.compare((await box.readAudio(ids[3]))!, wav(3)), 0);
     assert.equal(await box.requeueErrors(3), 1);
-    assert.deepEqual(box.pending().map((r) => r.chunkId), [ids[0], ids[2], ids[3]]);
+    assert.deepEqual(
+      box.pending().map((r) => r.chunkId),
+      [ids[0], ids[2], ids[3]],
+    );
   });
 
   test('survives a restart: rows, statuses and order come back; a half-written chunk does not count', async () => {
@@ -248,13 +271,26 @@ describe('outbox', () => {
     fs.writeFileSync(path.join(dir, 'audio', '000000000099-orphan.wav'), wav(9));
     fs.writeFileSync(path.join(dir, 'rows', '000000000004-x.json.abcd.tmp'), '{');
     const again = await Outbox.open(dir, { caps: caps({}) });
-    assert.deepEqual(again.list().map((r) => [r.chunkId, r.status]), [[ids[0], 'acked'], [ids[1], 'unacked'], [ids[2], 'error']]);
+    assert.deepEqual(
+      again.list().map((r) => [r.chunkId, r.status]),
+      [
+        [ids[0], 'acked'],
+        [ids[1], 'unacked'],
+        [ids[2], 'error'],
+      ],
+    );
     assert.equal(again.get(ids[2])!.errorCount, 1);
     assert.equal(fs.existsSync(path.join(dir, 'audio', '000000000099-orphan.wav')), false, 'orphan removed');
-    assert.deepEqual(fs.readdirSync(path.join(dir, 'rows')).filter((f) => f.endsWith('.tmp')), []);
+    assert.deepEqual(
+      fs.readdirSync(path.join(dir, 'rows')).filter((f) => f.endsWith('.tmp')),
+      [],
+    );
     const { row } = await again.add({ recordedAt: new Date(t0.getTime() + 99_000), wav: wav(5), durationMs: 3000, sampleRate: 48_000 });
     assert.ok(row.seq > 99, 'sequence numbers never go back, even past orphans');
-    assert.deepEqual(again.pending().map((r) => r.chunkId), [ids[1], row.chunkId]);
+    assert.deepEqual(
+      again.pending().map((r) => r.chunkId),
+      [ids[1], row.chunkId],
+    );
   });
 
   test('soft cap evicts the oldest acked rows first and never unsent ones', async () => {
@@ -265,11 +301,23 @@ describe('outbox', () => {
     await box.markAcked(ids[3]);
     await box.markAcked(ids[4]);
     const evicted = await box.setCaps(caps({ softBytes: 4 * size }));
-    assert.deepEqual(evicted.map((e) => [e.chunkId, e.reason, e.status]), [[ids[1], 'soft_cap', 'acked'], [ids[3], 'soft_cap', 'acked']]);
+    assert.deepEqual(
+      evicted.map((e) => [e.chunkId, e.reason, e.status]),
+      [
+        [ids[1], 'soft_cap', 'acked'],
+        [ids[3], 'soft_cap', 'acked'],
+      ],
+    );
     // Over the soft cap with only unsent rows left: they stay.
     const more = await box.setCaps(caps({ softBytes: 1 }));
-    assert.deepEqual(more.map((e) => e.chunkId), [ids[4]]);
-    assert.deepEqual(box.list().map((r) => r.chunkId), [ids[0], ids[2], ids[5]]);
+    assert.deepEqual(
+      more.map((e) => e.chunkId),
+      [ids[4]],
+    );
+    assert.deepEqual(
+      box.list().map((r) => r.chunkId),
+      [ids[0], ids[2], ids[5]],
+    );
     assert.equal(box.evicted.soft_cap, 3);
   });
 
@@ -277,7 +325,10 @@ describe('outbox', () => {
     const size = wav(0).length;
     const box = await Outbox.open(tmp(), { caps: caps({ softBytes: 10 * size, hardBytes: 3 * size }) });
     const ids = await fill(box, 5);
-    assert.deepEqual(box.list().map((r) => r.chunkId), ids.slice(2));
+    assert.deepEqual(
+      box.list().map((r) => r.chunkId),
+      ids.slice(2),
+    );
     assert.equal(box.evicted.hard_cap, 2);
     assert.deepEqual((await box.stats()).rowCount, 3);
     assert.equal(fs.readdirSync(path.join(box.dir, 'audio')).length, 3, 'their audio files are gone too');
@@ -291,13 +342,22 @@ describe('outbox', () => {
     await box.markAcked(ids[0]);
     clock.freeze(new Date(t0.getTime() + 3600_000 + 4500)); // ids[0] and ids[1] are older than an hour, ids[2] is not
     const evicted = await box.enforce();
-    assert.deepEqual(evicted.map((e) => [e.chunkId, e.reason]), [[ids[1], 'max_age']]);
-    assert.deepEqual(box.list().map((r) => r.chunkId), [ids[0], ids[2]]);
+    assert.deepEqual(
+      evicted.map((e) => [e.chunkId, e.reason]),
+      [[ids[1], 'max_age']],
+    );
+    assert.deepEqual(
+      box.list().map((r) => r.chunkId),
+      [ids[0], ids[2]],
+    );
   });
 });
 
 describe('silence gate', () => {
-  const quiet = soundscapeChunk(1, Array.from({ length: 50 }, (_, i) => i).find((i) => chunkPlan(1, i).species.length === 0)!).samples;
+  const quiet = soundscapeChunk(
+    1,
+    Array.from({ length: 50 }, (_, i) => i).find((i) => chunkPlan(1, i).species.length === 0)!,
+  ).samples;
   const call = renderChunk({ species: ['Parus major_Great Tit'], seed: 3 });
 
   test('drops chunks under filterMinRms and counts them; filterEnabled false lets everything through', () => {
@@ -345,18 +405,34 @@ describe('config and journal', () => {
     const at = (iso: string) => new Date(iso);
     const pos = { latitude: 52.1, longitude: 5.1 };
     assert.equal(isRecordingTime(DEFAULT_CONFIG.recordingProfile, at('2030-05-01T12:00:00Z'), pos), true);
-    const night = { ...DEFAULT_CONFIG.recordingProfile, type: 'scheduled', schedule: [{ start: '22:00', end: '02:00', reference: 'absolute' as const }] };
+    const night = {
+      ...DEFAULT_CONFIG.recordingProfile,
+      type: 'scheduled',
+      schedule: [{ start: '22:00', end: '02:00', reference: 'absolute' as const }],
+    };
     assert.equal(isRecordingTime(night, at('2030-05-01T23:00:00Z'), pos), true);
     assert.equal(isRecordingTime(night, at('2030-05-02T01:30:00Z'), pos), true);
     assert.equal(isRecordingTime(night, at('2030-05-02T12:00:00Z'), pos), false);
-    const dawn = { ...DEFAULT_CONFIG.recordingProfile, type: 'dawn_dusk', schedule: [{ start: -30, end: 60, reference: 'sunrise' as const }] };
+    const dawn = {
+      ...DEFAULT_CONFIG.recordingProfile,
+      type: 'dawn_dusk',
+      schedule: [{ start: -30, end: 60, reference: 'sunrise' as const }],
+    };
     assert.equal(isRecordingTime(dawn, at('2030-05-01T12:00:00Z'), pos), false);
-    assert.equal(isRecordingTime(dawn, at('2030-05-01T12:00:00Z'), { latitude: null, longitude: null }), true, 'without a position it records');
+    assert.equal(
+      isRecordingTime(dawn, at('2030-05-01T12:00:00Z'), { latitude: null, longitude: null }),
+      true,
+      'without a position it records',
+    );
   });
 
   test('the journal keeps the last lines for log requests', () => {
     const lines: string[] = [];
-    const j = new Journal(() => new Date('2030-01-01T00:00:00Z'), (l) => lines.push(l), 3);
+    const j = new Journal(
+      () => new Date('2030-01-01T00:00:00Z'),
+      (l) => lines.push(l),
+      3,
+    );
     for (let i = 0; i < 5; i++) j.write('info', `line ${i}`);
     assert.deepEqual(j.tail(2), ['2030-01-01T00:00:00.000Z info  line 3', '2030-01-01T00:00:00.000Z info  line 4']);
     assert.equal(j.tail(10).length, 3);

@@ -38,7 +38,10 @@ describe('satellites', () => {
 
   /** The audit entries of one action about one target, oldest first. */
   const audits = (action: string, targetId: string) =>
-    hub.infra.db.query<any>(`SELECT actor_type, actor_user_id, tenant_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id`, [action, targetId]);
+    hub.infra.db.query<any>(
+      `SELECT actor_type, actor_user_id, tenant_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id`,
+      [action, targetId],
+    );
 
   /** Waits for one message on a hub-side broker subscription. */
   function nextMessage(topic: string): Promise<any> {
@@ -59,7 +62,13 @@ describe('satellites', () => {
       const detail = await api.get(`/satellites/${res.body.id}`, t.member);
       assert.equal(detail.status, 200);
       assert.deepEqual(
-        { registered_by: detail.body.registered_by, registered_by_me: detail.body.registered_by_me, can_manage: detail.body.can_manage, deviceId: detail.body.deviceId, online: detail.body.online },
+        {
+          registered_by: detail.body.registered_by,
+          registered_by_me: detail.body.registered_by_me,
+          can_manage: detail.body.can_manage,
+          deviceId: detail.body.deviceId,
+          online: detail.body.online,
+        },
         { registered_by: t.member.id, registered_by_me: true, can_manage: true, deviceId: 'pi-001', online: false },
       );
       assert.equal(JSON.stringify(detail.body).includes(res.body.mqtt.password), false, 'the password is never shown again');
@@ -110,7 +119,10 @@ describe('satellites', () => {
       const back = await register(other, t.team, { deviceId: 'pi-owned' });
       assert.equal(back.body.id, first.body.id);
       assert.equal((await api.get(`/satellites/${first.body.id}`, other)).body.archived, false);
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [first.body.id]);
+      const audit = await hub.infra.db.query(
+        `SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`,
+        [first.body.id],
+      );
       assert.equal(audit.length, 1);
     });
 
@@ -129,20 +141,39 @@ describe('satellites', () => {
       const previous = (await api.get(`/satellites/${fresh.body.id}`, t.member)).body;
       assert.equal(previous.archived, true);
       assert.equal(await hub.services.satellites.checkCredentials(fresh.body.id, fresh.body.mqtt.password), null);
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [old.body.id]);
+      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [
+        old.body.id,
+      ]);
       assert.equal(audit.length, 1);
-      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', replaceSatelliteId: old.body.id }, t.member)).status, 400, 'needs a deviceId');
+      assert.equal(
+        (await api.post('/satellites', { tenantId: t.team.id, name: 'x', replaceSatelliteId: old.body.id }, t.member)).status,
+        400,
+        'needs a deviceId',
+      );
     });
 
     test('replaceSatelliteId: an unknown target answers 404, one the caller may not administer 403', async () => {
       const t = await teamOf();
-      const unknown = await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: '00000000-0000-4000-8000-000000000000' }, t.member);
+      const unknown = await api.post(
+        '/satellites',
+        { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: '00000000-0000-4000-8000-000000000000' },
+        t.member,
+      );
       assert.equal(unknown.status, 404);
       const outsider = await f.user();
       const elsewhere = (await register(outsider, await f.team(outsider), { name: 'Not in this team' })).body;
-      assert.equal((await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: elsewhere.id }, t.member)).status, 404, "another team's entry is unknown here");
+      assert.equal(
+        (await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: elsewhere.id }, t.member))
+          .status,
+        404,
+        "another team's entry is unknown here",
+      );
       const admins = (await register(t.admin, t.team, { name: 'Admin board' })).body;
-      const refused = await api.post('/satellites', { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: admins.id }, t.member);
+      const refused = await api.post(
+        '/satellites',
+        { tenantId: t.team.id, name: 'x', deviceId: 'pi-x', replaceSatelliteId: admins.id },
+        t.member,
+      );
       assert.equal(refused.status, 403);
       assert.equal(refused.body.error.code, 'FORBIDDEN');
       assert.equal((await api.get(`/satellites/${admins.id}`, t.admin)).body.deviceId, null, 'the target is untouched');
@@ -155,7 +186,11 @@ describe('satellites', () => {
       const twin = await register(t.member, t.team, { name: 'Hedge' });
       assert.equal(twin.status, 201, 'a second satellite of the same name without a device id is a new entry');
       assert.notEqual(twin.body.id, first.id);
-      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, first.mqtt.password), null, "the first entry's credentials are untouched");
+      assert.notEqual(
+        await hub.services.satellites.checkCredentials(first.id, first.mqtt.password),
+        null,
+        "the first entry's credentials are untouched",
+      );
       await hub.infra.db.query('DELETE FROM satellites WHERE id = $1', [twin.body.id]);
 
       const again = await register(t.member, t.team, { name: 'Hedge', deviceId: 'pi-hedge', latitude: 51.5, longitude: 4.5 });
@@ -167,7 +202,11 @@ describe('satellites', () => {
       assert.deepEqual([detail.latitude, detail.longitude, detail.registered_by], [51.5, 4.5, t.member.id]);
       const [adopted] = await audits('device.satellite_reregistered', first.id);
       assert.deepEqual(adopted.details, { adoptedByName: true, name: 'Hedge', deviceId: 'pi-hedge' });
-      assert.equal((await register(t.member, t.team, { name: 'Other name', deviceId: 'pi-hedge' })).body.id, first.id, 'from now on the device id finds it');
+      assert.equal(
+        (await register(t.member, t.team, { name: 'Other name', deviceId: 'pi-hedge' })).body.id,
+        first.id,
+        'from now on the device id finds it',
+      );
 
       const nameless = (await register(t.member, t.team, { name: 'Gate' })).body;
       const byAdmin = await register(t.admin, t.team, { name: 'Gate', deviceId: 'pi-gate' });
@@ -180,14 +219,22 @@ describe('satellites', () => {
       const own = await register(other, t.team, { name: 'Post', deviceId: 'pi-post-other' });
       assert.equal(own.status, 201, 'another member registers a new entry');
       assert.notEqual(own.body.id, post.id);
-      assert.notEqual(await hub.services.satellites.checkCredentials(post.id, post.mqtt.password), null, "the first entry's credentials are untouched");
+      assert.notEqual(
+        await hub.services.satellites.checkCredentials(post.id, post.mqtt.password),
+        null,
+        "the first entry's credentials are untouched",
+      );
 
       assert.equal((await register(t.member, t.team, { name: 'post', deviceId: 'pi-post-2' })).status, 201, 'the name must match exactly');
       await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [post.id]);
       const teamOwned = await register(t.member, t.team, { name: 'Post', deviceId: 'pi-post-3' });
       assert.equal(teamOwned.status, 201, 'a member does not adopt a team-owned entry by name');
       const withDevice = (await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board' })).body;
-      assert.notEqual((await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board-2' })).body.id, withDevice.id, 'an entry holding a device id is re-registered by that id only');
+      assert.notEqual(
+        (await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board-2' })).body.id,
+        withDevice.id,
+        'an entry holding a device id is re-registered by that id only',
+      );
       const archived = (await register(t.member, t.team, { name: 'Shelf' })).body;
       await api.post(`/satellites/${archived.id}/archive`, undefined, t.member);
       const fresh = await register(t.member, t.team, { name: 'Shelf', deviceId: 'pi-shelf' });
@@ -255,39 +302,74 @@ describe('satellites', () => {
       const b = (await register(t.admin, t.team, { name: 'Birch' })).body;
       await api.post(`/satellites/${b.id}/archive`, undefined, t.admin);
       const list = await api.get(`/satellites?tenantId=${t.team.id}`, t.viewer);
-      assert.deepEqual(list.body.satellites.map((s: any) => s.id), [a.id]);
+      assert.deepEqual(
+        list.body.satellites.map((s: any) => s.id),
+        [a.id],
+      );
       assert.equal(list.body.total, 1);
       const all = await api.get(`/satellites?tenantId=${t.team.id}&includeArchived=1&sortBy=name&sortDir=desc`, t.viewer);
-      assert.deepEqual(all.body.satellites.map((s: any) => s.name), ['Birch', 'Alder']);
+      assert.deepEqual(
+        all.body.satellites.map((s: any) => s.name),
+        ['Birch', 'Alder'],
+      );
       const mine = await api.get(`/satellites?tenantId=${t.team.id}&registeredByMe=true`, t.member);
-      assert.deepEqual(mine.body.satellites.map((s: any) => s.id), [a.id]);
+      assert.deepEqual(
+        mine.body.satellites.map((s: any) => s.id),
+        [a.id],
+      );
       assert.equal((await api.post(`/satellites/${b.id}/unarchive`, undefined, t.admin)).body.archived, false);
-      const actions = (await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id`, [b.id])).map((r) => r.action);
+      const actions = (await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id`, [b.id])).map(
+        (r) => r.action,
+      );
       assert.deepEqual(actions, ['device.satellite_registered', 'admin.satellite_archived', 'admin.satellite_unarchived']);
     });
 
     test('PUT config replaces the override row through the settings writer; configLocked is for admins; history newest first', async () => {
       const t = await teamOf();
       const sat = (await register(t.member, t.team)).body;
-      const first = await api.put(`/satellites/${sat.id}/config`, { overrides: { heartbeat_interval_sec: 45, filter_min_rms: 0.01 } }, t.member);
+      const first = await api.put(
+        `/satellites/${sat.id}/config`,
+        { overrides: { heartbeat_interval_sec: 45, filter_min_rms: 0.01 } },
+        t.member,
+      );
       assert.equal(first.status, 200, first.text);
       assert.equal(first.body.effective.heartbeat_interval_sec, 45);
       assert.equal(first.body.recordingProfile.sampleRate, 48000);
       const second = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 0.02 } }, t.member);
       assert.equal(second.body.overrides.heartbeat_interval_sec, null, 'a field left out is cleared');
       assert.equal(second.body.effective.heartbeat_interval_sec, 30);
-      const bad = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, nope: 1, heartbeat_interval_sec: 'often' } }, t.member);
+      const bad = await api.put(
+        `/satellites/${sat.id}/config`,
+        { overrides: { filter_min_rms: 5, nope: 1, heartbeat_interval_sec: 'often' } },
+        t.member,
+      );
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error.code, 'VALIDATION_FAILED');
-      assert.deepEqual(bad.body.error.details.refusals.map((r: any) => r.key).sort(), ['filter_min_rms', 'heartbeat_interval_sec', 'nope'], 'every refusal is listed');
-      const badValues = await api.put(`/satellites/${sat.id}/config`, { overrides: { filter_min_rms: 5, heartbeat_interval_sec: 1 } }, t.member);
+      assert.deepEqual(
+        bad.body.error.details.refusals.map((r: any) => r.key).sort(),
+        ['filter_min_rms', 'heartbeat_interval_sec', 'nope'],
+        'every refusal is listed',
+      );
+      const badValues = await api.put(
+        `/satellites/${sat.id}/config`,
+        { overrides: { filter_min_rms: 5, heartbeat_interval_sec: 1 } },
+        t.member,
+      );
       assert.equal(badValues.status, 400);
       assert.deepEqual(badValues.body.error.details.refusals.map((r: any) => r.key).sort(), ['filter_min_rms', 'heartbeat_interval_sec']);
-      assert.equal((await api.get(`/satellites/${sat.id}/config`, t.member)).body.overrides.filter_min_rms, 0.02, 'a refused PUT changes nothing');
+      assert.equal(
+        (await api.get(`/satellites/${sat.id}/config`, t.member)).body.overrides.filter_min_rms,
+        0.02,
+        'a refused PUT changes nothing',
+      );
       const locked = await api.put(`/satellites/${sat.id}/config`, { configLocked: true }, t.member);
       assert.equal(locked.status, 403);
       assert.equal(locked.body.error.code, 'ADMIN_ONLY_SETTING');
-      assert.equal((await api.put(`/satellites/${sat.id}/config`, { configLocked: true, overrides: { filter_min_rms: 0.02 } }, t.admin)).body.configLocked, true);
+      assert.equal(
+        (await api.put(`/satellites/${sat.id}/config`, { configLocked: true, overrides: { filter_min_rms: 0.02 } }, t.admin)).body
+          .configLocked,
+        true,
+      );
       const configEntries = await audits('admin.satellite_config_changed', sat.id);
       assert.equal(configEntries[0].actor_user_id, t.member.id);
       assert.equal(configEntries[0].details.values.heartbeat_interval_sec, 45, 'an override write is audited with its values');
@@ -312,12 +394,27 @@ describe('satellites', () => {
       const t = await teamOf();
       const sat = (await register(t.member, t.team, { latitude: 52.0, longitude: 5.0 })).body;
       await api.put(`/satellites/${sat.id}/config`, { overrides: {} }, t.member);
-      await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_profile: 'scheduled', recording_schedule: [{ start: -30, end: 90, reference: 'sunrise' }, { start: '21:00', end: '02:00', reference: 'absolute' }] } }, t.member);
+      await api.patch(
+        `/settings/effective?satelliteId=${sat.id}`,
+        {
+          values: {
+            recording_profile: 'scheduled',
+            recording_schedule: [
+              { start: -30, end: 90, reference: 'sunrise' },
+              { start: '21:00', end: '02:00', reference: 'absolute' },
+            ],
+          },
+        },
+        t.member,
+      );
       const res = await api.get(`/satellites/${sat.id}/schedule?date=2026-06-21`, t.viewer);
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.profile, 'scheduled');
       const sunrise = new Date(res.body.sun.sunrise);
-      assert.ok(sunrise.getUTCHours() >= 3 && sunrise.getUTCHours() <= 4, `sunrise in the Netherlands at midsummer is about 03:20 UTC, got ${res.body.sun.sunrise}`);
+      assert.ok(
+        sunrise.getUTCHours() >= 3 && sunrise.getUTCHours() <= 4,
+        `sunrise in the Netherlands at midsummer is about 03:20 UTC, got ${res.body.sun.sunrise}`,
+      );
       assert.equal(new Date(res.body.windows[0].startsAt).getTime(), sunrise.getTime() - 30 * 60_000);
       assert.equal(res.body.windows[1].startsAt, '2026-06-21T21:00:00.000Z');
       assert.equal(res.body.windows[1].endsAt, '2026-06-22T02:00:00.000Z');
@@ -328,16 +425,33 @@ describe('satellites', () => {
     test('a sunset-relative window runs from minutes before to minutes after sunset', async () => {
       const t = await teamOf();
       const sat = (await register(t.member, t.team, { latitude: 52.0, longitude: 5.0 })).body;
-      const set = await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_profile: 'scheduled', recording_schedule: [{ start: -60, end: 45, reference: 'sunset' }] } }, t.member);
+      const set = await api.patch(
+        `/settings/effective?satelliteId=${sat.id}`,
+        { values: { recording_profile: 'scheduled', recording_schedule: [{ start: -60, end: 45, reference: 'sunset' }] } },
+        t.member,
+      );
       assert.equal(set.status, 200, set.text);
       const res = await api.get(`/satellites/${sat.id}/schedule?date=2026-12-21`, t.viewer);
       assert.equal(res.status, 200, res.text);
       const sunset = new Date(res.body.sun.sunset);
-      assert.ok(sunset.getUTCHours() >= 15 && sunset.getUTCHours() < 16, `sunset in the Netherlands at midwinter is about 15:30 UTC, got ${res.body.sun.sunset}`);
+      assert.ok(
+        sunset.getUTCHours() >= 15 && sunset.getUTCHours() < 16,
+        `sunset in the Netherlands at midwinter is about 15:30 UTC, got ${res.body.sun.sunset}`,
+      );
       assert.deepEqual(res.body.windows, [
-        { start: -60, end: 45, reference: 'sunset', startsAt: new Date(sunset.getTime() - 60 * 60_000).toISOString(), endsAt: new Date(sunset.getTime() + 45 * 60_000).toISOString() },
+        {
+          start: -60,
+          end: 45,
+          reference: 'sunset',
+          startsAt: new Date(sunset.getTime() - 60 * 60_000).toISOString(),
+          endsAt: new Date(sunset.getTime() + 45 * 60_000).toISOString(),
+        },
       ]);
-      const refused = await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { recording_schedule: [{ start: 30, end: -30, reference: 'sunset' }] } }, t.member);
+      const refused = await api.patch(
+        `/settings/effective?satelliteId=${sat.id}`,
+        { values: { recording_schedule: [{ start: 30, end: -30, reference: 'sunset' }] } },
+        t.member,
+      );
       assert.equal(refused.status, 400, 'a sun-relative window must start before it ends');
     });
 
@@ -359,7 +473,11 @@ describe('satellites', () => {
         assert.equal(cleared.status, 200, cleared.text);
         assert.equal(cleared.body.overrides.outbox_max_age_hours, null);
         const entries = await audits('admin.satellite_config_changed', sat.id);
-        assert.deepEqual(entries.map((e: any) => e.details.values.outbox_max_age_hours), [100, 100, null], 'the first write, the re-send and the clear; the refused change left none');
+        assert.deepEqual(
+          entries.map((e: any) => e.details.values.outbox_max_age_hours),
+          [100, 100, null],
+          'the first write, the re-send and the clear; the refused change left none',
+        );
       } finally {
         await api.patch('/settings/effective?level=hub', { mayOverride: { outbox_max_age_hours: true } }, root);
       }
@@ -398,11 +516,18 @@ describe('satellites', () => {
 
       const refused = await api.put('/settings/platform', { satellite_releases: { satellite: '1.4', beta: '1.0.0' } }, root);
       assert.equal(refused.status, 400);
-      assert.deepEqual(refused.body.error.details.refusals.map((r: any) => r.key), ['satellite_releases']);
+      assert.deepEqual(
+        refused.body.error.details.refusals.map((r: any) => r.key),
+        ['satellite_releases'],
+      );
       for (const bad of [['1.4.0'], '1.4.0', { satellite: 'v1.4.0' }, { satellite: '01.4.0' }, { mobile: 140 }]) {
         assert.equal((await api.put('/settings/platform', { satellite_releases: bad }, root)).status, 400, JSON.stringify(bad));
       }
-      const byTeam = await api.patch(`/settings/effective?tenantId=${t.team.id}`, { values: { satellite_releases: { satellite: '9.0.0' } } }, t.owner);
+      const byTeam = await api.patch(
+        `/settings/effective?tenantId=${t.team.id}`,
+        { values: { satellite_releases: { satellite: '9.0.0' } } },
+        t.owner,
+      );
       assert.equal(byTeam.status, 400, 'a hub setting only');
       assert.equal((await api.put('/settings/platform', { satellite_releases: { satellite: '9.0.0' } }, t.owner)).status, 403);
 
@@ -410,7 +535,11 @@ describe('satellites', () => {
       assert.equal(set.status, 200, set.text);
       assert.deepEqual(set.body.settings.satellite_releases, { satellite: '1.10.0', mobile: '1.10.0-rc.1+build.7' });
       try {
-        assert.deepEqual((await versions()).body, { hub: HUB_VERSION, satellite: '1.10.0', mobile: null }, 'a release outranks its release candidate');
+        assert.deepEqual(
+          (await versions()).body,
+          { hub: HUB_VERSION, satellite: '1.10.0', mobile: null },
+          'a release outranks its release candidate',
+        );
         const board = (await register(t.member, t.team, { name: 'Board' })).body;
         const phone = (await register(t.member, t.team, { name: 'Phone' })).body;
         const old = (await register(t.member, t.team, { name: 'Old build' })).body;
@@ -423,10 +552,18 @@ describe('satellites', () => {
         assert.equal((await api.get(`/satellites/${board.id}`, t.viewer)).body.targetVersion, '1.10.0');
         assert.deepEqual((await audits('admin.satellite_update_requested', board.id))[0].details, { targetVersion: '1.10.0' });
         assert.equal((await api.post(`/satellites/${phone.id}/update`, undefined, t.member)).body.targetVersion, '1.10.0-rc.1+build.7');
-        assert.equal((await api.post(`/satellites/${old.id}/update`, undefined, t.member)).body.targetVersion, HUB_VERSION, 'no stream reported: the hub version');
+        assert.equal(
+          (await api.post(`/satellites/${old.id}/update`, undefined, t.member)).body.targetVersion,
+          HUB_VERSION,
+          'no stream reported: the hub version',
+        );
 
         await api.put('/settings/platform', { satellite_releases: { mobile: '2.0.0' } }, root);
-        assert.equal((await api.post(`/satellites/${board.id}/update`, undefined, t.member)).body.targetVersion, HUB_VERSION, 'no release recorded for its stream: the hub version');
+        assert.equal(
+          (await api.post(`/satellites/${board.id}/update`, undefined, t.member)).body.targetVersion,
+          HUB_VERSION,
+          'no release recorded for its stream: the hub version',
+        );
         assert.equal((await versions()).body.satellite, '2.0.0');
       } finally {
         await api.put('/settings/platform', { satellite_releases: null }, root);
@@ -495,9 +632,24 @@ describe('satellites', () => {
       assert.equal((await api.get(`/satellites/${sat.id}`, t.member)).status, 404);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
       assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
-      const [audit] = await hub.infra.db.query<any>(`SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`, [sat.id]);
-      assert.deepEqual(audit.details, { name: 'Doomed', chunks: 2, audioBytes: 2001, detections: 3, promoted: 2, alerts: 0, fieldNotes: 0 });
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM detections WHERE satellite_id = $1', [sat.id])).length, 0, 'detections cascade');
+      const [audit] = await hub.infra.db.query<any>(
+        `SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`,
+        [sat.id],
+      );
+      assert.deepEqual(audit.details, {
+        name: 'Doomed',
+        chunks: 2,
+        audioBytes: 2001,
+        detections: 3,
+        promoted: 2,
+        alerts: 0,
+        fieldNotes: 0,
+      });
+      assert.equal(
+        (await hub.infra.db.query('SELECT 1 FROM detections WHERE satellite_id = $1', [sat.id])).length,
+        0,
+        'detections cascade',
+      );
       assert.equal((await api.get(`/satellites/${neighbour.id}/deletion-preview`, t.viewer)).body.detections, 1);
     });
   });
@@ -524,7 +676,10 @@ describe('satellites', () => {
       assert.equal((await api.get(`/satellites/${kept.id}`, t.admin)).body.registered_by, null);
       assert.equal((await api.patch(`/satellites/${kept.id}`, { name: 'still mine' }, { token: kept.apiKey })).status, 200);
       assert.notEqual(await hub.services.satellites.checkCredentials(kept.id, kept.mqtt.password), null);
-      assert.deepEqual((await audits('admin.satellite_transferred', kept.id)).map((e: any) => e.details), [{ from: keeper.id, to: null, disconnected: false }]);
+      assert.deepEqual(
+        (await audits('admin.satellite_transferred', kept.id)).map((e: any) => e.details),
+        [{ from: keeper.id, to: null, disconnected: false }],
+      );
     });
 
     test("a deleted person's devices become team-owned, audited admin.satellite_transferred; devices of others are not touched", async () => {

@@ -40,12 +40,30 @@ describe('sessions', () => {
     return id;
   }
 
-  async function detection(sat: { id: string }, chunkId: string, ms: number, species: [string, string], opts: { callId?: string; callChunks?: number; tentative?: boolean } = {}) {
+  async function detection(
+    sat: { id: string },
+    chunkId: string,
+    ms: number,
+    species: [string, string],
+    opts: { callId?: string; callChunks?: number; tentative?: boolean } = {},
+  ) {
     const id = newId();
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, call_chunks, created_at)
        VALUES ($1, $2, $3, $4, $5, 'x', $6, 'bird', 0.7, $7, 0, 3000, 'builtin', $8, $9, $10, $11, $7)`,
-      [id, team.id, sat.id, chunkId, species[0], species[1], new Date(base + ms), opts.tentative ?? false, !(opts.tentative ?? false), opts.callId ?? null, opts.callChunks ?? 1],
+      [
+        id,
+        team.id,
+        sat.id,
+        chunkId,
+        species[0],
+        species[1],
+        new Date(base + ms),
+        opts.tentative ?? false,
+        !(opts.tentative ?? false),
+        opts.callId ?? null,
+        opts.callChunks ?? 1,
+      ],
     );
     return id;
   }
@@ -106,14 +124,25 @@ describe('sessions', () => {
     assert.deepEqual(names(b), ['S3', 'S4', 'S2', 'S1'], 'newest first');
     const [s3, s4, s2, s1] = b.sessions;
     assert.deepEqual(
-      { satelliteId: s1.satelliteId, start: s1.start, end: s1.end, chunkCount: s1.chunkCount, detectionCount: s1.detectionCount, speciesCount: s1.speciesCount },
+      {
+        satelliteId: s1.satelliteId,
+        start: s1.start,
+        end: s1.end,
+        chunkCount: s1.chunkCount,
+        detectionCount: s1.detectionCount,
+        speciesCount: s1.speciesCount,
+      },
       { satelliteId: sat1.id, start: iso(0), end: iso(9 * S), chunkCount: 3, detectionCount: 2, speciesCount: 2 },
       'the stitched robin call counts once',
     );
     assert.equal(s1.tenantId, team.id);
     assert.equal(s1.satelliteName, 'one');
     assert.equal(s1.durationMs, 9 * S);
-    assert.deepEqual([s2.start, s2.end, s2.chunkCount, s2.detectionCount, s2.speciesCount], [iso(9 * S + 5 * M), iso(15 * S + 9 * M + 59 * S), 2, 1, 1], 'the tentative tit is not counted');
+    assert.deepEqual(
+      [s2.start, s2.end, s2.chunkCount, s2.detectionCount, s2.speciesCount],
+      [iso(9 * S + 5 * M), iso(15 * S + 9 * M + 59 * S), 2, 1, 1],
+      'the tentative tit is not counted',
+    );
     assert.deepEqual([s3.chunkCount, s3.detectionCount, s3.speciesCount, s3.topSpecies], [1, 0, 0, []]);
     assert.deepEqual([s4.satelliteId, s4.chunkCount, s4.detectionCount, s4.speciesCount], [sat2.id, 4, 3, 2]);
     assert.deepEqual(s4.topSpecies, [
@@ -145,7 +174,10 @@ describe('sessions', () => {
     assert.equal(b.sessions.length, 3);
     assert.equal(b.total, 3);
     const [s4, s2, s1] = b.sessions;
-    assert.deepEqual([s4.satelliteId, s2.start, s1.id, s1.start, s1.chunkCount, s1.detectionCount], [sat2.id, iso(9 * S + 5 * M), chunks.S1[1], iso(3 * S), 2, 1]);
+    assert.deepEqual(
+      [s4.satelliteId, s2.start, s1.id, s1.start, s1.chunkCount, s1.detectionCount],
+      [sat2.id, iso(9 * S + 5 * M), chunks.S1[1], iso(3 * S), 2, 1],
+    );
     assert.equal((await api.get(`/sessions?tenantId=${team.id}&start=soon`, viewer)).status, 400);
   });
 
@@ -158,7 +190,7 @@ describe('sessions', () => {
     assert.equal(past.total, 4);
   });
 
-  test('bad parameters answer 400; another team 404; without tenantId only the caller\'s teams', async () => {
+  test("bad parameters answer 400; another team 404; without tenantId only the caller's teams", async () => {
     for (const q of ['sortBy=name', 'filter=all', 'sortDir=up', 'limit=0', 'limit=201', 'satelliteId=nope']) {
       const res = await api.get(`/sessions?tenantId=${team.id}&${q}`, viewer);
       assert.equal(res.status, 400, q);
@@ -174,9 +206,16 @@ describe('sessions', () => {
   test('timeline: the chunks and listed detections of one satellite in [from, to)', async () => {
     const res = await api.get(`/sessions/timeline?tenantId=${team.id}&satelliteId=${sat1.id}&from=${iso(0)}&to=${iso(10 * M)}`, viewer);
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.chunks.map((c: any) => c.id), [...chunks.S1, chunks.S2[0]]);
+    assert.deepEqual(
+      res.body.chunks.map((c: any) => c.id),
+      [...chunks.S1, chunks.S2[0]],
+    );
     assert.deepEqual(res.body.chunks[0], { id: chunks.S1[0], recordedAt: iso(0), durationMs: 3000 });
-    assert.deepEqual(res.body.detections.map((d: any) => d.id), [robinHead, tit, robinS2], 'one row per call, promoted only');
+    assert.deepEqual(
+      res.body.detections.map((d: any) => d.id),
+      [robinHead, tit, robinS2],
+      'one row per call, promoted only',
+    );
     const head = res.body.detections[0];
     assert.equal(head.callChunks, 2);
     assert.equal(head.speciesCode, 'eurrob1');
@@ -196,6 +235,9 @@ describe('sessions', () => {
     assert.equal((await t(`from=${iso(0)}&to=${iso(M)}`)).status, 400);
     assert.equal((await t(`satelliteId=${sat1.id}&from=${iso(0)}&to=${iso(24 * 60 * M)}`)).status, 200, 'exactly 24 hours');
     assert.equal((await t(`satelliteId=${foreignSat.id}&from=${iso(0)}&to=${iso(M)}`)).status, 404);
-    assert.equal((await api.get(`/sessions/timeline?tenantId=${team.id}&satelliteId=${sat1.id}&from=${iso(0)}&to=${iso(M)}`, otherOwner)).status, 404);
+    assert.equal(
+      (await api.get(`/sessions/timeline?tenantId=${team.id}&satelliteId=${sat1.id}&from=${iso(0)}&to=${iso(M)}`, otherOwner)).status,
+      404,
+    );
   });
 });

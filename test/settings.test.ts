@@ -31,9 +31,13 @@ describe('settings', () => {
   describe('resolution walk: satellite, else team, else hub, else default; a lock ends the walk', () => {
     // Every combination of a stored value and a lock at hub and team, and a satellite value.
     const combos: Array<{ hubVal: number | null; hubLock: boolean; teamVal: number | null; teamLock: boolean; satVal: number | null }> = [];
-    for (const hubVal of [null, 120]) for (const hubLock of [false, true]) for (const teamVal of [null, 180]) for (const teamLock of [false, true]) for (const satVal of [null, 240]) {
-      combos.push({ hubVal, hubLock, teamVal, teamLock, satVal });
-    }
+    for (const hubVal of [null, 120])
+      for (const hubLock of [false, true])
+        for (const teamVal of [null, 180])
+          for (const teamLock of [false, true])
+            for (const satVal of [null, 240]) {
+              combos.push({ hubVal, hubLock, teamVal, teamLock, satVal });
+            }
 
     for (const c of combos) {
       const name = `hub ${c.hubVal ?? '-'}${c.hubLock ? ' locked' : ''}, team ${c.teamVal ?? '-'}${c.teamLock ? ' locked' : ''}, satellite ${c.satVal ?? '-'}`;
@@ -52,22 +56,56 @@ describe('settings', () => {
         const teamInherited = hubPart;
         const teamResolved = c.hubLock ? hubPart : c.teamVal !== null ? { value: c.teamVal, from: 'team' } : hubPart;
         const satInherited = teamResolved;
-        const satResolved = c.hubLock ? hubPart : c.teamLock ? teamResolved : c.satVal !== null ? { value: c.satVal, from: 'satellite' } : teamResolved;
+        const satResolved = c.hubLock
+          ? hubPart
+          : c.teamLock
+            ? teamResolved
+            : c.satVal !== null
+              ? { value: c.satVal, from: 'satellite' }
+              : teamResolved;
 
         const s = entry((await api.get(`/settings/effective?satelliteId=${sat.id}`, owner)).body, KEY);
         assert.deepEqual(
-          { value: s.value, source: s.source, inherited: s.inherited, lockedBy: s.lockedBy, own: s.own, hasMayOverride: 'mayOverride' in s },
-          { value: satResolved.value, source: satResolved.from, inherited: satInherited, lockedBy: c.hubLock ? 'hub' : c.teamLock ? 'team' : null, own: c.satVal, hasMayOverride: false },
+          {
+            value: s.value,
+            source: s.source,
+            inherited: s.inherited,
+            lockedBy: s.lockedBy,
+            own: s.own,
+            hasMayOverride: 'mayOverride' in s,
+          },
+          {
+            value: satResolved.value,
+            source: satResolved.from,
+            inherited: satInherited,
+            lockedBy: c.hubLock ? 'hub' : c.teamLock ? 'team' : null,
+            own: c.satVal,
+            hasMayOverride: false,
+          },
         );
         const t = entry((await api.get(`/settings/effective?tenantId=${team.id}`, owner)).body, KEY);
         assert.deepEqual(
           { value: t.value, source: t.source, inherited: t.inherited, lockedBy: t.lockedBy, own: t.own, mayOverride: t.mayOverride },
-          { value: teamResolved.value, source: teamResolved.from, inherited: teamInherited, lockedBy: c.hubLock ? 'hub' : null, own: c.teamVal, mayOverride: !c.teamLock },
+          {
+            value: teamResolved.value,
+            source: teamResolved.from,
+            inherited: teamInherited,
+            lockedBy: c.hubLock ? 'hub' : null,
+            own: c.teamVal,
+            mayOverride: !c.teamLock,
+          },
         );
         const h = entry((await api.get('/settings/effective?level=hub', root)).body, KEY);
         assert.deepEqual(
           { value: h.value, source: h.source, inherited: h.inherited, lockedBy: h.lockedBy, own: h.own, mayOverride: h.mayOverride },
-          { value: hubPart.value, source: hubPart.from, inherited: { value: DEFAULT, from: 'default' }, lockedBy: null, own: c.hubVal, mayOverride: !c.hubLock },
+          {
+            value: hubPart.value,
+            source: hubPart.from,
+            inherited: { value: DEFAULT, from: 'default' },
+            lockedBy: null,
+            own: c.hubVal,
+            mayOverride: !c.hubLock,
+          },
         );
         // The config push reads the same walk.
         const config = await hub.services.settings.satelliteConfig(team.id, sat.id);
@@ -124,7 +162,14 @@ describe('settings', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error.code, 'VALIDATION_FAILED');
     const refused = res.body.error.details.refusals.map((r: any) => r.key).sort();
-    assert.deepEqual(refused, ['allow_self_registration', 'filter_min_rms', 'heartbeat_interval_sec', 'join_policy', 'no_such_setting', 'recording_schedule']);
+    assert.deepEqual(refused, [
+      'allow_self_registration',
+      'filter_min_rms',
+      'heartbeat_interval_sec',
+      'join_policy',
+      'no_such_setting',
+      'recording_schedule',
+    ]);
     const t = entry((await api.get(`/settings/effective?tenantId=${team.id}`, owner)).body, 'offline_threshold_minutes');
     assert.equal(t.own, null);
     assert.equal(t.value, 5, 'the team offline threshold defaults to 5 minutes');
@@ -176,7 +221,10 @@ describe('settings', () => {
     } finally {
       stop();
     }
-    assert.deepEqual(events.map((e) => e.satelliteId), [plain.id]);
+    assert.deepEqual(
+      events.map((e) => e.satelliteId),
+      [plain.id],
+    );
     assert.equal(events[0].config.heartbeatIntervalSec, 90);
     assert.deepEqual((events[0].config.recordingProfile as any).sampleRate, 48000);
 
@@ -189,7 +237,10 @@ describe('settings', () => {
     assert.deepEqual(rows.find((r) => r.satelliteId === shadowed.id).changes, {});
     const otherRows = await hub.infra.db.query(`SELECT 1 FROM satellite_config_history WHERE satellite_id = $1`, [other.id]);
     assert.equal(otherRows.length, 0, 'a team change does not reach another team');
-    const audit = await hub.infra.db.query<any>(`SELECT action, tenant_id AS "tenantId" FROM audit_log WHERE action = 'admin.tenant_settings_updated' AND tenant_id = $1`, [team.id]);
+    const audit = await hub.infra.db.query<any>(
+      `SELECT action, tenant_id AS "tenantId" FROM audit_log WHERE action = 'admin.tenant_settings_updated' AND tenant_id = $1`,
+      [team.id],
+    );
     assert.ok(audit.length >= 1);
   });
 
@@ -228,7 +279,10 @@ describe('settings', () => {
     assert.equal(bySatellite.status, 403);
     // Under the admins policy the registrant loses the device rule.
     await api.put(`/settings/tenant?tenantId=${team.id}`, { device_policy: 'admins' }, owner);
-    assert.equal((await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { heartbeat_interval_sec: 50 } }, registrant)).status, 403);
+    assert.equal(
+      (await api.patch(`/settings/effective?satelliteId=${sat.id}`, { values: { heartbeat_interval_sec: 50 } }, registrant)).status,
+      403,
+    );
   });
 
   test('GET/PUT /settings/tenant change only the fields sent, accept the lock alias and the aggregation object', async () => {
@@ -282,7 +336,10 @@ describe('settings', () => {
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.error.details.refusals.map((r: any) => r.key).sort(), ['allow_public_pages', 'join_policy']);
     assert.equal((await api.get('/settings/platform', owner)).status, 403);
-    const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.platform_settings_updated' AND actor_user_id = $1`, [root.id]);
+    const audit = await hub.infra.db.query(
+      `SELECT 1 FROM audit_log WHERE action = 'admin.platform_settings_updated' AND actor_user_id = $1`,
+      [root.id],
+    );
     assert.ok(audit.length > 0);
   });
 
@@ -298,7 +355,11 @@ describe('settings', () => {
     assert.deepEqual({ value: sow.value, source: sow.source, own: sow.own }, { value: 'sunday', source: 'account', own: 'sunday' });
     const lang = entry(acc, 'primaryLanguage');
     assert.deepEqual({ value: lang.value, source: lang.source }, { value: 'en', source: 'default' });
-    const refused = await api.patch('/settings/effective?level=account', { values: { timeFormat: 'x', heartbeat_interval_sec: 30 } }, person);
+    const refused = await api.patch(
+      '/settings/effective?level=account',
+      { values: { timeFormat: 'x', heartbeat_interval_sec: 30 } },
+      person,
+    );
     assert.equal(refused.status, 400);
     assert.equal(refused.body.error.details.refusals.length, 2);
     assert.equal((await api.get('/settings/effective?level=hub', person)).status, 403);

@@ -40,14 +40,29 @@ describe('share links', () => {
     return id;
   }
 
-  async function makeDetection(opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string; modelId?: string } = {}): Promise<string> {
+  async function makeDetection(
+    opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string; modelId?: string } = {},
+  ): Promise<string> {
     const id = newId();
     const at = new Date(Date.UTC(2026, 4, 10, 5, 30));
     await hub.infra.db.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, is_first_of_season, is_first_of_day, is_rare, rare_reason, created_at)
        VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', $11, $5, 0.875, $6, 0, 3000, $12, $7, $8, true, true, $9, $10, $6)`,
-      [id, team.id, sat.id, chunkId, opts.category ?? 'bird', at, opts.tentative ?? false, opts.promoted ?? true, opts.rare !== undefined, opts.rare ?? null, opts.commonName ?? 'European Robin', opts.modelId ?? 'builtin'],
+      [
+        id,
+        team.id,
+        sat.id,
+        chunkId,
+        opts.category ?? 'bird',
+        at,
+        opts.tentative ?? false,
+        opts.promoted ?? true,
+        opts.rare !== undefined,
+        opts.rare ?? null,
+        opts.commonName ?? 'European Robin',
+        opts.modelId ?? 'builtin',
+      ],
     );
     return id;
   }
@@ -110,15 +125,18 @@ describe('share links', () => {
     assert.equal(b.rareReason, 'Not seen before at this team');
     assert.equal(b.audioUrl, `http://chorus.test/api/share/audio/${id}/${link.token}`);
     assert.equal(b.expiresAt, link.expiresAt);
-    for (const k of ['tenantId', 'satelliteId', 'satelliteName', 'latitude', 'longitude', 'storageKey', 'audioChunkId']) assert.ok(!(k in b), `no ${k}`);
-    for (const secret of [team.id, team.name, sat.id, sat.name, chunkId, '52.12', '4.65']) assert.ok(!res.text.includes(secret), `the body does not mention ${secret}`);
+    for (const k of ['tenantId', 'satelliteId', 'satelliteName', 'latitude', 'longitude', 'storageKey', 'audioChunkId'])
+      assert.ok(!(k in b), `no ${k}`);
+    for (const secret of [team.id, team.name, sat.id, sat.name, chunkId, '52.12', '4.65'])
+      assert.ok(!res.text.includes(secret), `the body does not mention ${secret}`);
   });
 
-  test('the shared view carries the team\'s calibrated confidence', async () => {
+  test("the shared view carries the team's calibrated confidence", async () => {
     const buckets = [{ minConfidence: 0, maxConfidence: 1, calibrated: 0.625, samples: 20 }];
-    await hub.infra.db.query('INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)', [
-      team.id, 'calibrated-model', hub.clock.now(), JSON.stringify(buckets),
-    ]);
+    await hub.infra.db.query(
+      'INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)',
+      [team.id, 'calibrated-model', hub.clock.now(), JSON.stringify(buckets)],
+    );
     const id = await makeDetection({ modelId: 'calibrated-model' });
     const res = await api.get((await share(id)).path, null);
     assert.equal(res.status, 200);
@@ -200,15 +218,25 @@ describe('share links', () => {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     assert.ok(!res.text.includes('<script>'), 'no markup from data');
-    assert.ok(res.text.includes('<meta property="og:title" content="Robin &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co (Erithacus rubecula)">'), res.text);
+    assert.ok(
+      res.text.includes(
+        '<meta property="og:title" content="Robin &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; co (Erithacus rubecula)">',
+      ),
+      res.text,
+    );
     assert.ok(res.text.includes(`<meta property="og:url" content="http://chorus.test/share/detection/${id}/${link.token}">`));
     assert.ok(res.text.includes(`<meta property="og:audio" content="http://chorus.test/api/share/audio/${id}/${link.token}">`));
     assert.ok(res.text.includes('confidence 88 %'));
-    for (const secret of [team.id, team.name, sat.id, sat.name, chunkId]) assert.ok(!res.text.includes(secret), `the preview does not mention ${secret}`);
+    for (const secret of [team.id, team.name, sat.id, sat.name, chunkId])
+      assert.ok(!res.text.includes(secret), `the preview does not mention ${secret}`);
   });
 
   test('a tentative or unpromoted detection is not shareable (409 NOT_SHAREABLE)', async () => {
-    assertError(await api.get(`/detections/${await makeDetection({ tentative: true, promoted: false })}/share`, viewer), 409, 'NOT_SHAREABLE');
+    assertError(
+      await api.get(`/detections/${await makeDetection({ tentative: true, promoted: false })}/share`, viewer),
+      409,
+      'NOT_SHAREABLE',
+    );
     assertError(await api.get(`/detections/${await makeDetection({ promoted: false })}/share`, viewer), 409, 'NOT_SHAREABLE');
   });
 
@@ -245,7 +273,7 @@ describe('share links', () => {
     assertError(await api.get(audio, null), 404, 'NOT_FOUND');
   });
 
-  test('issuing is Viewer+ of the detection\'s team: other teams and unknown ids get 404', async () => {
+  test("issuing is Viewer+ of the detection's team: other teams and unknown ids get 404", async () => {
     const id = await makeDetection();
     assertError(await api.get(`/detections/${id}/share`, otherOwner), 404, 'NOT_FOUND');
     assertError(await api.get(`/detections/${newId()}/share`, viewer), 404, 'NOT_FOUND');

@@ -9,7 +9,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CATEGORIES, LANGUAGES } from '../src/modules/settings/registry.ts';
-import { DEFAULT_CATALOG_PATH, normaliseLanguage, SpeciesCatalog, speciesCatalog, readCatalogFile, SpeciesCatalogError } from '../src/inference/species-catalog.ts';
+import {
+  DEFAULT_CATALOG_PATH,
+  normaliseLanguage,
+  SpeciesCatalog,
+  speciesCatalog,
+  readCatalogFile,
+  SpeciesCatalogError,
+} from '../src/inference/species-catalog.ts';
 import { SPECIES } from '../src/satellite/soundscape.ts';
 
 const SOURCE = path.resolve(import.meta.dirname, '..', '..', 'shared', 'data', 'species');
@@ -102,10 +109,14 @@ describe('species catalog', () => {
     assert.equal(cat('Apis mellifera_Honey Bee'), 'insect');
     assert.equal(cat('Canis lupus_Gray Wolf'), 'other_animal');
     const count = (c: string) => catalog.all().filter((s) => s.category === c).length;
-    assert.deepEqual(
-      Object.fromEntries(CATEGORIES.map((c) => [c, count(c)])),
-      { bird: 6421, amphibian: 41, insect: 42, anthropogenic: 8, human_voice: 2, other_animal: 8 },
-    );
+    assert.deepEqual(Object.fromEntries(CATEGORIES.map((c) => [c, count(c)])), {
+      bird: 6421,
+      amphibian: 41,
+      insect: 42,
+      anthropogenic: 8,
+      human_voice: 2,
+      other_animal: 8,
+    });
   });
 
   test('lookups by scientific name and by label are forgiving', () => {
@@ -135,7 +146,10 @@ describe('species catalog', () => {
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     const bad = path.join(dir, 'bad.json.gz');
     fs.writeFileSync(bad, 'not gzip');
-    assert.throws(() => readCatalogFile(bad), (e: unknown) => e instanceof SpeciesCatalogError && /not a valid catalog file/.test(e.message));
+    assert.throws(
+      () => readCatalogFile(bad),
+      (e: unknown) => e instanceof SpeciesCatalogError && /not a valid catalog file/.test(e.message),
+    );
     assert.throws(() => readCatalogFile(path.join(dir, 'missing.json.gz')), /cannot read/);
     assert.throws(() => new SpeciesCatalog({ format: 'other' } as never), /unknown format/);
   });

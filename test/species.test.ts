@@ -50,15 +50,26 @@ describe('species names', () => {
 
   test('POST /species/translate translates many at once and lists unknown codes apart', async () => {
     const wren = catalog.byScientificName('Troglodytes troglodytes')!;
-    const res = await api.post('/species/translate', { speciesCodes: [robin.code, wren.code, 'nosuch1', robin.code], languages: ['de'] }, user);
+    const res = await api.post(
+      '/species/translate',
+      { speciesCodes: [robin.code, wren.code, 'nosuch1', robin.code], languages: ['de'] },
+      user,
+    );
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.species.map((s: any) => [s.speciesCode, s.names.de]), [
-      [robin.code, 'Rotkehlchen'],
-      [wren.code, catalog.commonName(wren, 'de')],
-    ]);
+    assert.deepEqual(
+      res.body.species.map((s: any) => [s.speciesCode, s.names.de]),
+      [
+        [robin.code, 'Rotkehlchen'],
+        [wren.code, catalog.commonName(wren, 'de')],
+      ],
+    );
     assert.deepEqual(res.body.unknown, ['nosuch1']);
     assertError(await api.post('/species/translate', { speciesCodes: [], languages: ['de'] }, user), 400, 'VALIDATION_FAILED');
-    assertError(await api.post('/species/translate', { speciesCodes: [robin.code], languages: ['de'], extra: 1 }, user), 400, 'VALIDATION_FAILED');
+    assertError(
+      await api.post('/species/translate', { speciesCodes: [robin.code], languages: ['de'], extra: 1 }, user),
+      400,
+      'VALIDATION_FAILED',
+    );
   });
 
   test('the species table holds the catalog once, rewritten only when the catalog changes', async () => {
@@ -69,7 +80,9 @@ describe('species names', () => {
     );
     assert.equal(rows.length, all.length);
     assert.deepEqual(rows[robin.index], { code: robin.code, common_name: 'European Robin', category: 'bird', catalog_index: robin.index });
-    const version = await db.one<{ fingerprint: string; species_count: number }>('SELECT fingerprint, species_count FROM species_catalog_version');
+    const version = await db.one<{ fingerprint: string; species_count: number }>(
+      'SELECT fingerprint, species_count FROM species_catalog_version',
+    );
     assert.equal(version.species_count, all.length);
 
     // Another start-up with the same catalog writes nothing.
@@ -79,19 +92,36 @@ describe('species names', () => {
     const file = readCatalogFile(DEFAULT_CATALOG_PATH);
     file.commonName[robin.index] = 'Robin Redbreast';
     assert.equal(await syncSpeciesCatalog(db, new SpeciesCatalog(file), new Date()), all.length);
-    assert.equal((await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name, 'Robin Redbreast');
-    assert.notEqual((await db.one<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version')).fingerprint, version.fingerprint);
+    assert.equal(
+      (await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
+      'Robin Redbreast',
+    );
+    assert.notEqual(
+      (await db.one<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version')).fingerprint,
+      version.fingerprint,
+    );
     assert.equal(await syncSpeciesCatalog(db, catalog, new Date()), all.length);
-    assert.equal((await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name, 'European Robin');
+    assert.equal(
+      (await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
+      'European Robin',
+    );
   });
 
   test("a model's own species are named from the species table; other unknown codes stay unknown", async () => {
     await hub.infra.db.query(
       `INSERT INTO species (code, scientific_name, common_name, category, source, updated_at) VALUES ('x-bufo-testus', 'Bufo testus', 'Test Toad', 'other_animal', 'model', now())`,
     );
-    const res = await api.post('/species/translate', { speciesCodes: ['x-bufo-testus', 'x-nothing-here', robin.code], languages: ['de', 'fr'] }, user);
+    const res = await api.post(
+      '/species/translate',
+      { speciesCodes: ['x-bufo-testus', 'x-nothing-here', robin.code], languages: ['de', 'fr'] },
+      user,
+    );
     assert.equal(res.status, 200, res.text);
-    assert.deepEqual(res.body.species[0], { speciesCode: 'x-bufo-testus', scientificName: 'Bufo testus', names: { de: 'Test Toad', fr: 'Test Toad' } });
+    assert.deepEqual(res.body.species[0], {
+      speciesCode: 'x-bufo-testus',
+      scientificName: 'Bufo testus',
+      names: { de: 'Test Toad', fr: 'Test Toad' },
+    });
     assert.deepEqual(res.body.unknown, ['x-nothing-here']);
   });
 });

@@ -113,7 +113,10 @@ describe('spectrogram', () => {
       // Row 0 is the top (maxHz); the tone sits at (1 - hz/maxHz) of the height.
       const want = (1 - hz / maxHz) * height;
       const got = brightestRow(img.rows);
-      assert.ok(Math.abs(got + 0.5 - want) <= 1.5, `tone of ${hz} Hz at row ${got}, expected about ${want.toFixed(1)} (${query || 'defaults'})`);
+      assert.ok(
+        Math.abs(got + 0.5 - want) <= 1.5,
+        `tone of ${hz} Hz at row ${got}, expected about ${want.toFixed(1)} (${query || 'defaults'})`,
+      );
       const median = [...img.rows].sort((a, b) => a - b)[Math.floor(height / 2)];
       assert.ok(img.rows[got] > 4 * median, `the tone row stands out: ${img.rows[got]} vs median ${median}`);
     }
@@ -125,7 +128,17 @@ describe('spectrogram', () => {
   });
 
   test('width, height and maxHz outside their bounds answer 400', async () => {
-    for (const q of ['width=10', 'width=5000', 'height=8', 'height=2000', 'maxHz=100', 'maxHz=30000', 'width=abc', 'width=1.5', 'colour=red']) {
+    for (const q of [
+      'width=10',
+      'width=5000',
+      'height=8',
+      'height=2000',
+      'maxHz=100',
+      'maxHz=30000',
+      'width=abc',
+      'width=1.5',
+      'colour=red',
+    ]) {
       assertError(await api.get(`/audio/${toneChunk}/spectrogram.png?${q}`, viewer), 400, 'VALIDATION_FAILED');
     }
   });

@@ -22,7 +22,12 @@ import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMemoryBus } from '../src/infra/bus/index.ts';
 import type { Broker } from '../src/infra/broker/index.ts';
-import { BrokerUnavailableError, advertisedBrokerUrls, createBusBroker, startBrokerCommandExecutor } from '../src/infra/broker/bus-broker.ts';
+import {
+  BrokerUnavailableError,
+  advertisedBrokerUrls,
+  createBusBroker,
+  startBrokerCommandExecutor,
+} from '../src/infra/broker/bus-broker.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -35,7 +40,12 @@ describe('split mode configuration', () => {
 
   test('api and dispatcher refuse to start without REDIS_URL and DATABASE_URL', () => {
     for (const mode of ['api', 'dispatcher']) {
-      assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode }), (e: unknown) => e instanceof ConfigError && new RegExp(`^CHORUS_MODE=${mode} is split mode and needs REDIS_URL and DATABASE_URL`).test((e as Error).message));
+      assert.throws(
+        () => loadConfig({ ...base, CHORUS_MODE: mode }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          new RegExp(`^CHORUS_MODE=${mode} is split mode and needs REDIS_URL and DATABASE_URL`).test((e as Error).message),
+      );
       assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode, DATABASE_URL: 'postgres://db/x' }), /needs REDIS_URL:/);
       assert.throws(() => loadConfig({ ...base, CHORUS_MODE: mode, REDIS_URL: 'redis://cache' }), /needs DATABASE_URL:/);
       assert.equal(loadConfig({ ...base, CHORUS_MODE: mode, REDIS_URL: 'redis://cache', DATABASE_URL: 'postgres://db/x' }).mode, mode);
@@ -45,7 +55,11 @@ describe('split mode configuration', () => {
 
   test('chorus serve in api mode without them exits 1 with a configuration error', async () => {
     const env = { ...process.env, ...base, CHORUS_MODE: 'api', REDIS_URL: '', DATABASE_URL: '' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (c) => (stderr += c));
     const code = await new Promise<number | null>((r) => child.on('exit', r));
@@ -56,13 +70,24 @@ describe('split mode configuration', () => {
   test('the api computes where satellites dial: the dispatcher embedded broker, or MQTT_URL', () => {
     const c = loadConfig({ ...base, CHORUS_PUBLIC_URL: 'https://hub.example.org', MQTT_PORT: '1999', MQTT_WS_PORT: '8999' });
     assert.deepEqual(advertisedBrokerUrls(c), { brokerUrl: 'mqtt://hub.example.org:1999', wsUrl: 'ws://hub.example.org:8999/mqtt' });
-    const m = loadConfig({ ...base, MQTT_URL: 'wss://admin:pw@broker.example.org/mqtt', MQTT_ADMIN_USERNAME: 'admin', MQTT_ADMIN_PASSWORD: 'pw' });
+    const m = loadConfig({
+      ...base,
+      MQTT_URL: 'wss://admin:pw@broker.example.org/mqtt',
+      MQTT_ADMIN_USERNAME: 'admin',
+      MQTT_ADMIN_PASSWORD: 'pw',
+    });
     assert.deepEqual(advertisedBrokerUrls(m), { brokerUrl: 'wss://broker.example.org/mqtt', wsUrl: 'wss://broker.example.org/mqtt' });
   });
 });
 
 describe('broker commands over the bus', () => {
-  const config = loadConfig({ CHORUS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-bus-')), CHORUS_SECRET: 's'.repeat(32), CHORUS_PUBLIC_URL: 'http://hub.test', MQTT_PORT: '1884', MQTT_WS_PORT: '8084' });
+  const config = loadConfig({
+    CHORUS_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-bus-')),
+    CHORUS_SECRET: 's'.repeat(32),
+    CHORUS_PUBLIC_URL: 'http://hub.test',
+    MQTT_PORT: '1884',
+    MQTT_WS_PORT: '8084',
+  });
   after(() => fs.rmSync(config.dataDir, { recursive: true, force: true }));
 
   function fakeBroker(fail = false) {
@@ -100,7 +125,10 @@ describe('broker commands over the bus', () => {
       ['provision', { satelliteId: 's', tenantId: 't', password: 'pw' }],
       ['revoke', 's'],
     ]);
-    await assert.rejects(api.subscribe('chorus/+/+/audio', () => {}), /no broker subscriptions/);
+    await assert.rejects(
+      api.subscribe('chorus/+/+/audio', () => {}),
+      /no broker subscriptions/,
+    );
     stop();
     await api.close();
   });
@@ -122,7 +150,10 @@ describe('broker commands over the bus', () => {
 
   test('without a dispatcher a command fails with 503 BROKER_UNAVAILABLE', async () => {
     const api = createBusBroker(config, createMemoryBus(), { timeoutMs: 50 });
-    const err = await api.publish('chorus/t/s/update', '{}', { qos: 1 }).then(() => null, (e: unknown) => e);
+    const err = await api.publish('chorus/t/s/update', '{}', { qos: 1 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof BrokerUnavailableError);
     assert.equal(err.status, 503);
     assert.equal(err.code, 'BROKER_UNAVAILABLE');
@@ -139,7 +170,11 @@ interface Proc {
 
 /** Starts `chorus serve`; resolves once it printed its start-up line. */
 function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const proc: Proc = {
@@ -171,7 +206,10 @@ function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
   });
 }
 
-const skip = !DATABASE_URL || !REDIS_URL ? 'split mode needs DATABASE_URL and REDIS_URL (PostgreSQL shared by both processes, Redis for the bus); CI sets both' : false;
+const skip =
+  !DATABASE_URL || !REDIS_URL
+    ? 'split mode needs DATABASE_URL and REDIS_URL (PostgreSQL shared by both processes, Redis for the bus); CI sets both'
+    : false;
 
 describe('split mode: an api and a dispatcher process', { skip }, () => {
   const schema = `split_${crypto.randomBytes(6).toString('hex')}`;
@@ -224,22 +262,44 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     // Audio objects live in the dispatcher's data dir; the worker reads them from there (without S3_URL
     // the object store is a folder both processes must reach).
     const dispatcherDir = dir();
-    dispatcher = await serve({ ...common, CHORUS_MODE: 'dispatcher', PORT: '0', MQTT_PORT: '0', MQTT_WS_PORT: '0', CHORUS_DATA_DIR: dispatcherDir }, /dispatcher is running[^\n]*\nMQTT: [^\n]*\n/);
-    const d = /health at (http:\/\/[^/\s]+)\/api\/health[\s\S]*embedded broker at mqtt:\/\/127\.0\.0\.1:(\d+) and ws:\/\/127\.0\.0\.1:(\d+)\/mqtt/.exec(dispatcher.output());
+    dispatcher = await serve(
+      { ...common, CHORUS_MODE: 'dispatcher', PORT: '0', MQTT_PORT: '0', MQTT_WS_PORT: '0', CHORUS_DATA_DIR: dispatcherDir },
+      /dispatcher is running[^\n]*\nMQTT: [^\n]*\n/,
+    );
+    const d =
+      /health at (http:\/\/[^/\s]+)\/api\/health[\s\S]*embedded broker at mqtt:\/\/127\.0\.0\.1:(\d+) and ws:\/\/127\.0\.0\.1:(\d+)\/mqtt/.exec(
+        dispatcher.output(),
+      );
     assert.ok(d, `dispatcher start-up lines: ${dispatcher.output()}`);
     dispatcherUrl = d[1];
     brokerPort = Number(d[2]);
     // The api dials nothing itself; it names the dispatcher's broker to satellites.
     apiProc = await serve(
-      { ...common, CHORUS_MODE: 'api', PORT: '0', MQTT_PORT: d[2], MQTT_WS_PORT: d[3], CHORUS_DATA_DIR: dir(), CHORUS_ADMIN_EMAIL: admin.email, CHORUS_ADMIN_PASSWORD: admin.password },
+      {
+        ...common,
+        CHORUS_MODE: 'api',
+        PORT: '0',
+        MQTT_PORT: d[2],
+        MQTT_WS_PORT: d[3],
+        CHORUS_DATA_DIR: dir(),
+        CHORUS_ADMIN_EMAIL: admin.email,
+        CHORUS_ADMIN_PASSWORD: admin.password,
+      },
       /is listening on[^\n]*\n/,
     );
-    workerProc = await serve({ ...common, CHORUS_MODE: 'worker', PORT: '0', CHORUS_DATA_DIR: dispatcherDir }, /inference worker is running[^\n]*\n/);
+    workerProc = await serve(
+      { ...common, CHORUS_MODE: 'worker', PORT: '0', CHORUS_DATA_DIR: dispatcherDir },
+      /inference worker is running[^\n]*\n/,
+    );
     const a = /is listening on (http:\/\/[^\s]+) /.exec(apiProc.output());
     assert.ok(a, `api start-up lines: ${apiProc.output()}`);
     apiUrl = a[1];
 
-    const login = await fetch(`${apiUrl}/api/auth/login?returnToken=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(admin) });
+    const login = await fetch(`${apiUrl}/api/auth/login?returnToken=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(admin),
+    });
     assert.equal(login.status, 200, await login.clone().text());
     token = (await login.json()).token;
     const team = await http('POST', '/auth/create-tenant', { name: 'Split team' });
@@ -274,7 +334,11 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     assert.equal(reg.status, 201, reg.text);
     const { id, mqtt: creds } = reg.body;
     assert.equal(creds.brokerUrl, `mqtt://127.0.0.1:${brokerPort}`, "the dispatcher's embedded broker");
-    const client = await mqtt.connectAsync(creds.brokerUrl, { clientId: `satellite-${id}`, username: creds.username, password: creds.password, protocolVersion: 4, reconnectPeriod: 0 }, false);
+    const client = await mqtt.connectAsync(
+      creds.brokerUrl,
+      { clientId: `satellite-${id}`, username: creds.username, password: creds.password, protocolVersion: 4, reconnectPeriod: 0 },
+      false,
+    );
     const waiters: Array<{ channel: string; pred: (m: any) => boolean; resolve: (m: any) => void }> = [];
     client.on('message', (topic, payload) => {
       const channel = topic.split('/')[3];
@@ -322,7 +386,9 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
 
   test('a chunk acked by the dispatcher is classified by the worker process: the api lists the detection, its WebSocket and the satellite hear of it', async () => {
     assert.ok(sat, 'the satellite is connected');
-    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const event = new Promise<any>((resolve, reject) => {
       ws.on('message', (d) => {
         const fr = JSON.parse(d.toString());
@@ -335,7 +401,12 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       const label = SPECIES[0].label;
       const chunkId = crypto.randomUUID();
       const body = {
-        chunkId, satelliteId: sat.id, tenantId, recordedAt: new Date().toISOString(), durationMs: 3000, sampleRate: 48000,
+        chunkId,
+        satelliteId: sat.id,
+        tenantId,
+        recordedAt: new Date().toISOString(),
+        durationMs: 3000,
+        sampleRate: 48000,
         audio: makeWav(renderChunk({ species: [label], seed: 41 })).toString('base64'),
       };
       const ack = sat.next('ack', (m) => m.chunkId === chunkId);
@@ -344,12 +415,23 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       assert.deepEqual(await ack, { chunkId, status: 'stored' });
       const code = speciesCatalog().byLabel(label)!.code;
       const msg = await message;
-      assert.deepEqual([msg.speciesCode, msg.audioChunkId, msg.satelliteId], [code, chunkId, sat.id], 'the detection message, through the dispatcher');
+      assert.deepEqual(
+        [msg.speciesCode, msg.audioChunkId, msg.satelliteId],
+        [code, chunkId, sat.id],
+        'the detection message, through the dispatcher',
+      );
       const frame = await event;
-      assert.deepEqual([frame.speciesCode, frame.tenantId, frame.satelliteId], [code, tenantId, sat.id], 'the WebSocket event, through the bus');
+      assert.deepEqual(
+        [frame.speciesCode, frame.tenantId, frame.satelliteId],
+        [code, tenantId, sat.id],
+        'the WebSocket event, through the bus',
+      );
       const list = await http('GET', `/detections?tenantId=${tenantId}`);
       assert.equal(list.status, 200, list.text);
-      assert.deepEqual(list.body.detections.map((d: any) => [d.audioChunkId, d.speciesCode]), [[chunkId, code]]);
+      assert.deepEqual(
+        list.body.detections.map((d: any) => [d.audioChunkId, d.speciesCode]),
+        [[chunkId, code]],
+      );
       const workers = await http('GET', `/workers?tenantId=${tenantId}`);
       assert.equal(workers.status, 200, workers.text);
       assert.ok(JSON.stringify(workers.body).includes('"jobsSucceeded":1'), `the worker process reports its job: ${workers.text}`);
@@ -361,7 +443,9 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
   test("live listening on the api's WebSocket: live-start through the dispatcher, live audio relayed back", async () => {
     assert.ok(sat, 'the satellite is connected');
     const started = sat.next('live-start');
-    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}&listenSatelliteId=${sat.id}`, { headers: { authorization: `Bearer ${token}` } });
+    const ws = new WebSocket(`${apiUrl.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}&listenSatelliteId=${sat.id}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const frames: any[] = [];
     const waiting: Array<{ type: string; resolve: (f: any) => void }> = [];
     ws.on('message', (d) => {

@@ -34,7 +34,20 @@ const config = (env: Record<string, string> = {}) => loadConfig({ CHORUS_DATA_DI
 const bytes = (n: number) => crypto.randomBytes(n);
 const chunkKey = (tenant = 't1', sat = 's1') => `audio/${tenant}/${sat}/2030/01/02/${crypto.randomUUID()}.wav`;
 
-const BAD_KEYS = ['', '../escape.wav', 'audio/../../escape.wav', 'audio/..', '/etc/passwd', '/abs/key', 'a//b', './a', 'a/./b', 'a/', 'a\\..\\b', 'nul\u0000byte'];
+const BAD_KEYS = [
+  '',
+  '../escape.wav',
+  'audio/../../escape.wav',
+  'audio/..',
+  '/etc/passwd',
+  '/abs/key',
+  'a//b',
+  './a',
+  'a/./b',
+  'a/',
+  'a\\..\\b',
+  'nul\u0000byte',
+];
 
 /** Behaviours every adapter of the port must show. */
 function sharedStorageBehaviours(get: () => ObjectStorage) {
@@ -138,7 +151,10 @@ function sharedStorageBehaviours(get: () => ObjectStorage) {
     const bodies = Array.from({ length: 8 }, () => bytes(50_000));
     await Promise.all(bodies.map((b) => s.put(key, b)));
     const got = (await s.get(key))!;
-    assert.ok(bodies.some((b) => b.equals(got)), 'the stored object is one of the bodies, not a mix');
+    assert.ok(
+      bodies.some((b) => b.equals(got)),
+      'the stored object is one of the bodies, not a mix',
+    );
   });
 
   test('keys with "..", absolute paths, empty segments or control characters are refused by every method', async () => {
@@ -158,7 +174,10 @@ function sharedStorageBehaviours(get: () => ObjectStorage) {
 }
 
 function walk(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 describe('object storage: files', () => {
@@ -237,7 +256,12 @@ describe('object storage: S3 (against a local s3rver)', () => {
     const key = 'audio/tenant-a/sat-b/2030/05/06/chunk-ct.wav';
     const body = bytes(33);
     await storage.put(key, body, 'audio/wav');
-    const raw = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    const raw = new S3Client({
+      endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    });
     try {
       const res = await raw.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
       assert.equal(res.ContentType, 'audio/wav');
@@ -250,7 +274,14 @@ describe('object storage: S3 (against a local s3rver)', () => {
   // s3rver checks the access key id but not V4 signatures, so the wrong part here is the id.
   test('credentials from S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY are used (an unknown key id is refused)', async () => {
     const good = createStorage(config({ S3_URL: endpoint, S3_BUCKET: BUCKET, S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER' }));
-    const bad = createStorage(config({ S3_URL: `http://S3RVER:S3RVER@${new URL(endpoint).host}`, S3_BUCKET: BUCKET, S3_ACCESS_KEY_ID: 'NOT-A-KEY', S3_SECRET_ACCESS_KEY: 'S3RVER' }));
+    const bad = createStorage(
+      config({
+        S3_URL: `http://S3RVER:S3RVER@${new URL(endpoint).host}`,
+        S3_BUCKET: BUCKET,
+        S3_ACCESS_KEY_ID: 'NOT-A-KEY',
+        S3_SECRET_ACCESS_KEY: 'S3RVER',
+      }),
+    );
     try {
       const key = chunkKey();
       await good.put(key, bytes(9));
@@ -286,9 +317,21 @@ describe('object storage: configuration', () => {
   });
 
   test('bad values stop the start with a message naming the variable', () => {
-    assert.throws(() => config({ S3_URL: 'ftp://s3.example.org' }), (e: Error) => e instanceof ConfigError && /S3_URL/.test(e.message));
-    assert.throws(() => config({ S3_URL: 'not a url' }), (e: Error) => e instanceof ConfigError && /S3_URL/.test(e.message));
-    assert.throws(() => config({ S3_URL: 'http://s3.example.org', S3_BUCKET: 'Bad_Bucket' }), (e: Error) => e instanceof ConfigError && /S3_BUCKET/.test(e.message));
-    assert.throws(() => config({ S3_URL: 'http://s3.example.org', S3_ACCESS_KEY_ID: 'only-the-id' }), (e: Error) => e instanceof ConfigError && /S3_SECRET_ACCESS_KEY/.test(e.message));
+    assert.throws(
+      () => config({ S3_URL: 'ftp://s3.example.org' }),
+      (e: Error) => e instanceof ConfigError && /S3_URL/.test(e.message),
+    );
+    assert.throws(
+      () => config({ S3_URL: 'not a url' }),
+      (e: Error) => e instanceof ConfigError && /S3_URL/.test(e.message),
+    );
+    assert.throws(
+      () => config({ S3_URL: 'http://s3.example.org', S3_BUCKET: 'Bad_Bucket' }),
+      (e: Error) => e instanceof ConfigError && /S3_BUCKET/.test(e.message),
+    );
+    assert.throws(
+      () => config({ S3_URL: 'http://s3.example.org', S3_ACCESS_KEY_ID: 'only-the-id' }),
+      (e: Error) => e instanceof ConfigError && /S3_SECRET_ACCESS_KEY/.test(e.message),
+    );
   });
 });

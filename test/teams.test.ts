@@ -8,12 +8,11 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD } from './helpers/factories.ts';
-import { client, type Credential, type Res, assertError } from './helpers/http.ts';
+import { client, type Credential, assertError } from './helpers/http.ts';
 
 const uniq = () => crypto.randomBytes(4).toString('hex');
 const sha256 = (v: string) => crypto.createHash('sha256').update(v).digest('hex');
 const DAY_MS = 24 * 3600 * 1000;
-
 
 interface AuditRow {
   action: string;
@@ -49,7 +48,10 @@ describe('teams', () => {
     (await hub.infra.db.maybeOne<{ role: string }>('SELECT role FROM memberships WHERE id = $1', [membershipId]))?.role ?? null;
 
   const membershipOf = (tenantId: string, userId: string) =>
-    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
+      tenantId,
+      userId,
+    ]);
 
   const owners = (tenantId: string) =>
     hub.infra.db.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`, [tenantId]);
@@ -81,7 +83,10 @@ describe('teams', () => {
       assert.deepEqual(entry.details, { name: `Dawn Chorus ${u}`, slug: `dawn-chorus-${u}` });
 
       const mine = await api.get('/tenants', person);
-      assert.deepEqual(mine.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[res.body.id, 'owner']]);
+      assert.deepEqual(
+        mine.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[res.body.id, 'owner']],
+      );
     });
 
     test('the slug is generated from the name and made unique', async () => {
@@ -150,13 +155,22 @@ describe('teams', () => {
       const res = await api.get('/tenants', w.member);
       assert.equal(res.status, 200, res.text);
       const got = res.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]).sort();
-      assert.deepEqual(got, [[w.team.id, 'member'], [w.otherTeam.id, 'viewer']].sort());
+      assert.deepEqual(
+        got,
+        [
+          [w.team.id, 'member'],
+          [w.otherTeam.id, 'viewer'],
+        ].sort(),
+      );
       const one = res.body.tenants.find((t: { id: string }) => t.id === w.team.id);
       assert.equal(one.name, w.team.name);
       assert.equal(one.slug, w.team.slug);
 
       const other = await api.get('/tenants', w.otherOwner);
-      assert.deepEqual(other.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[w.otherTeam.id, 'owner']]);
+      assert.deepEqual(
+        other.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[w.otherTeam.id, 'owner']],
+      );
     });
 
     test('a hub admin sees every team with ?all=true; others still see only their own', async () => {
@@ -173,14 +187,20 @@ describe('teams', () => {
       assert.equal(all.body.tenants.find((t: { id: string }) => t.id === w.team.id).role, null);
 
       const notAdmin = await api.get('/tenants?all=true', w.owner);
-      assert.deepEqual(notAdmin.body.tenants.map((t: { id: string }) => t.id), [w.team.id]);
+      assert.deepEqual(
+        notAdmin.body.tenants.map((t: { id: string }) => t.id),
+        [w.team.id],
+      );
     });
 
     test('an API key sees its own team with the key role', async () => {
       const w = await f.world();
       const res = await api.get('/tenants', keyCred(w.key.token));
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[w.team.id, 'member']]);
+      assert.deepEqual(
+        res.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[w.team.id, 'member']],
+      );
       assertError(await api.get('/tenants', null), 401, 'UNAUTHENTICATED');
     });
   });
@@ -280,7 +300,10 @@ describe('teams', () => {
       const m = await membershipOf(w.team.id, newcomer.id);
       assert.deepEqual(m, { id: res.body.membershipId, role: 'viewer' });
 
-      const used = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>('SELECT used_at, used_by FROM invites WHERE id = $1', [inv.body.id]);
+      const used = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>(
+        'SELECT used_at, used_by FROM invites WHERE id = $1',
+        [inv.body.id],
+      );
       assert.ok(used.used_at);
       assert.equal(used.used_by, newcomer.id);
 
@@ -290,7 +313,10 @@ describe('teams', () => {
       assert.deepEqual(entry.details, { via: 'invite', inviteId: inv.body.id, role: 'viewer' });
 
       const mine = await api.get('/tenants', newcomer);
-      assert.deepEqual(mine.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[w.team.id, 'viewer']]);
+      assert.deepEqual(
+        mine.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[w.team.id, 'viewer']],
+      );
       assert.deepEqual((await api.get(`/auth/invites?tenantId=${w.team.id}`, w.admin)).body.invites, []);
 
       const second = await f.user();
@@ -545,7 +571,10 @@ describe('teams', () => {
       assert.equal(res.status, 200, res.text);
       assert.equal(await roleOf(w.member.membershipId), 'owner');
       assert.equal(await roleOf(w.owner.membershipId), 'admin');
-      assert.deepEqual((await owners(w.team.id)).map((r) => r.user_id), [w.member.id]);
+      assert.deepEqual(
+        (await owners(w.team.id)).map((r) => r.user_id),
+        [w.member.id],
+      );
 
       const [entry] = await audits('admin.ownership_transferred', w.member.membershipId);
       assert.equal(entry.actor_user_id, w.owner.id);
@@ -571,8 +600,15 @@ describe('teams', () => {
       assertError(await api.post(`/admin/members/${w.member.membershipId}/transfer-ownership`, undefined, w.admin), 403, 'FORBIDDEN');
       assertError(await api.post(`/admin/members/${w.admin.membershipId}/transfer-ownership`, undefined, w.admin), 403, 'FORBIDDEN');
       assertError(await api.post(`/admin/members/${w.member.membershipId}/transfer-ownership`, undefined, w.otherOwner), 404, 'NOT_FOUND');
-      assertError(await api.post(`/admin/members/${w.member.membershipId}/transfer-ownership`, undefined, keyCred(w.key.token)), 403, 'FORBIDDEN');
-      assert.deepEqual((await owners(w.team.id)).map((r) => r.user_id), [w.owner.id]);
+      assertError(
+        await api.post(`/admin/members/${w.member.membershipId}/transfer-ownership`, undefined, keyCred(w.key.token)),
+        403,
+        'FORBIDDEN',
+      );
+      assert.deepEqual(
+        (await owners(w.team.id)).map((r) => r.user_id),
+        [w.owner.id],
+      );
     });
 
     test('a hub admin may transfer ownership', async () => {
@@ -581,7 +617,10 @@ describe('teams', () => {
       assert.equal(res.status, 200, res.text);
       assert.equal(await roleOf(w.admin.membershipId), 'owner');
       assert.equal(await roleOf(w.owner.membershipId), 'admin');
-      assert.deepEqual((await owners(w.team.id)).map((r) => r.user_id), [w.admin.id]);
+      assert.deepEqual(
+        (await owners(w.team.id)).map((r) => r.user_id),
+        [w.admin.id],
+      );
       const [entry] = await audits('admin.ownership_transferred', w.admin.membershipId);
       assert.equal(entry.actor_user_id, w.hubAdmin.id);
       assert.equal(entry.tenant_id, w.team.id);
@@ -608,18 +647,37 @@ describe('teams', () => {
       assert.equal((await api.get(`/auth/members?tenantId=${w.team.id}`, adminKey)).status, 200);
       assert.equal((await api.get(`/auth/invites?tenantId=${w.team.id}`, adminKey)).status, 200);
       assert.equal((await hub.infra.db.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 1);
-      assert.equal((await hub.infra.db.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM invites WHERE id = $1', [invite.body.id])).revoked_at, null);
+      assert.equal(
+        (await hub.infra.db.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM invites WHERE id = $1', [invite.body.id])).revoked_at,
+        null,
+      );
       assert.equal(await roleOf(w.viewer.membershipId), 'viewer');
-      assert.deepEqual((await owners(w.team.id)).map((r) => r.user_id), [w.owner.id]);
+      assert.deepEqual(
+        (await owners(w.team.id)).map((r) => r.user_id),
+        [w.owner.id],
+      );
     });
   });
 
   describe('GET /audit-log (team activity)', () => {
-    interface Entry { id: number; at: string; action: string; tenantId: string | null; targetId: string | null; actorUserId: string | null; actorEmail: string | null; ip: string | null }
+    interface Entry {
+      id: number;
+      at: string;
+      action: string;
+      tenantId: string | null;
+      targetId: string | null;
+      actorUserId: string | null;
+      actorEmail: string | null;
+      ip: string | null;
+    }
 
     test("a team admin reads the team's own entries only, newest first, paged and filtered like /admin/audit-log, same row shape", async () => {
       const w = await f.world();
-      const mine = await api.post('/auth/invites', { tenantId: w.team.id, role: 'member' }, { token: w.admin.token, headers: { 'x-forwarded-for': '203.0.113.9' } });
+      const mine = await api.post(
+        '/auth/invites',
+        { tenantId: w.team.id, role: 'member' },
+        { token: w.admin.token, headers: { 'x-forwarded-for': '203.0.113.9' } },
+      );
       assert.equal(mine.status, 201, mine.text);
       hub.clock.advance(60_000);
       assert.equal((await api.put(`/admin/members/${w.viewer.membershipId}/role`, { role: 'member' }, w.owner)).status, 200);
@@ -632,12 +690,21 @@ describe('teams', () => {
       assert.equal(feed.body.total, n);
       assert.ok(n >= 4, `team creation, key, invite, role change; got ${n}`);
       const entries = feed.body.entries as Entry[];
-      assert.ok(entries.every((e) => e.tenantId === w.team.id), 'only the team\'s entries');
+      assert.ok(
+        entries.every((e) => e.tenantId === w.team.id),
+        "only the team's entries",
+      );
       assert.ok(!entries.some((e) => e.targetId === theirs.body.id), "another team's entries stay out");
       assert.equal(entries[0].action, 'admin.member_role_changed', 'newest first');
       const invited = entries.find((e) => e.targetId === mine.body.id)!;
-      assert.deepEqual({ action: invited.action, actorUserId: invited.actorUserId, actorEmail: invited.actorEmail, ip: invited.ip }, { action: 'admin.invite_created', actorUserId: w.admin.id, actorEmail: w.admin.email, ip: null });
-      assert.ok(entries.every((e) => e.ip === null), "a team's admins never see client IPs");
+      assert.deepEqual(
+        { action: invited.action, actorUserId: invited.actorUserId, actorEmail: invited.actorEmail, ip: invited.ip },
+        { action: 'admin.invite_created', actorUserId: w.admin.id, actorEmail: w.admin.email, ip: null },
+      );
+      assert.ok(
+        entries.every((e) => e.ip === null),
+        "a team's admins never see client IPs",
+      );
 
       // The hub admin's log of the same team answers the very same rows, with their IPs.
       const hubView = await api.get(`/admin/audit-log?tenantId=${w.team.id}&limit=200`, w.hubAdmin);
@@ -648,11 +715,17 @@ describe('teams', () => {
 
       const page = await api.get(`/audit-log?tenantId=${w.team.id}&limit=1&offset=1`, w.owner);
       assert.deepEqual({ total: page.body.total, limit: page.body.limit, offset: page.body.offset }, { total: n, limit: 1, offset: 1 });
-      assert.deepEqual(page.body.entries.map((e: Entry) => e.id), [entries[1].id]);
+      assert.deepEqual(
+        page.body.entries.map((e: Entry) => e.id),
+        [entries[1].id],
+      );
       const family = await api.get(`/audit-log?tenantId=${w.team.id}&action=admin.*&limit=200`, w.admin);
       assert.ok(family.body.total >= 3 && family.body.entries.every((e: Entry) => e.action.startsWith('admin.')));
       const byAction = await api.get(`/audit-log?tenantId=${w.team.id}&action=admin.invite_created`, w.admin);
-      assert.deepEqual(byAction.body.entries.map((e: Entry) => e.targetId), [mine.body.id]);
+      assert.deepEqual(
+        byAction.body.entries.map((e: Entry) => e.targetId),
+        [mine.body.id],
+      );
       const byActor = await api.get(`/audit-log?tenantId=${w.team.id}&actorUserId=${w.otherOwner.id}`, w.admin);
       assert.deepEqual(byActor.body, { entries: [], total: 0, limit: 50, offset: 0 }, "another team's actor has no entries here");
     });
@@ -671,7 +744,10 @@ describe('teams', () => {
       const adminKey = keyCred((await f.apiKey(w.team, w.owner, 'admin')).token);
       const viaKey = await api.get('/audit-log', adminKey);
       assert.equal(viaKey.status, 200, viaKey.text);
-      assert.ok(viaKey.body.entries.every((e: Entry) => e.tenantId === w.team.id), "a key reads its own team's entries");
+      assert.ok(
+        viaKey.body.entries.every((e: Entry) => e.tenantId === w.team.id),
+        "a key reads its own team's entries",
+      );
       assertError(await api.get(`/audit-log?tenantId=${w.otherTeam.id}`, adminKey), 404, 'NOT_FOUND');
     });
   });
@@ -707,7 +783,10 @@ describe('teams', () => {
       assert.ok(!list.text.includes(key) && !list.text.includes(sha256(key)));
 
       const viaKey = await api.get('/tenants', keyCred(key));
-      assert.deepEqual(viaKey.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]), [[w.team.id, 'viewer']]);
+      assert.deepEqual(
+        viaKey.body.tenants.map((t: { id: string; role: string }) => [t.id, t.role]),
+        [[w.team.id, 'viewer']],
+      );
     });
 
     test('a revoked key answers 401 at once and leaves the list', async () => {
@@ -739,7 +818,11 @@ describe('teams', () => {
 
     test('a key never holds more than its creator: no owner keys, and a key acts with its own role only in its team', async () => {
       const w = await f.world();
-      assertError(await api.post('/auth/api-keys', { tenantId: w.team.id, name: 'boss', role: 'owner' }, w.owner), 400, 'VALIDATION_FAILED');
+      assertError(
+        await api.post('/auth/api-keys', { tenantId: w.team.id, name: 'boss', role: 'owner' }, w.owner),
+        400,
+        'VALIDATION_FAILED',
+      );
 
       const adminKey = await f.apiKey(w.team, w.admin, 'admin');
       const memberKey = await f.apiKey(w.team, w.admin, 'member');
@@ -753,7 +836,11 @@ describe('teams', () => {
     test('expiresAt must lie ahead; the key stops answering once it passes', async () => {
       const w = await f.world();
       const past = new Date(hub.clock.now().getTime() - 60_000).toISOString();
-      assertError(await api.post('/auth/api-keys', { tenantId: w.team.id, name: 'old', role: 'viewer', expiresAt: past }, w.admin), 400, 'VALIDATION_FAILED');
+      assertError(
+        await api.post('/auth/api-keys', { tenantId: w.team.id, name: 'old', role: 'viewer', expiresAt: past }, w.admin),
+        400,
+        'VALIDATION_FAILED',
+      );
 
       const soon = new Date(hub.clock.now().getTime() + 3600_000).toISOString();
       const res = await api.post('/auth/api-keys', { tenantId: w.team.id, name: 'brief', role: 'viewer', expiresAt: soon }, w.admin);

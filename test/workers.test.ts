@@ -89,7 +89,10 @@ describe('workers', () => {
     assert.equal(w.jobsProcessed, w.jobsSucceeded + w.jobsFailed);
     assert.equal(w.jobsFailed, 3);
     assert.ok(w.avgDurationMs > 0);
-    assert.ok(Date.parse(w.lastSeen) <= hub.clock.now().getTime() && Date.parse(w.lastSeen) > hub.clock.now().getTime() - 60_000, w.lastSeen);
+    assert.ok(
+      Date.parse(w.lastSeen) <= hub.clock.now().getTime() && Date.parse(w.lastSeen) > hub.clock.now().getTime() - 60_000,
+      w.lastSeen,
+    );
   });
 
   test('recent jobs: newest first, with outcome, duration, detections and the error', async () => {
@@ -104,7 +107,10 @@ describe('workers', () => {
     assert.ok(mine.durationMs >= 0);
     assert.equal(typeof mine.finishedAt, 'string');
     const broken = jobs.filter((j) => j.chunkId === chunks.broken);
-    assert.deepEqual(broken.map((j) => j.attempt), [3, 2, 1]);
+    assert.deepEqual(
+      broken.map((j) => j.attempt),
+      [3, 2, 1],
+    );
     assert.match(broken[0].error, /is not in storage/);
     assert.equal((await api.get('/workers/jobs?limit=1', hubAdmin)).body.jobs.length, 1);
   });
@@ -118,14 +124,23 @@ describe('workers', () => {
     for (const q of ['', `?tenantId=${team.id}`]) {
       const jobs = (await api.get(`/workers/jobs${q}`, admin)).body.jobs as any[];
       assert.ok(jobs.length >= 4);
-      assert.ok(jobs.every((j) => j.tenantId === team.id), `only the team's jobs (${q})`);
+      assert.ok(
+        jobs.every((j) => j.tenantId === team.id),
+        `only the team's jobs (${q})`,
+      );
     }
     const theirs = (await api.get('/workers/jobs', otherOwner)).body.jobs as any[];
-    assert.deepEqual(theirs.map((j) => j.chunkId), [chunks.theirs]);
+    assert.deepEqual(
+      theirs.map((j) => j.chunkId),
+      [chunks.theirs],
+    );
     assertError(await api.get('/workers', member), 403, 'FORBIDDEN');
     assertError(await api.get(`/workers/jobs?tenantId=${team.id}`, otherOwner), 404, 'NOT_FOUND');
     const hubWide = (await api.get(`/workers/jobs?tenantId=${otherTeam.id}`, hubAdmin)).body.jobs as any[];
-    assert.deepEqual(hubWide.map((j) => j.chunkId), [chunks.theirs]);
+    assert.deepEqual(
+      hubWide.map((j) => j.chunkId),
+      [chunks.theirs],
+    );
   });
 
   test('workers on one IP are one entry; a worker that stops reporting leaves after 60 s', async () => {
@@ -133,7 +148,16 @@ describe('workers', () => {
     const a = createWorkerReporter({ kv: hub.infra.kv, clock: hub.clock, identity: { id: 'w-a', ip, hostname: 'box-a', pid: 1 } });
     const b = createWorkerReporter({ kv: hub.infra.kv, clock: hub.clock, identity: { id: 'w-b', ip, hostname: 'box-a', pid: 2 } });
     const job = (status: 'completed' | 'failed', durationMs: number) => ({
-      jobId: newId(), chunkId: newId(), tenantId: otherTeam.id, attempt: 1, status, durationMs, detections: 0, modelId: 'builtin', finishedAt: hub.clock.now().toISOString(), error: status === 'failed' ? 'x' : null,
+      jobId: newId(),
+      chunkId: newId(),
+      tenantId: otherTeam.id,
+      attempt: 1,
+      status,
+      durationMs,
+      detections: 0,
+      modelId: 'builtin',
+      finishedAt: hub.clock.now().toISOString(),
+      error: status === 'failed' ? 'x' : null,
     });
     await a.flush();
     hub.clock.advance(1000);
@@ -148,23 +172,54 @@ describe('workers', () => {
     const entry = res.body.workers.find((w: any) => w.ip === ip);
     assert.deepEqual(
       { ...entry, lastSeen: undefined },
-      { id: 'w-b', ip, hostname: 'box-a', processes: 2, jobsProcessed: 3, jobsSucceeded: 2, jobsFailed: 1, avgDurationMs: 30, lastSeen: undefined },
+      {
+        id: 'w-b',
+        ip,
+        hostname: 'box-a',
+        processes: 2,
+        jobsProcessed: 3,
+        jobsSucceeded: 2,
+        jobsFailed: 1,
+        avgDurationMs: 30,
+        lastSeen: undefined,
+      },
     );
     await a.stop();
     await b.stop();
-    assert.equal((await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.ip === ip).length, 0, 'a stopped worker removes itself');
+    assert.equal(
+      (await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.ip === ip).length,
+      0,
+      'a stopped worker removes itself',
+    );
 
-    const c = createWorkerReporter({ kv: hub.infra.kv, clock: hub.clock, identity: { id: 'w-c', ip: '10.9.8.6', hostname: 'box-c', pid: 3 }, beatMs: 3_600_000 });
+    const c = createWorkerReporter({
+      kv: hub.infra.kv,
+      clock: hub.clock,
+      identity: { id: 'w-c', ip: '10.9.8.6', hostname: 'box-c', pid: 3 },
+      beatMs: 3_600_000,
+    });
     await c.flush();
     assert.equal((await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.id === 'w-c').length, 1);
     hub.clock.advance(61_000);
-    assert.equal((await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.id === 'w-c').length, 0, 'gone after 60 s without a report');
+    assert.equal(
+      (await api.get('/workers', hubAdmin)).body.workers.filter((w: any) => w.id === 'w-c').length,
+      0,
+      'gone after 60 s without a report',
+    );
     await c.stop();
   });
 
   test('chorus worker (CHORUS_MODE=worker) needs Redis and PostgreSQL, like split mode', () => {
-    assert.throws(() => loadConfig({ CHORUS_MODE: 'worker', CHORUS_SECRET: 'x'.repeat(40) }), (err: unknown) => err instanceof ConfigError && /REDIS_URL and DATABASE_URL/.test(err.message));
-    const ok = loadConfig({ CHORUS_MODE: 'worker', CHORUS_SECRET: 'x'.repeat(40), REDIS_URL: 'redis://127.0.0.1:6379', DATABASE_URL: 'postgres://x@127.0.0.1/y' });
+    assert.throws(
+      () => loadConfig({ CHORUS_MODE: 'worker', CHORUS_SECRET: 'x'.repeat(40) }),
+      (err: unknown) => err instanceof ConfigError && /REDIS_URL and DATABASE_URL/.test(err.message),
+    );
+    const ok = loadConfig({
+      CHORUS_MODE: 'worker',
+      CHORUS_SECRET: 'x'.repeat(40),
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://x@127.0.0.1/y',
+    });
     assert.equal(ok.mode, 'worker');
   });
 

@@ -23,7 +23,16 @@ import { OVERRIDE_FIELDS, type SatellitesService } from '../modules/satellites/s
 import { createAudioRepo, chunkStorageKey } from '../modules/audio/repo.ts';
 import { createDeviceRepo } from '../modules/satellites/device-repo.ts';
 import {
-  checkAudio, checkConfigRequest, checkHeartbeat, checkIdentity, checkLogResponse, checkTelemetry, chunkIdOf, isUuid, parseAudioBody, parseBody,
+  checkAudio,
+  checkConfigRequest,
+  checkHeartbeat,
+  checkIdentity,
+  checkLogResponse,
+  checkTelemetry,
+  chunkIdOf,
+  isUuid,
+  parseAudioBody,
+  parseBody,
 } from './messages.ts';
 import { checkChunkWav } from './wav.ts';
 import { batched } from '../core/batch.ts';
@@ -32,7 +41,13 @@ import { failpoint } from '../core/failpoints.ts';
 export const INFERENCE_QUEUE = 'inference';
 
 /** The channels this ingester takes (live-audio belongs to live listening). */
-export const INGESTED_CHANNELS = ['audio', 'telemetry', 'heartbeat', 'config-request', 'log-response'] as const satisfies readonly SatelliteChannel[];
+export const INGESTED_CHANNELS = [
+  'audio',
+  'telemetry',
+  'heartbeat',
+  'config-request',
+  'log-response',
+] as const satisfies readonly SatelliteChannel[];
 
 export interface IngestLog {
   warn(obj: object, msg: string): void;
@@ -83,7 +98,15 @@ const DEVICE_AUDIT = [
  * (member), so it cannot change what only team admins may change on a satellite.
  */
 export function deviceActor(tenantId: string, satelliteId: string): Actor {
-  return { ...systemActor(DEVICE_AUDIT), isPlatformAdmin: false, satelliteId, tenantId, role: 'member', teamId: tenantId, teamRole: 'member' };
+  return {
+    ...systemActor(DEVICE_AUDIT),
+    isPlatformAdmin: false,
+    satelliteId,
+    tenantId,
+    role: 'member',
+    teamId: tenantId,
+    teamRole: 'member',
+  };
 }
 
 class Refusal extends Error {}
@@ -173,8 +196,17 @@ export function startIngester(deps: IngesterDeps): Ingester {
     let r: { known: boolean; inserted: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null; storageKey: string | null };
     try {
       r = await storeChunk({
-        id, tenantId: tenant, satelliteId: sat, recordedAt: chunk.recordedAt, durationMs: chunk.durationMs, sampleRate: chunk.sampleRate,
-        storageKey, bytes: chunk.audio.length, latitude: chunk.latitude, longitude: chunk.longitude, receivedAt: clock.now(),
+        id,
+        tenantId: tenant,
+        satelliteId: sat,
+        recordedAt: chunk.recordedAt,
+        durationMs: chunk.durationMs,
+        sampleRate: chunk.sampleRate,
+        storageKey,
+        bytes: chunk.audio.length,
+        latitude: chunk.latitude,
+        longitude: chunk.longitude,
+        receivedAt: clock.now(),
       });
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: chunk row insert failed');
@@ -263,7 +295,10 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const overrides = req.value.overrides;
     const keys = Object.keys(overrides);
     await writeAudit(actor, {
-      action: 'device.satellite_config_requested', tenantId, targetType: 'satellite', targetId: satelliteId,
+      action: 'device.satellite_config_requested',
+      tenantId,
+      targetType: 'satellite',
+      targetId: satelliteId,
       details: keys.length ? { overrides } : {},
     });
     let refused: string | null = null;
@@ -272,7 +307,11 @@ export function startIngester(deps: IngesterDeps): Ingester {
         const unknown = keys.filter((k) => !(OVERRIDE_FIELDS as readonly string[]).includes(k));
         if (sat.configLocked) {
           await writeAudit(actor, {
-            action: 'device.satellite_config_rejected_locked', tenantId, targetType: 'satellite', targetId: satelliteId, details: { overrides },
+            action: 'device.satellite_config_rejected_locked',
+            tenantId,
+            targetType: 'satellite',
+            targetId: satelliteId,
+            details: { overrides },
           });
           refused = 'overrides refused: the config is locked';
         } else if (unknown.length) {
@@ -318,25 +357,35 @@ export function startIngester(deps: IngesterDeps): Ingester {
         return;
       }
       const base = { channel, tenantId: t.tenantId, satelliteId: t.satelliteId };
-      const run = HANDLERS[channel](t.tenantId, t.satelliteId, payload).then(() => report({ ...base, outcome: 'done' }), async (err) => {
-        const refused = err instanceof Refusal;
-        log.warn(refused ? { topic, reason: err.message } : { topic, err }, refused ? `ingest: ${channel} refused` : `ingest: ${channel} failed`);
-        report({ ...base, outcome: refused ? 'refused' : 'failed', reason: (err as Error)?.message });
-        // An audio message always gets an answer, so the satellite's outbox knows to retry.
-        if (channel === 'audio' && !refused) {
-          const parsed = parseBody(payload);
-          const chunkId = chunkIdOf(parsed.ok ? parsed.value : null);
-          await ack(t.tenantId, t.satelliteId, { ...(chunkId ? { chunkId } : {}), status: 'error', error: 'the hub could not store the chunk, send again later' });
-        }
-      });
+      const run = HANDLERS[channel](t.tenantId, t.satelliteId, payload).then(
+        () => report({ ...base, outcome: 'done' }),
+        async (err) => {
+          const refused = err instanceof Refusal;
+          log.warn(
+            refused ? { topic, reason: err.message } : { topic, err },
+            refused ? `ingest: ${channel} refused` : `ingest: ${channel} failed`,
+          );
+          report({ ...base, outcome: refused ? 'refused' : 'failed', reason: (err as Error)?.message });
+          // An audio message always gets an answer, so the satellite's outbox knows to retry.
+          if (channel === 'audio' && !refused) {
+            const parsed = parseBody(payload);
+            const chunkId = chunkIdOf(parsed.ok ? parsed.value : null);
+            await ack(t.tenantId, t.satelliteId, {
+              ...(chunkId ? { chunkId } : {}),
+              status: 'error',
+              error: 'the hub could not store the chunk, send again later',
+            });
+          }
+        },
+      );
       const tracked = run.catch(() => {}).finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
     };
   }
 
-  const ready = Promise.all(
-    INGESTED_CHANNELS.map((channel) => broker.subscribe(ingestPattern(channel), handle(channel), { qos: 1 })),
-  ).then(() => undefined);
+  const ready = Promise.all(INGESTED_CHANNELS.map((channel) => broker.subscribe(ingestPattern(channel), handle(channel), { qos: 1 }))).then(
+    () => undefined,
+  );
   // The caller awaits ready; keep an unobserved rejection from ending the process.
   ready.catch(() => {});
 

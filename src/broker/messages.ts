@@ -92,7 +92,8 @@ export function chunkIdOf(body: Record<string, unknown> | null): string | undefi
 /** The topic names the publisher; the body must say the same (spec: the ingester checks both). */
 export function checkIdentity(body: Record<string, unknown>, topic: { tenantId: string; satelliteId: string }): string | null {
   if (typeof body.satelliteId !== 'string' || typeof body.tenantId !== 'string') return 'body must name satelliteId and tenantId';
-  if (body.satelliteId !== topic.satelliteId || body.tenantId !== topic.tenantId) return 'satelliteId and tenantId of the body do not match the topic';
+  if (body.satelliteId !== topic.satelliteId || body.tenantId !== topic.tenantId)
+    return 'satelliteId and tenantId of the body do not match the topic';
   return null;
 }
 
@@ -114,9 +115,13 @@ export function checkAudio(b: Record<string, unknown>): Checked<AudioMessage> {
     return no(`durationMs must be an integer from ${CHUNK_MIN_MS} to ${CHUNK_MAX_MS} (chunks are 3 seconds)`);
   }
   if (b.sampleRate !== CHUNK_SAMPLE_RATE) return no(`sampleRate must be ${CHUNK_SAMPLE_RATE}`);
-  for (const [key, max] of [['latitude', 90], ['longitude', 180]] as const) {
+  for (const [key, max] of [
+    ['latitude', 90],
+    ['longitude', 180],
+  ] as const) {
     const v = b[key];
-    if (v !== undefined && v !== null && (!isFiniteNumber(v) || Math.abs(v) > max)) return no(`${key} must be a number from -${max} to ${max}`);
+    if (v !== undefined && v !== null && (!isFiniteNumber(v) || Math.abs(v) > max))
+      return no(`${key} must be a number from -${max} to ${max}`);
   }
   if (typeof b.audio !== 'string') return no('audio must be a base64 string');
   const audio = decodeBase64(b.audio);
@@ -155,13 +160,21 @@ function countersOf(v: unknown, key: string): Checked<Record<string, number> | n
 
 /** Fields a heartbeat leaves out are stored as absent (old builds send no stream). */
 export function checkHeartbeat(b: Record<string, unknown>): Checked<HeartbeatMessage> {
-  if (b.uptimeSeconds !== undefined && b.uptimeSeconds !== null && (!isInt(b.uptimeSeconds) || b.uptimeSeconds < 0 || b.uptimeSeconds > 2_147_483_647)) {
+  if (
+    b.uptimeSeconds !== undefined &&
+    b.uptimeSeconds !== null &&
+    (!isInt(b.uptimeSeconds) || b.uptimeSeconds < 0 || b.uptimeSeconds > 2_147_483_647)
+  ) {
     return no('uptimeSeconds must be a non-negative integer');
   }
-  if (b.state !== undefined && b.state !== null && !(SATELLITE_STATES as readonly unknown[]).includes(b.state)) return no(`state must be one of ${SATELLITE_STATES.join(', ')}`);
-  if (b.noiseFloorRms !== undefined && b.noiseFloorRms !== null && !isFiniteNumber(b.noiseFloorRms)) return no('noiseFloorRms must be a number');
-  if (b.version !== undefined && b.version !== null && (typeof b.version !== 'string' || b.version.length > 64)) return no('version must be a string of at most 64 characters');
-  if (b.stream !== undefined && b.stream !== null && !(STREAMS as readonly unknown[]).includes(b.stream)) return no(`stream must be one of ${STREAMS.join(', ')}`);
+  if (b.state !== undefined && b.state !== null && !(SATELLITE_STATES as readonly unknown[]).includes(b.state))
+    return no(`state must be one of ${SATELLITE_STATES.join(', ')}`);
+  if (b.noiseFloorRms !== undefined && b.noiseFloorRms !== null && !isFiniteNumber(b.noiseFloorRms))
+    return no('noiseFloorRms must be a number');
+  if (b.version !== undefined && b.version !== null && (typeof b.version !== 'string' || b.version.length > 64))
+    return no('version must be a string of at most 64 characters');
+  if (b.stream !== undefined && b.stream !== null && !(STREAMS as readonly unknown[]).includes(b.stream))
+    return no(`stream must be one of ${STREAMS.join(', ')}`);
   const filterStats = countersOf(b.filterStats, 'filterStats');
   if (!filterStats.ok) return filterStats;
   const outboxStats = countersOf(b.outboxStats, 'outboxStats');

@@ -46,7 +46,12 @@ export function startOfflineMonitor(deps: {
       const cutoff = new Date(now.getTime() - thresholdMin * 60_000);
       const silent = sats.filter((s) => new Date(s.lastSeenAt) < cutoff);
       if (silent.length === 0) continue;
-      const claimed = await devices.markOffline(tenantId, silent.map((s) => s.id), cutoff, now);
+      const claimed = await devices.markOffline(
+        tenantId,
+        silent.map((s) => s.id),
+        cutoff,
+        now,
+      );
       for (const s of claimed) {
         const event = { tenantId, satelliteId: s.id, name: s.name, lastSeenAt: new Date(s.lastSeenAt).toISOString() };
         marked.push(event);

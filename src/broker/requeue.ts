@@ -17,7 +17,10 @@ import { createAudioRepo } from '../modules/audio/repo.ts';
 export const REQUEUE_WINDOW_MS = 24 * 3600_000;
 const PAGE = 1000;
 
-export async function requeueRecentChunks(deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> }, windowMs = REQUEUE_WINDOW_MS): Promise<number> {
+export async function requeueRecentChunks(
+  deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> },
+  windowMs = REQUEUE_WINDOW_MS,
+): Promise<number> {
   const since = new Date(deps.clock.now().getTime() - windowMs);
   const chunks = createAudioRepo(deps.db);
   let after: { receivedAt: Date; id: string } | null = null;
@@ -25,7 +28,12 @@ export async function requeueRecentChunks(deps: { db: Db; clock: Clock; queue: P
   for (;;) {
     const page = await chunks.withoutDetectionsSince(since, after, PAGE);
     for (const c of page) {
-      await deps.queue.enqueue(INFERENCE_QUEUE, c.id, { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey });
+      await deps.queue.enqueue(INFERENCE_QUEUE, c.id, {
+        chunkId: c.id,
+        tenantId: c.tenantId,
+        satelliteId: c.satelliteId,
+        storageKey: c.storageKey,
+      });
       count++;
     }
     if (page.length < PAGE) return count;

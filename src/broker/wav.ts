@@ -78,11 +78,17 @@ export function checkChunkWav(buf: Buffer, durationMs: number): WavResult {
 }
 
 /** A PCM WAV with the canonical 44-byte header (tests, fixtures, the reference satellite may use it). */
-export function makeWav(samples: Int16Array | number, opts: { sampleRate?: number; channels?: number; bitsPerSample?: number; format?: number } = {}): Buffer {
+export function makeWav(
+  samples: Int16Array | number,
+  opts: { sampleRate?: number; channels?: number; bitsPerSample?: number; format?: number } = {},
+): Buffer {
   const sampleRate = opts.sampleRate ?? WAV_SAMPLE_RATE;
   const channels = opts.channels ?? WAV_CHANNELS;
   const bits = opts.bitsPerSample ?? WAV_BITS;
-  const pcm = typeof samples === 'number' ? Buffer.alloc(samples * channels * (bits / 8)) : Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+  const pcm =
+    typeof samples === 'number'
+      ? Buffer.alloc(samples * channels * (bits / 8))
+      : Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'latin1');
   header.writeUInt32LE(36 + pcm.length, 4);

@@ -3,8 +3,7 @@ export type Role = (typeof ROLES)[number];
 
 const RANK: Record<Role, number> = { viewer: 1, member: 2, admin: 3, owner: 4 };
 
-export const roleAtLeast = (role: Role | null | undefined, min: Role): boolean =>
-  role != null && RANK[role] >= RANK[min];
+export const roleAtLeast = (role: Role | null | undefined, min: Role): boolean => role != null && RANK[role] >= RANK[min];
 
 export interface MembershipRef {
   membershipId: string;

@@ -27,7 +27,14 @@ function fromSession(kind: 'session' | 'jwt', p: SessionPrincipal): Auth {
     sessionId: p.sessionId,
     email: p.email,
     memberships: p.memberships,
-    person: { name: p.name, status: 'active', createdAt: p.createdAt, lastLoginAt: p.lastLoginAt, preferences: p.preferences, mfaEnrolledAt: p.mfaEnrolledAt },
+    person: {
+      name: p.name,
+      status: 'active',
+      createdAt: p.createdAt,
+      lastLoginAt: p.lastLoginAt,
+      preferences: p.preferences,
+      mfaEnrolledAt: p.mfaEnrolledAt,
+    },
   };
 }
 

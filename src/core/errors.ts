@@ -13,18 +13,14 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (message: string, code = 'BAD_REQUEST', details?: unknown) =>
-  new AppError(400, code, message, details);
-export const validationFailed = (message: string, details?: unknown) =>
-  new AppError(400, 'VALIDATION_FAILED', message, details);
+export const badRequest = (message: string, code = 'BAD_REQUEST', details?: unknown) => new AppError(400, code, message, details);
+export const validationFailed = (message: string, details?: unknown) => new AppError(400, 'VALIDATION_FAILED', message, details);
 export const unauthenticated = (message = 'Sign in to continue') => new AppError(401, 'UNAUTHENTICATED', message);
-export const forbidden = (message = 'You are not allowed to do this', code = 'FORBIDDEN') =>
-  new AppError(403, code, message);
+export const forbidden = (message = 'You are not allowed to do this', code = 'FORBIDDEN') => new AppError(403, code, message);
 export const notFound = (message = 'Not found') => new AppError(404, 'NOT_FOUND', message);
 export const conflict = (message: string, code = 'CONFLICT') => new AppError(409, code, message);
 export const gone = (message: string, code = 'GONE') => new AppError(410, code, message);
-export const locked = (message: string, code = 'ACCOUNT_LOCKED', details?: unknown) =>
-  new AppError(423, code, message, details);
+export const locked = (message: string, code = 'ACCOUNT_LOCKED', details?: unknown) => new AppError(423, code, message, details);
 export const tooManyRequests = (message: string, retryAfterSeconds?: number) =>
   new AppError(429, 'RATE_LIMITED', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);
 

@@ -17,10 +17,7 @@ export interface GuardDeps {
 export const TEAM_OUT_OF_REACH = 'Team or item not found';
 
 function pick(req: FastifyRequest, where: 'query' | 'body' | 'params', key: string): unknown {
-  const source = (where === 'query' ? req.query : where === 'body' ? req.body : req.params) as
-    | Record<string, unknown>
-    | undefined
-    | null;
+  const source = (where === 'query' ? req.query : where === 'body' ? req.body : req.params) as Record<string, unknown> | undefined | null;
   return source && typeof source === 'object' ? source[key] : undefined;
 }
 
@@ -42,12 +39,19 @@ export function effectiveRule(perm: Permission, query: unknown): { access: Acces
  * The role that counts is the caller's role in the team the action concerns.
  */
 export function createGuard(deps: GuardDeps) {
-  async function findTeam(req: FastifyRequest, src: TeamSource | undefined, auth: Auth): Promise<{ team: string | null; resourceId?: string } | 'none'> {
+  async function findTeam(
+    req: FastifyRequest,
+    src: TeamSource | undefined,
+    auth: Auth,
+  ): Promise<{ team: string | null; resourceId?: string } | 'none'> {
     if (!src) return 'none';
     if ('resource' in src) {
       const id = src.param ? pick(req, 'params', src.param) : pick(req, 'query', src.query!);
       if (!isUuid(id)) throw notFound(TEAM_OUT_OF_REACH);
-      const resolve = src.resource === 'satellite' ? async (x: string) => (await deps.deviceFacts(x))?.tenantId ?? null : deps.teamResolvers[src.resource];
+      const resolve =
+        src.resource === 'satellite'
+          ? async (x: string) => (await deps.deviceFacts(x))?.tenantId ?? null
+          : deps.teamResolvers[src.resource];
       const tenantId = await resolve(id);
       if (!tenantId) throw notFound(TEAM_OUT_OF_REACH);
       return { team: tenantId, resourceId: id };
@@ -70,7 +74,8 @@ export function createGuard(deps: GuardDeps) {
     }
     if (roleAtLeast(role, 'admin')) return;
     const facts = await deps.deviceFacts(satelliteId);
-    if (facts && isPerson(auth) && roleAtLeast(role, 'member') && facts.devicePolicy === 'members' && facts.registeredBy === auth.userId) return;
+    if (facts && isPerson(auth) && roleAtLeast(role, 'member') && facts.devicePolicy === 'members' && facts.registeredBy === auth.userId)
+      return;
     throw forbidden('Only team admins and the person who registered this device may manage it');
   }
 

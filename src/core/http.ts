@@ -28,9 +28,7 @@ export function installValidators(app: FastifyInstance): void {
   const common: AjvOptions = { allErrors: true, strict: false, useDefaults: true, removeAdditional: false };
   const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }));
   const textAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object),
-  );
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema as object));
 }
 
 interface ValidationIssue {

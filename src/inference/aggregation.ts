@@ -86,7 +86,14 @@ export async function aggregate(
   const last = Math.max(...times);
 
   // Stitching: the latest earlier row of each species that ended close enough before.
-  const previous = await tx.query<{ id: string; callId: string | null; speciesCode: string; detectedAt: Date; startMs: number; endMs: number }>(
+  const previous = await tx.query<{
+    id: string;
+    callId: string | null;
+    speciesCode: string;
+    detectedAt: Date;
+    startMs: number;
+    endMs: number;
+  }>(
     `SELECT DISTINCT ON (species_code) id, call_id AS "callId", species_code AS "speciesCode", detected_at AS "detectedAt", start_ms AS "startMs", end_ms AS "endMs"
      FROM detections
      WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at < $4 AND detected_at >= $5
@@ -154,7 +161,10 @@ export async function sweepTentative(deps: { db: Db; clock: Clock }): Promise<Re
     const rule = await readAggregationRule(db, tenantId);
     if (rule.retentionHours === null) continue;
     const cutoff = new Date(clock.now().getTime() - rule.retentionHours * 3_600_000);
-    const gone = await db.query<{ id: string }>('DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2 RETURNING id', [tenantId, cutoff]);
+    const gone = await db.query<{ id: string }>(
+      'DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2 RETURNING id',
+      [tenantId, cutoff],
+    );
     if (gone.length > 0) removed[tenantId] = gone.length;
   }
   return removed;

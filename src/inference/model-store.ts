@@ -28,12 +28,22 @@ export interface LabelSpecies {
 }
 
 /** The catalog's derived code for names it does not know (docs/model.md "Species code"). */
-export const derivedCode = (scientificName: string) => `x-${scientificName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`;
+export const derivedCode = (scientificName: string) =>
+  `x-${scientificName
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')}`;
 
 export function speciesOfLabel(catalog: SpeciesCatalog, l: ModelLabel): LabelSpecies {
   const s = catalog.byLabel(l.label) ?? catalog.byScientificName(l.scientificName);
   if (s) return { speciesCode: s.code, scientificName: s.scientificName, commonName: s.commonName, category: s.category, known: true };
-  return { speciesCode: derivedCode(l.scientificName), scientificName: l.scientificName, commonName: l.commonName, category: 'other_animal', known: false };
+  return {
+    speciesCode: derivedCode(l.scientificName),
+    scientificName: l.scientificName,
+    commonName: l.commonName,
+    category: 'other_animal',
+    known: false,
+  };
 }
 
 /** What classifies a chunk. */
@@ -59,7 +69,12 @@ export interface ModelStore {
   close(): Promise<void>;
 }
 
-export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; storage: Pick<ObjectStorage, 'get'>; labelSpecies: LabelSpeciesReader; threads?: number }): ModelStore {
+export function createModelStore(deps: {
+  repo: Pick<ModelsRepo, 'resolve'>;
+  storage: Pick<ObjectStorage, 'get'>;
+  labelSpecies: LabelSpeciesReader;
+  threads?: number;
+}): ModelStore {
   const sessions = new Map<string, Promise<Model>>();
   // The species of each model's outputs, read again when its labels_version moved (a remapped
   // label), so every worker process follows a remap on its next job.
@@ -71,7 +86,12 @@ export function createModelStore(deps: { repo: Pick<ModelsRepo, 'resolve'>; stor
     const [bytes, labels] = await Promise.all([deps.storage.get(row.modelKey), deps.storage.get(row.labelsKey)]);
     if (!bytes) throw new ModelError(`the ONNX file of model ${row.id} is not in storage`);
     if (!labels) throw new ModelError(`the labels file of model ${row.id} is not in storage`);
-    return Model.load({ model: new Uint8Array(bytes), labels: { text: labels.toString('utf8') }, threads: deps.threads ?? 1, name: `model "${row.name}"` });
+    return Model.load({
+      model: new Uint8Array(bytes),
+      labels: { text: labels.toString('utf8') },
+      threads: deps.threads ?? 1,
+      name: `model "${row.name}"`,
+    });
   }
 
   return {

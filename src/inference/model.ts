@@ -21,6 +21,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as OrtModule from 'onnxruntime-node';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 export const MODEL_SAMPLE_RATE = 48_000;
@@ -109,16 +110,21 @@ export function toModelInput(samples: Int16Array | Float32Array | Float64Array):
  * would shift every later label off its output.
  */
 export function parseLabels(text: string): ModelLabel[] {
-  const lines = text.replace(/^\uFEFF/, '').split('\n').map((l) => l.replace(/\r$/, '').trim());
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split('\n')
+    .map((l) => l.replace(/\r$/, '').trim());
   while (lines.length && lines[lines.length - 1] === '') lines.pop();
   return lines.map((line, i) => {
     if (line === '') throw new ModelError(`labels: line ${i + 1} is empty`);
     const cut = line.indexOf('_');
-    return cut > 0 ? { label: line, scientificName: line.slice(0, cut), commonName: line.slice(cut + 1) } : { label: line, scientificName: line, commonName: line };
+    return cut > 0
+      ? { label: line, scientificName: line.slice(0, cut), commonName: line.slice(cut + 1) }
+      : { label: line, scientificName: line, commonName: line };
   });
 }
 
-type Ort = typeof import('onnxruntime-node');
+type Ort = typeof OrtModule;
 let ortPromise: Promise<Ort> | null = null;
 
 /** onnxruntime-node, loaded on first use so that importing this file never loads the native binary. */
@@ -174,7 +180,9 @@ export class Model {
 
     try {
       if (session.inputNames.length !== 1) {
-        throw new ModelError(`${name}: the model has ${session.inputNames.length} inputs (${session.inputNames.join(', ')}); one [1, ${MODEL_INPUT_SAMPLES}] float32 input is needed`);
+        throw new ModelError(
+          `${name}: the model has ${session.inputNames.length} inputs (${session.inputNames.join(', ')}); one [1, ${MODEL_INPUT_SAMPLES}] float32 input is needed`,
+        );
       }
       const inputName = session.inputNames[0];
       const meta = session.inputMetadata?.[0];
@@ -182,13 +190,24 @@ export class Model {
         if (meta.type !== 'float32') throw new ModelError(`${name}: input "${inputName}" is ${meta.type}; float32 is needed`);
         const dims = meta.shape;
         const last = dims[dims.length - 1];
-        if (dims.length !== 2 || (typeof last === 'number' && last !== MODEL_INPUT_SAMPLES) || (typeof dims[0] === 'number' && dims[0] !== 1 && dims[0] !== -1)) {
-          throw new ModelError(`${name}: input "${inputName}" has shape ${describeShape(dims)}; [1, ${MODEL_INPUT_SAMPLES}] (3 s at 48 kHz) is needed`);
+        if (
+          dims.length !== 2 ||
+          (typeof last === 'number' && last !== MODEL_INPUT_SAMPLES) ||
+          (typeof dims[0] === 'number' && dims[0] !== 1 && dims[0] !== -1)
+        ) {
+          throw new ModelError(
+            `${name}: input "${inputName}" has shape ${describeShape(dims)}; [1, ${MODEL_INPUT_SAMPLES}] (3 s at 48 kHz) is needed`,
+          );
         }
       }
       // One warm-up run on silence checks the whole graph and tells which output has one score per label.
       const outputs = await runSession(ort, session, inputName, new Float32Array(MODEL_INPUT_SAMPLES), name);
-      const sizes = session.outputNames.map((o) => ({ o, dims: (outputs[o] as Tensor).dims, size: (outputs[o] as Tensor).size, type: (outputs[o] as Tensor).type }));
+      const sizes = session.outputNames.map((o) => ({
+        o,
+        dims: (outputs[o] as Tensor).dims,
+        size: (outputs[o] as Tensor).size,
+        type: (outputs[o] as Tensor).type,
+      }));
       const match = sizes.find((s) => s.type === 'float32' && s.size === labels.length && s.dims[s.dims.length - 1] === labels.length);
       if (!match) {
         throw new ModelError(
@@ -264,7 +283,13 @@ async function readLabels(labels: LoadModelOptions['labels'], name: string): Pro
   }
 }
 
-async function runSession(ort: Ort, session: InferenceSession, inputName: string, input: Float32Array, name: string): Promise<InferenceSession.ReturnType> {
+async function runSession(
+  ort: Ort,
+  session: InferenceSession,
+  inputName: string,
+  input: Float32Array,
+  name: string,
+): Promise<InferenceSession.ReturnType> {
   try {
     return await session.run({ [inputName]: new ort.Tensor('float32', input, [1, MODEL_INPUT_SAMPLES]) });
   } catch (err) {

@@ -50,7 +50,10 @@ export function judgeRarity(d: { speciesCode: string; category: string; detected
   if (rec.records === 0) return { isRare: true, rareReason: 'Not seen before at this team' };
   const recent = rec.lastSeenAt !== null && rec.lastSeenAt.getTime() >= t - RECENT_DAYS * DAY_MS;
   if (rec.records < FEW_RECORDS && !recent) {
-    return { isRare: true, rareReason: `Not seen at this team in the last ${RECENT_DAYS} days (${rec.records} earlier record${rec.records === 1 ? '' : 's'})` };
+    return {
+      isRare: true,
+      rareReason: `Not seen at this team in the last ${RECENT_DAYS} days (${rec.records} earlier record${rec.records === 1 ? '' : 's'})`,
+    };
   }
   return NOT_RARE;
 }

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { CATEGORIES } from '../modules/settings/registry.ts';
+import { type CATEGORIES } from '../modules/settings/registry.ts';
 
 export type SpeciesCategory = (typeof CATEGORIES)[number];
 
@@ -69,7 +69,9 @@ export function normaliseLanguage(tag: string): string {
   if (parts.length === 0) return '';
   let lang = parts[0].toLowerCase();
   lang = ({ in: 'id', iw: 'he', nb: 'no', nn: 'no' } as Record<string, string>)[lang] ?? lang;
-  const rest = parts.slice(1).map((p) => (p.length === 2 ? p.toUpperCase() : p.length === 4 ? p[0].toUpperCase() + p.slice(1).toLowerCase() : p.toLowerCase()));
+  const rest = parts
+    .slice(1)
+    .map((p) => (p.length === 2 ? p.toUpperCase() : p.length === 4 ? p[0].toUpperCase() + p.slice(1).toLowerCase() : p.toLowerCase()));
   if (lang === 'en' && rest[0] === 'UK') rest[0] = 'GB';
   return [lang, ...rest].join('-');
 }
@@ -93,7 +95,8 @@ export class SpeciesCatalog {
     if (file.format !== CATALOG_FORMAT) throw new SpeciesCatalogError(`species catalog: unknown format "${String(file.format)}"`);
     const n = file.count;
     for (const key of ['code', 'scientificName', 'commonName', 'category'] as const) {
-      if (!Array.isArray(file[key]) || file[key].length !== n) throw new SpeciesCatalogError(`species catalog: "${key}" does not hold ${n} entries`);
+      if (!Array.isArray(file[key]) || file[key].length !== n)
+        throw new SpeciesCatalogError(`species catalog: "${key}" does not hold ${n} entries`);
     }
     for (const [lang, list] of Object.entries(file.names)) {
       if (list.length !== n) throw new SpeciesCatalogError(`species catalog: names in "${lang}" do not hold ${n} entries`);

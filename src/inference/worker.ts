@@ -28,7 +28,15 @@ import { newId } from '../core/crypto.ts';
 import { INFERENCE_QUEUE } from '../broker/ingester.ts';
 import { parseWav } from '../broker/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
-import { DEFAULT_MIN_CONFIDENCE, DEFAULT_SENSITIVITY, loadBuiltinModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE, type Model, type Prediction } from './model.ts';
+import {
+  DEFAULT_MIN_CONFIDENCE,
+  DEFAULT_SENSITIVITY,
+  loadBuiltinModel,
+  MODEL_INPUT_SAMPLES,
+  MODEL_SAMPLE_RATE,
+  type Model,
+  type Prediction,
+} from './model.ts';
 import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
 import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type LabelSpecies, type ModelStore } from './model-store.ts';
@@ -183,7 +191,14 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
   return async function handle(job: Job): Promise<InferenceOutcome> {
     const chunkId = String(job.data.chunkId ?? '');
     const tenantId = String(job.data.tenantId ?? '');
-    const chunk = await db.maybeOne<{ satelliteId: string; satelliteName: string | null; recordedAt: Date; durationMs: number; storageKey: string; done: boolean }>(
+    const chunk = await db.maybeOne<{
+      satelliteId: string;
+      satelliteName: string | null;
+      recordedAt: Date;
+      durationMs: number;
+      storageKey: string;
+      done: boolean;
+    }>(
       `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
          EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done
        FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
@@ -230,12 +245,23 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       if (seen.has(species.speciesCode)) continue;
       seen.add(species.speciesCode);
       found.push({
-        id: newId(), tenantId, satelliteId: chunk.satelliteId, chunkId,
-        speciesCode: species.speciesCode, scientificName: species.scientificName, commonName: species.commonName, category: species.category,
+        id: newId(),
+        tenantId,
+        satelliteId: chunk.satelliteId,
+        chunkId,
+        speciesCode: species.speciesCode,
+        scientificName: species.scientificName,
+        commonName: species.commonName,
+        category: species.category,
         confidence: p.confidence,
         // The detection starts where its window does inside the chunk.
-        detectedAt: new Date(chunkStart + startMs), startMs, endMs: Math.min(chunk.durationMs, startMs + 3000),
-        modelId, isRare: false, rareReason: null, createdAt: clock.now(),
+        detectedAt: new Date(chunkStart + startMs),
+        startMs,
+        endMs: Math.min(chunk.durationMs, startMs + 3000),
+        modelId,
+        isRare: false,
+        rareReason: null,
+        createdAt: clock.now(),
       });
     }
     if (found.length === 0) return NOTHING;
@@ -246,11 +272,23 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
       if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
       const codes = found.map((d) => d.speciesCode);
-      const record = await repo.teamRecord(tx, { tenantId, chunkId, codes, day: dayOf(detectedAt), season: seasonOf(detectedAt), few: FEW_RECORDS });
+      const record = await repo.teamRecord(tx, {
+        tenantId,
+        chunkId,
+        codes,
+        day: dayOf(detectedAt),
+        season: seasonOf(detectedAt),
+        few: FEW_RECORDS,
+      });
       if (record.done) return { rows: [] as NewDetection[], outcome: null };
       const { seenToday, seenSeason } = record;
       const rarity = record;
-      const rows: NewDetection[] = found.map((d) => ({ ...d, isFirstOfDay: !seenToday.has(d.speciesCode), isFirstOfSeason: !seenSeason.has(d.speciesCode), ...judgeRarity(d, rarity) }));
+      const rows: NewDetection[] = found.map((d) => ({
+        ...d,
+        isFirstOfDay: !seenToday.has(d.speciesCode),
+        isFirstOfSeason: !seenSeason.has(d.speciesCode),
+        ...judgeRarity(d, rarity),
+      }));
       await repo.insertMany(tx, rows);
       // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.
       const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule: opts.aggregation });
@@ -264,12 +302,24 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     // Detections page now lists (docs/decisions.md "Announcements"): not tentative ones, not a
     // stitched call's continuations, not categories the team hides.
     const silent = new Set([...outcome.tentative, ...outcome.stitched.keys()]);
-    const announced = stored.filter((d) => !silent.has(d.id) && (opts.visibleCategories === null || opts.visibleCategories.includes(d.category)));
+    const announced = stored.filter(
+      (d) => !silent.has(d.id) && (opts.visibleCategories === null || opts.visibleCategories.includes(d.category)),
+    );
     const messages = announced.map<DetectionMessage>((d) => ({
-      id: d.id, tenantId, satelliteId: d.satelliteId, satelliteName: chunk.satelliteName ?? '',
-      speciesCode: d.speciesCode, commonName: d.commonName, scientificName: d.scientificName, confidence: d.confidence,
-      isRare: d.isRare, isFirstOfDay: d.isFirstOfDay, isFirstOfSeason: d.isFirstOfSeason, rareReason: d.rareReason,
-      detectedAt: new Date(d.detectedAt).toISOString(), audioChunkId: d.chunkId,
+      id: d.id,
+      tenantId,
+      satelliteId: d.satelliteId,
+      satelliteName: chunk.satelliteName ?? '',
+      speciesCode: d.speciesCode,
+      commonName: d.commonName,
+      scientificName: d.scientificName,
+      confidence: d.confidence,
+      isRare: d.isRare,
+      isFirstOfDay: d.isFirstOfDay,
+      isFirstOfSeason: d.isFirstOfSeason,
+      rareReason: d.rareReason,
+      detectedAt: new Date(d.detectedAt).toISOString(),
+      audioChunkId: d.chunkId,
     }));
     for (const m of messages) {
       try {
@@ -294,9 +344,16 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
     const started = performance.now();
     const report = (status: 'completed' | 'failed', detections: number, error: string | null) =>
       deps.reporter?.record({
-        jobId: job.id, chunkId: String(job.data.chunkId ?? ''), tenantId: String(job.data.tenantId ?? ''), attempt: job.attempt,
-        status, durationMs: Math.round((performance.now() - started) * 10) / 10, detections,
-        modelId: modelOfJob.get(job) ?? null, finishedAt: deps.clock.now().toISOString(), error,
+        jobId: job.id,
+        chunkId: String(job.data.chunkId ?? ''),
+        tenantId: String(job.data.tenantId ?? ''),
+        attempt: job.attempt,
+        status,
+        durationMs: Math.round((performance.now() - started) * 10) / 10,
+        detections,
+        modelId: modelOfJob.get(job) ?? null,
+        finishedAt: deps.clock.now().toISOString(),
+        error,
       });
     try {
       const { stored } = await handle(job);

@@ -20,7 +20,16 @@ function noBroker(): Broker {
   const refuse = async () => {
     throw new Error('this command has no broker connection');
   };
-  return { kind: 'embedded', brokerUrl: '', wsUrl: null, provisionSatellite: refuse, revokeSatellite: refuse, publish: refuse, subscribe: refuse, close: async () => {} };
+  return {
+    kind: 'embedded',
+    brokerUrl: '',
+    wsUrl: null,
+    provisionSatellite: refuse,
+    revokeSatellite: refuse,
+    publish: refuse,
+    subscribe: refuse,
+    close: async () => {},
+  };
 }
 
 /** Migrations, then reference data kept like the schema: the species table follows the bundled catalog. */
@@ -29,7 +38,10 @@ export async function prepareDatabase(db: Db, now: Date): Promise<void> {
   await syncSpeciesCatalog(db, speciesCatalog(), now);
 }
 
-export async function createInfra(config: Config, opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean; broker?: boolean } = {}): Promise<Infra> {
+export async function createInfra(
+  config: Config,
+  opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean; broker?: boolean } = {},
+): Promise<Infra> {
   const clock = opts.clock ?? systemClock;
   const db = await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null });
   if (opts.migrate !== false) await prepareDatabase(db, clock.now());
@@ -39,7 +51,12 @@ export async function createInfra(config: Config, opts: { clock?: Clock; databas
   const storage = createStorage(config);
   const queue = createQueue(config);
   // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
-  const broker = opts.broker === false ? noBroker() : config.mode === 'api' || config.mode === 'worker' ? createBusBroker(config, bus) : await createBroker(config, dbCredentialCheck(db));
+  const broker =
+    opts.broker === false
+      ? noBroker()
+      : config.mode === 'api' || config.mode === 'worker'
+        ? createBusBroker(config, bus)
+        : await createBroker(config, dbCredentialCheck(db));
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

@@ -69,9 +69,11 @@ export async function registerSatellite(input: {
       }),
     });
   } catch (err) {
-    throw new Error(`registration at ${url} failed: ${(err as Error).message}`);
+    throw new Error(`registration at ${url} failed: ${(err as Error).message}`, { cause: err });
   }
   const text = await res.text();
+  // The registration reply is read defensively: any field may be missing from a foreign hub.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let body: any = null;
   try {
     body = JSON.parse(text);
@@ -102,7 +104,7 @@ export function loadCredentials(file: string): SavedCredentials | null {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as SavedCredentials;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new Error(`${file}: unreadable credentials (${(err as Error).message})`);
+    throw new Error(`${file}: unreadable credentials (${(err as Error).message})`, { cause: err });
   }
 }
 
@@ -170,7 +172,10 @@ export async function satelliteCommand(args: string[]): Promise<number> {
     console.log(`Using saved credentials of satellite ${creds.satelliteId} from ${credFile}`);
   } else {
     const missing = (['hub', 'token', 'tenant'] as const).filter((k) => !values[k]);
-    if (missing.length) throw new Error(`${missing.map((m) => `--${m}`).join(', ')} required to register (no saved credentials in ${credFile})\n\n${SATELLITE_USAGE}`);
+    if (missing.length)
+      throw new Error(
+        `${missing.map((m) => `--${m}`).join(', ')} required to register (no saved credentials in ${credFile})\n\n${SATELLITE_USAGE}`,
+      );
     creds = await registerSatellite({
       hub: values.hub!,
       token: values.token!,
@@ -208,13 +213,19 @@ export async function satelliteCommand(args: string[]): Promise<number> {
     sat.on('connect-error', (err: Error & { code?: number }) => {
       // CONNACK 4 (bad user name or password) and 5 (not authorized) do not heal by retrying.
       if (chunks !== undefined && (err.code === 4 || err.code === 5)) {
-        resolve({ code: 2, reason: `the broker refused the credentials of satellite ${creds!.satelliteId} (${err.message}); delete ${credFile} to register again` });
+        resolve({
+          code: 2,
+          reason: `the broker refused the credentials of satellite ${creds!.satelliteId} (${err.message}); delete ${credFile} to register again`,
+        });
       }
     });
     if (chunks === undefined) return;
     if (chunks === 0) return resolve({ code: 0, reason: '0 chunks asked' });
     const seconds = positiveInt('--timeout', values.timeout) ?? Math.ceil(60 + (6 * chunks * intervalMs) / 1000);
-    const timer = setTimeout(() => resolve({ code: 1, reason: `timed out after ${seconds} s: ${sat.ackedCount} of ${chunks} chunks acked stored` }), seconds * 1000);
+    const timer = setTimeout(
+      () => resolve({ code: 1, reason: `timed out after ${seconds} s: ${sat.ackedCount} of ${chunks} chunks acked stored` }),
+      seconds * 1000,
+    );
     const check = () => {
       if (sat.ackedCount >= chunks) {
         clearTimeout(timer);

@@ -164,7 +164,10 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
     if (!this.stopped) return;
     this.stopped = false;
     this.reports.markStarted();
-    this.log('info', `satellite ${this.id} (tenant ${this.tenantId}) version ${this.o.version} starting; source: ${this.o.source.description}`);
+    this.log(
+      'info',
+      `satellite ${this.id} (tenant ${this.tenantId}) version ${this.o.version} starting; source: ${this.o.source.description}`,
+    );
     const pending = this.outbox.pending().length;
     if (pending) this.log('info', `outbox holds ${pending} unsent chunk(s) from before; they go first`);
     this.offEvicted = this.outbox.onEvicted((ev) => this.reportEvictions(ev));
@@ -209,7 +212,10 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
     const by = new Map<string, number>();
     for (const e of evicted) by.set(`${e.reason}/${e.status}`, (by.get(`${e.reason}/${e.status}`) ?? 0) + 1);
     const unsent = evicted.filter((e) => e.status !== 'acked').length;
-    this.log(unsent ? 'warn' : 'info', `outbox caps removed ${evicted.length} chunk(s) (${[...by].map(([k, n]) => `${k}: ${n}`).join(', ')})${unsent ? `; ${unsent} were never stored by the hub` : ''}`);
+    this.log(
+      unsent ? 'warn' : 'info',
+      `outbox caps removed ${evicted.length} chunk(s) (${[...by].map(([k, n]) => `${k}: ${n}`).join(', ')})${unsent ? `; ${unsent} were never stored by the hub` : ''}`,
+    );
     this.emit('evicted', evicted);
   }
 
@@ -240,11 +246,17 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
         case 'log-request':
           return await answerLogRequest(this.ctx, this.journal, this.connection, body);
         case 'update':
-          this.log('info', `update requested: target version ${String(body.targetVersion)} (running ${this.o.version}); the reference satellite does not update itself`);
+          this.log(
+            'info',
+            `update requested: target version ${String(body.targetVersion)} (running ${this.o.version}); the reference satellite does not update itself`,
+          );
           this.emit('update', body.targetVersion);
           return;
         case 'detection':
-          this.log('info', `detection: ${String(body.commonName ?? body.scientificName ?? '?')} (${String(body.confidence ?? '?')}) in chunk ${String(body.audioChunkId ?? '?')}`);
+          this.log(
+            'info',
+            `detection: ${String(body.commonName ?? body.scientificName ?? '?')} (${String(body.confidence ?? '?')}) in chunk ${String(body.audioChunkId ?? '?')}`,
+          );
           this.emit('detection', body);
           return;
         default:

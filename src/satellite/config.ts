@@ -37,7 +37,14 @@ export interface SatelliteConfig {
 
 /** Before the first push every field takes the registry default (config push rule 2). */
 export const DEFAULT_CONFIG: SatelliteConfig = {
-  recordingProfile: { type: 'continuous', schedule: [], sampleRate: SAMPLE_RATE, chunkDurationMs: CHUNK_DURATION_MS, overlapMs: 0, gain: 0 },
+  recordingProfile: {
+    type: 'continuous',
+    schedule: [],
+    sampleRate: SAMPLE_RATE,
+    chunkDurationMs: CHUNK_DURATION_MS,
+    overlapMs: 0,
+    gain: 0,
+  },
   heartbeatIntervalSec: 30,
   filterEnabled: true,
   filterMinRms: 0.003,
@@ -64,11 +71,14 @@ export function mergeConfig(body: Record<string, unknown>, base: SatelliteConfig
       overlapMs: isNum(p.overlapMs) ? p.overlapMs : bp.overlapMs,
       gain: isNum(p.gain) ? p.gain : bp.gain,
     },
-    heartbeatIntervalSec: isNum(body.heartbeatIntervalSec) && body.heartbeatIntervalSec > 0 ? body.heartbeatIntervalSec : base.heartbeatIntervalSec,
+    heartbeatIntervalSec:
+      isNum(body.heartbeatIntervalSec) && body.heartbeatIntervalSec > 0 ? body.heartbeatIntervalSec : base.heartbeatIntervalSec,
     filterEnabled: typeof body.filterEnabled === 'boolean' ? body.filterEnabled : base.filterEnabled,
     filterMinRms: isNum(body.filterMinRms) ? body.filterMinRms : base.filterMinRms,
     classifierMinBirdProb: isNum(body.classifierMinBirdProb) ? body.classifierMinBirdProb : base.classifierMinBirdProb,
-    excludedClassifierCategories: Array.isArray(body.excludedClassifierCategories) ? body.excludedClassifierCategories.map(String) : base.excludedClassifierCategories,
+    excludedClassifierCategories: Array.isArray(body.excludedClassifierCategories)
+      ? body.excludedClassifierCategories.map(String)
+      : base.excludedClassifierCategories,
     outboxSoftSizeMb: isNum(body.outboxSoftSizeMb) ? body.outboxSoftSizeMb : base.outboxSoftSizeMb,
     outboxHardSizeMb: isNum(body.outboxHardSizeMb) ? body.outboxHardSizeMb : base.outboxHardSizeMb,
     outboxMaxAgeHours: isNum(body.outboxMaxAgeHours) ? body.outboxMaxAgeHours : base.outboxMaxAgeHours,
@@ -136,7 +146,10 @@ export class ConfigApplier {
       `config applied: profile ${next.recordingProfile.type}, gain ${next.recordingProfile.gain} dB, heartbeat ${next.heartbeatIntervalSec} s, ` +
         `silence gate ${next.filterEnabled ? `on at RMS ${next.filterMinRms}` : 'off'}, outbox ${next.outboxSoftSizeMb}/${next.outboxHardSizeMb} MB, ${next.outboxMaxAgeHours} h`,
     );
-    if (ctx.options.dataDir) await writeFileDurable(ctx.file('config.json'), JSON.stringify(next)).catch((err) => ctx.log('warn', `saving config: ${(err as Error).message}`));
+    if (ctx.options.dataDir)
+      await writeFileDurable(ctx.file('config.json'), JSON.stringify(next)).catch((err) =>
+        ctx.log('warn', `saving config: ${(err as Error).message}`),
+      );
     ctx.emit('config', next);
   }
 }

@@ -152,14 +152,20 @@ export class BrokerConnection {
   private async onConnected(client: MqttClient): Promise<void> {
     const { ctx } = this;
     try {
-      const granted = await client.subscribeAsync(Object.fromEntries(Object.entries(SUBSCRIPTIONS).map(([ch, qos]) => [ctx.topic(ch), { qos: qos as 0 | 1 | 2 }])));
+      const granted = await client.subscribeAsync(
+        Object.fromEntries(Object.entries(SUBSCRIPTIONS).map(([ch, qos]) => [ctx.topic(ch), { qos: qos as 0 | 1 | 2 }])),
+      );
       const refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
       if (refused.length) ctx.log('error', `broker refused subscriptions: ${refused.join(', ')}`);
       if (this.current !== client) return;
       ctx.status.connected = true;
       this.reconnectDelay = ctx.options.reconnectMs;
       ctx.log('info', `connected to ${this.url}`);
-      await client.publishAsync(ctx.topic('config-request'), JSON.stringify({ satelliteId: ctx.id, tenantId: ctx.tenantId, overrides: {} }), { qos: 1 });
+      await client.publishAsync(
+        ctx.topic('config-request'),
+        JSON.stringify({ satelliteId: ctx.id, tenantId: ctx.tenantId, overrides: {} }),
+        { qos: 1 },
+      );
       await this.hooks.prepare();
       ctx.emit('connected');
       this.hooks.ready();

@@ -71,7 +71,8 @@ export class SilenceGate {
   /** Judges one chunk and counts it. */
   check(samples: Int16Array): GateResult {
     const level = rms(samples);
-    this.noiseFloor = this.noiseFloor === null ? level : this.noiseFloor + (level < this.noiseFloor ? 0.3 : 0.02) * (level - this.noiseFloor);
+    this.noiseFloor =
+      this.noiseFloor === null ? level : this.noiseFloor + (level < this.noiseFloor ? 0.3 : 0.02) * (level - this.noiseFloor);
     this.stats.totalProcessed++;
     if (this.config.filterEnabled && level < this.config.filterMinRms) {
       this.stats.rejectedSilence++;

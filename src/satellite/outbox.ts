@@ -151,7 +151,7 @@ export class Outbox {
         continue;
       }
       const stem = f.slice(0, -'.json'.length);
-      let row: OutboxRow | null = null;
+      let row: OutboxRow | null;
       try {
         row = JSON.parse(await fsp.readFile(full, 'utf8')) as OutboxRow;
       } catch {

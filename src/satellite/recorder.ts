@@ -13,13 +13,23 @@ import { CHUNK_DURATION_MS, SAMPLE_RATE, applyGain, encodeWav } from './wav.ts';
 export type RecordOutcome = 'recorded' | 'gated' | 'scheduled_off' | 'end' | 'error';
 
 /** Whether the recording profile records at `now` (continuous, or inside a schedule window). */
-export function isRecordingTime(profile: RecordingProfile, now: Date, position: { latitude: number | null; longitude: number | null }): boolean {
+export function isRecordingTime(
+  profile: RecordingProfile,
+  now: Date,
+  position: { latitude: number | null; longitude: number | null },
+): boolean {
   if (profile.type === 'continuous' || profile.schedule.length === 0) return true;
   let resolvable = 0;
   // Yesterday's windows too: a window may run past midnight.
   for (const offset of [-1, 0]) {
     const day = new Date(now.getTime() + offset * 86_400_000);
-    const r = resolveSchedule({ profile: profile.type, windows: profile.schedule, latitude: position.latitude, longitude: position.longitude, day });
+    const r = resolveSchedule({
+      profile: profile.type,
+      windows: profile.schedule,
+      latitude: position.latitude,
+      longitude: position.longitude,
+      day,
+    });
     for (const w of r.windows) {
       if (!w.startsAt || !w.endsAt) continue;
       resolvable++;
@@ -46,7 +56,13 @@ export class Recorder {
   /** Records the next chunk after `chunkIntervalMs`, and so on, until stopped, exhausted or at the limit. */
   schedule(): void {
     const { ctx } = this;
-    if (ctx.isStopped() || ctx.status.sourceEnded || ctx.options.chunkIntervalMs <= 0 || ctx.status.recordedCount >= ctx.options.recordLimit) return;
+    if (
+      ctx.isStopped() ||
+      ctx.status.sourceEnded ||
+      ctx.options.chunkIntervalMs <= 0 ||
+      ctx.status.recordedCount >= ctx.options.recordLimit
+    )
+      return;
     this.recordTimer = setTimeout(() => {
       this.recordTimer = null;
       void this.record()

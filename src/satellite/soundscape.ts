@@ -119,7 +119,8 @@ export const SPECIES: readonly SpeciesPattern[] = [
     scientificName: 'Fringilla coelebs',
     commonName: 'Common Chaffinch',
     bandHz: [3000, 4300],
-    pattern: 'accelerating descending trill: 12 notes of 35 ms sweeping down 300 Hz from 4200 → 3400 Hz, gaps 70 → 25 ms, flourish 3900 → 3200 Hz 150 ms',
+    pattern:
+      'accelerating descending trill: 12 notes of 35 ms sweeping down 300 Hz from 4200 → 3400 Hz, gaps 70 → 25 ms, flourish 3900 → 3200 Hz 150 ms',
     notes: chaffinch(),
   },
   {
@@ -196,7 +197,8 @@ function renderCall(out: Float64Array, s: SpeciesPattern, startSample: number, a
     for (let i = 0; i < n; i++) {
       const at = first + i;
       if (at < 0 || at >= out.length) continue;
-      const env = i < edge ? 0.5 - 0.5 * Math.cos((Math.PI * i) / edge) : i >= n - edge ? 0.5 - 0.5 * Math.cos((Math.PI * (n - 1 - i)) / edge) : 1;
+      const env =
+        i < edge ? 0.5 - 0.5 * Math.cos((Math.PI * i) / edge) : i >= n - edge ? 0.5 - 0.5 * Math.cos((Math.PI * (n - 1 - i)) / edge) : 1;
       phase += (2 * Math.PI * note.freq(i / n) * pitch) / SAMPLE_RATE;
       out[at] += amplitude * env * Math.sin(phase);
     }

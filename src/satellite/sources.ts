@@ -58,7 +58,7 @@ function readChunks(file: string): Int16Array[] {
   try {
     decoded = decodeWav(fs.readFileSync(file), { expect48kMono: true });
   } catch (err) {
-    if (err instanceof WavError) throw new Error(`${file}: ${err.message}`);
+    if (err instanceof WavError) throw new Error(`${file}: ${err.message}`, { cause: err });
     throw err;
   }
   return cutChunks(decoded.samples);

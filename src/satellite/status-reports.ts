@@ -93,11 +93,15 @@ export class StatusReporter {
   async saveStats(): Promise<void> {
     const { ctx } = this;
     if (!ctx.options.dataDir) return;
-    await saveFilterStats(ctx.file('filter-stats.json'), this.gate.stats).catch((err) => ctx.log('warn', `saving filter stats: ${(err as Error).message}`));
+    await saveFilterStats(ctx.file('filter-stats.json'), this.gate.stats).catch((err) =>
+      ctx.log('warn', `saving filter stats: ${(err as Error).message}`),
+    );
   }
 
   private heartbeatMs(): number {
-    return this.ctx.options.heartbeatIntervalMs > 0 ? this.ctx.options.heartbeatIntervalMs : this.ctx.status.config.heartbeatIntervalSec * 1000;
+    return this.ctx.options.heartbeatIntervalMs > 0
+      ? this.ctx.options.heartbeatIntervalMs
+      : this.ctx.status.config.heartbeatIntervalSec * 1000;
   }
 
   private uptimeSeconds(): number {

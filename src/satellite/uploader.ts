@@ -28,7 +28,10 @@ export class Uploader {
   private readonly settling = new Set<string>();
 
   constructor(
-    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'isStopped' | 'log' | 'emit' | 'topic'>,
+    private readonly ctx: Pick<
+      SatelliteContext,
+      'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'isStopped' | 'log' | 'emit' | 'topic'
+    >,
     private readonly connection: Pick<BrokerConnection, 'client'>,
   ) {}
 

@@ -104,7 +104,9 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
 
   test('the detections page loads under 300 KB of JavaScript gzipped', () => {
     const { bytes, files } = initialJsGzip();
-    console.log(`# initial JavaScript of the detections page: ${(bytes / 1024).toFixed(1)} KB gzipped (${files.length} file${files.length === 1 ? '' : 's'})`);
+    console.log(
+      `# initial JavaScript of the detections page: ${(bytes / 1024).toFixed(1)} KB gzipped (${files.length} file${files.length === 1 ? '' : 's'})`,
+    );
     assert.ok(files.length > 0, 'index.html loads a script');
     assert.ok(bytes < 300 * 1024, `${bytes} bytes gzipped`);
   });
@@ -139,7 +141,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.waitForURL(/\/detections/);
     await page.getByRole('heading', { name: 'Detections' }).waitFor();
     const cookies = await ownerCtx.cookies();
-    assert.ok(cookies.some((c) => c.name === 'chorus_session'), 'signed in with a session cookie');
+    assert.ok(
+      cookies.some((c) => c.name === 'chorus_session'),
+      'signed in with a session cookie',
+    );
     assert.ok(cookies.length >= 2, 'the mfa-remember cookie is set too');
     await page.getByTestId('live-state').filter({ hasText: 'Live' }).waitFor();
   });
@@ -193,10 +198,21 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
     // The event as the inference worker sends it to the team's sockets (src/inference/worker.ts).
     await hub.services.live.sendToTeam(team.id, {
-      type: 'detection', id: crypto.randomUUID(), tenantId: team.id, satelliteId: sat!.id, satelliteName: 'Hedge',
-      speciesCode: 'hoopoe', commonName: 'Eurasian Hoopoe', scientificName: 'Upupa epops', confidence: 0.9,
-      isRare: true, isFirstOfDay: true, isFirstOfSeason: true, rareReason: 'Not seen before at this team',
-      detectedAt: hub.clock.now().toISOString(), audioChunkId: detectionChunk,
+      type: 'detection',
+      id: crypto.randomUUID(),
+      tenantId: team.id,
+      satelliteId: sat!.id,
+      satelliteName: 'Hedge',
+      speciesCode: 'hoopoe',
+      commonName: 'Eurasian Hoopoe',
+      scientificName: 'Upupa epops',
+      confidence: 0.9,
+      isRare: true,
+      isFirstOfDay: true,
+      isFirstOfSeason: true,
+      rareReason: 'Not seen before at this team',
+      detectedAt: hub.clock.now().toISOString(),
+      audioChunkId: detectionChunk,
     });
     await page.getByTestId('toast').filter({ hasText: 'Rare species: Eurasian Hoopoe · Wiedehopf (Upupa epops)' }).waitFor();
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Detections' }).click();
@@ -228,11 +244,14 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(a.vote, 'confirm');
     assert.equal(a.notes, 'clear song');
     // The box spans 20 %–60 % of the chunk's time and the middle half of its frequency range.
-    assert.ok(a.timeStartMs >= 500 && a.timeStartMs <= 700 && a.timeEndMs >= 1700 && a.timeEndMs <= 1900, `${a.timeStartMs}–${a.timeEndMs} ms`);
+    assert.ok(
+      a.timeStartMs >= 500 && a.timeStartMs <= 700 && a.timeEndMs >= 1700 && a.timeEndMs <= 1900,
+      `${a.timeStartMs}–${a.timeEndMs} ms`,
+    );
     assert.ok(a.freqLowHz < a.freqHighHz, `${a.freqLowHz}–${a.freqHighHz} Hz`);
   });
 
-  test('the team switcher shows the other team\'s detections', async () => {
+  test("the team switcher shows the other team's detections", async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Detections' }).click();
     await page.getByTestId('detection').first().waitFor();
     await page.getByLabel('Team', { exact: true }).selectOption({ label: 'Pond Watch (owner)' });
@@ -279,7 +298,11 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(entry.own, 60);
     assert.equal(entry.source, 'satellite');
     // The config history names what changed and who changed it.
-    await page.getByTestId('history-entry').filter({ hasText: 'by Olive Owner' }).filter({ hasText: /heartbeatIntervalSec: \S+ → 60/ }).waitFor();
+    await page
+      .getByTestId('history-entry')
+      .filter({ hasText: 'by Olive Owner' })
+      .filter({ hasText: /heartbeatIntervalSec: \S+ → 60/ })
+      .waitFor();
 
     // Rotating the key shows the new one once; the key shown at registration stops working.
     const firstKey = /"apiKey": "([0-9a-f]+)"/.exec(registrationConfig)![1];
@@ -302,7 +325,12 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const base = Date.now() - 30 * 60_000;
     for (const [i, battery] of [0.91, 0.88, 0.84].entries()) {
       const m = await sat!.sendHandled('telemetry', {
-        satelliteId: sat!.id, tenantId: sat!.tenantId, batteryLevel: battery, storageFreeBytes: 8e9 - i * 1e8, cpuTemp: 41 + i, timestamp: new Date(base + i * 600_000).toISOString(),
+        satelliteId: sat!.id,
+        tenantId: sat!.tenantId,
+        batteryLevel: battery,
+        storageFreeBytes: 8e9 - i * 1e8,
+        cpuTemp: 41 + i,
+        timestamp: new Date(base + i * 600_000).toISOString(),
       });
       assert.equal(m.outcome, 'done');
     }
@@ -399,7 +427,11 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await shot(page, '09b-detections-secondary-names');
 
     // Back to English only and one date format for the tests that follow.
-    const reset = await api.patch('/settings/effective?level=account', { values: { secondaryLanguages: [], dateFormatSecondary: 'none' } }, owner);
+    const reset = await api.patch(
+      '/settings/effective?level=account',
+      { values: { secondaryLanguages: [], dateFormatSecondary: 'none' } },
+      owner,
+    );
     assert.equal(reset.status, 200);
     await page.reload();
     await page.getByRole('link', { name: 'Team', exact: true }).click();
@@ -419,16 +451,22 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const chosen = new URL(page.url());
     const [from, to] = [chosen.searchParams.get('start')!, chosen.searchParams.get('end')!];
     assert.ok(Math.abs(Date.parse(to) - Date.parse(from) - 30 * 86_400_000) < 5_000, `${from} – ${to} spans 30 days`);
-    const summary = await api.get(`/detections/summary?tenantId=${team.id}&start=${encodeURIComponent(from)}&end=${encodeURIComponent(to)}`, owner);
+    const summary = await api.get(
+      `/detections/summary?tenantId=${team.id}&start=${encodeURIComponent(from)}&end=${encodeURIComponent(to)}`,
+      owner,
+    );
     assert.equal(summary.status, 200);
     const robin = summary.body.species.find((x: { commonName: string }) => x.commonName === 'European Robin');
     assert.ok(robin, 'the summary lists the robin');
-    await page.getByTestId('species-window').getByText(`Detections: ${summary.body.total_detections} · species: ${summary.body.species.length}`).waitFor();
+    await page
+      .getByTestId('species-window')
+      .getByText(`Detections: ${summary.body.total_detections} · species: ${summary.body.species.length}`)
+      .waitFor();
     const cells = await row.locator('td').allTextContents();
     assert.equal(cells[0], String(robin.count));
     // One bar per day of the window with a detection; the robin was heard today.
     const bars = await row.locator('svg.activity rect').count();
-    assert.ok(bars >= 1, 'the activity chart draws the robin\'s day');
+    assert.ok(bars >= 1, "the activity chart draws the robin's day");
     await shot(page, '05b-species');
     await row.getByRole('link', { name: 'European Robin' }).click();
     await page.waitForURL(/\/detections\?/);
@@ -443,7 +481,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   test('an invite link registers a member; forgot and reset password by the mailed link', async () => {
     // The owner is on the team page: an invite link for a member.
     await page.getByLabel('Role', { exact: true }).first().waitFor();
-    await page.locator('form', { has: page.getByRole('button', { name: 'Create invite link' }) }).getByLabel('Role').selectOption('member');
+    await page
+      .locator('form', { has: page.getByRole('button', { name: 'Create invite link' }) })
+      .getByLabel('Role')
+      .selectOption('member');
     await page.getByRole('button', { name: 'Create invite link' }).click();
     const link = await page.getByLabel('Invite link').inputValue();
     const invitePath = new URL(link).pathname + new URL(link).search;
@@ -491,7 +532,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.goto(pondUrl.pathname + pondUrl.search);
     await p.getByRole('button', { name: 'Join this team' }).click();
     await p.getByRole('heading', { name: 'Detections' }).waitFor();
-    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Pond Watch (viewer)' }).waitFor({ state: 'attached' });
+    await p
+      .getByLabel('Team', { exact: true })
+      .locator('option:checked', { hasText: 'Pond Watch (viewer)' })
+      .waitFor({ state: 'attached' });
 
     // A person creates a team of their own from the team directory and lands on its team page.
     await p.getByRole('link', { name: 'Find a team' }).click();
@@ -499,11 +543,14 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.getByLabel('Team name').fill('Nia Nest Box');
     await p.getByRole('button', { name: 'Create team' }).click();
     await p.getByRole('heading', { name: 'Team: Nia Nest Box' }).waitFor();
-    await p.getByLabel('Team', { exact: true }).locator('option:checked', { hasText: 'Nia Nest Box (owner)' }).waitFor({ state: 'attached' });
+    await p
+      .getByLabel('Team', { exact: true })
+      .locator('option:checked', { hasText: 'Nia Nest Box (owner)' })
+      .waitFor({ state: 'attached' });
     await ctx.close();
   });
 
-  test('a join request is approved from the link in the admins\' mail', async () => {
+  test("a join request is approved from the link in the admins' mail", async () => {
     const hubSwitch = await api.patch('/settings/effective?level=hub', { values: { allow_public_teams: true } }, hubAdmin);
     assert.equal(hubSwitch.status, 200, hubSwitch.text);
     const policy = await api.patch(`/settings/effective?tenantId=${team.id}`, { values: { join_policy: 'listed' } }, owner);
@@ -531,15 +578,28 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.match((await page.getByTestId('setting-join_policy').textContent()) ?? '', /invite_only/);
     // The owner removes the member again, confirming first.
     await page.getByRole('button', { name: 'Remove Hal Hopeful' }).click();
-    await page.getByRole('group', { name: 'Remove Hal Hopeful from the team?' }).getByRole('button', { name: 'Remove', exact: true }).click();
+    await page
+      .getByRole('group', { name: 'Remove Hal Hopeful from the team?' })
+      .getByRole('button', { name: 'Remove', exact: true })
+      .click();
     await page.getByRole('row', { name: /Hal Hopeful/ }).waitFor({ state: 'detached' });
     const remaining = await api.get(`/auth/members?tenantId=${team.id}`, owner);
-    assert.equal(remaining.body.members.some((m: { userId: string }) => m.userId === hopeful.id), false, 'the member is removed');
+    assert.equal(
+      remaining.body.members.some((m: { userId: string }) => m.userId === hopeful.id),
+      false,
+      'the member is removed',
+    );
   });
 
   test('the reference satellite records the synthetic soundscape: its detections appear live', async () => {
     const dir = fs.mkdtempSync(path.join(root, 'test-results', 'ref-sat-'));
-    const creds = await registerSatellite({ hub: hub.url, token: owner.token, tenantId: team.id, name: 'Reference', deviceId: `e2e-${crypto.randomUUID()}` });
+    const creds = await registerSatellite({
+      hub: hub.url,
+      token: owner.token,
+      tenantId: team.id,
+      name: 'Reference',
+      deviceId: `e2e-${crypto.randomUUID()}`,
+    });
     const reference = new Satellite({
       credentials: creds,
       source: syntheticSource({ seed: 7, silenceProbability: 0 }),
@@ -558,7 +618,12 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
       assert.equal(await reference.record(), 'recorded');
       const ackedAt = await acked;
       const expected = chunkPlan(7, 0).species[0].split('_')[1];
-      await page.getByTestId('detection').filter({ hasText: 'Reference' }).filter({ hasText: expected }).first().waitFor({ timeout: 30_000 });
+      await page
+        .getByTestId('detection')
+        .filter({ hasText: 'Reference' })
+        .filter({ hasText: expected })
+        .first()
+        .waitFor({ timeout: 30_000 });
       console.log(`# reference satellite: chunk acked → ${expected} shown in the browser: ${Date.now() - ackedAt} ms`);
     } finally {
       await reference.stop();
@@ -601,7 +666,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await a.getByText(owner.email).first().waitFor();
     await a.getByTestId('setting-allow_public_teams').getByTestId('value').filter({ hasText: 'true' }).waitFor();
     // A generated password is shown once and works.
-    await a.getByRole('row', { name: /Vic Viewer/ }).getByRole('button', { name: 'Reset password' }).click();
+    await a
+      .getByRole('row', { name: /Vic Viewer/ })
+      .getByRole('button', { name: 'Reset password' })
+      .click();
     const temp = (await a.getByRole('region', { name: 'Temporary password' }).locator('code').textContent()) ?? '';
     assert.ok(temp.length >= 8, 'a temporary password');
     assert.equal((await api.post('/auth/login', { email: viewer.email, password: temp })).status, 200);
@@ -613,17 +681,29 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const { ctx: actx, page: a } = await signedIn(hubAdmin);
     await a.getByTestId('nav-admin').click();
     await a.getByRole('heading', { name: 'Classifier models' }).waitFor();
-    await a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Built-in demonstration model/ }).waitFor();
+    await a
+      .getByRole('table', { name: 'Classifier models' })
+      .getByRole('row', { name: /Built-in demonstration model/ })
+      .waitFor();
 
     // The built-in graph with its first label renamed to a species the catalog does not know.
     const labels = fs.readFileSync(path.join(root, 'models', 'builtin', 'labels.txt'), 'utf8').split('\n');
     labels[0] = 'Foous barus_Foo Bird';
     const form = a.getByRole('form', { name: 'Upload a model' });
     await form.getByLabel('Name').fill('Field model');
-    await form.getByLabel('ONNX file').setInputFiles({ name: 'field.onnx', mimeType: 'application/octet-stream', buffer: fs.readFileSync(path.join(root, 'models', 'builtin', 'model.onnx')) });
-    await form.getByLabel('Labels file').setInputFiles({ name: 'labels.txt', mimeType: 'text/plain', buffer: Buffer.from(labels.join('\n')) });
+    await form.getByLabel('ONNX file').setInputFiles({
+      name: 'field.onnx',
+      mimeType: 'application/octet-stream',
+      buffer: fs.readFileSync(path.join(root, 'models', 'builtin', 'model.onnx')),
+    });
+    await form
+      .getByLabel('Labels file')
+      .setInputFiles({ name: 'labels.txt', mimeType: 'text/plain', buffer: Buffer.from(labels.join('\n')) });
     await form.getByRole('button', { name: 'Upload' }).click();
-    await form.getByRole('status').filter({ hasText: "Field model uploaded. Labels not in the catalog, now the model's own species: 1." }).waitFor();
+    await form
+      .getByRole('status')
+      .filter({ hasText: "Field model uploaded. Labels not in the catalog, now the model's own species: 1." })
+      .waitFor();
 
     const row = a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Field model/ });
     await row.getByText('1 not in the catalog').waitFor();
@@ -632,7 +712,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await mapping.getByText('1–5 of 5').waitFor();
     await mapping.getByLabel('Only species the catalog does not know').check();
     await mapping.getByText('1–1 of 1').waitFor();
-    await mapping.getByRole('row', { name: /Foo Bird/ }).getByText("model's own").waitFor();
+    await mapping
+      .getByRole('row', { name: /Foo Bird/ })
+      .getByText("model's own")
+      .waitFor();
     await mapping.getByLabel('Only species the catalog does not know').uncheck();
     await mapping.getByLabel('Search labels').fill('robin');
     await mapping.getByText('1–1 of 1').waitFor();
@@ -647,7 +730,10 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await mapping.getByRole('row', { name: /Eurasian Wren/ }).waitFor();
     const model = (await api.get('/admin/models', hubAdmin)).body.models.find((m: { name: string }) => m.name === 'Field model');
     const listed = await api.get(`/admin/models/${model.id}/labels?search=robin`, hubAdmin);
-    assert.deepEqual(listed.body.labels.map((l: { speciesCode: string }) => l.speciesCode), ['winwre4']);
+    assert.deepEqual(
+      listed.body.labels.map((l: { speciesCode: string }) => l.speciesCode),
+      ['winwre4'],
+    );
     await shot(a, '14-models');
     await actx.close();
   });
@@ -733,7 +819,14 @@ describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
     const cdp = await ctx.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
 
     await page.goto('/sign-in');

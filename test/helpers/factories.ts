@@ -49,7 +49,9 @@ export function factories(hub: Hub) {
       const id = newId();
       const name = opts.name ?? `Person ${uniq()}`;
       const email = opts.email ?? `p-${uniq()}@example.org`;
-      await hub.infra.db.tx((tx) => users.insert(tx, { id, email, name, passwordHash: '', isAdmin: opts.admin ?? false, at: hub.clock.now() }));
+      await hub.infra.db.tx((tx) =>
+        users.insert(tx, { id, email, name, passwordHash: '', isAdmin: opts.admin ?? false, at: hub.clock.now() }),
+      );
       await hub.infra.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, await passwordHash]);
       return { id, email, name, password: PASSWORD, ...(await signIn(id)) };
     },
@@ -72,7 +74,11 @@ export function factories(hub: Hub) {
       return { ...u, membershipId: await f.addMember(team, u, role) };
     },
 
-    async apiKey(team: TestTeam, creator: TestUser, role: 'viewer' | 'member' | 'admin' = 'member'): Promise<{ id: string; token: string }> {
+    async apiKey(
+      team: TestTeam,
+      creator: TestUser,
+      role: 'viewer' | 'member' | 'admin' = 'member',
+    ): Promise<{ id: string; token: string }> {
       const res = await api.post('/auth/api-keys', { tenantId: team.id, name: `key ${uniq()}`, role }, creator);
       if (res.status !== 201) throw new Error(`api key creation failed: ${res.status} ${res.text}`);
       return { id: res.body.id, token: res.body.key };
@@ -82,7 +88,9 @@ export function factories(hub: Hub) {
     async world() {
       const owner = await f.user({ name: 'Olive Owner' });
       const team = await f.team(owner);
-      const ownerMembership = (await hub.infra.db.one<{ id: string }>('SELECT id FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, owner.id])).id;
+      const ownerMembership = (
+        await hub.infra.db.one<{ id: string }>('SELECT id FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, owner.id])
+      ).id;
       const admin = await f.member(team, 'admin', { name: 'Ada Admin' });
       const member = await f.member(team, 'member', { name: 'Mel Member' });
       const viewer = await f.member(team, 'viewer', { name: 'Vic Viewer' });
@@ -97,7 +105,12 @@ export function factories(hub: Hub) {
 }
 
 /** A satellite row for tests that need one before satellites can be registered over HTTP. */
-export async function makeSatellite(hub: Hub, team: TestTeam, registeredBy: TestUser | null, name = `Sat ${crypto.randomBytes(3).toString('hex')}`) {
+export async function makeSatellite(
+  hub: Hub,
+  team: TestTeam,
+  registeredBy: TestUser | null,
+  name = `Sat ${crypto.randomBytes(3).toString('hex')}`,
+) {
   const id = newId();
   const at = hub.clock.now();
   await hub.infra.db.query(

@@ -45,7 +45,15 @@ export interface Hub {
 const root = path.resolve(import.meta.dirname, '../..');
 
 async function pgliteFromSnapshot(): Promise<Db> {
-  const hash = crypto.createHash('sha256').update(listMigrations().map((m) => m.version + m.sql).join('\n')).digest('hex').slice(0, 16);
+  const hash = crypto
+    .createHash('sha256')
+    .update(
+      listMigrations()
+        .map((m) => m.version + m.sql)
+        .join('\n'),
+    )
+    .digest('hex')
+    .slice(0, 16);
   const dir = path.join(root, '.tmp');
   const file = path.join(dir, `pglite-${hash}.tar.gz`);
   if (!fs.existsSync(file)) {
@@ -114,7 +122,17 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   } else {
     db = await pgliteFromSnapshot();
   }
-  const infra: Infra = { config, db, clock, kv: createKv(config, clock), mail: createMailer(config, () => clock.now()), bus: createBus(config), storage: createStorage(config), queue: createQueue(config), broker: await createBroker(config, dbCredentialCheck(db)) };
+  const infra: Infra = {
+    config,
+    db,
+    clock,
+    kv: createKv(config, clock),
+    mail: createMailer(config, () => clock.now()),
+    bus: createBus(config),
+    storage: createStorage(config),
+    queue: createQueue(config),
+    broker: await createBroker(config, dbCredentialCheck(db)),
+  };
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const stopRuntime = startRuntime(infra, services, { error: () => {} });

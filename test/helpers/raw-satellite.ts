@@ -68,7 +68,12 @@ export class RawSatellite {
   }
 
   /** Registers a satellite over HTTP as `as` and connects it to the hub's broker (MQTT 3.1.1, client id satellite-{id}). */
-  static async register(hub: Hub, as: TestUser, team: TestTeam, name = `Sat ${crypto.randomBytes(3).toString('hex')}`): Promise<RawSatellite> {
+  static async register(
+    hub: Hub,
+    as: TestUser,
+    team: TestTeam,
+    name = `Sat ${crypto.randomBytes(3).toString('hex')}`,
+  ): Promise<RawSatellite> {
     const res = await client(hub.url).post('/satellites', { tenantId: team.id, name }, as);
     assert.equal(res.status, 201, `register: ${res.status} ${res.text}`);
     const c = await mqtt.connectAsync(res.body.mqtt.brokerUrl, {
@@ -99,13 +104,23 @@ export class RawSatellite {
   waitFor(channel: string, pred: (body: any) => boolean = () => true, what = channel, since = 0): Promise<any> {
     const seen = this.received.slice(since).find((m) => m.channel === channel && pred(m.body));
     if (seen) return Promise.resolve(seen.body);
-    return waitOn(this.ee, 'message', (m: Received) => (m.channel === channel && pred(m.body) ? m.body : undefined), `${what} on ${this.id}`);
+    return waitOn(
+      this.ee,
+      'message',
+      (m: Received) => (m.channel === channel && pred(m.body) ? m.body : undefined),
+      `${what} on ${this.id}`,
+    );
   }
 
   /** Sends and waits for the ack that names `chunkId` (or, without one, the next error ack without a chunkId). */
   async sendAudio(body: unknown, chunkId?: string): Promise<any> {
     const since = this.received.length;
-    const ack = this.waitFor('ack', (b) => (chunkId ? b.chunkId === chunkId : b.chunkId === undefined), `ack of ${chunkId ?? 'a chunk without id'}`, since);
+    const ack = this.waitFor(
+      'ack',
+      (b) => (chunkId ? b.chunkId === chunkId : b.chunkId === undefined),
+      `ack of ${chunkId ?? 'a chunk without id'}`,
+      since,
+    );
     await this.send('audio', body);
     return ack;
   }
@@ -143,7 +158,11 @@ export function toneWav(ms = 3000, opts: Parameters<typeof makeWav>[1] = {}): Bu
 }
 
 /** A valid audio message body for a satellite; `over` replaces or adds fields. */
-export function audioBody(sat: { id: string; tenantId: string }, over: Record<string, unknown> = {}, wav: Buffer = toneWav()): Record<string, unknown> & { chunkId: string; recordedAt: string } {
+export function audioBody(
+  sat: { id: string; tenantId: string },
+  over: Record<string, unknown> = {},
+  wav: Buffer = toneWav(),
+): Record<string, unknown> & { chunkId: string; recordedAt: string } {
   return {
     chunkId: crypto.randomUUID(),
     satelliteId: sat.id,

@@ -59,7 +59,12 @@ export function App() {
             <Route path="/reset-password" element={<ResetPassword />} />
             <Route path="/register" element={<Register />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
-            <Route path="*" element={<Navigate to={`/sign-in${isPublic ? '' : `?next=${encodeURIComponent(location.pathname + location.search)}`}`} replace />} />
+            <Route
+              path="*"
+              element={
+                <Navigate to={`/sign-in${isPublic ? '' : `?next=${encodeURIComponent(location.pathname + location.search)}`}`} replace />
+              }
+            />
           </Routes>
         </ToastProvider>
       </LanguageProvider>

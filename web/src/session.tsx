@@ -88,7 +88,15 @@ export function formatDate(d: Date, pattern: string, lang: string): string {
   const month = new Intl.DateTimeFormat(lang, { month: 'short' }).format(d);
   const pad = (n: number) => String(n).padStart(2, '0');
   return pattern.replace(/YYYY|MMM|MM|DD|D/g, (tok) =>
-    tok === 'YYYY' ? String(d.getFullYear()) : tok === 'MMM' ? month : tok === 'MM' ? pad(d.getMonth() + 1) : tok === 'DD' ? pad(d.getDate()) : String(d.getDate()),
+    tok === 'YYYY'
+      ? String(d.getFullYear())
+      : tok === 'MMM'
+        ? month
+        : tok === 'MM'
+          ? pad(d.getMonth() + 1)
+          : tok === 'DD'
+            ? pad(d.getDate())
+            : String(d.getDate()),
   );
 }
 
@@ -98,7 +106,8 @@ export function useFormat() {
   const lang = pickLang(me.preferences.primaryLanguage);
   const hour12 = me.preferences.timeFormat === '12h';
   const pattern = me.preferences.dateFormatPrimary || 'YYYY-MM-DD';
-  const second = me.preferences.dateFormatSecondary && me.preferences.dateFormatSecondary !== 'none' ? me.preferences.dateFormatSecondary : null;
+  const second =
+    me.preferences.dateFormatSecondary && me.preferences.dateFormatSecondary !== 'none' ? me.preferences.dateFormatSecondary : null;
   return useMemo(() => {
     const time = new Intl.DateTimeFormat(lang, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12 });
     return {

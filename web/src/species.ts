@@ -25,8 +25,8 @@ export interface SpeciesNames {
 export function useLanguages(): string[] {
   const { me } = useSession();
   const primary = me.preferences.primaryLanguage || 'en';
-  const secondary = me.preferences.secondaryLanguages ?? [];
-  return useMemo(() => [...new Set([primary, ...secondary])], [primary, secondary]);
+  const secondary = me.preferences.secondaryLanguages;
+  return useMemo(() => [...new Set([primary, ...(secondary ?? [])])], [primary, secondary]);
 }
 
 export function useSpeciesNames(codes: readonly string[]): (code: string, english: string) => SpeciesNames {
@@ -46,7 +46,14 @@ export function useSpeciesNames(codes: readonly string[]): (code: string, englis
       const names = byCode.get(code);
       if (!names) return { primary: english, others: [] };
       const primary = names[languages[0]] || english;
-      const others = [...new Set(languages.slice(1).map((l) => names[l]).filter((n): n is string => !!n && n !== primary))];
+      const others = [
+        ...new Set(
+          languages
+            .slice(1)
+            .map((l) => names[l])
+            .filter((n): n is string => !!n && n !== primary),
+        ),
+      ];
       return { primary, others };
     },
     [byCode, languages],

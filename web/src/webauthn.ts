@@ -10,7 +10,9 @@ type PKC = typeof PublicKeyCredential & {
 };
 
 export const passkeysSupported = () =>
-  typeof window !== 'undefined' && 'PublicKeyCredential' in window && typeof (PublicKeyCredential as PKC).parseRequestOptionsFromJSON === 'function';
+  typeof window !== 'undefined' &&
+  'PublicKeyCredential' in window &&
+  typeof (PublicKeyCredential as PKC).parseRequestOptionsFromJSON === 'function';
 
 function toJSON(cred: Credential | null): unknown {
   if (!cred) throw new Error(tActive('error.noPasskey'));

@@ -34,7 +34,8 @@ export function advertisedBrokerUrls(config: BrokerConfig): { brokerUrl: string;
     return { brokerUrl: url, wsUrl: /^wss?:/.test(url) ? url : null };
   }
   const bind = config.mqttHost;
-  const host = bind === '0.0.0.0' || bind === '::' || bind === '' ? new URL(config.publicUrl).hostname : net.isIPv6(bind) ? `[${bind}]` : bind;
+  const host =
+    bind === '0.0.0.0' || bind === '::' || bind === '' ? new URL(config.publicUrl).hostname : net.isIPv6(bind) ? `[${bind}]` : bind;
   return { brokerUrl: `mqtt://${host}:${config.mqttPort}`, wsUrl: `ws://${host}:${config.mqttWsPort}${WS_PATH}` };
 }
 
@@ -92,7 +93,10 @@ export function createBusBroker(config: BrokerConfig, bus: Bus, opts: BusBrokerO
     revokeSatellite: (satelliteId) => send({ op: 'revoke', satelliteId }),
     publish: (topic, payload, o = {}) => {
       const qos = o.qos ?? 1;
-      const body = typeof payload === 'string' ? { payload, encoding: 'utf8' as const } : { payload: payload.toString('base64'), encoding: 'base64' as const };
+      const body =
+        typeof payload === 'string'
+          ? { payload, encoding: 'utf8' as const }
+          : { payload: payload.toString('base64'), encoding: 'base64' as const };
       // QoS 0 is fire-and-forget on the broker too: no answer is awaited.
       return send({ op: 'publish', topic, ...body, qos }, qos > 0);
     },
@@ -124,7 +128,8 @@ export function startBrokerCommandExecutor(deps: { bus: Bus; broker: Broker; onE
         const c = env.command;
         if (c.op === 'publish') {
           const parts = c.topic.split('/');
-          if (parts.length !== 4 || parts[0] !== 'chorus' || !parts.slice(1).every(isTopicSegment)) throw new Error(`refused topic "${c.topic}"`);
+          if (parts.length !== 4 || parts[0] !== 'chorus' || !parts.slice(1).every(isTopicSegment))
+            throw new Error(`refused topic "${c.topic}"`);
           const qos = c.qos === 0 || c.qos === 1 || c.qos === 2 ? c.qos : 1;
           await broker.publish(c.topic, c.encoding === 'base64' ? Buffer.from(c.payload, 'base64') : c.payload, { qos });
         } else if (c.op === 'provision') {
@@ -138,7 +143,9 @@ export function startBrokerCommandExecutor(deps: { bus: Bus; broker: Broker; onE
         error = (err as Error).message;
         deps.onError(err);
       }
-      await bus.publish('broker.command_result', error === undefined ? { id: env.id, ok: true } : { id: env.id, ok: false, error }).catch(deps.onError);
+      await bus
+        .publish('broker.command_result', error === undefined ? { id: env.id, ok: true } : { id: env.id, ok: false, error })
+        .catch(deps.onError);
     })();
   });
 }

@@ -54,7 +54,8 @@ function advertisedHost(bindHost: string, publicUrl: string): string {
 
 function listen(server: net.Server, port: number, host: string, what: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(new Error(`embedded MQTT broker: cannot listen for ${what} on ${host}:${port}: ${err.message}`, { cause: err }));
+    const onError = (err: Error) =>
+      reject(new Error(`embedded MQTT broker: cannot listen for ${what} on ${host}:${port}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);
@@ -183,8 +184,17 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   function publish(topic: string, payload: Buffer | string, qos: Qos): Promise<void> {
     if (closed) return Promise.reject(new Error('broker is closed'));
     if (topic.startsWith('$')) return Promise.reject(new Error(`${topic}: reserved topic`));
-    const packet = { cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false } as const;
-    return new Promise((resolve, reject) => aedes.publish(packet as Parameters<Aedes['publish']>[0], (err) => (err ? reject(err) : resolve())));
+    const packet = {
+      cmd: 'publish',
+      topic,
+      payload: typeof payload === 'string' ? Buffer.from(payload) : payload,
+      qos,
+      retain: false,
+      dup: false,
+    } as const;
+    return new Promise((resolve, reject) =>
+      aedes.publish(packet as Parameters<Aedes['publish']>[0], (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /**
@@ -219,7 +229,8 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
     wsUrl: `ws://${host}:${wsPort}${WS_PATH}`,
 
     async provisionSatellite({ satelliteId, tenantId }) {
-      if (!isTopicSegment(satelliteId) || !isTopicSegment(tenantId)) throw new Error('satellite and tenant ids must be single topic levels');
+      if (!isTopicSegment(satelliteId) || !isTopicSegment(tenantId))
+        throw new Error('satellite and tenant ids must be single topic levels');
       generations.set(satelliteId, generation(satelliteId) + 1);
       revoked.delete(satelliteId);
       await kick(satelliteId); // the password rotated: sessions on the old one end

@@ -94,7 +94,10 @@ export class HubClient {
     } catch (err) {
       this.handlers.splice(this.handlers.indexOf(entry), 1);
       const granted = (err as { packet?: { granted?: number[] } }).packet?.granted;
-      throw new Error(`broker refused the subscription to "${filter}"${granted ? ` (granted ${granted.join(',')})` : ''}: ${(err as Error).message}`, { cause: err });
+      throw new Error(
+        `broker refused the subscription to "${filter}"${granted ? ` (granted ${granted.join(',')})` : ''}: ${(err as Error).message}`,
+        { cause: err },
+      );
     }
   }
 
@@ -124,7 +127,10 @@ export class HubClient {
     this.handlers.length = 0;
     // A graceful end waits for in-flight acks; when the broker is gone that never comes.
     let timer: NodeJS.Timeout | undefined;
-    const graceful = this.mqtt.endAsync(false).then(() => true, () => false);
+    const graceful = this.mqtt.endAsync(false).then(
+      () => true,
+      () => false,
+    );
     const ended = await Promise.race([graceful, new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 2000)))]);
     clearTimeout(timer);
     if (!ended) await this.mqtt.endAsync(true).catch(() => {});

@@ -12,7 +12,14 @@ import type { Qos } from './topics.ts';
 export * from './topics.ts';
 export type { BrokerLog, MessageHandler, MessageMeta } from './hub-client.ts';
 export { createEmbeddedBroker, HUB_USERNAME, WS_PATH, type EmbeddedBrokerOptions } from './embedded.ts';
-export { createMosquittoBroker, DynsecError, DYNSEC_TOPIC, DYNSEC_RESPONSE_TOPIC, satelliteRole, type MosquittoBrokerOptions } from './mosquitto.ts';
+export {
+  createMosquittoBroker,
+  DynsecError,
+  DYNSEC_TOPIC,
+  DYNSEC_RESPONSE_TOPIC,
+  satelliteRole,
+  type MosquittoBrokerOptions,
+} from './mosquitto.ts';
 
 /** How the embedded broker checks a satellite's MQTT login: username = satellite id, password = the secret minted at registration. */
 export interface SatelliteCredentialCheck {
@@ -44,13 +51,22 @@ export interface Broker {
   close(): Promise<void>;
 }
 
-export type BrokerConfig = Pick<Config, 'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword'>;
+export type BrokerConfig = Pick<
+  Config,
+  'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword'
+>;
 
 /** The embedded broker by default; Mosquitto (dynamic security) when MQTT_URL is set. */
 export async function createBroker(config: BrokerConfig, check: SatelliteCredentialCheck, opts: { log?: BrokerLog } = {}): Promise<Broker> {
   if (config.mqttUrl) {
-    if (!config.mqttAdminUsername || !config.mqttAdminPassword) throw new Error('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD');
-    return createMosquittoBroker({ url: config.mqttUrl, adminUsername: config.mqttAdminUsername, adminPassword: config.mqttAdminPassword, log: opts.log });
+    if (!config.mqttAdminUsername || !config.mqttAdminPassword)
+      throw new Error('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD');
+    return createMosquittoBroker({
+      url: config.mqttUrl,
+      adminUsername: config.mqttAdminUsername,
+      adminPassword: config.mqttAdminPassword,
+      log: opts.log,
+    });
   }
   return createEmbeddedBroker({
     port: config.mqttPort,

@@ -75,7 +75,11 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
           const key = `${batch}:${i}`;
           const timer = setTimeout(() => {
             pending.delete(key);
-            reject(new Error(`${where}: no answer to dynamic-security command ${c.command} within ${timeoutMs} ms (is the plugin loaded, and is ${opts.adminUsername} its admin?)`));
+            reject(
+              new Error(
+                `${where}: no answer to dynamic-security command ${c.command} within ${timeoutMs} ms (is the plugin loaded, and is ${opts.adminUsername} its admin?)`,
+              ),
+            );
           }, timeoutMs);
           pending.set(key, { resolve, reject, timer });
         }),
@@ -127,7 +131,9 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
       1,
     );
   } catch (err) {
-    await fail(new Error(`${where}: ${opts.adminUsername} cannot read dynamic-security answers: ${(err as Error).message}`, { cause: err }));
+    await fail(
+      new Error(`${where}: ${opts.adminUsername} cannot read dynamic-security answers: ${(err as Error).message}`, { cause: err }),
+    );
   }
 
   // Start-up checks: dynsec answers us, and we may publish under chorus/ (Mosquitto drops a denied
@@ -146,17 +152,30 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
     wsUrl: /^wss?:/.test(opts.url) ? publicUrl(opts.url) : null,
 
     async provisionSatellite({ satelliteId, tenantId, password }) {
-      if (!isTopicSegment(satelliteId) || !isTopicSegment(tenantId)) throw new Error('satellite and tenant ids must be single topic levels');
+      if (!isTopicSegment(satelliteId) || !isTopicSegment(tenantId))
+        throw new Error('satellite and tenant ids must be single topic levels');
       const rolename = satelliteRole(satelliteId);
       const topic = `${TOPIC_ROOT}/${tenantId}/${satelliteId}/#`;
-      const acls = (['publishClientSend', 'subscribePattern', 'publishClientReceive'] as const).map((acltype) => ({ acltype, topic, priority: 0, allow: true }));
+      const acls = (['publishClientSend', 'subscribePattern', 'publishClientReceive'] as const).map((acltype) => ({
+        acltype,
+        topic,
+        priority: 0,
+        allow: true,
+      }));
       const [role, client] = await run([
         { command: 'createRole', rolename, textname: `satellite ${satelliteId}`, acls },
-        { command: 'createClient', username: satelliteId, password, textname: `satellite ${satelliteId} of ${tenantId}`, roles: [{ rolename, priority: 0 }] },
+        {
+          command: 'createClient',
+          username: satelliteId,
+          password,
+          textname: `satellite ${satelliteId} of ${tenantId}`,
+          roles: [{ rolename, priority: 0 }],
+        },
       ]);
       if (ok(role, 'Role already exists').error) {
         // Re-provision: make sure the role still names the prefix.
-        for (const r of await run(acls.map((a) => ({ command: 'addRoleACL', rolename, ...a })))) ok(r, 'ACL with this topic already exists');
+        for (const r of await run(acls.map((a) => ({ command: 'addRoleACL', rolename, ...a }))))
+          ok(r, 'ACL with this topic already exists');
       }
       if (ok(client, 'Client already exists').error) {
         // Re-provision rotates the password; Mosquitto drops the sessions logged in with the old one.
@@ -206,9 +225,13 @@ async function probePublish(hub: HubClient, topic: string, timeoutMs: number): P
       timeoutMs,
     );
     void hub
-      .subscribe(topic, (_t, payload) => {
-        if (payload.toString() === nonce) resolve();
-      }, 1)
+      .subscribe(
+        topic,
+        (_t, payload) => {
+          if (payload.toString() === nonce) resolve();
+        },
+        1,
+      )
       .then(() => hub.publish(topic, nonce, 1))
       .catch(reject);
   });

@@ -43,7 +43,7 @@ export const ingestPattern = (channel: SatelliteChannel) => `${TOPIC_ROOT}/+/+/$
 
 /** A tenant or satellite id that can stand as one topic level (and inside an ACL pattern). */
 export function isTopicSegment(s: string): boolean {
-  return s.length > 0 && s.length <= 128 && !/[/+#\u0000]/.test(s) && !s.startsWith('$');
+  return s.length > 0 && s.length <= 128 && !/[/+#]/.test(s) && !s.includes('\u0000') && !s.startsWith('$');
 }
 
 /** Splits `chorus/{tenant}/{satellite}/{channel}`; null for any other shape. */

@@ -23,9 +23,7 @@ export function listMigrations(): Migration[] {
  * forward. An advisory lock keeps two processes starting at once from racing.
  */
 export async function migrate(db: Db): Promise<string[]> {
-  await db.query(
-    `CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-  );
+  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
   const applied: string[] = [];
   for (const m of listMigrations()) {
     const done = await db.tx(async (tx) => {
@@ -40,4 +38,3 @@ export async function migrate(db: Db): Promise<string[]> {
   }
   return applied;
 }
-

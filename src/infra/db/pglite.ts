@@ -33,7 +33,7 @@ export async function createPgliteDb(opts: PgliteOptions): Promise<PgliteHandle>
   const worker = new Worker(new URL('./pglite-worker.mjs', import.meta.url), {
     workerData: { dataDir: opts.dataDir, loadDataDir: opts.loadDataDir ?? null },
   });
-  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let failure: Error | null = null;
 
@@ -67,39 +67,51 @@ export async function createPgliteDb(opts: PgliteOptions): Promise<PgliteHandle>
     if (failure) return Promise.reject(failure);
     const id = nextId++;
     return new Promise<T>((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       worker.postMessage({ ...msg, id });
     });
   };
 
   const run = (tx: number | null) => async (sql: string, params?: readonly unknown[]) =>
-    (await call<Row[]>({ op: 'query', sql, params: params ?? null, tx }));
+    await call<Row[]>({ op: 'query', sql, params: params ?? null, tx });
   const exec = (tx: number | null) => async (sql: string) => {
     await call({ op: 'exec', sql, tx });
   };
 
   const makeTxDb = (tx: number): Db => {
     // A transaction inside a transaction joins the outer one (types.ts).
-    const txDb: Db = withHelpers('pglite', run(tx), exec(tx), (fn) => fn(txDb), async () => {});
+    const txDb: Db = withHelpers(
+      'pglite',
+      run(tx),
+      exec(tx),
+      (fn) => fn(txDb),
+      async () => {},
+    );
     return txDb;
   };
 
-  const db = withHelpers('pglite', run(null), exec(null), async (fn) => {
-    const tx = await call<number>({ op: 'begin' });
-    let result;
-    try {
-      result = await fn(makeTxDb(tx));
-    } catch (err) {
-      await call({ op: 'rollback', tx }).catch(() => {});
-      throw err;
-    }
-    await call({ op: 'commit', tx });
-    return result;
-  }, async () => {
-    if (failure) return;
-    await call({ op: 'close' }).catch(() => {});
-    await worker.terminate();
-  });
+  const db = withHelpers(
+    'pglite',
+    run(null),
+    exec(null),
+    async (fn) => {
+      const tx = await call<number>({ op: 'begin' });
+      let result;
+      try {
+        result = await fn(makeTxDb(tx));
+      } catch (err) {
+        await call({ op: 'rollback', tx }).catch(() => {});
+        throw err;
+      }
+      await call({ op: 'commit', tx });
+      return result;
+    },
+    async () => {
+      if (failure) return;
+      await call({ op: 'close' }).catch(() => {});
+      await worker.terminate();
+    },
+  );
 
   return { db, dump: () => call<Uint8Array>({ op: 'dump', compression: 'gzip' }) };
 }

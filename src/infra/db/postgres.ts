@@ -46,7 +46,13 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   };
 
   const makeTxDb = (client: pg.PoolClient): Db => {
-    const txDb: Db = withHelpers('postgres', run(client), exec(client), (fn) => fn(txDb), async () => {});
+    const txDb: Db = withHelpers(
+      'postgres',
+      run(client),
+      exec(client),
+      (fn) => fn(txDb),
+      async () => {},
+    );
     return txDb;
   };
 

@@ -1,4 +1,12 @@
-import { checkConcurrency, checkJobId, checkQueueName, QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './index.ts';
+import {
+  checkConcurrency,
+  checkJobId,
+  checkQueueName,
+  QUEUE_DEFAULTS,
+  type JobHandler,
+  type JobQueue,
+  type QueueOptions,
+} from './index.ts';
 
 interface Entry {
   id: string;
@@ -77,12 +85,15 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
         (err: unknown) => {
           if (entry.attempts < attempts && !closed) {
             entry.state = 'delayed';
-            const timer = setTimeout(() => {
-              timers.delete(timer);
-              entry.state = 'waiting';
-              q.waiting.push(entry);
-              pump(q);
-            }, backoffMs * 2 ** (entry.attempts - 1));
+            const timer = setTimeout(
+              () => {
+                timers.delete(timer);
+                entry.state = 'waiting';
+                q.waiting.push(entry);
+                pump(q);
+              },
+              backoffMs * 2 ** (entry.attempts - 1),
+            );
             timer.unref();
             timers.add(timer);
           } else {

@@ -38,7 +38,8 @@ export function checkKey(key: string): string {
   if (/[\u0000-\u001f\u007f\\]/.test(key)) throw new StorageKeyError(`storage key has a forbidden character: ${JSON.stringify(key)}`);
   if (key.startsWith('/') || path.isAbsolute(key)) throw new StorageKeyError(`storage key must be relative: ${JSON.stringify(key)}`);
   for (const segment of key.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') throw new StorageKeyError(`storage key has an empty, "." or ".." segment: ${JSON.stringify(key)}`);
+    if (segment === '' || segment === '.' || segment === '..')
+      throw new StorageKeyError(`storage key has an empty, "." or ".." segment: ${JSON.stringify(key)}`);
   }
   return key;
 }

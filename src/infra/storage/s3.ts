@@ -25,7 +25,8 @@ interface AwsError {
 }
 const errName = (e: unknown) => (e as AwsError)?.name ?? (e as AwsError)?.Code ?? '';
 const errStatus = (e: unknown) => (e as AwsError)?.$metadata?.httpStatusCode;
-const isNoSuchKey = (e: unknown) => ['NoSuchKey', 'NotFound'].includes(errName(e)) || (errStatus(e) === 404 && errName(e) !== 'NoSuchBucket');
+const isNoSuchKey = (e: unknown) =>
+  ['NoSuchKey', 'NotFound'].includes(errName(e)) || (errStatus(e) === 404 && errName(e) !== 'NoSuchBucket');
 const isNoSuchBucket = (e: unknown) => errName(e) === 'NoSuchBucket';
 const isInvalidRange = (e: unknown) => errName(e) === 'InvalidRange' || errStatus(e) === 416;
 
@@ -69,7 +70,13 @@ export function createS3Storage(opts: S3StorageOptions): ObjectStorage {
 
     async put(key, body, contentType) {
       const command = () =>
-        new PutObjectCommand({ Bucket, Key: checkKey(key), Body: body, ContentLength: body.length, ContentType: contentType ?? 'application/octet-stream' });
+        new PutObjectCommand({
+          Bucket,
+          Key: checkKey(key),
+          Body: body,
+          ContentLength: body.length,
+          ContentType: contentType ?? 'application/octet-stream',
+        });
       try {
         await client.send(command());
       } catch (e) {
@@ -129,10 +136,14 @@ export function createS3Storage(opts: S3StorageOptions): ObjectStorage {
       keys.forEach(checkKey); // refuse a bad key before deleting anything
       for (let i = 0; i < keys.length; i += 1000) {
         const batch = keys.slice(i, i + 1000);
-        const res = await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+        const res = await client.send(
+          new DeleteObjectsCommand({ Bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+        );
         const errors = (res.Errors ?? []).filter((err) => err.Code !== 'NoSuchKey');
         if (errors.length > 0) {
-          throw new Error(`S3 delete failed for ${errors.length} object(s), first: ${errors[0].Key}: ${errors[0].Code} ${errors[0].Message ?? ''}`.trim());
+          throw new Error(
+            `S3 delete failed for ${errors.length} object(s), first: ${errors[0].Key}: ${errors[0].Code} ${errors[0].Message ?? ''}`.trim(),
+          );
         }
       }
     },

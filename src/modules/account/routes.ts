@@ -58,7 +58,10 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       summary: 'Changes name and/or email',
       tags: ['account'],
       schema: {
-        body: Type.Object({ name: Type.Optional(PersonName), email: Type.Optional(Email) }, { additionalProperties: false, minProperties: 1 }),
+        body: Type.Object(
+          { name: Type.Optional(PersonName), email: Type.Optional(Email) },
+          { additionalProperties: false, minProperties: 1 },
+        ),
       },
       handler: async ({ actor, body }) => ({ user: await users.updateProfile(actor, body) }),
     }),

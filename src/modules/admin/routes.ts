@@ -79,7 +79,10 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       action: 'admin.users.reset_password',
       audit: ['admin.password_reset'],
       summary: 'Sets a password (or generates one, shown once), clears the lock and ends sessions',
-      schema: { params: IdParams, body: Type.Optional(Type.Object({ password: Type.Optional(Password) }, { additionalProperties: false })) },
+      schema: {
+        params: IdParams,
+        body: Type.Optional(Type.Object({ password: Type.Optional(Password) }, { additionalProperties: false })),
+      },
       handler: ({ actor, params, body }) => users.adminResetPassword(actor, params.id, body?.password),
     }),
 

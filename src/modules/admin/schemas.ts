@@ -11,4 +11,9 @@ import { AdminUserFields, UserFields } from '../users/schemas.ts';
 
 export const AdminUserRow = Open({ ...UserFields, ...AdminUserFields, tenants: Type.Array(MembershipView) });
 
-export const AdminUserList = Open({ users: Type.Array(AdminUserRow), total: Type.Integer(), limit: Type.Integer(), offset: Type.Integer() });
+export const AdminUserList = Open({
+  users: Type.Array(AdminUserRow),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});

@@ -20,7 +20,21 @@ const COLUMNS = `k.id, k.tenant_id AS "tenantId", k.name, k.role, k.key_prefix A
 /** Team-scoped keys only; satellite keys belong to the satellites module. */
 export function createApiKeysRepo(db: Db) {
   return {
-    insert: (tx: Db, k: { id: string; tenantId: string; satelliteId: string | null; name: string; role: string; keyHash: string; keyPrefix: string; createdBy: string | null; at: Date; expiresAt: Date | null }) =>
+    insert: (
+      tx: Db,
+      k: {
+        id: string;
+        tenantId: string;
+        satelliteId: string | null;
+        name: string;
+        role: string;
+        keyHash: string;
+        keyPrefix: string;
+        createdBy: string | null;
+        at: Date;
+        expiresAt: Date | null;
+      },
+    ) =>
       tx.query(
         `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_by, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,

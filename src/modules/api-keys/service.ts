@@ -38,8 +38,25 @@ export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditW
       const { key, hash, prefix } = mintKey();
       const id = newId();
       await db.tx(async (tx) => {
-        await repo.insert(tx, { id, tenantId, satelliteId: null, name: input.name, role: input.role, keyHash: hash, keyPrefix: prefix, createdBy: actor.userId, at: now, expiresAt });
-        await audit.write(tx, actor, { action: 'admin.api_key_created', tenantId, targetType: 'api_key', targetId: id, details: { name: input.name, role: input.role } });
+        await repo.insert(tx, {
+          id,
+          tenantId,
+          satelliteId: null,
+          name: input.name,
+          role: input.role,
+          keyHash: hash,
+          keyPrefix: prefix,
+          createdBy: actor.userId,
+          at: now,
+          expiresAt,
+        });
+        await audit.write(tx, actor, {
+          action: 'admin.api_key_created',
+          tenantId,
+          targetType: 'api_key',
+          targetId: id,
+          details: { name: input.name, role: input.role },
+        });
       });
       return { id, key, tenantId, name: input.name, role: input.role, prefix, createdAt: now.toISOString(), expiresAt: iso(expiresAt) };
     },

@@ -49,7 +49,14 @@ export function createAudioRepo(db: Db) {
      */
     storeMany: async (cs: ReadonlyArray<ChunkRow>) => {
       const casts = ['uuid', 'uuid', 'uuid', 'timestamptz', 'int', 'int', 'text', 'int', 'float8', 'float8', 'timestamptz'];
-      const rows = await db.query<{ i: number; known: boolean; inserted: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null; storageKey: string | null }>(
+      const rows = await db.query<{
+        i: number;
+        known: boolean;
+        inserted: boolean;
+        chunkTenantId: string | null;
+        chunkSatelliteId: string | null;
+        storageKey: string | null;
+      }>(
         `WITH v (i, id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at) AS (
            VALUES ${cs.map((_, i) => `(${i}, ${casts.map((t, j) => `$${11 * i + j + 1}::${t}`).join(', ')})`).join(', ')}
          ), ins AS (
@@ -67,7 +74,19 @@ export function createAudioRepo(db: Db) {
          LEFT JOIN ins ON ins.id = v.id AND ins.satellite_id = v.satellite_id AND ins.storage_key = v.storage_key
          LEFT JOIN chunks c ON c.id = v.id
          ORDER BY v.i`,
-        cs.flatMap((c) => [c.id, c.tenantId, c.satelliteId, c.recordedAt, c.durationMs, c.sampleRate, c.storageKey, c.bytes, c.latitude, c.longitude, c.receivedAt]),
+        cs.flatMap((c) => [
+          c.id,
+          c.tenantId,
+          c.satelliteId,
+          c.recordedAt,
+          c.durationMs,
+          c.sampleRate,
+          c.storageKey,
+          c.bytes,
+          c.latitude,
+          c.longitude,
+          c.receivedAt,
+        ]),
       );
       // The same chunk twice in one batch (two deliveries at once): one row was inserted; only the
       // first of the items that match it is told so, the others are its redeliveries.
@@ -86,15 +105,29 @@ export function createAudioRepo(db: Db) {
         `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (id) DO NOTHING`,
-        [c.id, c.tenantId, c.satelliteId, c.recordedAt, c.durationMs, c.sampleRate, c.storageKey, c.bytes, c.latitude, c.longitude, c.receivedAt],
+        [
+          c.id,
+          c.tenantId,
+          c.satelliteId,
+          c.recordedAt,
+          c.durationMs,
+          c.sampleRate,
+          c.storageKey,
+          c.bytes,
+          c.latitude,
+          c.longitude,
+          c.receivedAt,
+        ],
       ),
 
     delete: (tenantId: string, id: string) => db.query('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
 
-    find: (tenantId: string, id: string) => db.maybeOne<ChunkRow>(`SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
+    find: (tenantId: string, id: string) =>
+      db.maybeOne<ChunkRow>(`SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
 
     /** The guard's team resolver for `chunk` resources. */
-    teamOfChunk: async (id: string) => (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
+    teamOfChunk: async (id: string) =>
+      (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
 
     /**
      * Chunks received since a time without any detection (the worker's mark of a finished chunk),

@@ -3,7 +3,8 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Uuid } from '../../core/schemas.ts';
 import { SPECTROGRAM_LIMITS as L, spectrogramHeaders, type SpectrogramService } from './spectrogram.ts';
 
-const bounded = (l: { min: number; max: number; default: number }) => Type.Optional(Type.Integer({ minimum: l.min, maximum: l.max, default: l.default }));
+const bounded = (l: { min: number; max: number; default: number }) =>
+  Type.Optional(Type.Integer({ minimum: l.min, maximum: l.max, default: l.default }));
 
 export const SpectrogramQuery = Type.Object(
   { width: bounded(L.width), height: bounded(L.height), maxHz: bounded(L.maxHz) },
@@ -20,7 +21,7 @@ export function spectrogramRoutes(spectrograms: SpectrogramService) {
       team: { resource: 'chunk', param: 'chunkId' },
       audit: [],
       summary:
-        "PNG spectrogram of a whole chunk: time left to right, 0 Hz at the bottom to maxHz at the top; headers x-spectrogram-min-hz, -max-hz, -duration-ms, -sample-rate",
+        'PNG spectrogram of a whole chunk: time left to right, 0 Hz at the bottom to maxHz at the top; headers x-spectrogram-min-hz, -max-hz, -duration-ms, -sample-rate',
       tags: ['audio'],
       schema: { params: Type.Object({ chunkId: Uuid }), querystring: SpectrogramQuery },
       handler: async ({ actor, params, query, reply }) => {

@@ -54,7 +54,8 @@ export function createAuditRepo(db: Db) {
         params.push(value);
         where.push(sql.replace('?', `$${params.length}`));
       };
-      if (f.action) add(f.action.endsWith('.*') ? 'action LIKE ?' : 'action = ?', f.action.endsWith('.*') ? f.action.slice(0, -1) + '%' : f.action);
+      if (f.action)
+        add(f.action.endsWith('.*') ? 'action LIKE ?' : 'action = ?', f.action.endsWith('.*') ? f.action.slice(0, -1) + '%' : f.action);
       if (f.tenantId) add('tenant_id = ?', f.tenantId);
       if (f.actorUserId) add('actor_user_id = ?', f.actorUserId);
       if (f.targetId) add('target_id = ?', f.targetId);

@@ -11,7 +11,16 @@ export function createAuthRepo(db: Db) {
   return {
     insertSession: (
       tx: Db,
-      s: { id: string; tokenHash: string | null; userId: string; kind: 'cookie' | 'token'; ip: string; userAgent: string | null; at: Date; expiresAt: Date },
+      s: {
+        id: string;
+        tokenHash: string | null;
+        userId: string;
+        kind: 'cookie' | 'token';
+        ip: string;
+        userAgent: string | null;
+        at: Date;
+        expiresAt: Date;
+      },
     ) =>
       tx.query(
         `INSERT INTO sessions (id, token_hash, user_id, kind, ip, user_agent, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -23,17 +32,19 @@ export function createAuthRepo(db: Db) {
 
     /** Ends every session of a person, optionally sparing the one making the request. */
     revokeUserSessions: (tx: Db, userId: string, at: Date, exceptSessionId: string | null = null) =>
-      tx.query(
-        'UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL AND ($3::uuid IS NULL OR id <> $3::uuid)',
-        [userId, at, exceptSessionId],
-      ),
+      tx.query('UPDATE sessions SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL AND ($3::uuid IS NULL OR id <> $3::uuid)', [
+        userId,
+        at,
+        exceptSessionId,
+      ]),
 
     countAttempts: async (kind: 'login' | 'forgot_password', ip: string, since: Date) =>
       (
-        await db.one<{ n: number }>(
-          'SELECT count(*)::int AS n FROM login_attempts WHERE kind = $1 AND ip = $2 AND created_at > $3',
-          [kind, ip, since],
-        )
+        await db.one<{ n: number }>('SELECT count(*)::int AS n FROM login_attempts WHERE kind = $1 AND ip = $2 AND created_at > $3', [
+          kind,
+          ip,
+          since,
+        ])
       ).n,
 
     /**
@@ -41,7 +52,14 @@ export function createAuthRepo(db: Db) {
      * cannot all pass the count at once; a place over the limit is given back (null). The kept
      * row is the attempt's ledger entry, a failure until settleAttempt says otherwise.
      */
-    async reserveAttempt(kind: 'login' | 'forgot_password', ip: string, email: string, at: Date, since: Date, limit: number): Promise<string | null> {
+    async reserveAttempt(
+      kind: 'login' | 'forgot_password',
+      ip: string,
+      email: string,
+      at: Date,
+      since: Date,
+      limit: number,
+    ): Promise<string | null> {
       const { id } = await db.one<{ id: string }>(
         'INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, false, $4) RETURNING id::text AS id',
         [kind, ip, email, at],
@@ -60,14 +78,21 @@ export function createAuthRepo(db: Db) {
 
     recordAttempt: (tx: Db, a: { kind: 'login' | 'forgot_password'; ip: string; email: string | null; success: boolean; at: Date }) =>
       tx.query('INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, $4, $5)', [
-        a.kind, a.ip, a.email, a.success, a.at,
+        a.kind,
+        a.ip,
+        a.email,
+        a.success,
+        a.at,
       ]),
 
     insertResetToken: (tx: Db, t: { id: string; userId: string; tokenHash: string; at: Date; expiresAt: Date }) =>
-      tx.query(
-        'INSERT INTO password_reset_tokens (id, user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-        [t.id, t.userId, t.tokenHash, t.at, t.expiresAt],
-      ),
+      tx.query('INSERT INTO password_reset_tokens (id, user_id, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+        t.id,
+        t.userId,
+        t.tokenHash,
+        t.at,
+        t.expiresAt,
+      ]),
 
     findResetToken: (tokenHash: string) =>
       db.maybeOne<ResetTokenRow>(
@@ -80,8 +105,7 @@ export function createAuthRepo(db: Db) {
       tx.query('UPDATE password_reset_tokens SET used_at = $2 WHERE user_id = $1 AND used_at IS NULL', [userId, at]),
 
     /** Erasure: the ledger keeps counts per IP, not who tried. */
-    forgetEmail: (tx: Db, email: string) =>
-      tx.query('UPDATE login_attempts SET email = NULL WHERE lower(email) = lower($1)', [email]),
+    forgetEmail: (tx: Db, email: string) => tx.query('UPDATE login_attempts SET email = NULL WHERE lower(email) = lower($1)', [email]),
   };
 }
 

@@ -24,7 +24,8 @@ export function authRoutes(auth: AuthService) {
       action: 'auth.login',
       access: access.public,
       audit: ['user.login', 'user.login_failed', 'user.mfa_challenge_issued'],
-      summary: 'Sign in with email and password; sets the session cookie (after the second factor when MFA is on), and with ?returnToken=true also returns a JWT',
+      summary:
+        'Sign in with email and password; sets the session cookie (after the second factor when MFA is on), and with ?returnToken=true also returns a JWT',
       tags: ['auth'],
       schema: {
         querystring: Type.Object({ returnToken: Type.Optional(Type.Boolean()) }),
@@ -75,7 +76,12 @@ export function authRoutes(auth: AuthService) {
           { email: Email, password: Password, name: PersonName, inviteToken: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })) },
           { additionalProperties: false },
         ),
-        response: { 201: Type.Object({ user: UserView, joined: Type.Union([Type.Object({ tenantId: Type.String(), role: Type.String() }), Type.Null()]) }) },
+        response: {
+          201: Type.Object({
+            user: UserView,
+            joined: Type.Union([Type.Object({ tenantId: Type.String(), role: Type.String() }), Type.Null()]),
+          }),
+        },
       },
       handler: async ({ body, actor, reply }) => {
         const result = await auth.register(actor, body);

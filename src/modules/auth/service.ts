@@ -42,7 +42,12 @@ export interface SecondFactor {
   /** After a correct password: is a second factor due, or does a remembered device (mfa-remember cookie) skip it? */
   check(userId: string, rememberToken: string | null): Promise<{ required: boolean; rememberedDeviceId: string | null }>;
   /** Issues the mfaToken (and audits user.mfa_challenge_issued) inside the login transaction. */
-  issueChallenge(tx: Db, actor: Actor, userId: string, input: { wantToken: boolean; userAgent: string | null }): Promise<{ mfaToken: string; hasPasskeys: boolean }>;
+  issueChallenge(
+    tx: Db,
+    actor: Actor,
+    userId: string,
+    input: { wantToken: boolean; userAgent: string | null },
+  ): Promise<{ mfaToken: string; hasPasskeys: boolean }>;
 }
 
 export function createAuthService(deps: {
@@ -81,17 +86,28 @@ export function createAuthService(deps: {
   }
 
   /** A failed sign-in is recorded and audited in its own committed transaction, then refused. */
-  async function refuseLogin(actor: Actor, email: string, user: UserRow | null, reason: string, error: AppError, extra?: (tx: Db) => Promise<void>): Promise<never> {
+  async function refuseLogin(
+    actor: Actor,
+    email: string,
+    user: UserRow | null,
+    reason: string,
+    error: AppError,
+    extra?: (tx: Db) => Promise<void>,
+  ): Promise<never> {
     await db.tx(async (tx) => {
       // The attempt is already in the ledger as a failure (reserved by login), or not counted at all when rate limited.
       if (extra) await extra(tx);
-      await audit.write(tx, { ...actor, userId: user?.id ?? null, email }, {
-        action: 'user.login_failed',
-        tenantId: null,
-        targetType: 'user',
-        targetId: user?.id ?? null,
-        details: { reason },
-      });
+      await audit.write(
+        tx,
+        { ...actor, userId: user?.id ?? null, email },
+        {
+          action: 'user.login_failed',
+          tenantId: null,
+          targetType: 'user',
+          targetId: user?.id ?? null,
+          details: { reason },
+        },
+      );
     });
     throw error;
   }
@@ -100,12 +116,28 @@ export function createAuthService(deps: {
     issueSession,
 
     /** Spec §5 "Login security": per-IP limit, lockout after failures, blocked accounts, audit of each refusal. */
-    async login(actor: Actor, input: { email: string; password: string; wantToken: boolean; userAgent: string | null; rememberToken?: string | null }): Promise<LoginOutcome> {
+    async login(
+      actor: Actor,
+      input: { email: string; password: string; wantToken: boolean; userAgent: string | null; rememberToken?: string | null },
+    ): Promise<LoginOutcome> {
       const now = clock.now();
       const email = input.email.trim();
-      const attemptId = await repo.reserveAttempt('login', actor.ip, email, now, new Date(now.getTime() - LOGIN_WINDOW_MS), LOGIN_ATTEMPTS_PER_IP);
+      const attemptId = await repo.reserveAttempt(
+        'login',
+        actor.ip,
+        email,
+        now,
+        new Date(now.getTime() - LOGIN_WINDOW_MS),
+        LOGIN_ATTEMPTS_PER_IP,
+      );
       if (attemptId === null) {
-        return refuseLogin(actor, email, null, 'rate_limited', tooManyRequests('Too many sign-in attempts from this address; try again later', LOGIN_WINDOW_MS / 1000));
+        return refuseLogin(
+          actor,
+          email,
+          null,
+          'rate_limited',
+          tooManyRequests('Too many sign-in attempts from this address; try again later', LOGIN_WINDOW_MS / 1000),
+        );
       }
       const user = await users.findByEmail(email);
       const invalid = new AppError(401, 'INVALID_CREDENTIALS', 'Email or password is wrong');
@@ -114,7 +146,15 @@ export function createAuthService(deps: {
         return refuseLogin(actor, email, null, 'invalid_credentials', invalid);
       }
       if (user.lockedUntil && new Date(user.lockedUntil) > now) {
-        return refuseLogin(actor, email, user, 'locked', locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', { lockedUntil: new Date(user.lockedUntil).toISOString() }));
+        return refuseLogin(
+          actor,
+          email,
+          user,
+          'locked',
+          locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', {
+            lockedUntil: new Date(user.lockedUntil).toISOString(),
+          }),
+        );
       }
       if (!(await verifyPassword(user.passwordHash, input.password))) {
         return refuseLogin(actor, email, user, 'invalid_credentials', invalid, (tx) =>
@@ -132,7 +172,10 @@ export function createAuthService(deps: {
         // password-then-wrong-code rounds still reach the lock.
         return db.tx(async (tx) => {
           await repo.settleAttempt(tx, attemptId, true);
-          const challenge = await second.issueChallenge(tx, { ...actor, userId: user.id, email: user.email }, user.id, { wantToken: input.wantToken, userAgent: input.userAgent });
+          const challenge = await second.issueChallenge(tx, { ...actor, userId: user.id, email: user.email }, user.id, {
+            wantToken: input.wantToken,
+            userAgent: input.userAgent,
+          });
           return { kind: 'mfa_required' as const, ...challenge };
         });
       }
@@ -142,7 +185,11 @@ export function createAuthService(deps: {
         await repo.settleAttempt(tx, attemptId, true);
         const session = await issueSession(tx, user.id, actor.ip, input.userAgent);
         const details = gate.rememberedDeviceId ? { mfa: 'remembered_device', rememberedDeviceId: gate.rememberedDeviceId } : undefined;
-        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id, details });
+        await audit.write(
+          tx,
+          { ...actor, userId: user.id, email: user.email },
+          { action: 'user.login', tenantId: null, targetType: 'user', targetId: user.id, details },
+        );
         const token = input.wantToken ? jwt.sign({ sub: user.id, sid: session.sessionId }) : null;
         return { kind: 'signed_in' as const, user: presentUser({ ...user, lastLoginAt: now }), session, token };
       });
@@ -175,7 +222,13 @@ export function createAuthService(deps: {
           const invite = await invites.consume(tx, input.inviteToken, id);
           const membershipId = await teams.join(tx, invite.tenantId, id, invite.role);
           joined = { tenantId: invite.tenantId, role: invite.role };
-          await audit.write(tx, who, { action: 'member.joined_team', tenantId: invite.tenantId, targetType: 'membership', targetId: membershipId, details: { via: 'invite', inviteId: invite.id, role: invite.role } });
+          await audit.write(tx, who, {
+            action: 'member.joined_team',
+            tenantId: invite.tenantId,
+            targetType: 'membership',
+            targetId: membershipId,
+            details: { via: 'invite', inviteId: invite.id, role: invite.role },
+          });
         }
         await audit.write(tx, who, { action: 'user.register', tenantId: joined?.tenantId ?? null, targetType: 'user', targetId: id });
         const user = await users.findById(id, tx);
@@ -188,14 +241,31 @@ export function createAuthService(deps: {
       const now = clock.now();
       const email = emailInput.trim();
       // The place in the per-IP window is taken first, so a burst cannot send more than the limit.
-      const attemptId = await repo.reserveAttempt('forgot_password', actor.ip, email, now, new Date(now.getTime() - LOGIN_WINDOW_MS), FORGOT_PER_IP);
+      const attemptId = await repo.reserveAttempt(
+        'forgot_password',
+        actor.ip,
+        email,
+        now,
+        new Date(now.getTime() - LOGIN_WINDOW_MS),
+        FORGOT_PER_IP,
+      );
       const user = attemptId ? await users.findByEmail(email) : null;
       const token = randomHex(32);
       await db.tx(async (tx) => {
         if (attemptId) await repo.settleAttempt(tx, attemptId, user !== null);
         if (!user || user.status !== 'active') return;
-        await repo.insertResetToken(tx, { id: newId(), userId: user.id, tokenHash: sha256Hex(token), at: now, expiresAt: addSeconds(now, RESET_TOKEN_TTL_SECONDS) });
-        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.password_reset_requested', tenantId: null, targetType: 'user', targetId: user.id });
+        await repo.insertResetToken(tx, {
+          id: newId(),
+          userId: user.id,
+          tokenHash: sha256Hex(token),
+          at: now,
+          expiresAt: addSeconds(now, RESET_TOKEN_TTL_SECONDS),
+        });
+        await audit.write(
+          tx,
+          { ...actor, userId: user.id, email: user.email },
+          { action: 'user.password_reset_requested', tenantId: null, targetType: 'user', targetId: user.id },
+        );
       });
       if (!user || user.status !== 'active') return;
       await mail.send({
@@ -211,9 +281,17 @@ export function createAuthService(deps: {
       const user = row ? await users.findById(row.userId) : null;
       const fail = async (reason: string, code: string, message: string) => {
         await db.tx((tx) =>
-          audit.write(tx, { ...actor, userId: user?.id ?? null, email: user?.email ?? null }, {
-            action: 'user.password_reset_failed', tenantId: null, targetType: 'user', targetId: user?.id ?? null, details: { reason },
-          }),
+          audit.write(
+            tx,
+            { ...actor, userId: user?.id ?? null, email: user?.email ?? null },
+            {
+              action: 'user.password_reset_failed',
+              tenantId: null,
+              targetType: 'user',
+              targetId: user?.id ?? null,
+              details: { reason },
+            },
+          ),
         );
         throw badRequest(message, code);
       };
@@ -227,7 +305,11 @@ export function createAuthService(deps: {
         await users.update(tx, user.id, { passwordHash, failedLoginAttempts: 0, lockedUntil: null }, now);
         await repo.useResetTokens(tx, user.id, now);
         await repo.revokeUserSessions(tx, user.id, now);
-        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'user.password_reset_completed', tenantId: null, targetType: 'user', targetId: user.id });
+        await audit.write(
+          tx,
+          { ...actor, userId: user.id, email: user.email },
+          { action: 'user.password_reset_completed', tenantId: null, targetType: 'user', targetId: user.id },
+        );
       });
     },
   };

@@ -29,7 +29,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId' },
       audit: [],
-      summary: "One (team, model) calibration curve: buckets mapping raw confidence to calibrated probability",
+      summary: 'One (team, model) calibration curve: buckets mapping raw confidence to calibrated probability',
       tags: ['calibration'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), modelId: ModelId }, { additionalProperties: false }),

@@ -70,7 +70,10 @@ export function createCalibrationService(deps: { db: Db; clock: Clock; audit: Au
             if (samples.length < MIN_SAMPLES || confirmed === 0 || confirmed === samples.length) {
               // The old fit no longer reflects the votes: readers fall back to the raw confidence.
               await repo.remove(tx, tenantId, modelId);
-              const reason = samples.length < MIN_SAMPLES ? `fewer than ${MIN_SAMPLES} verified detections` : 'needs both confirmed and rejected detections';
+              const reason =
+                samples.length < MIN_SAMPLES
+                  ? `fewer than ${MIN_SAMPLES} verified detections`
+                  : 'needs both confirmed and rejected detections';
               skipped.push({ tenantId, modelId, samples: samples.length, reason });
               done.push({ modelId, samples: samples.length, buckets: null });
               continue;
@@ -80,7 +83,13 @@ export function createCalibrationService(deps: { db: Db; clock: Clock; audit: Au
             refreshed.push({ tenantId, modelId, samples: samples.length, buckets: buckets.length, fittedAt: fittedAt.toISOString() });
             done.push({ modelId, samples: samples.length, buckets: buckets.length });
           }
-          await audit.write(tx, actor, { action: 'admin.calibration_refreshed', tenantId, targetType: 'tenant', targetId: tenantId, details: { models: done } });
+          await audit.write(tx, actor, {
+            action: 'admin.calibration_refreshed',
+            tenantId,
+            targetType: 'tenant',
+            targetId: tenantId,
+            details: { models: done },
+          });
         });
         for (const modelId of models) cache.delete(key(tenantId, modelId));
       }

@@ -36,7 +36,19 @@ export interface DetectionRow {
 }
 
 /** What the inference worker writes: a row before review, aggregation and the satellite join. */
-export type NewDetection = Omit<DetectionRow, 'satelliteName' | 'verificationStatus' | 'tentative' | 'promoted' | 'pinned' | 'callId' | 'callChunks' | 'callEndAt' | 'detectedAt' | 'createdAt'> & {
+export type NewDetection = Omit<
+  DetectionRow,
+  | 'satelliteName'
+  | 'verificationStatus'
+  | 'tentative'
+  | 'promoted'
+  | 'pinned'
+  | 'callId'
+  | 'callChunks'
+  | 'callEndAt'
+  | 'detectedAt'
+  | 'createdAt'
+> & {
   detectedAt: Date;
   createdAt: Date;
 };
@@ -63,7 +75,12 @@ export const defaultVisibility = (): VisibleCategories => ({ teams: new Map(), o
  * same categories share one test, so one team (or several alike) is a plain `category = ANY(…)`
  * that PostgreSQL checks on the index entry (migration 0012 INCLUDEs category).
  */
-export function categoryCondition(v: VisibleCategories, tenantIds: readonly string[] | null, add: (value: unknown) => string, alias = 'd'): string {
+export function categoryCondition(
+  v: VisibleCategories,
+  tenantIds: readonly string[] | null,
+  add: (value: unknown) => string,
+  alias = 'd',
+): string {
   const keyOf = (cats: readonly string[]) => [...cats].sort().join(',');
   const groups = new Map<string, { cats: readonly string[]; teams: string[] }>();
   const othersKey = keyOf(v.others);
@@ -77,7 +94,8 @@ export function categoryCondition(v: VisibleCategories, tenantIds: readonly stri
     else groups.set(k, { cats, teams: [t] });
   }
   const inCats = (cats: readonly string[]) => `${alias}.category = ANY(${add([...cats])}::text[])`;
-  const ofTeams = (teams: string[]) => (teams.length === 1 ? `${alias}.tenant_id = ${add(teams[0])}` : `${alias}.tenant_id = ANY(${add(teams)}::uuid[])`);
+  const ofTeams = (teams: string[]) =>
+    teams.length === 1 ? `${alias}.tenant_id = ${add(teams[0])}` : `${alias}.tenant_id = ANY(${add(teams)}::uuid[])`;
   if (tenantIds) {
     if (groups.size <= 1) return inCats([...groups.values()][0]?.cats ?? []);
     return `(${[...groups.values()].map((g) => `(${ofTeams(g.teams)} AND ${inCats(g.cats)})`).join(' OR ')})`;
@@ -123,10 +141,25 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   ${utcIso("coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')")} AS "callEndAt"`;
 
 const COLUMNS = [
-  'id', 'tenant_id', 'satellite_id', 'chunk_id', 'species_code', 'scientific_name', 'common_name', 'category', 'confidence',
-  'detected_at', 'start_ms', 'end_ms', 'model_id', 'is_first_of_season', 'is_first_of_day', 'is_rare', 'rare_reason', 'created_at',
+  'id',
+  'tenant_id',
+  'satellite_id',
+  'chunk_id',
+  'species_code',
+  'scientific_name',
+  'common_name',
+  'category',
+  'confidence',
+  'detected_at',
+  'start_ms',
+  'end_ms',
+  'model_id',
+  'is_first_of_season',
+  'is_first_of_day',
+  'is_rare',
+  'rare_reason',
+  'created_at',
 ] as const;
-
 
 export function createDetectionsRepo(db: Db) {
   return {
@@ -136,8 +169,19 @@ export function createDetectionsRepo(db: Db) {
      * the team's earliest detection, and per species among `codes` whether the team detected it
      * that day and that season, how often (counted up to `few`) and when last (rarity).
      */
-    teamRecord: async (tx: Db, q: { tenantId: string; chunkId: string; codes: string[]; day: readonly [Date, Date]; season: readonly [Date, Date]; few: number }) => {
-      const rows = await tx.query<{ code: string | null; done: boolean; teamSince: Date | null; today: boolean; season: boolean; records: number; lastSeenAt: Date | null }>(
+    teamRecord: async (
+      tx: Db,
+      q: { tenantId: string; chunkId: string; codes: string[]; day: readonly [Date, Date]; season: readonly [Date, Date]; few: number },
+    ) => {
+      const rows = await tx.query<{
+        code: string | null;
+        done: boolean;
+        teamSince: Date | null;
+        today: boolean;
+        season: boolean;
+        records: number;
+        lastSeenAt: Date | null;
+      }>(
         `SELECT c.code,
            EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = $3) AS done,
            (SELECT min(d.detected_at) FROM detections d WHERE d.tenant_id = $1) AS "teamSince",
@@ -162,8 +206,26 @@ export function createDetectionsRepo(db: Db) {
       if (rows.length === 0) return;
       const params: unknown[] = [];
       const values = rows.map((r) => {
-        const v = [r.id, r.tenantId, r.satelliteId, r.chunkId, r.speciesCode, r.scientificName, r.commonName, r.category, r.confidence,
-          r.detectedAt, r.startMs, r.endMs, r.modelId, r.isFirstOfSeason, r.isFirstOfDay, r.isRare, r.rareReason, r.createdAt];
+        const v = [
+          r.id,
+          r.tenantId,
+          r.satelliteId,
+          r.chunkId,
+          r.speciesCode,
+          r.scientificName,
+          r.commonName,
+          r.category,
+          r.confidence,
+          r.detectedAt,
+          r.startMs,
+          r.endMs,
+          r.modelId,
+          r.isFirstOfSeason,
+          r.isFirstOfDay,
+          r.isRare,
+          r.rareReason,
+          r.createdAt,
+        ];
         const start = params.length;
         params.push(...v);
         return `(${v.map((_, i) => `$${start + i + 1}`).join(', ')})`;
@@ -236,7 +298,8 @@ class Params {
 function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: Date | undefined): string {
   const where: string[] = [];
   // One team is `=`: PostgreSQL 15 reads an index in order only under `=`, not `= ANY(array)`.
-  if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p.add(f.tenantIds[0])}` : `d.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.tenantIds)
+    where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p.add(f.tenantIds[0])}` : `d.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
   if (f.satelliteId) where.push(`d.satellite_id = ${p.add(f.satelliteId)}`);
   if (f.species) where.push(`lower(d.species_code) = lower(${p.add(f.species)})`);
   if (f.speciesSearch) {
@@ -275,10 +338,12 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
   const rollable = !f.callId && !f.speciesSearch && f.minConfidence === undefined && !f.verificationStatus && !(f.satelliteId && f.species);
   const fullFrom = f.start ? dayCeil(f.start) : undefined;
   const fullTo = f.end ? dayFloor(f.end) : undefined;
-  if (!rollable || (fullFrom && fullTo && fullFrom >= fullTo)) return { sql: `SELECT ${exact(f.start, f.end)}::int AS n`, params: p.values };
+  if (!rollable || (fullFrom && fullTo && fullFrom >= fullTo))
+    return { sql: `SELECT ${exact(f.start, f.end)}::int AS n`, params: p.values };
 
   const where: string[] = [];
-  if (f.tenantIds) where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.tenantIds)
+    where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
   if (f.satelliteId) where.push(`c.dim = 'satellite' AND c.key = ${p.add(f.satelliteId.toLowerCase())}`);
   else if (f.species) where.push(`c.dim = 'species' AND c.key = lower(${p.add(f.species)})`);
   else where.push(`c.dim = 'all' AND c.key = ''`);

@@ -91,14 +91,16 @@ export function createReviewRepo(db: Db) {
     },
 
     insertComment: (tx: Db, c: { id: string; detectionId: string; tenantId: string; authorId: string; text: string; at: Date }) =>
-      tx.query('INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
-        c.id, c.detectionId, c.tenantId, c.authorId, c.text, c.at,
-      ]),
+      tx.query(
+        'INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+        [c.id, c.detectionId, c.tenantId, c.authorId, c.text, c.at],
+      ),
 
     findComment: (detectionId: string, commentId: string) =>
-      db.maybeOne<CommentRow>(`SELECT ${COMMENT} FROM detection_comments c LEFT JOIN users u ON u.id = c.author_id WHERE c.detection_id = $1 AND c.id = $2`, [
-        detectionId, commentId,
-      ]),
+      db.maybeOne<CommentRow>(
+        `SELECT ${COMMENT} FROM detection_comments c LEFT JOIN users u ON u.id = c.author_id WHERE c.detection_id = $1 AND c.id = $2`,
+        [detectionId, commentId],
+      ),
 
     comments: (detectionId: string) =>
       db.query<CommentRow>(
@@ -107,7 +109,8 @@ export function createReviewRepo(db: Db) {
       ),
 
     deleteComment: async (tx: Db, detectionId: string, commentId: string) =>
-      (await tx.query('DELETE FROM detection_comments WHERE detection_id = $1 AND id = $2 RETURNING id', [detectionId, commentId])).length > 0,
+      (await tx.query('DELETE FROM detection_comments WHERE detection_id = $1 AND id = $2 RETURNING id', [detectionId, commentId])).length >
+      0,
 
     insertAnnotation: (tx: Db, a: Omit<AnnotationRow, 'authorName' | 'createdAt'> & { tenantId: string; authorId: string; at: Date }) =>
       tx.query(
@@ -127,7 +130,15 @@ export function createReviewRepo(db: Db) {
 
     /** Promoted calls of the window (a stitched call counts once) in `categories` (those the team shows), one row per species, most detected first. */
     speciesSummary: (tenantId: string, start: Date, end: Date, categories: readonly string[]) =>
-      db.query<{ speciesCode: string; commonName: string; scientificName: string; count: number; maxConfidence: number; firstAt: Date; lastAt: Date }>(
+      db.query<{
+        speciesCode: string;
+        commonName: string;
+        scientificName: string;
+        count: number;
+        maxConfidence: number;
+        firstAt: Date;
+        lastAt: Date;
+      }>(
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            count(*)::int AS count, max(confidence) AS "maxConfidence", min(detected_at) AS "firstAt", max(detected_at) AS "lastAt"
          FROM detections WHERE tenant_id = $1 AND detected_at >= $2 AND detected_at < $3 AND promoted AND NOT tentative AND call_id IS NULL
@@ -148,7 +159,15 @@ export function createReviewRepo(db: Db) {
     timeline: (tenantId: string, start: Date, end: Date, unit: BucketUnit, categories: readonly string[]) => {
       // The unit comes from the closed list above, never from the request.
       if (!BUCKET_UNITS.includes(unit)) throw new Error(`bad bucket unit ${unit}`);
-      return db.query<{ speciesCode: string; commonName: string; scientificName: string; bucket: Date; tentative: boolean; count: number; maxConfidence: number }>(
+      return db.query<{
+        speciesCode: string;
+        commonName: string;
+        scientificName: string;
+        bucket: Date;
+        tentative: boolean;
+        count: number;
+        maxConfidence: number;
+      }>(
         `SELECT species_code AS "speciesCode", min(common_name) AS "commonName", min(scientific_name) AS "scientificName",
            date_trunc('${unit}', detected_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS bucket, tentative,
            count(*)::int AS count, max(confidence) AS "maxConfidence"

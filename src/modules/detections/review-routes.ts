@@ -11,7 +11,11 @@ const ofDetection = { resource: 'detection', param: 'id' } as const;
 // Votes, annotations and comments are a person's: keys have nobody to count or to name as author.
 const memberPerson = access.role('member', { personOnly: true });
 const Window = Type.Object(
-  { tenantId: Type.Optional(Uuid), start: Type.Optional(Type.String({ format: 'date-time' })), end: Type.Optional(Type.String({ format: 'date-time' })) },
+  {
+    tenantId: Type.Optional(Uuid),
+    start: Type.Optional(Type.String({ format: 'date-time' })),
+    end: Type.Optional(Type.String({ format: 'date-time' })),
+  },
   { additionalProperties: false },
 );
 
@@ -27,7 +31,10 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary: "The caller's votes for the listed detection ids (comma-separated, at most 200): {votes: {detectionId: vote}}",
       tags: ['detections'],
       schema: {
-        querystring: Type.Object({ ids: Type.String({ minLength: 1, maxLength: 40_000 }), tenantId: Type.Optional(Uuid) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { ids: Type.String({ minLength: 1, maxLength: 40_000 }), tenantId: Type.Optional(Uuid) },
+          { additionalProperties: false },
+        ),
       },
       handler: ({ actor, query }) => review.myVotes(actor, query.ids, teamsOf(actor)),
     }),
@@ -39,7 +46,8 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId' },
       audit: [],
-      summary: 'Promoted detections of the window (start inclusive, end exclusive), one row per species; tentative counts and the aggregation rule',
+      summary:
+        'Promoted detections of the window (start inclusive, end exclusive), one row per species; tentative counts and the aggregation rule',
       tags: ['detections'],
       schema: { querystring: Window, response: { 200: DetectionSummary } },
       handler: ({ actor, query }) => {
@@ -55,7 +63,8 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId' },
       audit: [],
-      summary: 'Detections of the window per species in UTC buckets (hour up to 2 days, day up to 92 days, week beyond); tentative ones apart',
+      summary:
+        'Detections of the window per species in UTC buckets (hour up to 2 days, day up to 92 days, week beyond); tentative ones apart',
       tags: ['detections'],
       schema: { querystring: Window },
       handler: ({ actor, query }) => {

@@ -177,7 +177,14 @@ export function createReviewService(deps: {
 
     /** The caller's votes for the ids, as {detectionId: vote}; ids without a vote are left out. */
     async myVotes(actor: Actor, rawIds: string, tenantIds: string[] | null) {
-      const ids = [...new Set(rawIds.split(',').map((s) => s.trim()).filter(Boolean))];
+      const ids = [
+        ...new Set(
+          rawIds
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ];
       if (ids.length === 0) throw badRequest('Name at least one detection id in ids');
       if (ids.length > MAX_VOTE_IDS) throw badRequest(`At most ${MAX_VOTE_IDS} ids at once`);
       const bad = ids.filter((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
@@ -234,7 +241,11 @@ export function createReviewService(deps: {
         if (pinned !== (d.pinnedAt !== null)) {
           pinnedAt = pinned ? clock.now() : null;
           await repo.setPin(tx, detectionId, pinned ? actor.userId : null, pinnedAt);
-          await audit.write(tx, actor, { action: pinned ? 'detection.pinned' : 'detection.unpinned', targetType: 'detection', targetId: detectionId });
+          await audit.write(tx, actor, {
+            action: pinned ? 'detection.pinned' : 'detection.unpinned',
+            targetType: 'detection',
+            targetId: detectionId,
+          });
         }
         return { id: detectionId, pinned, pinnedAt: pinnedAt ? iso(pinnedAt) : null };
       });

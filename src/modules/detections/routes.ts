@@ -5,7 +5,12 @@ import type { Actor } from '../../core/actor.ts';
 import type { DetectionsService } from './service.ts';
 import { DetectionDetail, DetectionList } from './schemas.ts';
 
-const Status = Type.Union([Type.Literal('pending_review'), Type.Literal('confirmed'), Type.Literal('rejected'), Type.Literal('unverified')]);
+const Status = Type.Union([
+  Type.Literal('pending_review'),
+  Type.Literal('confirmed'),
+  Type.Literal('rejected'),
+  Type.Literal('unverified'),
+]);
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
 const isTrue = (v: string | undefined) => v === 'true' || v === '1';
 
@@ -26,7 +31,8 @@ export function detectionsRoutes(detections: DetectionsService) {
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId', optional: true },
       audit: [],
-      summary: "Detections, newest first by default; filters, sorting, window (end exclusive) and paging; without tenantId the caller's teams",
+      summary:
+        "Detections, newest first by default; filters, sorting, window (end exclusive) and paging; without tenantId the caller's teams",
       tags: ['detections'],
       schema: {
         querystring: Type.Object(
@@ -77,7 +83,7 @@ export function detectionsRoutes(detections: DetectionsService) {
       access: access.role('viewer'),
       team: { resource: 'detection', param: 'id' },
       audit: [],
-      summary: 'One detection with its storage key, vote counts, the caller\'s vote, annotation and comment counts',
+      summary: "One detection with its storage key, vote counts, the caller's vote, annotation and comment counts",
       tags: ['detections'],
       schema: { params: IdParams, response: { 200: DetectionDetail } },
       handler: ({ actor, params }) => detections.get(actor.teamId!, params.id, actor.userId),

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
 import { Open, Nullable } from '../../core/schemas.ts';
 
-
 /**
  * A detection as the API shows it (detectionView in service.ts): the list's response schema, so
  * OpenAPI documents it, the dashboard's generated client types it and Fastify serialises it
@@ -23,7 +22,12 @@ export const DetectionView = Type.Object({
   startMs: Type.Integer(),
   endMs: Type.Integer(),
   modelId: Type.String(),
-  verificationStatus: Type.Union([Type.Literal('unverified'), Type.Literal('pending_review'), Type.Literal('confirmed'), Type.Literal('rejected')]),
+  verificationStatus: Type.Union([
+    Type.Literal('unverified'),
+    Type.Literal('pending_review'),
+    Type.Literal('confirmed'),
+    Type.Literal('rejected'),
+  ]),
   tentative: Type.Boolean(),
   promoted: Type.Boolean(),
   isFirstOfSeason: Type.Boolean(),
@@ -51,7 +55,6 @@ export const DetectionList = Type.Object({
   total: Nullable(Type.Integer()),
   aggregation: Type.Record(Type.String(), AggregationRuleView),
 });
-
 
 /**
  * GET /detections/:id (service.ts get): the list's fields, the storage key and the review

@@ -47,7 +47,11 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
   };
 }
 
-export function createDetectionsService(deps: { repo: DetectionsRepo; review: Pick<ReviewRepo, 'reviewSummary'>; readers: DetectionReaders }) {
+export function createDetectionsService(deps: {
+  repo: DetectionsRepo;
+  review: Pick<ReviewRepo, 'reviewSummary'>;
+  readers: DetectionReaders;
+}) {
   const { repo, review, readers } = deps;
 
   /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */

@@ -21,9 +21,11 @@ export function windowOf(q: { start?: string; end?: string }): { start: Date; en
   if (!q.start || !q.end) throw badRequest('start and end are required (ISO 8601)', 'WINDOW_REQUIRED');
   const start = new Date(q.start);
   const end = new Date(q.end);
-  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) throw badRequest('start and end must be ISO 8601 times', 'INVALID_WINDOW');
+  if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime()))
+    throw badRequest('start and end must be ISO 8601 times', 'INVALID_WINDOW');
   if (end <= start) throw badRequest('end must be after start', 'INVALID_WINDOW');
-  if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY) throw badRequest(`The window spans at most ${MAX_WINDOW_DAYS} days`, 'INVALID_WINDOW');
+  if (end.getTime() - start.getTime() > MAX_WINDOW_DAYS * DAY)
+    throw badRequest(`The window spans at most ${MAX_WINDOW_DAYS} days`, 'INVALID_WINDOW');
   return { start, end };
 }
 
@@ -40,13 +42,18 @@ export function createSummaryService(deps: {
   const shown = (tenantId: string) => deps.visibility.visible(tenantId);
 
   /** {tenantId: rule}, the shape of the list's `aggregation` member. */
-  const aggregation = async (tenantId: string): Promise<Record<string, AggregationRule>> => ({ [tenantId]: await deps.aggregationRule(tenantId) });
+  const aggregation = async (tenantId: string): Promise<Record<string, AggregationRule>> => ({
+    [tenantId]: await deps.aggregationRule(tenantId),
+  });
 
   return {
     /** GET /detections/summary: promoted detections per species, plus what still waits on the rule. */
     async summary(tenantId: string, start: Date, end: Date) {
       const [categories, agg] = await Promise.all([shown(tenantId), aggregation(tenantId)]);
-      const [rows, tentative] = await Promise.all([repo.speciesSummary(tenantId, start, end, categories), repo.tentativeCounts(tenantId, start, end, categories)]);
+      const [rows, tentative] = await Promise.all([
+        repo.speciesSummary(tenantId, start, end, categories),
+        repo.tentativeCounts(tenantId, start, end, categories),
+      ]);
       return {
         tenantId,
         start: iso(start),

@@ -23,7 +23,10 @@ export function createCategoryVisibility(settings: Pick<SettingsService, 'teamSe
      */
     async of(tenantIds: readonly string[] | null): Promise<VisibleCategories> {
       if (tenantIds) return { teams: await each(tenantIds), others: [] };
-      const [own, others] = await Promise.all([settings.teamsWithOwnValue(VISIBLE_CATEGORIES_KEY), settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY)]);
+      const [own, others] = await Promise.all([
+        settings.teamsWithOwnValue(VISIBLE_CATEGORIES_KEY),
+        settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY),
+      ]);
       return { teams: await each(own), others };
     },
   };

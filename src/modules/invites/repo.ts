@@ -19,7 +19,19 @@ const COLUMNS = `i.id, i.tenant_id AS "tenantId", i.role, i.email, i.created_by 
 
 export function createInvitesRepo(db: Db) {
   return {
-    insert: (tx: Db, i: { id: string; tenantId: string; role: string; tokenHash: string; email: string | null; createdBy: string | null; at: Date; expiresAt: Date }) =>
+    insert: (
+      tx: Db,
+      i: {
+        id: string;
+        tenantId: string;
+        role: string;
+        tokenHash: string;
+        email: string | null;
+        createdBy: string | null;
+        at: Date;
+        expiresAt: Date;
+      },
+    ) =>
       tx.query(
         `INSERT INTO invites (id, tenant_id, role, token_hash, email, created_by, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
         [i.id, i.tenantId, i.role, i.tokenHash, i.email, i.createdBy, i.at, i.expiresAt],
@@ -33,17 +45,23 @@ export function createInvitesRepo(db: Db) {
       ),
 
     find: (tenantId: string, id: string) =>
-      db.maybeOne<InviteRow>(`SELECT ${COLUMNS} FROM invites i LEFT JOIN users u ON u.id = i.created_by WHERE i.tenant_id = $1 AND i.id = $2`, [tenantId, id]),
+      db.maybeOne<InviteRow>(
+        `SELECT ${COLUMNS} FROM invites i LEFT JOIN users u ON u.id = i.created_by WHERE i.tenant_id = $1 AND i.id = $2`,
+        [tenantId, id],
+      ),
 
     findByTokenHash: (tokenHash: string, tx: Db = db) =>
-      tx.maybeOne<InviteRow>(`SELECT ${COLUMNS} FROM invites i LEFT JOIN users u ON u.id = i.created_by WHERE i.token_hash = $1`, [tokenHash]),
+      tx.maybeOne<InviteRow>(`SELECT ${COLUMNS} FROM invites i LEFT JOIN users u ON u.id = i.created_by WHERE i.token_hash = $1`, [
+        tokenHash,
+      ]),
 
     revoke: (tx: Db, tenantId: string, id: string, at: Date) =>
       tx.query('UPDATE invites SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL', [tenantId, id, at]),
 
     /** Single use: only the first caller to mark it gets true. */
     markUsed: async (tx: Db, id: string, userId: string, at: Date) =>
-      (await tx.query('UPDATE invites SET used_at = $3, used_by = $2 WHERE id = $1 AND used_at IS NULL RETURNING id', [id, userId, at])).length === 1,
+      (await tx.query('UPDATE invites SET used_at = $3, used_by = $2 WHERE id = $1 AND used_at IS NULL RETURNING id', [id, userId, at]))
+        .length === 1,
 
     teamOfInvite: async (id: string) =>
       (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM invites WHERE id = $1', [id]))?.t ?? null,

@@ -62,7 +62,11 @@ export function createJoiningRepo(db: Db) {
 
     insertRequest: (tx: Db, r: { id: string; tenantId: string; userId: string; message: string; at: Date }) =>
       tx.query(`INSERT INTO join_requests (id, tenant_id, user_id, message, status, created_at) VALUES ($1, $2, $3, $4, 'pending', $5)`, [
-        r.id, r.tenantId, r.userId, r.message, r.at,
+        r.id,
+        r.tenantId,
+        r.userId,
+        r.message,
+        r.at,
       ]),
 
     pendingOf: (tenantId: string, userId: string, tx: Db = db) =>
@@ -72,7 +76,10 @@ export function createJoiningRepo(db: Db) {
       ),
 
     find: (tenantId: string, id: string, tx: Db = db) =>
-      tx.maybeOne<JoinRequestRow>(`SELECT ${REQUEST} FROM join_requests r JOIN users u ON u.id = r.user_id WHERE r.tenant_id = $1 AND r.id = $2`, [tenantId, id]),
+      tx.maybeOne<JoinRequestRow>(
+        `SELECT ${REQUEST} FROM join_requests r JOIN users u ON u.id = r.user_id WHERE r.tenant_id = $1 AND r.id = $2`,
+        [tenantId, id],
+      ),
 
     listPending: (tenantId: string) =>
       db.query<JoinRequestRow>(
@@ -81,16 +88,30 @@ export function createJoiningRepo(db: Db) {
       ),
 
     decide: (tx: Db, id: string, status: 'approved' | 'denied' | 'withdrawn', at: Date, by: string | null, role: string | null = null) =>
-      tx.query(`UPDATE join_requests SET status = $2, decided_at = $3, decided_by = $4, role = $5 WHERE id = $1 AND status = 'pending'`, [id, status, at, by, role]),
+      tx.query(`UPDATE join_requests SET status = $2, decided_at = $3, decided_by = $4, role = $5 WHERE id = $1 AND status = 'pending'`, [
+        id,
+        status,
+        at,
+        by,
+        role,
+      ]),
 
     block: (tx: Db, tenantId: string, userId: string, at: Date, by: string | null) =>
-      tx.query(`INSERT INTO team_blocks (tenant_id, user_id, blocked_at, blocked_by) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [tenantId, userId, at, by]),
+      tx.query(`INSERT INTO team_blocks (tenant_id, user_id, blocked_at, blocked_by) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+        tenantId,
+        userId,
+        at,
+        by,
+      ]),
 
     unblock: async (tx: Db, tenantId: string, userId: string) =>
       (await tx.query(`DELETE FROM team_blocks WHERE tenant_id = $1 AND user_id = $2 RETURNING user_id`, [tenantId, userId])).length > 0,
 
     unblockEmail: (tx: Db, tenantId: string, email: string) =>
-      tx.query(`DELETE FROM team_blocks WHERE tenant_id = $1 AND user_id IN (SELECT id FROM users WHERE lower(email) = lower($2))`, [tenantId, email]),
+      tx.query(`DELETE FROM team_blocks WHERE tenant_id = $1 AND user_id IN (SELECT id FROM users WHERE lower(email) = lower($2))`, [
+        tenantId,
+        email,
+      ]),
 
     blocks: (tenantId: string) =>
       db.query<BlockRow>(

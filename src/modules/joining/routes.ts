@@ -44,7 +44,10 @@ export function joiningRoutes(joining: JoiningService) {
       audit: ['member.joined_team', 'member.join_requested'],
       summary: 'Joins an open team (200) or asks to join (202); message at most 500 characters; rate-limited',
       tags: ['joining'],
-      schema: { params: IdParams, body: Type.Optional(Type.Object({ message: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })) },
+      schema: {
+        params: IdParams,
+        body: Type.Optional(Type.Object({ message: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })),
+      },
       handler: async ({ actor, params, body, reply }) => {
         const result = await joining.requestToJoin(actor, params.id, body?.message?.trim() ?? '');
         reply.code(result.status === 'joined' ? 200 : 202);
@@ -90,7 +93,12 @@ export function joiningRoutes(joining: JoiningService) {
       tags: ['joining'],
       schema: {
         params: Type.Object({ id: Uuid, rid: Uuid }),
-        body: Type.Optional(Type.Object({ role: Type.Optional(Type.Union([Type.Literal('viewer'), Type.Literal('member')])) }, { additionalProperties: false })),
+        body: Type.Optional(
+          Type.Object(
+            { role: Type.Optional(Type.Union([Type.Literal('viewer'), Type.Literal('member')])) },
+            { additionalProperties: false },
+          ),
+        ),
       },
       handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId!, params.rid, body?.role),
     }),

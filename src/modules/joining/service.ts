@@ -69,7 +69,13 @@ export function createJoiningService(deps: {
         const role = await settings.teamSetting<'viewer' | 'member'>(tenantId, 'default_join_role');
         const membershipId = await db.tx(async (tx) => {
           const id = await teams.join(tx, tenantId, actor.userId!, role);
-          await audit.write(tx, actor, { action: 'member.joined_team', tenantId, targetType: 'membership', targetId: id, details: { via: 'open', role } });
+          await audit.write(tx, actor, {
+            action: 'member.joined_team',
+            tenantId,
+            targetType: 'membership',
+            targetId: id,
+            details: { via: 'open', role },
+          });
           return id;
         });
         return { status: 'joined' as const, tenantId, role, membershipId };
@@ -96,7 +102,12 @@ export function createJoiningService(deps: {
       if (!pending) throw new AppError(404, 'NO_PENDING_REQUEST', 'You have no pending request for this team');
       await db.tx(async (tx) => {
         await repo.decide(tx, pending.id, 'withdrawn', clock.now(), actor.userId);
-        await audit.write(tx, actor, { action: 'member.join_request_withdrawn', tenantId, targetType: 'join_request', targetId: pending.id });
+        await audit.write(tx, actor, {
+          action: 'member.join_request_withdrawn',
+          tenantId,
+          targetType: 'join_request',
+          targetId: pending.id,
+        });
       });
     },
 
@@ -118,8 +129,18 @@ export function createJoiningService(deps: {
         if (r.status !== 'pending') throw conflict(`This request was already ${r.status}`, 'NOT_PENDING');
         await repo.decide(tx, r.id, 'approved', clock.now(), actor.userId, granted);
         const membershipId = await teams.join(tx, tenantId, r.userId, granted);
-        await audit.write(tx, actor, { action: 'admin.join_request_approved', targetType: 'join_request', targetId: r.id, details: { userId: r.userId, role: granted } });
-        await audit.write(tx, actor, { action: 'member.joined_team', targetType: 'membership', targetId: membershipId, details: { via: 'request', userId: r.userId, role: granted } });
+        await audit.write(tx, actor, {
+          action: 'admin.join_request_approved',
+          targetType: 'join_request',
+          targetId: r.id,
+          details: { userId: r.userId, role: granted },
+        });
+        await audit.write(tx, actor, {
+          action: 'member.joined_team',
+          targetType: 'membership',
+          targetId: membershipId,
+          details: { via: 'request', userId: r.userId, role: granted },
+        });
         return r;
       });
       const team = await repo.card(request.userId, tenantId);
@@ -140,7 +161,12 @@ export function createJoiningService(deps: {
         const now = clock.now();
         await repo.decide(tx, r.id, 'denied', now, actor.userId);
         if (block) await repo.block(tx, tenantId, r.userId, now, actor.userId);
-        await audit.write(tx, actor, { action: 'admin.join_request_denied', targetType: 'join_request', targetId: r.id, details: { userId: r.userId, block } });
+        await audit.write(tx, actor, {
+          action: 'admin.join_request_denied',
+          targetType: 'join_request',
+          targetId: r.id,
+          details: { userId: r.userId, block },
+        });
         return { id: r.id, status: 'denied', blocked: block };
       });
     },
@@ -156,7 +182,8 @@ export function createJoiningService(deps: {
     },
 
     /** An admin's invite lifts a block: by the invited address, and for whoever uses the invite. */
-    liftBlockByEmail: (tx: Db, tenantId: string, email: string | null) => (email ? repo.unblockEmail(tx, tenantId, email).then(() => {}) : Promise.resolve()),
+    liftBlockByEmail: (tx: Db, tenantId: string, email: string | null) =>
+      email ? repo.unblockEmail(tx, tenantId, email).then(() => {}) : Promise.resolve(),
     liftBlock: (tx: Db, tenantId: string, userId: string) => repo.unblock(tx, tenantId, userId).then(() => {}),
   };
 }

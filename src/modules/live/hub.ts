@@ -111,7 +111,10 @@ export function createLiveHub(deps: LiveHubDeps) {
     return { tenantId: facts.tenantId, role };
   }
 
-  async function stopWatching(client: LiveClient, reason: StopReason = 'stopped'): Promise<{ satelliteId: string; sessionId: string } | null> {
+  async function stopWatching(
+    client: LiveClient,
+    reason: StopReason = 'stopped',
+  ): Promise<{ satelliteId: string; sessionId: string } | null> {
     const satelliteId = client.watching;
     if (!satelliteId) return null;
     client.watching = null;
@@ -175,7 +178,13 @@ export function createLiveHub(deps: LiveHubDeps) {
   function deliverAudio(e: BusEvents['satellite.live_audio']): void {
     const s = sessions.get(e.satelliteId);
     if (!s || s.tenantId !== e.tenantId) return;
-    const frame: LiveFrame = { type: 'live-audio', tenantId: s.tenantId, satelliteId: s.satelliteId, sessionId: s.sessionId, audio: e.audio };
+    const frame: LiveFrame = {
+      type: 'live-audio',
+      tenantId: s.tenantId,
+      satelliteId: s.satelliteId,
+      sessionId: s.sessionId,
+      audio: e.audio,
+    };
     for (const w of s.watchers) w.send(frame);
   }
 
@@ -203,7 +212,12 @@ export function createLiveHub(deps: LiveHubDeps) {
      * Starts (or joins) the live session of a satellite for a socket. `auth` is read fresh for
      * each start, so a role change counts at once. Audited `satellite.listened_live` once per start.
      */
-    async startWatching(client: LiveClient, auth: Auth, ip: string, satelliteId: unknown): Promise<{ satelliteId: string; sessionId: string }> {
+    async startWatching(
+      client: LiveClient,
+      auth: Auth,
+      ip: string,
+      satelliteId: unknown,
+    ): Promise<{ satelliteId: string; sessionId: string }> {
       const { tenantId, role } = await authorizeListen(auth, client.tenantId, satelliteId);
       const id = satelliteId as string;
       if (!clients.has(client)) throw new AppError(409, 'SOCKET_CLOSED', 'The socket closed');
@@ -218,7 +232,15 @@ export function createLiveHub(deps: LiveHubDeps) {
       if (client.watching) await stopWatching(client, 'switched');
       let s = sessions.get(id);
       if (!s) {
-        const fresh: Session = { satelliteId: id, tenantId, sessionId: crypto.randomUUID(), watchers: new Set(), lastKeepaliveAt: now, lastStartAt: now, started: Promise.resolve() };
+        const fresh: Session = {
+          satelliteId: id,
+          tenantId,
+          sessionId: crypto.randomUUID(),
+          watchers: new Set(),
+          lastKeepaliveAt: now,
+          lastStartAt: now,
+          started: Promise.resolve(),
+        };
         fresh.started = publish(fresh, 'live-start');
         sessions.set(id, fresh);
         s = fresh;
@@ -233,10 +255,18 @@ export function createLiveHub(deps: LiveHubDeps) {
         if (sessions.get(id) === s) sessions.delete(id);
         for (const w of s.watchers) if (w.watching === id) w.watching = null;
         s.watchers.clear();
-        throw err instanceof AppError ? err : new AppError(503, 'BROKER_UNAVAILABLE', 'The satellite could not be reached through the broker');
+        throw err instanceof AppError
+          ? err
+          : new AppError(503, 'BROKER_UNAVAILABLE', 'The satellite could not be reached through the broker');
       }
       const actor: Actor = { ...auth, ip, teamId: tenantId, teamRole: role, declaredAudit: new Set(['satellite.listened_live']) };
-      await audit.write(db, actor, { action: 'satellite.listened_live', tenantId, targetType: 'satellite', targetId: id, details: { sessionId: s.sessionId } });
+      await audit.write(db, actor, {
+        action: 'satellite.listened_live',
+        tenantId,
+        targetType: 'satellite',
+        targetId: id,
+        details: { sessionId: s.sessionId },
+      });
       return { satelliteId: id, sessionId: s.sessionId };
     },
 
@@ -308,7 +338,10 @@ export function createLiveHub(deps: LiveHubDeps) {
 export type LiveHub = ReturnType<typeof createLiveHub>;
 
 /** Wraps a ws socket as a LiveClient: JSON frames, live audio dropped for a slow reader. */
-export function socketClient(socket: WebSocket, o: { tenantId: string | null; hubAdmin: boolean; recheck: () => Promise<Auth | null>; now: number }): LiveClient {
+export function socketClient(
+  socket: WebSocket,
+  o: { tenantId: string | null; hubAdmin: boolean; recheck: () => Promise<Auth | null>; now: number },
+): LiveClient {
   return {
     id: crypto.randomUUID(),
     tenantId: o.tenantId,

@@ -38,7 +38,11 @@ export function parseLiveAudio(payload: Buffer): { sessionId: string | null; aud
 }
 
 /** Returns its stop function, with `ready`: resolves once the subscription is granted (never rejects; a refusal goes to onError). */
-export function startLiveRelay(deps: { bus: Bus; broker: Pick<Broker, 'subscribe'>; onError: (err: unknown) => void }): (() => void) & { ready: Promise<void> } {
+export function startLiveRelay(deps: {
+  bus: Bus;
+  broker: Pick<Broker, 'subscribe'>;
+  onError: (err: unknown) => void;
+}): (() => void) & { ready: Promise<void> } {
   let stopped = false;
   const ready = deps.broker
     .subscribe(

@@ -46,7 +46,10 @@ export const liveSocketPermission: Permission = {
   tags: ['live'],
 };
 
-export function registerLiveRoutes(app: FastifyInstance, deps: { hub: LiveHub; guard: ReturnType<typeof createGuard>; resolver: AuthResolver; clock: Clock }): Permission[] {
+export function registerLiveRoutes(
+  app: FastifyInstance,
+  deps: { hub: LiveHub; guard: ReturnType<typeof createGuard>; resolver: AuthResolver; clock: Clock },
+): Permission[] {
   const { hub, guard, resolver, clock } = deps;
   const perm = liveSocketPermission;
 
@@ -69,10 +72,18 @@ export function registerLiveRoutes(app: FastifyInstance, deps: { hub: LiveHub; g
       req.actor = actor;
     },
     handler: async (_req, reply) =>
-      reply.code(426).header('upgrade', 'websocket').send(errorBody('UPGRADE_REQUIRED', `Open ${LIVE_WS_PATH} as a WebSocket`)),
+      reply
+        .code(426)
+        .header('upgrade', 'websocket')
+        .send(errorBody('UPGRADE_REQUIRED', `Open ${LIVE_WS_PATH} as a WebSocket`)),
     wsHandler: (socket: WebSocket, req: FastifyRequest) => {
       const actor = req.actor;
-      const client = socketClient(socket, { tenantId: actor.teamId, hubAdmin: actor.isPlatformAdmin, recheck: () => resolver.resolve(req), now: clock.now().getTime() });
+      const client = socketClient(socket, {
+        tenantId: actor.teamId,
+        hubAdmin: actor.isPlatformAdmin,
+        recheck: () => resolver.resolve(req),
+        now: clock.now().getTime(),
+      });
       hub.connect(client);
       // Frames of one socket are handled one after another, in the order they came.
       let queue: Promise<void> = Promise.resolve();
@@ -86,7 +97,11 @@ export function registerLiveRoutes(app: FastifyInstance, deps: { hub: LiveHub; g
       };
       socket.on('message', (data: RawData, isBinary: boolean) => {
         if (pending >= MAX_PENDING_FRAMES) {
-          client.send({ type: 'error', code: 'RATE_LIMITED', message: `More than ${MAX_PENDING_FRAMES} frames wait for an answer; this one was dropped` });
+          client.send({
+            type: 'error',
+            code: 'RATE_LIMITED',
+            message: `More than ${MAX_PENDING_FRAMES} frames wait for an answer; this one was dropped`,
+          });
           return;
         }
         enqueue(() => onFrame(client, req, data, isBinary));
@@ -111,7 +126,12 @@ export function registerLiveRoutes(app: FastifyInstance, deps: { hub: LiveHub; g
       client.send({ type: 'live-started', ...started });
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      client.send({ type: 'error', code: err.code, message: err.message, satelliteId: typeof satelliteId === 'string' ? satelliteId : null });
+      client.send({
+        type: 'error',
+        code: err.code,
+        message: err.message,
+        satelliteId: typeof satelliteId === 'string' ? satelliteId : null,
+      });
     }
   }
 
@@ -135,7 +155,11 @@ export function registerLiveRoutes(app: FastifyInstance, deps: { hub: LiveHub; g
         return start(client, req, msg.satelliteId);
       case 'live-stop': {
         const stopped = await hub.stopWatching(client, 'stopped');
-        client.send(stopped ? { type: 'live-stopped', ...stopped, reason: 'stopped' } : { type: 'live-stopped', satelliteId: null, sessionId: null, reason: 'stopped' });
+        client.send(
+          stopped
+            ? { type: 'live-stopped', ...stopped, reason: 'stopped' }
+            : { type: 'live-stopped', satelliteId: null, sessionId: null, reason: 'stopped' },
+        );
         return;
       }
       case 'keepalive':

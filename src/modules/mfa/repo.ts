@@ -71,7 +71,10 @@ export function createMfaRepo(db: Db) {
     },
 
     clearPending: (tx: Db, userId: string, at: Date) =>
-      tx.query(`UPDATE mfa_accounts SET pending_secret = NULL, pending_expires_at = NULL, updated_at = $2 WHERE user_id = $1`, [userId, at]),
+      tx.query(`UPDATE mfa_accounts SET pending_secret = NULL, pending_expires_at = NULL, updated_at = $2 WHERE user_id = $1`, [
+        userId,
+        at,
+      ]),
 
     /** The pending secret becomes the TOTP secret; the confirming code's step counts as used. */
     confirmPending: (tx: Db, userId: string, step: number, at: Date) =>
@@ -93,10 +96,12 @@ export function createMfaRepo(db: Db) {
     },
 
     setRegistrationChallenge: (tx: Db, userId: string, challenge: string | null, expiresAt: Date | null, at: Date) =>
-      tx.query(
-        `UPDATE mfa_accounts SET registration_challenge = $2, registration_expires_at = $3, updated_at = $4 WHERE user_id = $1`,
-        [userId, challenge, expiresAt, at],
-      ),
+      tx.query(`UPDATE mfa_accounts SET registration_challenge = $2, registration_expires_at = $3, updated_at = $4 WHERE user_id = $1`, [
+        userId,
+        challenge,
+        expiresAt,
+        at,
+      ]),
 
     /** The wipe of disable and admin reset: every factor, code, device and open challenge goes. */
     async wipe(tx: Db, userId: string) {
@@ -143,7 +148,19 @@ export function createMfaRepo(db: Db) {
     credentialTaken: async (credentialId: string, tx: Db = db) =>
       (await tx.maybeOne('SELECT 1 FROM mfa_passkeys WHERE credential_id = $1', [credentialId])) !== null,
 
-    insertPasskey: (tx: Db, p: { id: string; userId: string; credentialId: string; publicKey: string; signCount: number; transports: string[]; name: string; at: Date }) =>
+    insertPasskey: (
+      tx: Db,
+      p: {
+        id: string;
+        userId: string;
+        credentialId: string;
+        publicKey: string;
+        signCount: number;
+        transports: string[];
+        name: string;
+        at: Date;
+      },
+    ) =>
       tx.query(
         `INSERT INTO mfa_passkeys (id, user_id, credential_id, public_key, sign_count, transports, name, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
@@ -171,7 +188,10 @@ export function createMfaRepo(db: Db) {
         [userId, now],
       ),
 
-    insertDevice: (tx: Db, d: { id: string; userId: string; tokenHash: string; userAgent: string | null; ip: string; at: Date; expiresAt: Date }) =>
+    insertDevice: (
+      tx: Db,
+      d: { id: string; userId: string; tokenHash: string; userAgent: string | null; ip: string; at: Date; expiresAt: Date },
+    ) =>
       tx.query(
         `INSERT INTO mfa_remembered_devices (id, user_id, token_hash, user_agent, ip, created_at, last_used_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $6, $7)`,
@@ -193,7 +213,10 @@ export function createMfaRepo(db: Db) {
 
     // Login challenges
 
-    async insertChallenge(tx: Db, c: { id: string; tokenHash: string; userId: string; wantToken: boolean; userAgent: string | null; at: Date; expiresAt: Date }) {
+    async insertChallenge(
+      tx: Db,
+      c: { id: string; tokenHash: string; userId: string; wantToken: boolean; userAgent: string | null; at: Date; expiresAt: Date },
+    ) {
       // Spent and expired challenges of this person are of no further use.
       await tx.query('DELETE FROM mfa_challenges WHERE user_id = $1 AND (used_at IS NOT NULL OR expires_at <= $2)', [c.userId, c.at]);
       await tx.query(

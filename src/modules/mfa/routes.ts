@@ -41,7 +41,9 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['user.login', 'user.mfa_login_failed'],
       summary: 'Completes a sign-in challenge with a 6-digit TOTP code; rememberDevice sets the mfa-remember cookie',
       tags: ['auth'],
-      schema: { body: Type.Object({ mfaToken: MfaToken, code: TotpCode, rememberDevice: RememberDevice }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object({ mfaToken: MfaToken, code: TotpCode, rememberDevice: RememberDevice }, { additionalProperties: false }),
+      },
       handler: async ({ actor, body, req, reply }) => signedIn(req, reply, await mfa.completeWithTotp(actor, body)),
     }),
 
@@ -53,7 +55,9 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['user.login', 'user.mfa_login_failed', 'auth.mfa_backup_code_used'],
       summary: 'Completes a sign-in challenge with a single-use backup code',
       tags: ['auth'],
-      schema: { body: Type.Object({ mfaToken: MfaToken, code: BackupCode, rememberDevice: RememberDevice }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object({ mfaToken: MfaToken, code: BackupCode, rememberDevice: RememberDevice }, { additionalProperties: false }),
+      },
       handler: async ({ actor, body, req, reply }) => signedIn(req, reply, await mfa.completeWithBackupCode(actor, body)),
     }),
 
@@ -77,9 +81,18 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['user.login', 'user.mfa_login_failed'],
       summary: 'Completes a sign-in challenge with a passkey assertion (signature and sign counter checked)',
       tags: ['auth'],
-      schema: { body: Type.Object({ mfaToken: MfaToken, response: AssertionResponse, rememberDevice: RememberDevice }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object(
+          { mfaToken: MfaToken, response: AssertionResponse, rememberDevice: RememberDevice },
+          { additionalProperties: false },
+        ),
+      },
       handler: async ({ actor, body, req, reply }) =>
-        signedIn(req, reply, await mfa.completeWithPasskey(actor, { ...body, response: body.response as unknown as AuthenticationResponseJSON })),
+        signedIn(
+          req,
+          reply,
+          await mfa.completeWithPasskey(actor, { ...body, response: body.response as unknown as AuthenticationResponseJSON }),
+        ),
     }),
 
     defineRoute({
@@ -169,11 +182,17 @@ export function mfaRoutes(mfa: MfaService) {
       summary: 'Verifies the attestation and commits the passkey',
       tags: ['account'],
       schema: {
-        body: Type.Object({ response: AttestationResponse, name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false }),
+        body: Type.Object(
+          { response: AttestationResponse, name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+          { additionalProperties: false },
+        ),
         response: { 201: PasskeyView },
       },
       handler: async ({ actor, body, reply }) => {
-        const passkey = await mfa.finishPasskeyRegistration(actor, { ...body, response: body.response as unknown as RegistrationResponseJSON });
+        const passkey = await mfa.finishPasskeyRegistration(actor, {
+          ...body,
+          response: body.response as unknown as RegistrationResponseJSON,
+        });
         reply.code(201);
         return passkey;
       },

@@ -95,7 +95,8 @@ export function createMfaService(deps: {
 
   async function requireEnabled(userId: string, tx: Db = db) {
     const account = await repo.findAccount(userId, tx);
-    if (!account?.enrolledAt || !account.totpSecret) throw conflict('Multi-factor sign-in is not enabled for this account', 'MFA_NOT_ENABLED');
+    if (!account?.enrolledAt || !account.totpSecret)
+      throw conflict('Multi-factor sign-in is not enabled for this account', 'MFA_NOT_ENABLED');
     return account;
   }
 
@@ -105,17 +106,28 @@ export function createMfaService(deps: {
   }
 
   /** Writes an audit entry in its own committed transaction, then refuses. */
-  async function refuseWith(actor: Actor, action: AuditAction, user: UserRow | null, details: Record<string, unknown>, error: AppError, countFailure = false): Promise<never> {
+  async function refuseWith(
+    actor: Actor,
+    action: AuditAction,
+    user: UserRow | null,
+    details: Record<string, unknown>,
+    error: AppError,
+    countFailure = false,
+  ): Promise<never> {
     const now = clock.now();
     await db.tx(async (tx) => {
       if (countFailure && user) await users.recordFailedLogin(tx, user.id, LOCK_AFTER_FAILURES, new Date(now.getTime() + LOCK_MS), now);
-      await audit.write(tx, { ...actor, userId: user?.id ?? actor.userId, email: user?.email ?? actor.email }, {
-        action,
-        tenantId: null,
-        targetType: 'user',
-        targetId: user?.id ?? actor.userId,
-        details,
-      });
+      await audit.write(
+        tx,
+        { ...actor, userId: user?.id ?? actor.userId, email: user?.email ?? actor.email },
+        {
+          action,
+          tenantId: null,
+          targetType: 'user',
+          targetId: user?.id ?? actor.userId,
+          details,
+        },
+      );
     });
     throw error;
   }
@@ -135,14 +147,26 @@ export function createMfaService(deps: {
     if (row.usedAt) return refuse('token_used', invalidToken());
     if (new Date(row.expiresAt) <= now) return refuse('token_expired', invalidToken());
     if (user.lockedUntil && new Date(user.lockedUntil) > now) {
-      return refuse('locked', locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', { lockedUntil: new Date(user.lockedUntil).toISOString() }));
+      return refuse(
+        'locked',
+        locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', {
+          lockedUntil: new Date(user.lockedUntil).toISOString(),
+        }),
+      );
     }
     if (user.status === 'blocked') return refuse('blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'));
     return { row, user };
   }
 
   /** The second factor passed: the challenge is spent and the session starts, in one transaction. */
-  async function finishSignIn(tx: Db, actor: Actor, challenge: { id: string; wantToken: boolean; userAgent: string | null }, user: UserRow, method: MfaMethod, rememberDevice: boolean): Promise<CompletedSignIn> {
+  async function finishSignIn(
+    tx: Db,
+    actor: Actor,
+    challenge: { id: string; wantToken: boolean; userAgent: string | null },
+    user: UserRow,
+    method: MfaMethod,
+    rememberDevice: boolean,
+  ): Promise<CompletedSignIn> {
     const now = clock.now();
     if (!(await repo.useChallenge(tx, challenge.id, now))) throw invalidToken();
     await users.update(tx, user.id, { failedLoginAttempts: 0, lockedUntil: null, lastLoginAt: now, lastLoginIp: actor.ip }, now);
@@ -152,15 +176,27 @@ export function createMfaService(deps: {
     if (rememberDevice) {
       remember = { token: randomHex(32), expiresAt: addSeconds(now, REMEMBER_DEVICE_SECONDS) };
       deviceId = newId();
-      await repo.insertDevice(tx, { id: deviceId, userId: user.id, tokenHash: sha256Hex(remember.token), userAgent: challenge.userAgent?.slice(0, 300) ?? null, ip: actor.ip, at: now, expiresAt: remember.expiresAt });
+      await repo.insertDevice(tx, {
+        id: deviceId,
+        userId: user.id,
+        tokenHash: sha256Hex(remember.token),
+        userAgent: challenge.userAgent?.slice(0, 300) ?? null,
+        ip: actor.ip,
+        at: now,
+        expiresAt: remember.expiresAt,
+      });
     }
-    await audit.write(tx, { ...actor, userId: user.id, email: user.email }, {
-      action: 'user.login',
-      tenantId: null,
-      targetType: 'user',
-      targetId: user.id,
-      details: { mfa: method, ...(deviceId ? { rememberedDeviceId: deviceId } : {}) },
-    });
+    await audit.write(
+      tx,
+      { ...actor, userId: user.id, email: user.email },
+      {
+        action: 'user.login',
+        tenantId: null,
+        targetType: 'user',
+        targetId: user.id,
+        details: { mfa: method, ...(deviceId ? { rememberedDeviceId: deviceId } : {}) },
+      },
+    );
     const token = challenge.wantToken ? jwt.sign({ sub: user.id, sid: session.sessionId }) : null;
     return { user: presentUser({ ...user, lastLoginAt: now }), session, token, remember };
   }
@@ -180,9 +216,23 @@ export function createMfaService(deps: {
       const now = clock.now();
       const mfaToken = randomHex(32);
       const id = newId();
-      await repo.insertChallenge(tx, { id, tokenHash: sha256Hex(mfaToken), userId, wantToken: input.wantToken, userAgent: input.userAgent?.slice(0, 300) ?? null, at: now, expiresAt: addSeconds(now, MFA_TOKEN_TTL_SECONDS) });
+      await repo.insertChallenge(tx, {
+        id,
+        tokenHash: sha256Hex(mfaToken),
+        userId,
+        wantToken: input.wantToken,
+        userAgent: input.userAgent?.slice(0, 300) ?? null,
+        at: now,
+        expiresAt: addSeconds(now, MFA_TOKEN_TTL_SECONDS),
+      });
       const hasPasskeys = (await repo.listPasskeys(userId, tx)).length > 0;
-      await audit.write(tx, actor, { action: 'user.mfa_challenge_issued', tenantId: null, targetType: 'user', targetId: userId, details: { hasPasskeys } });
+      await audit.write(tx, actor, {
+        action: 'user.mfa_challenge_issued',
+        tenantId: null,
+        targetType: 'user',
+        targetId: userId,
+        details: { hasPasskeys },
+      });
       return { mfaToken, hasPasskeys };
     },
   };
@@ -227,13 +277,20 @@ export function createMfaService(deps: {
       return done ?? refuseChallenge(actor, user, 'totp', 'reused_code');
     },
 
-    async completeWithBackupCode(actor: Actor, input: { mfaToken: string; code: string; rememberDevice?: boolean }): Promise<CompletedSignIn> {
+    async completeWithBackupCode(
+      actor: Actor,
+      input: { mfaToken: string; code: string; rememberDevice?: boolean },
+    ): Promise<CompletedSignIn> {
       const { row, user } = await openChallenge(actor, input.mfaToken, 'backup_code');
       const now = clock.now();
       const done = await db.tx(async (tx) => {
         if (!(await repo.useBackupCode(tx, user.id, hashCode(input.code), now))) return null;
         const remaining = await repo.countBackupCodes(user.id, tx);
-        await audit.write(tx, { ...actor, userId: user.id, email: user.email }, { action: 'auth.mfa_backup_code_used', tenantId: null, targetType: 'user', targetId: user.id, details: { remaining } });
+        await audit.write(
+          tx,
+          { ...actor, userId: user.id, email: user.email },
+          { action: 'auth.mfa_backup_code_used', tenantId: null, targetType: 'user', targetId: user.id, details: { remaining } },
+        );
         return finishSignIn(tx, actor, row, user, 'backup_code', input.rememberDevice === true);
       });
       return done ?? refuseChallenge(actor, user, 'backup_code', 'invalid_code');
@@ -253,7 +310,10 @@ export function createMfaService(deps: {
       return options;
     },
 
-    async completeWithPasskey(actor: Actor, input: { mfaToken: string; response: AuthenticationResponseJSON; rememberDevice?: boolean }): Promise<CompletedSignIn> {
+    async completeWithPasskey(
+      actor: Actor,
+      input: { mfaToken: string; response: AuthenticationResponseJSON; rememberDevice?: boolean },
+    ): Promise<CompletedSignIn> {
       const { row, user } = await openChallenge(actor, input.mfaToken, 'passkey');
       const expectedChallenge = row.webauthnChallenge;
       if (!expectedChallenge) throw badRequest('Start the passkey sign-in first', 'PASSKEY_NOT_STARTED');
@@ -270,7 +330,12 @@ export function createMfaService(deps: {
           expectedChallenge,
           expectedOrigin: origin,
           expectedRPID: rpID,
-          credential: { id: passkey.credentialId, publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')), counter: passkey.signCount, transports: passkey.transports },
+          credential: {
+            id: passkey.credentialId,
+            publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')),
+            counter: passkey.signCount,
+            transports: passkey.transports,
+          },
           requireUserVerification: false,
         });
         if (result.verified) newCounter = result.authenticationInfo.newCounter;
@@ -323,7 +388,13 @@ export function createMfaService(deps: {
       await db.tx(async (tx) => {
         await repo.confirmPending(tx, user.id, step, now);
         await repo.replaceBackupCodes(tx, user.id, rows, now);
-        await audit.write(tx, actor, { action: 'auth.mfa_enabled', tenantId: null, targetType: 'user', targetId: user.id, details: { method: 'totp', replaced: Boolean(account.enrolledAt) } });
+        await audit.write(tx, actor, {
+          action: 'auth.mfa_enabled',
+          tenantId: null,
+          targetType: 'user',
+          targetId: user.id,
+          details: { method: 'totp', replaced: Boolean(account.enrolledAt) },
+        });
       });
       return { backupCodes: codes };
     },
@@ -352,7 +423,12 @@ export function createMfaService(deps: {
       const { codes, rows } = newCodes();
       await db.tx(async (tx) => {
         await repo.replaceBackupCodes(tx, user.id, rows, clock.now());
-        await audit.write(tx, actor, { action: 'auth.mfa_backup_codes_regenerated', tenantId: null, targetType: 'user', targetId: user.id });
+        await audit.write(tx, actor, {
+          action: 'auth.mfa_backup_codes_regenerated',
+          tenantId: null,
+          targetType: 'user',
+          targetId: user.id,
+        });
       });
       return { backupCodes: codes };
     },
@@ -418,7 +494,13 @@ export function createMfaService(deps: {
           name,
           at: now,
         });
-        await audit.write(tx, actor, { action: 'auth.mfa_passkey_added', tenantId: null, targetType: 'passkey', targetId: id, details: { name } });
+        await audit.write(tx, actor, {
+          action: 'auth.mfa_passkey_added',
+          tenantId: null,
+          targetType: 'passkey',
+          targetId: id,
+          details: { name },
+        });
       });
       return { id, name, createdAt: now.toISOString(), lastUsedAt: null };
     },
@@ -447,10 +529,17 @@ export function createMfaService(deps: {
     async adminReset(actor: Actor, userId: string) {
       await db.tx(async (tx) => {
         const user = await requireUser(userId, tx);
-        if (actor.userId === user.id) throw forbidden('Hub admins cannot reset their own multi-factor sign-in; ask another hub admin', 'CANNOT_RESET_OWN_MFA');
+        if (actor.userId === user.id)
+          throw forbidden('Hub admins cannot reset their own multi-factor sign-in; ask another hub admin', 'CANNOT_RESET_OWN_MFA');
         const hadMfa = Boolean((await repo.findAccount(user.id, tx))?.enrolledAt);
         await repo.wipe(tx, user.id);
-        await audit.write(tx, actor, { action: 'auth.mfa_reset_by_admin', tenantId: null, targetType: 'user', targetId: user.id, details: { hadMfa } });
+        await audit.write(tx, actor, {
+          action: 'auth.mfa_reset_by_admin',
+          tenantId: null,
+          targetType: 'user',
+          targetId: user.id,
+          details: { hadMfa },
+        });
       });
     },
   };

@@ -40,8 +40,16 @@ export function createDeviceRepo(db: Db) {
          )
          SELECT ("wasArchived" AND NOT archived) AS unarchived, ("prevTarget" IS NOT NULL AND target_version IS NULL) AS updated FROM next`,
         [
-          tenantId, satelliteId, at, h.version, h.stream, h.state, h.uptimeSeconds, h.noiseFloorRms,
-          h.filterStats ? JSON.stringify(h.filterStats) : null, h.outboxStats ? JSON.stringify(h.outboxStats) : null,
+          tenantId,
+          satelliteId,
+          at,
+          h.version,
+          h.stream,
+          h.state,
+          h.uptimeSeconds,
+          h.noiseFloorRms,
+          h.filterStats ? JSON.stringify(h.filterStats) : null,
+          h.outboxStats ? JSON.stringify(h.outboxStats) : null,
         ],
       ),
 
@@ -54,7 +62,15 @@ export function createDeviceRepo(db: Db) {
 
     /** Telemetry samples of one satellite, newest first. */
     telemetry: (tenantId: string, satelliteId: string, limit: number) =>
-      db.query<{ at: Date; batteryLevel: number | null; storageFreeBytes: string | number | null; cpuTemp: number | null; networkLatencyMs: number | null; packetLossPct: number | null; uptimeSeconds: number | null }>(
+      db.query<{
+        at: Date;
+        batteryLevel: number | null;
+        storageFreeBytes: string | number | null;
+        cpuTemp: number | null;
+        networkLatencyMs: number | null;
+        packetLossPct: number | null;
+        uptimeSeconds: number | null;
+      }>(
         `SELECT at, battery_level AS "batteryLevel", storage_free_bytes AS "storageFreeBytes", cpu_temp AS "cpuTemp",
            network_latency_ms AS "networkLatencyMs", packet_loss_pct AS "packetLossPct", uptime_seconds AS "uptimeSeconds"
          FROM telemetry WHERE tenant_id = $1 AND satellite_id = $2 ORDER BY at DESC, id DESC LIMIT $3`,
@@ -65,7 +81,13 @@ export function createDeviceRepo(db: Db) {
      * Fills the log request a response answers: the one it names when that is still open, else
      * the newest open one. Returns the request id, or null when nothing was waiting.
      */
-    async storeLogResponse(tenantId: string, satelliteId: string, requestId: string | null, lines: string[], at: Date): Promise<string | null> {
+    async storeLogResponse(
+      tenantId: string,
+      satelliteId: string,
+      requestId: string | null,
+      lines: string[],
+      at: Date,
+    ): Promise<string | null> {
       const row = await db.maybeOne<{ id: string }>(
         `UPDATE satellite_logs SET received_at = $4, lines = $5::jsonb
          WHERE id = (

@@ -118,7 +118,20 @@ export function createSatellitesRepo(db: Db) {
       return { rows, total };
     },
 
-    insert: (tx: Db, s: { id: string; tenantId: string; name: string; deviceId: string | null; registeredBy: string | null; passwordHash: string; latitude: number | null; longitude: number | null; at: Date }) =>
+    insert: (
+      tx: Db,
+      s: {
+        id: string;
+        tenantId: string;
+        name: string;
+        deviceId: string | null;
+        registeredBy: string | null;
+        passwordHash: string;
+        latitude: number | null;
+        longitude: number | null;
+        at: Date;
+      },
+    ) =>
       tx.query(
         `INSERT INTO satellites (id, tenant_id, name, device_id, registered_by, mqtt_password_hash, latitude, longitude, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
@@ -127,8 +140,16 @@ export function createSatellitesRepo(db: Db) {
 
     async update(tx: Db, tenantId: string, id: string, patch: Record<string, unknown>, at: Date) {
       const columns: Record<string, string> = {
-        name: 'name', deviceId: 'device_id', registeredBy: 'registered_by', passwordHash: 'mqtt_password_hash', archived: 'archived',
-        configLocked: 'config_locked', latitude: 'latitude', longitude: 'longitude', updateStatus: 'update_status', targetVersion: 'target_version',
+        name: 'name',
+        deviceId: 'device_id',
+        registeredBy: 'registered_by',
+        passwordHash: 'mqtt_password_hash',
+        archived: 'archived',
+        configLocked: 'config_locked',
+        latitude: 'latitude',
+        longitude: 'longitude',
+        updateStatus: 'update_status',
+        targetVersion: 'target_version',
       };
       const sets: string[] = [];
       const params: unknown[] = [tenantId, id];
@@ -173,7 +194,13 @@ export function createSatellitesRepo(db: Db) {
       tx.query<{ key: string }>('SELECT storage_key AS key FROM chunks WHERE tenant_id = $1 AND satellite_id = $2', [tenantId, id]),
 
     insertLogRequest: (tx: Db, r: { id: string; tenantId: string; satelliteId: string; at: Date; by: string | null }) =>
-      tx.query('INSERT INTO satellite_logs (id, tenant_id, satellite_id, requested_at, requested_by) VALUES ($1, $2, $3, $4, $5)', [r.id, r.tenantId, r.satelliteId, r.at, r.by]),
+      tx.query('INSERT INTO satellite_logs (id, tenant_id, satellite_id, requested_at, requested_by) VALUES ($1, $2, $3, $4, $5)', [
+        r.id,
+        r.tenantId,
+        r.satelliteId,
+        r.at,
+        r.by,
+      ]),
 
     latestLogs: (tenantId: string, satelliteId: string) =>
       db.maybeOne<{ requestId: string; requestedAt: Date; receivedAt: Date | null; lines: string[] | null }>(

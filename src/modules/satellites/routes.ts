@@ -14,7 +14,12 @@ const device = { access: access.device, team: ofSatellite, tags: ['satellites'] 
 
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
-export function satellitesRoutes(satellites: SatellitesService, settings: SettingsService, clock: Clock, latestOf: (stream: string) => Promise<string | null>) {
+export function satellitesRoutes(
+  satellites: SatellitesService,
+  settings: SettingsService,
+  clock: Clock,
+  latestOf: (stream: string) => Promise<string | null>,
+) {
   return [
     defineRoute({
       method: 'GET',
@@ -33,7 +38,9 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
             includeArchived: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')])),
             registeredByMe: Type.Optional(Type.Boolean()),
             stream: Type.Optional(Type.String({ maxLength: 20 })),
-            state: Type.Optional(Type.Union([Type.Literal('recording'), Type.Literal('paused'), Type.Literal('scheduled_off'), Type.Literal('error')])),
+            state: Type.Optional(
+              Type.Union([Type.Literal('recording'), Type.Literal('paused'), Type.Literal('scheduled_off'), Type.Literal('error')]),
+            ),
             sortBy: Type.Optional(Type.Union([Type.Literal('name'), Type.Literal('lastSeen'), Type.Literal('created')])),
             sortDir: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
             ...Paging,
@@ -82,8 +89,14 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.register',
       access: access.role('member'),
       team: { in: 'body', key: 'tenantId' },
-      audit: ['device.satellite_registered', 'device.satellite_reregistered', 'device.satellite_replaced', 'device.satellite_unarchived_by_heartbeat'],
-      summary: 'Registers a device (201), re-registers by deviceId (200, rotates credentials) or replaces an entry; MQTT password and apiKey are shown once',
+      audit: [
+        'device.satellite_registered',
+        'device.satellite_reregistered',
+        'device.satellite_replaced',
+        'device.satellite_unarchived_by_heartbeat',
+      ],
+      summary:
+        'Registers a device (201), re-registers by deviceId (200, rotates credentials) or replaces an entry; MQTT password and apiKey are shown once',
       tags: ['satellites'],
       schema: {
         body: Type.Object(
@@ -159,7 +172,12 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.request_logs',
       audit: ['admin.satellite_logs_requested'],
       summary: 'Asks the satellite for the tail of its journal (default 200 lines)',
-      schema: { params: IdParams, body: Type.Optional(Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })) }, { additionalProperties: false })) },
+      schema: {
+        params: IdParams,
+        body: Type.Optional(
+          Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })) }, { additionalProperties: false }),
+        ),
+      },
       handler: async ({ actor, params, body, reply }) => {
         reply.code(202);
         return satellites.requestLogs(actor, actor.teamId!, params.id, body?.tail ?? 200);
@@ -212,7 +230,11 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.config.history',
       audit: [],
       summary: 'Config history, newest first',
-      schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }), response: { 200: ConfigHistory } },
+      schema: {
+        params: IdParams,
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),
+        response: { 200: ConfigHistory },
+      },
       handler: ({ actor, params, query }) => satellites.history(actor.teamId!, params.id, query.limit ?? 50),
     }),
 
@@ -267,7 +289,10 @@ export function satellitesRoutes(satellites: SatellitesService, settings: Settin
       action: 'satellites.delete',
       audit: ['admin.satellite_deleted'],
       summary: 'Deletes: audio objects, then rows; broker access revoked; 400 CONFIRM_NAME_MISMATCH',
-      schema: { params: IdParams, body: Type.Optional(Type.Object({ confirmName: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })) },
+      schema: {
+        params: IdParams,
+        body: Type.Optional(Type.Object({ confirmName: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })),
+      },
       handler: async ({ actor, params, body }) => {
         await satellites.delete(actor, actor.teamId!, params.id, body?.confirmName);
         return undefined;

@@ -19,7 +19,13 @@ function absolute(day: Date, hhmm: string): Date {
  * (SunCalc, the standard solar-position algorithm the satellites use too). Absolute windows
  * are UTC HH:MM; a window ending before it starts runs past midnight.
  */
-export function resolveSchedule(input: { profile: string; windows: ScheduleWindow[]; latitude: number | null; longitude: number | null; day: Date }) {
+export function resolveSchedule(input: {
+  profile: string;
+  windows: ScheduleWindow[];
+  latitude: number | null;
+  longitude: number | null;
+  day: Date;
+}) {
   const hasPosition = input.latitude !== null && input.longitude !== null;
   const noon = new Date(Date.UTC(input.day.getUTCFullYear(), input.day.getUTCMonth(), input.day.getUTCDate(), 12));
   const sun = hasPosition ? SunCalc.getTimes(noon, input.latitude!, input.longitude!) : null;

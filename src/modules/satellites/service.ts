@@ -28,9 +28,19 @@ export interface ObjectRemover {
 }
 
 export const OVERRIDE_FIELDS = [
-  'filter_enabled', 'filter_min_rms', 'classifier_min_bird_prob', 'outbox_soft_size_mb', 'outbox_hard_size_mb',
-  'outbox_max_age_hours', 'heartbeat_interval_sec', 'drop_amphibian_at_satellite', 'drop_insect_at_satellite',
-  'drop_anthropogenic_at_satellite', 'drop_human_voice_at_satellite', 'drop_other_animal_at_satellite', 'device_inference',
+  'filter_enabled',
+  'filter_min_rms',
+  'classifier_min_bird_prob',
+  'outbox_soft_size_mb',
+  'outbox_hard_size_mb',
+  'outbox_max_age_hours',
+  'heartbeat_interval_sec',
+  'drop_amphibian_at_satellite',
+  'drop_insect_at_satellite',
+  'drop_anthropogenic_at_satellite',
+  'drop_human_voice_at_satellite',
+  'drop_other_animal_at_satellite',
+  'device_inference',
 ] as const;
 
 export { topicOf };
@@ -125,7 +135,11 @@ export function createSatellitesService(deps: {
   }
 
   function reply(id: string, creds: { password: string; apiKey: string }) {
-    return { id, mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl, ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}) }, apiKey: creds.apiKey };
+    return {
+      id,
+      mqtt: { username: id, password: creds.password, brokerUrl: broker.brokerUrl, ...(broker.wsUrl ? { wsUrl: broker.wsUrl } : {}) },
+      apiKey: creds.apiKey,
+    };
   }
 
   // Pushes to one satellite run one after another, each reading the config when its turn
@@ -134,14 +148,18 @@ export function createSatellitesService(deps: {
   const pushQueue = new Map<string, Promise<void>>();
   function publishConfig(tenantId: string, satelliteId: string): Promise<void> {
     const previous = pushQueue.get(satelliteId) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(async () => {
-      const config = await settings.satelliteConfig(tenantId, satelliteId);
-      await broker.publish(topicOf(tenantId, satelliteId, 'config'), JSON.stringify({ satelliteId, tenantId, ...config }), { qos: 2 });
-    });
+    const next = previous
+      .catch(() => {})
+      .then(async () => {
+        const config = await settings.satelliteConfig(tenantId, satelliteId);
+        await broker.publish(topicOf(tenantId, satelliteId, 'config'), JSON.stringify({ satelliteId, tenantId, ...config }), { qos: 2 });
+      });
     pushQueue.set(satelliteId, next);
-    void next.finally(() => {
-      if (pushQueue.get(satelliteId) === next) pushQueue.delete(satelliteId);
-    }).catch(() => {});
+    void next
+      .finally(() => {
+        if (pushQueue.get(satelliteId) === next) pushQueue.delete(satelliteId);
+      })
+      .catch(() => {});
     return next;
   }
 
@@ -152,7 +170,10 @@ export function createSatellitesService(deps: {
       const { rows, total } = await repo.list(f);
       const teams = new Map<string, { policy: string; thresholdMin: number }>();
       for (const id of new Set(rows.map((r) => r.tenantId))) {
-        teams.set(id, { policy: await settings.teamSetting<string>(id, 'device_policy'), thresholdMin: await settings.teamSetting<number>(id, 'offline_threshold_minutes') });
+        teams.set(id, {
+          policy: await settings.teamSetting<string>(id, 'device_policy'),
+          thresholdMin: await settings.teamSetting<number>(id, 'offline_threshold_minutes'),
+        });
       }
       return { satellites: await Promise.all(rows.map((r) => present(actor, r, teams.get(r.tenantId)))), total };
     },
@@ -187,10 +208,21 @@ export function createSatellitesService(deps: {
             await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [holding.id, now]);
             await broker.revokeSatellite(holding.id);
           }
-          await repo.update(tx, tenantId, target.id, { deviceId: input.deviceId, archived: false, name: input.name, latitude: input.latitude, longitude: input.longitude }, now);
+          await repo.update(
+            tx,
+            tenantId,
+            target.id,
+            { deviceId: input.deviceId, archived: false, name: input.name, latitude: input.latitude, longitude: input.longitude },
+            now,
+          );
           const creds = await mintCredentials(tx, target);
           await broker.provisionSatellite({ satelliteId: target.id, tenantId, password: creds.password });
-          await audit.write(tx, actor, { action: 'device.satellite_replaced', targetType: 'satellite', targetId: target.id, details: { previous: holding?.id ?? null, deviceId: input.deviceId } });
+          await audit.write(tx, actor, {
+            action: 'device.satellite_replaced',
+            targetType: 'satellite',
+            targetId: target.id,
+            details: { previous: holding?.id ?? null, deviceId: input.deviceId },
+          });
           return { status: 200 as const, body: reply(target.id, creds) };
         }
 
@@ -198,12 +230,34 @@ export function createSatellitesService(deps: {
           // Re-registration: the registrant, an admin, or a member claiming a team-owned device.
           const claim = holding.registeredBy === null && isPerson(actor);
           if (!mayAdminister(holding) && !claim) throw forbidden('This device is registered by someone else');
-          await repo.update(tx, tenantId, holding.id, { name: input.name, latitude: input.latitude, longitude: input.longitude, registeredBy: holding.registeredBy ?? actor.userId, archived: false }, now);
+          await repo.update(
+            tx,
+            tenantId,
+            holding.id,
+            {
+              name: input.name,
+              latitude: input.latitude,
+              longitude: input.longitude,
+              registeredBy: holding.registeredBy ?? actor.userId,
+              archived: false,
+            },
+            now,
+          );
           const creds = await mintCredentials(tx, holding);
           await broker.provisionSatellite({ satelliteId: holding.id, tenantId, password: creds.password });
-          await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: holding.id, details: { deviceId: input.deviceId } });
+          await audit.write(tx, actor, {
+            action: 'device.satellite_reregistered',
+            targetType: 'satellite',
+            targetId: holding.id,
+            details: { deviceId: input.deviceId },
+          });
           if (holding.archived) {
-            await audit.write(tx, actor, { action: 'device.satellite_unarchived_by_heartbeat', targetType: 'satellite', targetId: holding.id, details: { via: 're-registration' } });
+            await audit.write(tx, actor, {
+              action: 'device.satellite_unarchived_by_heartbeat',
+              targetType: 'satellite',
+              targetId: holding.id,
+              details: { via: 're-registration' },
+            });
           }
           return { status: 200 as const, body: reply(holding.id, creds) };
         }
@@ -215,22 +269,45 @@ export function createSatellitesService(deps: {
           // second satellite given the same name never unseats the first.
           const adopted = (await repo.adoptableByName(tenantId, input.name, tx)).find(mayAdminister);
           if (adopted) {
-            await repo.update(tx, tenantId, adopted.id, { deviceId: input.deviceId, latitude: input.latitude, longitude: input.longitude }, now);
+            await repo.update(
+              tx,
+              tenantId,
+              adopted.id,
+              { deviceId: input.deviceId, latitude: input.latitude, longitude: input.longitude },
+              now,
+            );
             const creds = await mintCredentials(tx, adopted);
             await broker.provisionSatellite({ satelliteId: adopted.id, tenantId, password: creds.password });
-            await audit.write(tx, actor, { action: 'device.satellite_reregistered', targetType: 'satellite', targetId: adopted.id, details: { adoptedByName: true, name: input.name, deviceId: input.deviceId } });
+            await audit.write(tx, actor, {
+              action: 'device.satellite_reregistered',
+              targetType: 'satellite',
+              targetId: adopted.id,
+              details: { adoptedByName: true, name: input.name, deviceId: input.deviceId },
+            });
             return { status: 200 as const, body: reply(adopted.id, creds) };
           }
         }
 
         const id = newId();
         await repo.insert(tx, {
-          id, tenantId, name: input.name, deviceId: input.deviceId ?? null,
-          registeredBy: isPerson(actor) ? actor.userId : null, passwordHash: '', latitude: input.latitude ?? null, longitude: input.longitude ?? null, at: now,
+          id,
+          tenantId,
+          name: input.name,
+          deviceId: input.deviceId ?? null,
+          registeredBy: isPerson(actor) ? actor.userId : null,
+          passwordHash: '',
+          latitude: input.latitude ?? null,
+          longitude: input.longitude ?? null,
+          at: now,
         });
         const creds = await mintCredentials(tx, { id, tenantId });
         await broker.provisionSatellite({ satelliteId: id, tenantId, password: creds.password });
-        await audit.write(tx, actor, { action: 'device.satellite_registered', targetType: 'satellite', targetId: id, details: { name: input.name, deviceId: input.deviceId ?? null } });
+        await audit.write(tx, actor, {
+          action: 'device.satellite_registered',
+          targetType: 'satellite',
+          targetId: id,
+          details: { name: input.name, deviceId: input.deviceId ?? null },
+        });
         return { status: 201 as const, body: reply(id, creds) };
       });
     },
@@ -241,7 +318,12 @@ export function createSatellitesService(deps: {
       const s = await db.tx(async (tx) => {
         const found = await require(tenantId, id, tx);
         await repo.update(tx, tenantId, id, { name }, clock.now());
-        await audit.write(tx, actor, { action: 'admin.satellite_renamed', targetType: 'satellite', targetId: id, details: { from: found.name, to: name } });
+        await audit.write(tx, actor, {
+          action: 'admin.satellite_renamed',
+          targetType: 'satellite',
+          targetId: id,
+          details: { from: found.name, to: name },
+        });
         return found;
       });
       return present(actor, { ...s, name });
@@ -267,7 +349,11 @@ export function createSatellitesService(deps: {
         const found = await require(tenantId, id, tx);
         if (found.archived !== archived) {
           await repo.update(tx, tenantId, id, { archived }, clock.now());
-          await audit.write(tx, actor, { action: archived ? 'admin.satellite_archived' : 'admin.satellite_unarchived', targetType: 'satellite', targetId: id });
+          await audit.write(tx, actor, {
+            action: archived ? 'admin.satellite_archived' : 'admin.satellite_unarchived',
+            targetType: 'satellite',
+            targetId: id,
+          });
         }
         return found;
       });
@@ -278,7 +364,14 @@ export function createSatellitesService(deps: {
       await require(tenantId, id);
       const facts = await repo.deletionFacts(tenantId, id);
       // Alerts and field notes do not exist on this hub yet: nothing to unlink.
-      return { detections: facts.detections, promoted: facts.promoted, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), alerts: 0, fieldNotes: 0 };
+      return {
+        detections: facts.detections,
+        promoted: facts.promoted,
+        chunks: facts.chunks,
+        audioBytes: Number(facts.audioBytes),
+        alerts: 0,
+        fieldNotes: 0,
+      };
     },
 
     /** Audio objects first (a crash leaves rows pointing at nothing, never orphan objects), then rows cascade. */
@@ -298,7 +391,15 @@ export function createSatellitesService(deps: {
           action: 'admin.satellite_deleted',
           targetType: 'satellite',
           targetId: id,
-          details: { name: s.name, chunks: facts.chunks, audioBytes: Number(facts.audioBytes), detections: facts.detections, promoted: facts.promoted, alerts: 0, fieldNotes: 0 },
+          details: {
+            name: s.name,
+            chunks: facts.chunks,
+            audioBytes: Number(facts.audioBytes),
+            detections: facts.detections,
+            promoted: facts.promoted,
+            alerts: 0,
+            fieldNotes: 0,
+          },
         });
       });
       await broker.revokeSatellite(id);
@@ -324,7 +425,12 @@ export function createSatellitesService(deps: {
         if (!roleAtLeast(actor.teamRole, 'admin')) throw forbidden('Only team admins may lock a device config', 'ADMIN_ONLY_SETTING');
         await db.tx(async (tx) => {
           await repo.update(tx, tenantId, id, { configLocked: input.configLocked }, clock.now());
-          await audit.write(tx, actor, { action: 'admin.satellite_config_changed', targetType: 'satellite', targetId: id, details: { configLocked: input.configLocked } });
+          await audit.write(tx, actor, {
+            action: 'admin.satellite_config_changed',
+            targetType: 'satellite',
+            targetId: id,
+            details: { configLocked: input.configLocked },
+          });
         });
       }
       if (input.overrides !== undefined) {
@@ -363,7 +469,12 @@ export function createSatellitesService(deps: {
       const targetVersion = (s.stream ? await latestOf(s.stream) : null) ?? HUB_VERSION;
       await db.tx(async (tx) => {
         await repo.update(tx, tenantId, id, { updateStatus: 'updating', targetVersion }, clock.now());
-        await audit.write(tx, actor, { action: 'admin.satellite_update_requested', targetType: 'satellite', targetId: id, details: { targetVersion } });
+        await audit.write(tx, actor, {
+          action: 'admin.satellite_update_requested',
+          targetType: 'satellite',
+          targetId: id,
+          details: { targetVersion },
+        });
       });
       await broker.publish(topicOf(tenantId, id, 'update'), JSON.stringify({ satelliteId: id, tenantId, targetVersion }), { qos: 1 });
       return { targetVersion, update_status: 'updating' };
@@ -374,7 +485,12 @@ export function createSatellitesService(deps: {
       const requestId = newId();
       await db.tx(async (tx) => {
         await repo.insertLogRequest(tx, { id: requestId, tenantId, satelliteId: id, at: clock.now(), by: actor.userId });
-        await audit.write(tx, actor, { action: 'admin.satellite_logs_requested', targetType: 'satellite', targetId: id, details: { tail } });
+        await audit.write(tx, actor, {
+          action: 'admin.satellite_logs_requested',
+          targetType: 'satellite',
+          targetId: id,
+          details: { tail },
+        });
       });
       await broker.publish(topicOf(tenantId, id, 'log-request'), JSON.stringify({ requestId, tail }), { qos: 1 });
       return { requestId };
@@ -389,7 +505,16 @@ export function createSatellitesService(deps: {
     async history(tenantId: string, id: string, limit: number) {
       await require(tenantId, id);
       const rows = await repo.history(tenantId, id, limit);
-      return { history: rows.map((r) => ({ id: r.id, changedAt: iso(r.changedAt), source: r.source, changedBy: r.changedBy, changes: r.changes, config: r.config })) };
+      return {
+        history: rows.map((r) => ({
+          id: r.id,
+          changedAt: iso(r.changedAt),
+          source: r.source,
+          changedBy: r.changedBy,
+          changes: r.changes,
+          config: r.config,
+        })),
+      };
     },
 
     /** Recent telemetry samples, oldest first (what a sparkline draws left to right). */
@@ -428,7 +553,13 @@ export function createSatellitesService(deps: {
       const hub = systemActor(['admin.satellite_transferred']);
       for (const { id } of owned) {
         await repo.update(tx, tenantId, id, { registeredBy: null, ...(keepDevices ? {} : { passwordHash: null }) }, now);
-        await audit.write(tx, hub, { action: 'admin.satellite_transferred', tenantId, targetType: 'satellite', targetId: id, details: { from: userId, to: null, disconnected: !keepDevices } });
+        await audit.write(tx, hub, {
+          action: 'admin.satellite_transferred',
+          tenantId,
+          targetType: 'satellite',
+          targetId: id,
+          details: { from: userId, to: null, disconnected: !keepDevices },
+        });
         if (!keepDevices) {
           await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [id, now]);
           await broker.revokeSatellite(id);

@@ -64,7 +64,8 @@ export function createSessionsRepo(db: Db) {
       if (f.start) where.push(`c.recorded_at >= ${p(f.start)}`);
       if (f.end) where.push(`c.recorded_at < ${p(f.end)}`);
       const w = where.length ? `WHERE ${where.join(' AND ')}` : '';
-      const having = f.filter === 'with-detections' ? 'WHERE s.detection_count > 0' : f.filter === 'empty' ? 'WHERE s.detection_count = 0' : '';
+      const having =
+        f.filter === 'with-detections' ? 'WHERE s.detection_count > 0' : f.filter === 'empty' ? 'WHERE s.detection_count = 0' : '';
       const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
       const gap = p(`${SESSION_GAP_MINUTES} minutes`);
       const shown = f.categories ? ` AND ${categoryCondition(f.categories, f.tenantIds, p)}` : '';
@@ -123,8 +124,19 @@ export function createSessionsRepo(db: Db) {
     /** The satellite's listed detections (promoted call representatives in `categories`, those the team shows) in [from, to). */
     detectionsIn: (tenantId: string, satelliteId: string, from: Date, to: Date, categories: readonly string[]) =>
       db.query<{
-        id: string; audioChunkId: string; speciesCode: string; commonName: string; scientificName: string; confidence: number; modelId: string;
-        detectedAt: Date; startMs: number; endMs: number; callChunks: number; callEndAt: Date; verificationStatus: string;
+        id: string;
+        audioChunkId: string;
+        speciesCode: string;
+        commonName: string;
+        scientificName: string;
+        confidence: number;
+        modelId: string;
+        detectedAt: Date;
+        startMs: number;
+        endMs: number;
+        callChunks: number;
+        callEndAt: Date;
+        verificationStatus: string;
       }>(
         `SELECT d.id, d.chunk_id AS "audioChunkId", d.species_code AS "speciesCode", d.common_name AS "commonName", d.scientific_name AS "scientificName",
            d.confidence, d.model_id AS "modelId", d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.call_chunks AS "callChunks",

@@ -42,7 +42,10 @@ export function createSessionsService(deps: {
       }
       if (!(await repo.satelliteInTeam(tenantId, satelliteId))) throw notFound('No such satellite in this team');
       const shown = await visibility.visible(tenantId);
-      const [chunks, detections] = await Promise.all([repo.chunksIn(tenantId, satelliteId, from, to), repo.detectionsIn(tenantId, satelliteId, from, to, shown)]);
+      const [chunks, detections] = await Promise.all([
+        repo.chunksIn(tenantId, satelliteId, from, to),
+        repo.detectionsIn(tenantId, satelliteId, from, to, shown),
+      ]);
       const cal = await calibrated(detections.map((d) => ({ tenantId, modelId: d.modelId, confidence: d.confidence })));
       return {
         tenantId,

@@ -50,10 +50,12 @@ export function createSettingsRepo(db: Db) {
 
     /** Teams holding a value of their own for `key` (the rest resolve to the hub's value or the default). */
     teamsWithOwnValue: async (key: string) =>
-      (await db.query<{ id: string }>(
-        `SELECT scope_id AS id FROM settings WHERE level = 'team' AND key = $1 AND value IS NOT NULL AND value <> 'null'::jsonb ORDER BY scope_id`,
-        [key],
-      )).map((r) => r.id),
+      (
+        await db.query<{ id: string }>(
+          `SELECT scope_id AS id FROM settings WHERE level = 'team' AND key = $1 AND value IS NOT NULL AND value <> 'null'::jsonb ORDER BY scope_id`,
+          [key],
+        )
+      ).map((r) => r.id),
 
     /** Layers of many scopes of one level at once (every satellite a hub-wide change reaches). */
     async layersOf(tx: Db, level: Level, ids: string[]): Promise<Map<string, Layer>> {

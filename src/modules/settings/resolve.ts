@@ -41,7 +41,11 @@ function parentsOf(level: Level, def: SettingDef, layers: Layers): Array<['hub' 
  * lock at the hub or the team ends the walk there, because a level that forbids overriding
  * must also win over any value stored below it.
  */
-export function inherit(def: SettingDef, level: Level, layers: Layers): { inherited: SettingEntry['inherited']; lockedBy: SettingEntry['lockedBy'] } {
+export function inherit(
+  def: SettingDef,
+  level: Level,
+  layers: Layers,
+): { inherited: SettingEntry['inherited']; lockedBy: SettingEntry['lockedBy'] } {
   let inherited: SettingEntry['inherited'] = { value: def.default, from: 'default' };
   for (const [lvl, layer] of parentsOf(level, def, layers)) {
     const stored = layer.get(def.key);

@@ -80,7 +80,12 @@ export function settingsRoutes(settings: SettingsService) {
       action: 'settings.effective.update',
       access: access.authenticated,
       variants: writeVariants,
-      audit: ['admin.platform_settings_updated', 'admin.tenant_settings_updated', 'admin.satellite_config_changed', 'user.preferences_updated'],
+      audit: [
+        'admin.platform_settings_updated',
+        'admin.tenant_settings_updated',
+        'admin.satellite_config_changed',
+        'user.preferences_updated',
+      ],
       summary: 'Sets values (null follows the level above) and locks at one scope; all or nothing',
       tags: ['settings'],
       schema: {

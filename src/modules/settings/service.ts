@@ -44,17 +44,24 @@ const AUDIT_BY_LEVEL: Record<Level, AuditAction> = {
 export function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
 
 function scopeId(scope: Scope): string {
   switch (scope.level) {
-    case 'hub': return HUB_SCOPE;
-    case 'team': return scope.tenantId;
-    case 'satellite': return scope.satelliteId;
-    case 'account': return scope.userId;
+    case 'hub':
+      return HUB_SCOPE;
+    case 'team':
+      return scope.tenantId;
+    case 'satellite':
+      return scope.satelliteId;
+    case 'account':
+      return scope.userId;
   }
 }
 
@@ -84,7 +91,14 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>) {
 /** Checks of `ref` settings by the module that owns the rows: why an id is refused, or null. */
 export type RefCheck = (id: string) => Promise<string | null>;
 
-export function createSettingsService(deps: { db: Db; clock: Clock; audit: AuditWriter; bus: Bus; satellites: SatellitesRepo; refs?: Partial<Record<'model', RefCheck>> }) {
+export function createSettingsService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  bus: Bus;
+  satellites: SatellitesRepo;
+  refs?: Partial<Record<'model', RefCheck>>;
+}) {
   const { db, clock, audit, bus, satellites } = deps;
   const repo = createSettingsRepo(db);
   // Hub values are read on hot paths. A local write drops the cache; other instances see a
@@ -132,8 +146,18 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
   /** Effective configs of the satellites reached, with the scope's own layer optionally replaced. */
   async function configsOf(tx: Db, reached: SatelliteRef[], layers: Layers, scope: Scope, replaced?: Layer) {
     const teamIds = [...new Set(reached.map((s) => s.tenantId))];
-    const teamLayers = scope.level === 'team' || scope.level === 'satellite' ? new Map([[scope.tenantId, layers.team!]]) : await repo.layersOf(tx, 'team', teamIds);
-    const satLayers = scope.level === 'satellite' ? new Map([[scope.satelliteId, layers.satellite!]]) : await repo.layersOf(tx, 'satellite', reached.map((s) => s.id));
+    const teamLayers =
+      scope.level === 'team' || scope.level === 'satellite'
+        ? new Map([[scope.tenantId, layers.team!]])
+        : await repo.layersOf(tx, 'team', teamIds);
+    const satLayers =
+      scope.level === 'satellite'
+        ? new Map([[scope.satelliteId, layers.satellite!]])
+        : await repo.layersOf(
+            tx,
+            'satellite',
+            reached.map((s) => s.id),
+          );
     const hub = scope.level === 'hub' && replaced ? replaced : layers.hub;
     const out = new Map<string, Record<string, unknown>>();
     for (const s of reached) {
@@ -262,7 +286,13 @@ export function createSettingsService(deps: { db: Db; clock: Clock; audit: Audit
           );
         }
 
-        const reached = level === 'account' ? [] : await satellites.reach(tx, { tenantId: level === 'hub' ? null : scope.tenantId, satelliteId: level === 'satellite' ? scope.satelliteId : null });
+        const reached =
+          level === 'account'
+            ? []
+            : await satellites.reach(tx, {
+                tenantId: level === 'hub' ? null : scope.tenantId,
+                satelliteId: level === 'satellite' ? scope.satelliteId : null,
+              });
         const before = await configsOf(tx, reached, layers, scope);
 
         const now = clock.now();

@@ -43,9 +43,13 @@ export function shareRoutes(share: ShareService) {
       access: access.role('viewer'),
       team: { resource: 'detection', param: 'id' },
       audit: [],
-      summary: 'A public link to a detection, valid 90 days: {shareUrl, expiresAt}; 409 NOT_SHAREABLE for a tentative detection or a hidden category',
+      summary:
+        'A public link to a detection, valid 90 days: {shareUrl, expiresAt}; 409 NOT_SHAREABLE for a tentative detection or a hidden category',
       tags: ['detections', 'share'],
-      schema: { params: IdParams, response: { 200: Type.Object({ shareUrl: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) } },
+      schema: {
+        params: IdParams,
+        response: { 200: Type.Object({ shareUrl: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) },
+      },
       handler: ({ actor, params }) => share.issue(actor.teamId!, params.id),
     }),
 
@@ -55,7 +59,8 @@ export function shareRoutes(share: ShareService) {
       action: 'share.detection.read',
       access: access.public,
       audit: [],
-      summary: 'Shared view of a detection: species, time, confidence, badges and the audio link; never the team, the satellite name or its position. 403 forged, 410 SHARE_EXPIRED, 404 no longer shared',
+      summary:
+        'Shared view of a detection: species, time, confidence, badges and the audio link; never the team, the satellite name or its position. 403 forged, 410 SHARE_EXPIRED, 404 no longer shared',
       tags: ['share'],
       schema: { params: LinkParams, response: { 200: SharedView } },
       handler: ({ params }) => share.view(params.id, params.token),
@@ -67,7 +72,8 @@ export function shareRoutes(share: ShareService) {
       action: 'share.detection.preview',
       access: access.public,
       audit: [],
-      summary: 'Link-preview HTML (Open Graph) of a shared detection for sites that unfurl links, every value escaped; same 403, 410 and 404 as the shared view',
+      summary:
+        'Link-preview HTML (Open Graph) of a shared detection for sites that unfurl links, every value escaped; same 403, 410 and 404 as the shared view',
       tags: ['share'],
       schema: { params: LinkParams },
       handler: async ({ params, reply }) => {

@@ -15,14 +15,21 @@ import { createSpeciesRepo } from './repo.ts';
  * returns how many rows were written (0 when nothing changed).
  */
 export async function syncSpeciesCatalog(db: Db, catalog: SpeciesCatalog, now: Date): Promise<number> {
-  const entries = catalog.all().map((s) => ({ code: s.code, scientificName: s.scientificName, commonName: s.commonName, category: s.category }));
+  const entries = catalog
+    .all()
+    .map((s) => ({ code: s.code, scientificName: s.scientificName, commonName: s.commonName, category: s.category }));
   const fingerprint = crypto.createHash('sha256').update(JSON.stringify(entries)).digest('hex');
   return createSpeciesRepo(db).writeCatalog(entries, fingerprint, now);
 }
 
 /** Maps every label of a model into the species table: the catalog's species, else the model's own. */
 export function mapModelLabels(tx: Db, catalog: SpeciesCatalog, modelId: string, labels: readonly ModelLabel[], now: Date): Promise<void> {
-  return createSpeciesRepo(tx).mapLabels(tx, modelId, labels.map((l) => ({ label: l.label, species: speciesOfLabel(catalog, l) })), now);
+  return createSpeciesRepo(tx).mapLabels(
+    tx,
+    modelId,
+    labels.map((l) => ({ label: l.label, species: speciesOfLabel(catalog, l) })),
+    now,
+  );
 }
 
 /**
@@ -30,7 +37,14 @@ export function mapModelLabels(tx: Db, catalog: SpeciesCatalog, modelId: string,
  * built-in model on a fresh hub, or a model uploaded before the species table. `labels` is only
  * read when the model needs mapping.
  */
-export async function ensureModelMapped(db: Db, catalog: SpeciesCatalog, modelId: string, outputs: number, labels: () => Promise<readonly ModelLabel[]>, now: Date): Promise<void> {
+export async function ensureModelMapped(
+  db: Db,
+  catalog: SpeciesCatalog,
+  modelId: string,
+  outputs: number,
+  labels: () => Promise<readonly ModelLabel[]>,
+  now: Date,
+): Promise<void> {
   if ((await createSpeciesRepo(db).mappedCount(modelId)) >= outputs) return;
   const list = await labels();
   await db.tx((tx) => mapModelLabels(tx, catalog, modelId, list, now));
@@ -42,6 +56,12 @@ export function createLabelSpecies(db: Db, catalog: () => SpeciesCatalog, clock:
   return async (modelId: string, labels: readonly ModelLabel[]): Promise<LabelSpecies[]> => {
     await ensureModelMapped(db, catalog(), modelId, labels.length, async () => labels, clock.now());
     const rows = await repo.labelsOf(modelId);
-    return rows.map((r) => ({ speciesCode: r.speciesCode, scientificName: r.scientificName, commonName: r.commonName, category: r.category, known: r.source === 'catalog' }));
+    return rows.map((r) => ({
+      speciesCode: r.speciesCode,
+      scientificName: r.scientificName,
+      commonName: r.commonName,
+      category: r.category,
+      known: r.source === 'catalog',
+    }));
   };
 }

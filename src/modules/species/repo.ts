@@ -65,7 +65,13 @@ export function createSpeciesRepo(db: Db) {
            ON CONFLICT (code) DO UPDATE SET scientific_name = excluded.scientific_name, common_name = excluded.common_name,
              category = excluded.category, source = 'catalog', catalog_index = excluded.catalog_index, updated_at = excluded.updated_at
            RETURNING code`,
-          [entries.map((e) => e.code), entries.map((e) => e.scientificName), entries.map((e) => e.commonName), entries.map((e) => e.category), at],
+          [
+            entries.map((e) => e.code),
+            entries.map((e) => e.scientificName),
+            entries.map((e) => e.commonName),
+            entries.map((e) => e.category),
+            at,
+          ],
         );
         await tx.query(
           `INSERT INTO species_catalog_version (singleton, fingerprint, species_count, written_at) VALUES (true, $1, $2, $3)
@@ -78,7 +84,10 @@ export function createSpeciesRepo(db: Db) {
 
     /** A model's labels in output order, with their species; empty when the model is not mapped yet. */
     labelsOf: (modelId: string) =>
-      db.query<LabelRow>(`SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 ORDER BY l.output_index`, [modelId]),
+      db.query<LabelRow>(
+        `SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 ORDER BY l.output_index`,
+        [modelId],
+      ),
 
     /** A page of a model's mapped labels: `search` in the label, code or names; `own` only its own species. */
     async labelsPage(modelId: string, q: { search?: string; own?: boolean; limit: number; offset: number }) {
@@ -86,7 +95,9 @@ export function createSpeciesRepo(db: Db) {
       const where = ['l.model_id = $1'];
       if (q.search) {
         params.push(containsPattern(q.search));
-        where.push(`(l.label ILIKE $${params.length} OR s.code ILIKE $${params.length} OR s.common_name ILIKE $${params.length} OR s.scientific_name ILIKE $${params.length})`);
+        where.push(
+          `(l.label ILIKE $${params.length} OR s.code ILIKE $${params.length} OR s.common_name ILIKE $${params.length} OR s.scientific_name ILIKE $${params.length})`,
+        );
       }
       if (q.own) where.push(`s.source = 'model'`);
       const from = `FROM model_labels l JOIN species s ON s.code = l.species_code WHERE ${where.join(' AND ')}`;
@@ -97,10 +108,14 @@ export function createSpeciesRepo(db: Db) {
       return { rows, total: total.n };
     },
 
-    mappedCount: async (modelId: string) => (await db.one<{ n: number }>('SELECT count(*)::int AS n FROM model_labels WHERE model_id = $1', [modelId])).n,
+    mappedCount: async (modelId: string) =>
+      (await db.one<{ n: number }>('SELECT count(*)::int AS n FROM model_labels WHERE model_id = $1', [modelId])).n,
 
     label: (tx: Db, modelId: string, index: number) =>
-      tx.maybeOne<LabelRow>(`SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 AND l.output_index = $2`, [modelId, index]),
+      tx.maybeOne<LabelRow>(
+        `SELECT ${LABEL_ROW} FROM model_labels l JOIN species s ON s.code = l.species_code WHERE l.model_id = $1 AND l.output_index = $2`,
+        [modelId, index],
+      ),
 
     setLabelSpecies: (tx: Db, modelId: string, index: number, code: string) =>
       tx.query('UPDATE model_labels SET species_code = $3 WHERE model_id = $1 AND output_index = $2', [modelId, index, code]),
@@ -117,7 +132,13 @@ export function createSpeciesRepo(db: Db) {
            SELECT DISTINCT ON (e.code) e.code, e.sci, e.common, e.category, 'model', $5
            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS e(code, sci, common, category)
            ON CONFLICT (code) DO NOTHING`,
-          [own.map((l) => l.species.speciesCode), own.map((l) => l.species.scientificName), own.map((l) => l.species.commonName), own.map((l) => l.species.category), at],
+          [
+            own.map((l) => l.species.speciesCode),
+            own.map((l) => l.species.scientificName),
+            own.map((l) => l.species.commonName),
+            own.map((l) => l.species.category),
+            at,
+          ],
         );
       }
       await tx.query(

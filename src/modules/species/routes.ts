@@ -15,7 +15,10 @@ const MAX_BULK = 200;
 
 export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesRepo, 'find'>): RouteDef[] {
   function languagesOf(list: string): string[] {
-    const tags = list.split(',').map((s) => s.trim()).filter(Boolean);
+    const tags = list
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (tags.length === 0 || tags.length > MAX_LANGUAGES) throw validationFailed(`languages takes 1 to ${MAX_LANGUAGES} language tags`);
     return tags.map((tag) => {
       const lang = catalog().resolveLanguage(tag);
@@ -27,7 +30,12 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
   async function translate(code: string, langs: string[]) {
     const c = catalog();
     const s = c.byCode(code);
-    if (s) return { speciesCode: s.code, scientificName: s.scientificName, names: Object.fromEntries(langs.map((l) => [l, c.commonName(s, l)!])) };
+    if (s)
+      return {
+        speciesCode: s.code,
+        scientificName: s.scientificName,
+        names: Object.fromEntries(langs.map((l) => [l, c.commonName(s, l)!])),
+      };
     const own = code.startsWith('x-') ? await table.find(code) : null;
     if (!own) return null;
     return { speciesCode: own.code, scientificName: own.scientificName, names: Object.fromEntries(langs.map((l) => [l, own.commonName])) };
@@ -54,7 +62,12 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
       audit: [],
       summary: 'One species in the given languages (comma-separated tags; regional tags fall back to the language)',
       tags: ['species'],
-      schema: { querystring: Type.Object({ speciesCode: Type.String({ minLength: 1, maxLength: 64 }), languages: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }) },
+      schema: {
+        querystring: Type.Object(
+          { speciesCode: Type.String({ minLength: 1, maxLength: 64 }), languages: Type.String({ minLength: 1, maxLength: 200 }) },
+          { additionalProperties: false },
+        ),
+      },
       handler: async ({ query }) => {
         const t = await translate(query.speciesCode, languagesOf(query.languages));
         if (!t) throw notFound('No such species');
@@ -72,7 +85,10 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
       tags: ['species'],
       schema: {
         body: Type.Object(
-          { speciesCodes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: MAX_BULK }), languages: Type.Array(Type.String({ minLength: 1, maxLength: 20 }), { minItems: 1, maxItems: MAX_LANGUAGES }) },
+          {
+            speciesCodes: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: MAX_BULK }),
+            languages: Type.Array(Type.String({ minLength: 1, maxLength: 20 }), { minItems: 1, maxItems: MAX_LANGUAGES }),
+          },
           { additionalProperties: false },
         ),
       },

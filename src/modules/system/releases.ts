@@ -8,13 +8,16 @@ import { HUB_VERSION, highestSemver } from './version.ts';
 
 export type ReleaseSettings = Pick<SettingsService, 'hubSetting'>;
 
-const releasesOf = async (settings: ReleaseSettings) => (await settings.hubSetting<Record<string, string> | null>('satellite_releases')) ?? {};
+const releasesOf = async (settings: ReleaseSettings) =>
+  (await settings.hubSetting<Record<string, string> | null>('satellite_releases')) ?? {};
 
 /** The recorded release of one stream, or null when that stream has none. */
-export const latestRelease = (settings: ReleaseSettings) => async (stream: string): Promise<string | null> => {
-  const releases = await releasesOf(settings);
-  return Object.hasOwn(releases, stream) ? releases[stream] : null;
-};
+export const latestRelease =
+  (settings: ReleaseSettings) =>
+  async (stream: string): Promise<string | null> => {
+    const releases = await releasesOf(settings);
+    return Object.hasOwn(releases, stream) ? releases[stream] : null;
+  };
 
 /** {hub, satellite, mobile}: the hub's own version, the highest satellite release (null without any), and no mobile releases yet. */
 export async function versions(settings: ReleaseSettings): Promise<{ hub: string; satellite: string | null; mobile: string | null }> {

@@ -20,7 +20,6 @@ export function systemRoutes(clock: Clock) {
       },
       handler: async () => ({ status: 'ok', version: HUB_VERSION, timestamp: clock.now().toISOString() }),
     }),
-
   ];
 }
 
@@ -34,11 +33,18 @@ export function versionsRoutes(settings: ReleaseSettings) {
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId', optional: true },
       audit: [],
-      summary: 'Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist',
+      summary:
+        'Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist',
       tags: ['system'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid) }),
-        response: { 200: Type.Object({ hub: Type.String(), satellite: Type.Union([Type.String(), Type.Null()]), mobile: Type.Union([Type.String(), Type.Null()]) }) },
+        response: {
+          200: Type.Object({
+            hub: Type.String(),
+            satellite: Type.Union([Type.String(), Type.Null()]),
+            mobile: Type.Union([Type.String(), Type.Null()]),
+          }),
+        },
       },
       handler: () => versions(settings),
     }),

@@ -25,15 +25,17 @@ const MEMBER_COLUMNS = `m.id, m.tenant_id AS "tenantId", m.user_id AS "userId", 
 
 export function createTeamsRepo(db: Db) {
   return {
-    findTeam: (tenantId: string, tx: Db = db) =>
-      tx.maybeOne<TeamRow>(`SELECT ${TEAM_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]),
+    findTeam: (tenantId: string, tx: Db = db) => tx.maybeOne<TeamRow>(`SELECT ${TEAM_COLUMNS} FROM tenants WHERE id = $1`, [tenantId]),
 
-    slugTaken: async (slug: string, tx: Db = db) =>
-      (await tx.maybeOne('SELECT 1 FROM tenants WHERE slug = $1', [slug])) !== null,
+    slugTaken: async (slug: string, tx: Db = db) => (await tx.maybeOne('SELECT 1 FROM tenants WHERE slug = $1', [slug])) !== null,
 
     insertTeam: (tx: Db, t: TeamRow) =>
       tx.query('INSERT INTO tenants (id, name, slug, description, created_at) VALUES ($1, $2, $3, $4, $5)', [
-        t.id, t.name, t.slug, t.description, t.createdAt,
+        t.id,
+        t.name,
+        t.slug,
+        t.description,
+        t.createdAt,
       ]),
 
     listTeams: (tenantIds: string[] | null) =>
@@ -43,7 +45,11 @@ export function createTeamsRepo(db: Db) {
 
     insertMembership: (tx: Db, m: { id: string; tenantId: string; userId: string; role: Role; at: Date }) =>
       tx.query('INSERT INTO memberships (id, tenant_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)', [
-        m.id, m.tenantId, m.userId, m.role, m.at,
+        m.id,
+        m.tenantId,
+        m.userId,
+        m.role,
+        m.at,
       ]),
 
     findMembership: (tenantId: string, membershipId: string, tx: Db = db) =>

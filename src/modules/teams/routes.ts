@@ -91,7 +91,7 @@ export function teamsRoutes(teams: TeamsService) {
       access: access.role('admin', { personOnly: true }),
       team: { resource: 'membership', param: 'id' },
       audit: ['admin.member_removed'],
-      summary: 'Removes a member; removing an admin is the owner\'s; the owner is never removable',
+      summary: "Removes a member; removing an admin is the owner's; the owner is never removable",
       tags: ['teams'],
       schema: { params: IdParams },
       handler: async ({ actor, params }) => {

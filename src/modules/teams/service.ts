@@ -168,7 +168,12 @@ export function createTeamsService(deps: {
         }
         await repo.deleteMembership(tx, tenantId, m.id);
         await depart(tx, tenantId, m.userId, false);
-        await audit.write(tx, actor, { action: 'admin.member_removed', targetType: 'membership', targetId: m.id, details: { userId: m.userId, role: m.role } });
+        await audit.write(tx, actor, {
+          action: 'admin.member_removed',
+          targetType: 'membership',
+          targetId: m.id,
+          details: { userId: m.userId, role: m.role },
+        });
       });
     },
 
@@ -199,7 +204,13 @@ export function createTeamsService(deps: {
         }
         const id = newId();
         await repo.insertMembership(tx, { id, tenantId, userId, role, at: clock.now() });
-        await audit.write(tx, actor, { action: 'admin.user_added_to_tenant', tenantId, targetType: 'user', targetId: userId, details: { role } });
+        await audit.write(tx, actor, {
+          action: 'admin.user_added_to_tenant',
+          tenantId,
+          targetType: 'user',
+          targetId: userId,
+          details: { role },
+        });
         return { id, tenantId, userId, role };
       });
     },

@@ -54,12 +54,24 @@ export function createUsersRepo(db: Db) {
     async update(
       tx: Db,
       id: string,
-      patch: Partial<Pick<UserRow, 'email' | 'name' | 'passwordHash' | 'isAdmin' | 'status' | 'failedLoginAttempts' | 'lockedUntil' | 'lastLoginAt' | 'lastLoginIp'>>,
+      patch: Partial<
+        Pick<
+          UserRow,
+          'email' | 'name' | 'passwordHash' | 'isAdmin' | 'status' | 'failedLoginAttempts' | 'lockedUntil' | 'lastLoginAt' | 'lastLoginIp'
+        >
+      >,
       at: Date,
     ) {
       const columns: Record<string, string> = {
-        email: 'email', name: 'name', passwordHash: 'password_hash', isAdmin: 'is_admin', status: 'status',
-        failedLoginAttempts: 'failed_login_attempts', lockedUntil: 'locked_until', lastLoginAt: 'last_login_at', lastLoginIp: 'last_login_ip',
+        email: 'email',
+        name: 'name',
+        passwordHash: 'password_hash',
+        isAdmin: 'is_admin',
+        status: 'status',
+        failedLoginAttempts: 'failed_login_attempts',
+        lockedUntil: 'locked_until',
+        lastLoginAt: 'last_login_at',
+        lastLoginIp: 'last_login_ip',
       };
       const sets: string[] = [];
       const params: unknown[] = [id];

@@ -81,7 +81,13 @@ export function createUsersService(deps: {
         // Keys and the internal key have no account: they see what they are.
         return {
           user: null,
-          credential: { kind: actor.kind, apiKeyId: actor.apiKeyId, satelliteId: actor.satelliteId, tenantId: actor.tenantId, role: actor.role },
+          credential: {
+            kind: actor.kind,
+            apiKeyId: actor.apiKeyId,
+            satelliteId: actor.satelliteId,
+            tenantId: actor.tenantId,
+            role: actor.role,
+          },
           tenants: [],
           preferences: null,
           mfa: NO_MFA,
@@ -90,11 +96,23 @@ export function createUsersService(deps: {
       // Everything comes from the credential lookup: /auth/me costs that one query.
       const p = actor.person!;
       return {
-        user: presentUser({ id: actor.userId, email: actor.email!, name: p.name, isAdmin: actor.isPlatformAdmin, status: p.status, createdAt: p.createdAt, lastLoginAt: p.lastLoginAt }),
+        user: presentUser({
+          id: actor.userId,
+          email: actor.email!,
+          name: p.name,
+          isAdmin: actor.isPlatformAdmin,
+          status: p.status,
+          createdAt: p.createdAt,
+          lastLoginAt: p.lastLoginAt,
+        }),
         tenants: actor.memberships.map((m) => ({ id: m.tenantId, name: m.name ?? '', slug: m.slug ?? '', role: m.role })),
         preferences: await settings.resolvePreferences(p.preferences),
         // Only enrolled people need the MFA tables read; for everyone else the credential lookup said enough.
-        mfa: !deps.mfa ? NO_MFA : p.mfaEnrolledAt ? await deps.mfa.summary(actor.userId, actor.isPlatformAdmin) : { ...NO_MFA, available: true, enrollmentRequired: actor.isPlatformAdmin },
+        mfa: !deps.mfa
+          ? NO_MFA
+          : p.mfaEnrolledAt
+            ? await deps.mfa.summary(actor.userId, actor.isPlatformAdmin)
+            : { ...NO_MFA, available: true, enrollmentRequired: actor.isPlatformAdmin },
       };
     },
 
@@ -107,7 +125,13 @@ export function createUsersService(deps: {
           throw conflict('An account with this email exists', 'EMAIL_TAKEN');
         }
         await users.update(tx, id, { name: input.name?.trim(), email }, clock.now());
-        await audit.write(tx, actor, { action: 'user.profile_updated', tenantId: null, targetType: 'user', targetId: id, details: { fields: Object.keys(input) } });
+        await audit.write(tx, actor, {
+          action: 'user.profile_updated',
+          tenantId: null,
+          targetType: 'user',
+          targetId: id,
+          details: { fields: Object.keys(input) },
+        });
         return presentUser((await users.findById(id, tx))!);
       });
     },
@@ -135,7 +159,11 @@ export function createUsersService(deps: {
         await refuseIfUndeletable(tx, user);
         await erase(tx, user);
         // The entry outlives the person, but carries neither their email nor their IP.
-        await audit.write(tx, { ...actor, email: null, ip: '' }, { action: 'user.account_deleted', tenantId: null, targetType: 'user', targetId: user.id });
+        await audit.write(
+          tx,
+          { ...actor, email: null, ip: '' },
+          { action: 'user.account_deleted', tenantId: null, targetType: 'user', targetId: user.id },
+        );
       });
     },
 
@@ -161,7 +189,13 @@ export function createUsersService(deps: {
           throw conflict('The hub needs at least one hub admin', 'LAST_HUB_ADMIN');
         }
         await users.update(tx, id, { name: input.name?.trim(), email, isAdmin: input.isAdmin }, clock.now());
-        await audit.write(tx, actor, { action: 'admin.user_edited', tenantId: null, targetType: 'user', targetId: id, details: { fields: Object.keys(input), ...(input.isAdmin !== undefined ? { isAdmin: input.isAdmin } : {}) } });
+        await audit.write(tx, actor, {
+          action: 'admin.user_edited',
+          tenantId: null,
+          targetType: 'user',
+          targetId: id,
+          details: { fields: Object.keys(input), ...(input.isAdmin !== undefined ? { isAdmin: input.isAdmin } : {}) },
+        });
         return presentAdminUser((await users.findById(id, tx))!, await users.teamsOf(id, tx));
       });
     },
@@ -171,12 +205,18 @@ export function createUsersService(deps: {
       return db.tx(async (tx) => {
         const user = await requireUser(id, tx);
         if (user.id === actor.userId) throw badRequest('You cannot block yourself', 'CANNOT_BLOCK_SELF');
-        if (user.isAdmin && user.status === 'active') throw forbidden('Hub admins cannot be blocked; remove the admin flag first', 'HUB_ADMIN_NOT_BLOCKABLE');
+        if (user.isAdmin && user.status === 'active')
+          throw forbidden('Hub admins cannot be blocked; remove the admin flag first', 'HUB_ADMIN_NOT_BLOCKABLE');
         const status = user.status === 'active' ? 'blocked' : 'active';
         const now = clock.now();
         await users.update(tx, id, { status }, now);
         if (status === 'blocked') await authRepo.revokeUserSessions(tx, id, now);
-        await audit.write(tx, actor, { action: status === 'blocked' ? 'admin.user_blocked' : 'admin.user_unblocked', tenantId: null, targetType: 'user', targetId: id });
+        await audit.write(tx, actor, {
+          action: status === 'blocked' ? 'admin.user_blocked' : 'admin.user_unblocked',
+          tenantId: null,
+          targetType: 'user',
+          targetId: id,
+        });
         return { id, status };
       });
     },
@@ -213,7 +253,13 @@ export function createUsersService(deps: {
       const passwordHash = await hashPassword(input.password);
       await db.tx(async (tx) => {
         await users.insert(tx, { id, email: input.email, name: input.name, passwordHash, isAdmin: input.isAdmin, at: clock.now() });
-        await audit.write(tx, actor, { action: 'user.register', tenantId: null, targetType: 'user', targetId: id, details: { by: 'operator', isAdmin: input.isAdmin } });
+        await audit.write(tx, actor, {
+          action: 'user.register',
+          tenantId: null,
+          targetType: 'user',
+          targetId: id,
+          details: { by: 'operator', isAdmin: input.isAdmin },
+        });
       });
       return (await users.findById(id))!;
     },
@@ -223,7 +269,13 @@ export function createUsersService(deps: {
       if (!user) throw notFound(`No user with email ${email}`);
       await db.tx(async (tx) => {
         await users.update(tx, user.id, { isAdmin }, clock.now());
-        await audit.write(tx, actor, { action: 'admin.user_edited', tenantId: null, targetType: 'user', targetId: user.id, details: { isAdmin, by: 'operator' } });
+        await audit.write(tx, actor, {
+          action: 'admin.user_edited',
+          tenantId: null,
+          targetType: 'user',
+          targetId: user.id,
+          details: { isAdmin, by: 'operator' },
+        });
       });
     },
 

@@ -60,7 +60,9 @@ export async function registerWebRoutes(app: FastifyInstance, root = WEB_DIST): 
       // A missing build file is a 404, not the page: a stale tab must not get HTML for its script.
       if (urlPath.startsWith('/assets/')) return reply.callNotFound();
       if (!fs.existsSync(path.join(root, 'index.html'))) {
-        return reply.code(404).send(errorBody('DASHBOARD_NOT_BUILT', 'The web dashboard is not built; run `npm run build:web` (npm start does it)'));
+        return reply
+          .code(404)
+          .send(errorBody('DASHBOARD_NOT_BUILT', 'The web dashboard is not built; run `npm run build:web` (npm start does it)'));
       }
       return reply.header('cache-control', 'no-cache').sendFile('index.html', { cacheControl: false });
     },

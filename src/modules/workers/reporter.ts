@@ -75,12 +75,24 @@ export interface WorkerReporter {
   stop(): Promise<void>;
 }
 
-export function createWorkerReporter(deps: { kv: Kv; clock: Clock; identity?: WorkerIdentity; warn?: (obj: object, msg: string) => void; beatMs?: number }): WorkerReporter {
+export function createWorkerReporter(deps: {
+  kv: Kv;
+  clock: Clock;
+  identity?: WorkerIdentity;
+  warn?: (obj: object, msg: string) => void;
+  beatMs?: number;
+}): WorkerReporter {
   const { kv, clock } = deps;
   const me = deps.identity ?? localIdentity();
   const rec: WorkerRecord = {
-    ...me, startedAt: clock.now().toISOString(), lastSeen: clock.now().toISOString(),
-    jobsProcessed: 0, jobsSucceeded: 0, jobsFailed: 0, totalDurationMs: 0, recentJobs: [],
+    ...me,
+    startedAt: clock.now().toISOString(),
+    lastSeen: clock.now().toISOString(),
+    jobsProcessed: 0,
+    jobsSucceeded: 0,
+    jobsFailed: 0,
+    totalDurationMs: 0,
+    recentJobs: [],
   };
   let chain: Promise<void> = Promise.resolve();
   let stopped = false;

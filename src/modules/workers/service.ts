@@ -37,8 +37,13 @@ export function dedupeByIp(records: WorkerRecord[]): Array<Omit<WorkerView, 'ip'
       const sum = (k: 'jobsProcessed' | 'jobsSucceeded' | 'jobsFailed' | 'totalDurationMs') => rs.reduce((n, r) => n + r[k], 0);
       const processed = sum('jobsProcessed');
       return {
-        id: last.id, ip, hostname: last.hostname, processes: rs.length,
-        jobsProcessed: processed, jobsSucceeded: sum('jobsSucceeded'), jobsFailed: sum('jobsFailed'),
+        id: last.id,
+        ip,
+        hostname: last.hostname,
+        processes: rs.length,
+        jobsProcessed: processed,
+        jobsSucceeded: sum('jobsSucceeded'),
+        jobsFailed: sum('jobsFailed'),
         avgDurationMs: processed ? Math.round((sum('totalDurationMs') / processed) * 10) / 10 : null,
         lastSeen: last.lastSeen,
       };

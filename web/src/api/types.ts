@@ -41,7 +41,13 @@ export interface Me {
     enrollmentRequired: boolean;
     available: boolean;
     passkeys: Array<{ id: string; name: string; createdAt: string; lastUsedAt: string | null }>;
-    rememberedDevices: Array<{ id: string; label?: string | null; createdAt?: string; lastUsedAt?: string | null; userAgent?: string | null }>;
+    rememberedDevices: Array<{
+      id: string;
+      label?: string | null;
+      createdAt?: string;
+      lastUsedAt?: string | null;
+      userAgent?: string | null;
+    }>;
   };
 }
 

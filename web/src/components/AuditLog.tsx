@@ -21,7 +21,9 @@ export function AuditLog({ tenantId, label }: { tenantId?: string; label: string
     placeholderData: keepPreviousData,
     queryFn: () =>
       tenantId
-        ? data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/audit-log', { params: { query: { tenantId, limit: PAGE, offset } } }))
+        ? data<{ entries: AuditEntry[]; total: number }>(
+            api.GET('/api/audit-log', { params: { query: { tenantId, limit: PAGE, offset } } }),
+          )
         : data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/admin/audit-log', { params: { query: { limit: PAGE, offset } } })),
   });
   return (
@@ -59,7 +61,12 @@ export function AuditLog({ tenantId, label }: { tenantId?: string; label: string
         <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>
           {t('det.prev')}
         </button>
-        <button type="button" className="secondary" disabled={!audit.data || offset + PAGE >= audit.data.total} onClick={() => setOffset(offset + PAGE)}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={!audit.data || offset + PAGE >= audit.data.total}
+          onClick={() => setOffset(offset + PAGE)}
+        >
           {t('det.next')}
         </button>
       </nav>

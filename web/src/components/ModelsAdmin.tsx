@@ -16,12 +16,19 @@ export function ModelsAdmin() {
   const qc = useQueryClient();
   const models = useQuery({ queryKey: ['admin-models'], queryFn: () => data<{ models: ModelInfo[] }>(api.GET('/api/admin/models')) });
   const refresh = () => qc.invalidateQueries({ queryKey: ['admin-models'] });
-  const setDefault = useMutation({ mutationFn: (id: string) => data(api.POST('/api/admin/models/{id}/default', { params: { path: { id } } })), onSuccess: refresh });
-  const enable = useMutation({
-    mutationFn: (m: ModelInfo) => data(api.PUT('/api/admin/models/{id}', { params: { path: { id: m.id } }, body: { enabled: !m.enabled } })),
+  const setDefault = useMutation({
+    mutationFn: (id: string) => data(api.POST('/api/admin/models/{id}/default', { params: { path: { id } } })),
     onSuccess: refresh,
   });
-  const remove = useMutation({ mutationFn: (id: string) => data(api.DELETE('/api/admin/models/{id}', { params: { path: { id } } })), onSuccess: refresh });
+  const enable = useMutation({
+    mutationFn: (m: ModelInfo) =>
+      data(api.PUT('/api/admin/models/{id}', { params: { path: { id: m.id } }, body: { enabled: !m.enabled } })),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/admin/models/{id}', { params: { path: { id } } })),
+    onSuccess: refresh,
+  });
   const add = useMutation({ mutationFn: (form: FormData) => upload<ModelInfo>('/api/admin/models', form), onSuccess: refresh });
   const [open, setOpen] = useState<string | null>(null);
 
@@ -58,7 +65,12 @@ export function ModelsAdmin() {
                 <td>{m.builtin ? t('models.builtin') : bytes(m.modelBytes)}</td>
                 <td>
                   <div className="row tight">
-                    <button type="button" className="secondary" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      aria-expanded={open === m.id}
+                      onClick={() => setOpen(open === m.id ? null : m.id)}
+                    >
                       {t('models.showLabels')}
                     </button>
                     {!m.isDefault && m.enabled ? (
@@ -72,7 +84,11 @@ export function ModelsAdmin() {
                       </button>
                     ) : null}
                     {!m.isDefault && !m.builtin ? (
-                      <button type="button" className="secondary" onClick={() => window.confirm(t('models.confirmDelete', { name: m.name })) && remove.mutate(m.id)}>
+                      <button
+                        type="button"
+                        className="secondary"
+                        onClick={() => window.confirm(t('models.confirmDelete', { name: m.name })) && remove.mutate(m.id)}
+                      >
                         {t('common.delete')}
                       </button>
                     ) : null}
@@ -119,7 +135,9 @@ function LabelMapping({ model }: { model: ModelInfo | undefined }) {
     placeholderData: keepPreviousData,
     queryFn: () =>
       data<{ labels: ModelLabel[]; total: number }>(
-        api.GET('/api/admin/models/{id}/labels', { params: { path: { id }, query: { ...(search ? { search } : {}), ...(own ? { own: true } : {}), limit: LABELS_PAGE, offset } } }),
+        api.GET('/api/admin/models/{id}/labels', {
+          params: { path: { id }, query: { ...(search ? { search } : {}), ...(own ? { own: true } : {}), limit: LABELS_PAGE, offset } },
+        }),
       ),
   });
   if (!model) return null;
@@ -148,16 +166,25 @@ function LabelMapping({ model }: { model: ModelInfo | undefined }) {
             </tr>
           </thead>
           <tbody>
-            {labels.data?.labels.map((l) => <LabelRow key={l.index} modelId={model.id} label={l} />)}
+            {labels.data?.labels.map((l) => (
+              <LabelRow key={l.index} modelId={model.id} label={l} />
+            ))}
           </tbody>
         </table>
       </div>
       <div className="row">
-        <span className="small">{t('models.labelRange', { from: total ? offset + 1 : 0, to: Math.min(offset + LABELS_PAGE, total), total })}</span>
+        <span className="small">
+          {t('models.labelRange', { from: total ? offset + 1 : 0, to: Math.min(offset + LABELS_PAGE, total), total })}
+        </span>
         <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - LABELS_PAGE))}>
           {t('models.previous')}
         </button>
-        <button type="button" className="secondary" disabled={offset + LABELS_PAGE >= total} onClick={() => setOffset(offset + LABELS_PAGE)}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={offset + LABELS_PAGE >= total}
+          onClick={() => setOffset(offset + LABELS_PAGE)}
+        >
           {t('models.next')}
         </button>
       </div>
@@ -170,7 +197,13 @@ function LabelRow({ modelId, label }: { modelId: string; label: ModelLabel }) {
   const qc = useQueryClient();
   const [code, setCode] = useState('');
   const remap = useMutation({
-    mutationFn: () => data<ModelLabel>(api.PUT('/api/admin/models/{id}/labels/{index}', { params: { path: { id: modelId, index: label.index } }, body: { speciesCode: code.trim() } })),
+    mutationFn: () =>
+      data<ModelLabel>(
+        api.PUT('/api/admin/models/{id}/labels/{index}', {
+          params: { path: { id: modelId, index: label.index } },
+          body: { speciesCode: code.trim() },
+        }),
+      ),
     onSuccess: () => (setCode(''), qc.invalidateQueries({ queryKey: ['model-labels', modelId] })),
   });
   return (
@@ -178,11 +211,18 @@ function LabelRow({ modelId, label }: { modelId: string; label: ModelLabel }) {
       <td>{label.index}</td>
       <td className="small">{label.label}</td>
       <td>
-        {label.commonName} <span className="small">({label.speciesCode})</span> {label.own ? <span className="badge">{t('models.own')}</span> : null}
+        {label.commonName} <span className="small">({label.speciesCode})</span>{' '}
+        {label.own ? <span className="badge">{t('models.own')}</span> : null}
       </td>
       <td>
         <form className="row tight" onSubmit={(e) => (e.preventDefault(), remap.mutate())}>
-          <input aria-label={t('models.mapToFor', { label: label.label })} value={code} onChange={(e) => setCode(e.target.value)} placeholder={t('models.codePlaceholder')} size={10} />
+          <input
+            aria-label={t('models.mapToFor', { label: label.label })}
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            placeholder={t('models.codePlaceholder')}
+            size={10}
+          />
           <button type="submit" className="secondary" disabled={!code.trim() || remap.isPending}>
             {t('common.save')}
           </button>

@@ -103,7 +103,12 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
             {t('common.save')}
           </button>
           {entry.own !== null && entry.own !== undefined ? (
-            <button type="button" className="secondary" disabled={disabled || save.isPending} onClick={() => save.mutate({ values: { [entry.key]: null } })}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={disabled || save.isPending}
+              onClick={() => save.mutate({ values: { [entry.key]: null } })}
+            >
               {t('fleet.inherit')}
             </button>
           ) : null}

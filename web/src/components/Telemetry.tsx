@@ -50,7 +50,10 @@ export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
   const q = useQuery({
     queryKey: ['telemetry', satelliteId],
     refetchInterval: 60_000,
-    queryFn: () => data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id: satelliteId }, query: { limit: 200 } } })),
+    queryFn: () =>
+      data<{ telemetry: Sample[] }>(
+        api.GET('/api/satellites/{id}/telemetry', { params: { path: { id: satelliteId }, query: { limit: 200 } } }),
+      ),
   });
   const samples = q.data?.telemetry ?? [];
   if (q.error) return <ErrorText error={q.error} />;
@@ -59,8 +62,18 @@ export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
   const xs = samples.map((s) => Date.parse(s.at) / 1000);
   return (
     <div className="row sparklines" data-testid="telemetry">
-      <Sparkline label={t('fleet.telemetry.battery')} xs={xs} ys={samples.map((s) => s.batteryLevel)} format={(v) => `${Math.round(v * 100)} %`} />
-      <Sparkline label={t('fleet.telemetry.storage')} xs={xs} ys={samples.map((s) => s.storageFreeBytes)} format={(v) => `${(v / 1e9).toFixed(1)} GB`} />
+      <Sparkline
+        label={t('fleet.telemetry.battery')}
+        xs={xs}
+        ys={samples.map((s) => s.batteryLevel)}
+        format={(v) => `${Math.round(v * 100)} %`}
+      />
+      <Sparkline
+        label={t('fleet.telemetry.storage')}
+        xs={xs}
+        ys={samples.map((s) => s.storageFreeBytes)}
+        format={(v) => `${(v / 1e9).toFixed(1)} GB`}
+      />
       <Sparkline label={t('fleet.telemetry.temperature')} xs={xs} ys={samples.map((s) => s.cpuTemp)} format={(v) => `${v.toFixed(1)} °C`} />
     </div>
   );

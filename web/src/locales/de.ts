@@ -150,7 +150,8 @@ export const de: Record<Key, string> = {
   'fleet.showArchived': 'Archivierte zeigen',
   'fleet.none': 'Noch keine Geräte.',
   'fleet.credentials': 'Zugangsdaten — nur einmal sichtbar',
-  'fleet.credentialsHint': 'Jetzt sichern: MQTT-Passwort und API-Schlüssel werden nicht erneut angezeigt. Das JSON gehört in credentials.json des Referenzgeräts.',
+  'fleet.credentialsHint':
+    'Jetzt sichern: MQTT-Passwort und API-Schlüssel werden nicht erneut angezeigt. Das JSON gehört in credentials.json des Referenzgeräts.',
   'fleet.mqttPassword': 'MQTT-Passwort',
   'fleet.apiKey': 'API-Schlüssel',
   'fleet.config': 'Konfiguration des Referenzgeräts',
@@ -166,7 +167,8 @@ export const de: Record<Key, string> = {
   'fleet.archive': 'Archivieren',
   'fleet.unarchive': 'Wiederherstellen',
   'fleet.deleteTitle': 'Dieses Gerät löschen',
-  'fleet.deletePreview': 'Das Löschen entfernt {detections} Erkennungen, {chunks} Audioabschnitte ({bytes}); {alerts} Alarme und {notes} Feldnotizen werden gelöst.',
+  'fleet.deletePreview':
+    'Das Löschen entfernt {detections} Erkennungen, {chunks} Audioabschnitte ({bytes}); {alerts} Alarme und {notes} Feldnotizen werden gelöst.',
   'fleet.confirmName': 'Zum Bestätigen den Gerätenamen eingeben',
   'fleet.back': 'Zurück zu den Geräten',
   'fleet.actions': 'Gerät',
@@ -278,7 +280,8 @@ export const de: Record<Key, string> = {
   'models.uploadButton': 'Hochladen',
   'models.uploaded': '{name} hochgeladen. Labels, die im Katalog fehlen und nun eigene Arten des Modells sind: {n}.',
   'models.mappingOf': 'Labels von {name}',
-  'models.mappingHint': 'Jede Ausgabe des Modells und die Art, unter der ihre Erkennungen gespeichert werden. Eine falsch benannte Ausgabe einem anderen Artcode zuordnen; bereits gespeicherte Erkennungen behalten ihre Art.',
+  'models.mappingHint':
+    'Jede Ausgabe des Modells und die Art, unter der ihre Erkennungen gespeichert werden. Eine falsch benannte Ausgabe einem anderen Artcode zuordnen; bereits gespeicherte Erkennungen behalten ihre Art.',
   'models.searchLabels': 'Labels durchsuchen',
   'models.ownOnly': 'Nur Arten, die der Katalog nicht kennt',
   'models.label': 'Label',
@@ -387,5 +390,5 @@ export const de: Record<Key, string> = {
   'fleet.history.someone': 'Person {id}…',
   'sessions.seconds': '{n} s',
   'sessions.minutes': '{n} min',
-  'notFound': 'Diese Seite gibt es nicht.',
+  notFound: 'Diese Seite gibt es nicht.',
 };

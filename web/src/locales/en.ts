@@ -148,7 +148,8 @@ export const en = {
   'fleet.showArchived': 'Show archived',
   'fleet.none': 'No satellites yet.',
   'fleet.credentials': 'Credentials — shown once',
-  'fleet.credentialsHint': 'Save this now: the MQTT password and the API key are not shown again. Put the JSON in credentials.json of the reference satellite.',
+  'fleet.credentialsHint':
+    'Save this now: the MQTT password and the API key are not shown again. Put the JSON in credentials.json of the reference satellite.',
   'fleet.mqttPassword': 'MQTT password',
   'fleet.apiKey': 'API key',
   'fleet.config': 'Reference satellite config',
@@ -164,7 +165,8 @@ export const en = {
   'fleet.archive': 'Archive',
   'fleet.unarchive': 'Unarchive',
   'fleet.deleteTitle': 'Delete this satellite',
-  'fleet.deletePreview': 'Deleting removes {detections} detections, {chunks} audio chunks ({bytes}); {alerts} alerts and {notes} field notes are unlinked.',
+  'fleet.deletePreview':
+    'Deleting removes {detections} detections, {chunks} audio chunks ({bytes}); {alerts} alerts and {notes} field notes are unlinked.',
   'fleet.confirmName': 'Type the satellite name to confirm',
   'fleet.back': 'Back to the fleet',
   'fleet.actions': 'Device',
@@ -274,9 +276,10 @@ export const en = {
   'models.labelsFile': 'Labels file',
   'models.labelsHint': 'One label per output, "Scientific name_Common name", as BirdNET writes them',
   'models.uploadButton': 'Upload',
-  'models.uploaded': '{name} uploaded. Labels not in the catalog, now the model\'s own species: {n}.',
+  'models.uploaded': "{name} uploaded. Labels not in the catalog, now the model's own species: {n}.",
   'models.mappingOf': 'Labels of {name}',
-  'models.mappingHint': 'Each output of the model and the species its detections are stored as. Map a mislabelled output to the right species code; detections stored before keep their species.',
+  'models.mappingHint':
+    'Each output of the model and the species its detections are stored as. Map a mislabelled output to the right species code; detections stored before keep their species.',
   'models.searchLabels': 'Search labels',
   'models.ownOnly': 'Only species the catalog does not know',
   'models.label': 'Label',
@@ -284,7 +287,7 @@ export const en = {
   'models.mapTo': 'Map to species code',
   'models.mapToFor': 'Species code for {label}',
   'models.codePlaceholder': 'e.g. eurwre1',
-  'models.own': 'model\'s own',
+  'models.own': "model's own",
   'models.labelRange': '{from}–{to} of {total}',
   'models.previous': 'Previous',
   'models.next': 'Next',
@@ -385,7 +388,7 @@ export const en = {
   'fleet.history.someone': 'person {id}…',
   'sessions.seconds': '{n} s',
   'sessions.minutes': '{n} min',
-  'notFound': 'This page does not exist.',
+  notFound: 'This page does not exist.',
 } as const;
 
 export type Key = keyof typeof en;

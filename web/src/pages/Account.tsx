@@ -32,7 +32,8 @@ export default function Account() {
   const languages = [...new Set(['en', 'de', ...(catalogLanguages.data?.languages ?? []), p.primaryLanguage, ...secondary])];
   const languageName = useLanguageName();
   const prefs = useMutation({
-    mutationFn: (values: Record<string, unknown>) => data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
+    mutationFn: (values: Record<string, unknown>) =>
+      data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
     onSuccess: refresh,
   });
 
@@ -75,7 +76,11 @@ export default function Account() {
     mutationFn: async () => {
       const options = await data<unknown>(api.POST('/api/auth/mfa/passkeys/register/begin'));
       const response = await createCredential(options);
-      return data(api.POST('/api/auth/mfa/passkeys/register/finish', { body: { response: response as never, ...(passkeyName ? { name: passkeyName } : {}) } }));
+      return data(
+        api.POST('/api/auth/mfa/passkeys/register/finish', {
+          body: { response: response as never, ...(passkeyName ? { name: passkeyName } : {}) },
+        }),
+      );
     },
     onSuccess: () => {
       setPasskeyName('');
@@ -113,7 +118,9 @@ export default function Account() {
       <h2>{t('account.profile')}</h2>
       <form onSubmit={saveProfile} className="card">
         <Field label={t('register.name')}>{(id) => <input id={id} value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-        <Field label={t('signIn.email')}>{(id) => <input id={id} type="email" value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label={t('signIn.email')}>
+          {(id) => <input id={id} type="email" value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
         <ErrorText error={profile.error} />
         <button type="submit" disabled={profile.isPending}>
           {t('common.save')}
@@ -129,10 +136,28 @@ export default function Account() {
         }}
       >
         <Field label={t('account.currentPassword')}>
-          {(id) => <input id={id} type="password" autoComplete="current-password" required value={currentPassword} onChange={(e) => setCurrentPassword(e.target.value)} />}
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="current-password"
+              required
+              value={currentPassword}
+              onChange={(e) => setCurrentPassword(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('account.newPassword')}>
-          {(id) => <input id={id} type="password" autoComplete="new-password" required value={newPassword} onChange={(e) => setNewPassword(e.target.value)} />}
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="new-password"
+              required
+              value={newPassword}
+              onChange={(e) => setNewPassword(e.target.value)}
+            />
+          )}
         </Field>
         <div className="row">
           <button type="submit" disabled={changePassword.isPending}>
@@ -162,7 +187,12 @@ export default function Account() {
             {secondary.map((l) => (
               <li key={l}>
                 {languageName(l)}{' '}
-                <button type="button" className="link" aria-label={t('account.removeLanguage', { name: languageName(l) })} onClick={() => prefs.mutate({ secondaryLanguages: secondary.filter((x) => x !== l) })}>
+                <button
+                  type="button"
+                  className="link"
+                  aria-label={t('account.removeLanguage', { name: languageName(l) })}
+                  onClick={() => prefs.mutate({ secondaryLanguages: secondary.filter((x) => x !== l) })}
+                >
                   ✕
                 </button>
               </li>
@@ -175,7 +205,9 @@ export default function Account() {
             disabled={secondary.length >= MAX_SECONDARY}
             onChange={(e) => e.target.value && prefs.mutate({ secondaryLanguages: [...secondary, e.target.value] })}
           >
-            <option value="">{secondary.length >= MAX_SECONDARY ? t('account.languagesFull', { n: MAX_SECONDARY }) : t('account.addLanguage')}</option>
+            <option value="">
+              {secondary.length >= MAX_SECONDARY ? t('account.languagesFull', { n: MAX_SECONDARY }) : t('account.addLanguage')}
+            </option>
             {languages
               .filter((l) => l !== p.primaryLanguage && !secondary.includes(l))
               .map((l) => (
@@ -229,7 +261,11 @@ export default function Account() {
 
       <h2>{t('account.mfa')}</h2>
       <div className="card" data-testid="mfa">
-        <p>{me.mfa.enabled ? t('account.mfaOn', { date: fmt.dateTime(me.mfa.enrolledAt), n: me.mfa.backupCodesRemaining }) : t('account.mfaOff')}</p>
+        <p>
+          {me.mfa.enabled
+            ? t('account.mfaOn', { date: fmt.dateTime(me.mfa.enrolledAt), n: me.mfa.backupCodesRemaining })
+            : t('account.mfaOff')}
+        </p>
         {backupCodes ? (
           <div role="region" aria-label={t('account.backupCodes')}>
             <p>{t('account.backupCodes')}</p>
@@ -261,7 +297,17 @@ export default function Account() {
               {t('account.mfaManual')}: <code>{enroll.manualKey}</code>
             </p>
             <Field label={t('account.mfaCode')}>
-              {(id) => <input id={id} inputMode="numeric" pattern="[0-9]{6}" autoComplete="one-time-code" required value={code} onChange={(e) => setCode(e.target.value)} />}
+              {(id) => (
+                <input
+                  id={id}
+                  inputMode="numeric"
+                  pattern="[0-9]{6}"
+                  autoComplete="one-time-code"
+                  required
+                  value={code}
+                  onChange={(e) => setCode(e.target.value)}
+                />
+              )}
             </Field>
             <ErrorText error={confirm.error} />
             <div className="row">
@@ -284,7 +330,9 @@ export default function Account() {
               else disable.mutate();
             }}
           >
-            <Field label={t('signIn.password')}>{(id) => <input id={id} type="password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+            <Field label={t('signIn.password')}>
+              {(id) => <input id={id} type="password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+            </Field>
             {!me.user.isAdmin ? (
               <button type="submit" className="danger" disabled={disable.isPending}>
                 {t('account.mfaDisable')}
@@ -323,7 +371,9 @@ export default function Account() {
             addPasskey.mutate();
           }}
         >
-          <Field label={t('account.passkeyName')}>{(id) => <input id={id} value={passkeyName} maxLength={100} onChange={(e) => setPasskeyName(e.target.value)} />}</Field>
+          <Field label={t('account.passkeyName')}>
+            {(id) => <input id={id} value={passkeyName} maxLength={100} onChange={(e) => setPasskeyName(e.target.value)} />}
+          </Field>
           <button type="submit" disabled={addPasskey.isPending}>
             {t('account.addPasskey')}
           </button>

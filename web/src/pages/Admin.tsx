@@ -4,7 +4,6 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { api, data } from '../api/client';
 import type { AdminUser } from '../api/types';
 import { useRoleName, useT } from '../i18n';
-import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
@@ -13,13 +12,12 @@ import { ModelsAdmin } from '../components/ModelsAdmin';
 export default function Admin() {
   const t = useT();
   const roleName = useRoleName();
-  const fmt = useFormat();
   const qc = useQueryClient();
   const [search, setSearch] = useState('');
   const users = useQuery({
     queryKey: ['admin-users', search],
     placeholderData: keepPreviousData,
-    queryFn: () => data<{ users: AdminUser[] }>(api.GET('/api/admin/users', { params: { query: (search ? { search } : {}) } })),
+    queryFn: () => data<{ users: AdminUser[] }>(api.GET('/api/admin/users', { params: { query: search ? { search } : {} } })),
   });
   const block = useMutation({
     mutationFn: (id: string) => data(api.POST('/api/admin/users/{id}/block', { params: { path: { id } } })),
@@ -27,7 +25,8 @@ export default function Admin() {
   });
   const [issued, setIssued] = useState<{ name: string; password: string } | null>(null);
   const resetPassword = useMutation({
-    mutationFn: (u: AdminUser) => data<{ temporaryPassword?: string }>(api.POST('/api/admin/users/{id}/reset-password', { params: { path: { id: u.id } }, body: {} })),
+    mutationFn: (u: AdminUser) =>
+      data<{ temporaryPassword?: string }>(api.POST('/api/admin/users/{id}/reset-password', { params: { path: { id: u.id } }, body: {} })),
     onSuccess: (r, u) => r.temporaryPassword && setIssued({ name: u.name, password: r.temporaryPassword }),
   });
   const resetMfa = useMutation({
@@ -37,7 +36,9 @@ export default function Admin() {
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">{t('admin.title')}</h1>
       <h2>{t('admin.users')}</h2>
-      <Field label={t('admin.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
+      <Field label={t('admin.search')}>
+        {(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
+      </Field>
       <ErrorText error={users.error} />
       {issued ? (
         <p className="card row" role="region" aria-label={t('admin.tempPassword')}>

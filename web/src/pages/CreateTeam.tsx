@@ -17,7 +17,9 @@ export default function CreateTeam() {
   const create = useMutation({
     mutationFn: () =>
       data<{ id: string; name: string }>(
-        api.POST('/api/auth/create-tenant', { body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) } }),
+        api.POST('/api/auth/create-tenant', {
+          body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
+        }),
       ),
     onSuccess: async (team) => {
       await qc.invalidateQueries({ queryKey: meKey });
@@ -40,12 +42,27 @@ export default function CreateTeam() {
       <form onSubmit={submit} className="card" aria-label={t('newTeam.title')}>
         <Field label={t('newTeam.name')} error={nameError}>
           {(id, describedBy) => (
-            <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-describedby={describedBy} aria-invalid={!!nameError || undefined} />
+            <input
+              id={id}
+              required
+              maxLength={100}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              aria-describedby={describedBy}
+              aria-invalid={!!nameError || undefined}
+            />
           )}
         </Field>
         <Field label={t('newTeam.description')} error={descriptionError}>
           {(id, describedBy) => (
-            <textarea id={id} maxLength={2000} rows={3} value={description} onChange={(e) => setDescription(e.target.value)} aria-describedby={describedBy} />
+            <textarea
+              id={id}
+              maxLength={2000}
+              rows={3}
+              value={description}
+              onChange={(e) => setDescription(e.target.value)}
+              aria-describedby={describedBy}
+            />
           )}
         </Field>
         <ErrorText error={nameError || descriptionError ? null : create.error} />

@@ -44,7 +44,11 @@ async function loadSpectrogram(chunkId: string): Promise<Spectrogram> {
   const res = await fetch(`/api/audio/${encodeURIComponent(chunkId)}/spectrogram.png`, { credentials: 'same-origin' });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
-    throw new ApiError(res.status, body?.error?.code ?? 'HTTP_' + res.status, body?.error?.message ?? tActive('error.http', { status: res.status }));
+    throw new ApiError(
+      res.status,
+      body?.error?.code ?? 'HTTP_' + res.status,
+      body?.error?.message ?? tActive('error.http', { status: res.status }),
+    );
   }
   const num = (h: string, d: number) => Number(res.headers.get(h) ?? d) || d;
   return {
@@ -62,17 +66,29 @@ export default function DetectionDetail() {
   const qc = useQueryClient();
   const { role } = useSession();
   const canAnnotate = atLeast(role, 'member');
-  const det = useQuery({ queryKey: ['detection', id], queryFn: () => data<Detection & { startMs?: number; endMs?: number }>(api.GET('/api/detections/{id}', { params: { path: { id } } })) });
+  const det = useQuery({
+    queryKey: ['detection', id],
+    queryFn: () => data<Detection & { startMs?: number; endMs?: number }>(api.GET('/api/detections/{id}', { params: { path: { id } } })),
+  });
   const chunkId = det.data?.audioChunkId;
-  const spec = useQuery({ queryKey: ['spectrogram', chunkId], enabled: !!chunkId, staleTime: Infinity, queryFn: () => loadSpectrogram(chunkId!) });
-  const annotations = useQuery({ queryKey: ['annotations', id], queryFn: () => data<{ annotations: Annotation[] }>(api.GET('/api/detections/{id}/annotations', { params: { path: { id } } })) });
+  const spec = useQuery({
+    queryKey: ['spectrogram', chunkId],
+    enabled: !!chunkId,
+    staleTime: Infinity,
+    queryFn: () => loadSpectrogram(chunkId!),
+  });
+  const annotations = useQuery({
+    queryKey: ['annotations', id],
+    queryFn: () => data<{ annotations: Annotation[] }>(api.GET('/api/detections/{id}/annotations', { params: { path: { id } } })),
+  });
 
   const speciesName = useSpeciesNames(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
   const [box, setBox] = useState<Box | null>(null);
   const [vote, setVote] = useState<Vote>('confirm');
   const [notes, setNotes] = useState('');
   const annotate = useMutation({
-    mutationFn: (b: Box) => data(api.POST('/api/detections/{id}/annotate', { params: { path: { id } }, body: { vote, ...b, notes: notes || undefined } })),
+    mutationFn: (b: Box) =>
+      data(api.POST('/api/detections/{id}/annotate', { params: { path: { id } }, body: { vote, ...b, notes: notes || undefined } })),
     onSuccess: () => {
       setBox(null);
       setNotes('');
@@ -145,13 +161,22 @@ export default function DetectionDetail() {
   const s = spec.data;
   const pct = (ms: number) => (s ? `${(ms / s.durationMs) * 100}%` : '0');
   const hzTop = (hz: number) => (s ? `${((s.maxHz - hz) / (s.maxHz - s.minHz)) * 100}%` : '0');
-  const boxStyle = (b: Box) => ({ left: pct(b.timeStartMs), width: pct(b.timeEndMs - b.timeStartMs), top: hzTop(b.freqHighHz), height: s ? `${((b.freqHighHz - b.freqLowHz) / (s.maxHz - s.minHz)) * 100}%` : 0 });
+  const boxStyle = (b: Box) => ({
+    left: pct(b.timeStartMs),
+    width: pct(b.timeEndMs - b.timeStartMs),
+    top: hzTop(b.freqHighHz),
+    height: s ? `${((b.freqHighHz - b.freqLowHz) / (s.maxHz - s.minHz)) * 100}%` : 0,
+  });
 
   function submit(e: FormEvent) {
     e.preventDefault();
     if (box) annotate.mutate(box);
   }
-  const setField = (k: keyof Box, v: string) => setBox((b) => ({ ...(b ?? { timeStartMs: 0, timeEndMs: s?.durationMs ?? 3000, freqLowHz: 0, freqHighHz: s?.maxHz ?? 12000 }), [k]: Number(v) }));
+  const setField = (k: keyof Box, v: string) =>
+    setBox((b) => ({
+      ...(b ?? { timeStartMs: 0, timeEndMs: s?.durationMs ?? 3000, freqLowHz: 0, freqHighHz: s?.maxHz ?? 12000 }),
+      [k]: Number(v),
+    }));
 
   return (
     <section aria-labelledby="dd-title">
@@ -165,7 +190,8 @@ export default function DetectionDetail() {
         <span className={`badge status-${d.verificationStatus}`}>{t(`det.status.${d.verificationStatus}`)}</span>
       </div>
       <p className="muted">
-        {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId} · {t('det.confidence')} {fmt.pct(d.calibrated_confidence)} ({t('det.raw')} {fmt.pct(d.confidence)})
+        {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId} · {t('det.confidence')} {fmt.pct(d.calibrated_confidence)} (
+        {t('det.raw')} {fmt.pct(d.confidence)})
       </p>
       <ErrorText error={spec.error} />
       <div
@@ -179,16 +205,32 @@ export default function DetectionDetail() {
         role="img"
       >
         {s ? <img src={s.url} alt="" draggable={false} /> : <Loading />}
-        {s && d.startMs !== undefined && d.endMs !== undefined ? <div className="window" style={{ left: pct(d.startMs), width: pct(d.endMs - d.startMs) }} /> : null}
+        {s && d.startMs !== undefined && d.endMs !== undefined ? (
+          <div className="window" style={{ left: pct(d.startMs), width: pct(d.endMs - d.startMs) }} />
+        ) : null}
         {s
           ? annotations.data?.annotations.map((a) =>
               a.freqLowHz !== null && a.freqHighHz !== null ? (
-                <div key={a.id} className={`abox vote-${a.vote}`} style={boxStyle({ timeStartMs: a.timeStartMs, timeEndMs: a.timeEndMs, freqLowHz: a.freqLowHz, freqHighHz: a.freqHighHz })} />
+                <div
+                  key={a.id}
+                  className={`abox vote-${a.vote}`}
+                  style={boxStyle({ timeStartMs: a.timeStartMs, timeEndMs: a.timeEndMs, freqLowHz: a.freqLowHz, freqHighHz: a.freqHighHz })}
+                />
               ) : null,
             )
           : null}
         {box && s ? <div className="abox pending" style={boxStyle(box)} /> : null}
-        {live ? <div className="abox pending" style={{ left: `${Math.min(live.x0, live.x1) * 100}%`, width: `${Math.abs(live.x1 - live.x0) * 100}%`, top: `${Math.min(live.y0, live.y1) * 100}%`, height: `${Math.abs(live.y1 - live.y0) * 100}%` }} /> : null}
+        {live ? (
+          <div
+            className="abox pending"
+            style={{
+              left: `${Math.min(live.x0, live.x1) * 100}%`,
+              width: `${Math.abs(live.x1 - live.x0) * 100}%`,
+              top: `${Math.min(live.y0, live.y1) * 100}%`,
+              height: `${Math.abs(live.y1 - live.y0) * 100}%`,
+            }}
+          />
+        ) : null}
         <div className="playhead" style={{ left: `${pos * 100}%` }} />
       </div>
       {s ? (
@@ -200,10 +242,22 @@ export default function DetectionDetail() {
 
       {canAnnotate ? (
         <form className="card grid" onSubmit={submit} aria-label={t('dd.annotate')}>
-          <Field label={t('dd.start')}>{(fid) => <input id={fid} type="number" value={box?.timeStartMs ?? ''} onChange={(e) => setField('timeStartMs', e.target.value)} />}</Field>
-          <Field label={t('dd.end')}>{(fid) => <input id={fid} type="number" value={box?.timeEndMs ?? ''} onChange={(e) => setField('timeEndMs', e.target.value)} />}</Field>
-          <Field label={t('dd.low')}>{(fid) => <input id={fid} type="number" value={box?.freqLowHz ?? ''} onChange={(e) => setField('freqLowHz', e.target.value)} />}</Field>
-          <Field label={t('dd.high')}>{(fid) => <input id={fid} type="number" value={box?.freqHighHz ?? ''} onChange={(e) => setField('freqHighHz', e.target.value)} />}</Field>
+          <Field label={t('dd.start')}>
+            {(fid) => (
+              <input id={fid} type="number" value={box?.timeStartMs ?? ''} onChange={(e) => setField('timeStartMs', e.target.value)} />
+            )}
+          </Field>
+          <Field label={t('dd.end')}>
+            {(fid) => <input id={fid} type="number" value={box?.timeEndMs ?? ''} onChange={(e) => setField('timeEndMs', e.target.value)} />}
+          </Field>
+          <Field label={t('dd.low')}>
+            {(fid) => <input id={fid} type="number" value={box?.freqLowHz ?? ''} onChange={(e) => setField('freqLowHz', e.target.value)} />}
+          </Field>
+          <Field label={t('dd.high')}>
+            {(fid) => (
+              <input id={fid} type="number" value={box?.freqHighHz ?? ''} onChange={(e) => setField('freqHighHz', e.target.value)} />
+            )}
+          </Field>
           <Field label={t('dd.vote')}>
             {(fid) => (
               <select id={fid} value={vote} onChange={(e) => setVote(e.target.value as Vote)}>
@@ -213,7 +267,9 @@ export default function DetectionDetail() {
               </select>
             )}
           </Field>
-          <Field label={t('dd.notes')}>{(fid) => <input id={fid} value={notes} maxLength={10000} onChange={(e) => setNotes(e.target.value)} />}</Field>
+          <Field label={t('dd.notes')}>
+            {(fid) => <input id={fid} value={notes} maxLength={10000} onChange={(e) => setNotes(e.target.value)} />}
+          </Field>
           <div className="row">
             <button type="submit" disabled={!box || annotate.isPending}>
               {t('dd.annotate')}
@@ -229,7 +285,8 @@ export default function DetectionDetail() {
         {annotations.data?.annotations.map((a) => (
           <li key={a.id}>
             <strong>{t(`det.${a.vote}`)}</strong> {a.timeStartMs}–{a.timeEndMs} ms
-            {a.freqLowHz !== null ? ` · ${a.freqLowHz}–${a.freqHighHz} Hz` : ''} · {a.authorName ?? ''} <span className="muted small">{fmt.dateTime(a.createdAt)}</span>
+            {a.freqLowHz !== null ? ` · ${a.freqLowHz}–${a.freqHighHz} Hz` : ''} · {a.authorName ?? ''}{' '}
+            <span className="muted small">{fmt.dateTime(a.createdAt)}</span>
             {a.notes ? <p>{a.notes}</p> : null}
           </li>
         ))}

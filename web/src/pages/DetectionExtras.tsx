@@ -12,16 +12,23 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
   const fmt = useFormat();
   const qc = useQueryClient();
   const key = ['comments', detection.id];
-  const comments = useQuery({ queryKey: key, queryFn: () => data<{ comments: Comment[] }>(api.GET('/api/detections/{id}/comments', { params: { path: { id: detection.id } } })) });
+  const comments = useQuery({
+    queryKey: key,
+    queryFn: () => data<{ comments: Comment[] }>(api.GET('/api/detections/{id}/comments', { params: { path: { id: detection.id } } })),
+  });
   const [text, setText] = useState('');
   const add = useMutation({
-    mutationFn: (body: string) => data<Comment>(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
+    mutationFn: (body: string) =>
+      data<Comment>(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
     onSuccess: () => {
       setText('');
       void qc.invalidateQueries({ queryKey: key });
     },
   });
-  const share = useMutation({ mutationFn: () => data<{ shareUrl: string; expiresAt: string }>(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })) });
+  const share = useMutation({
+    mutationFn: () =>
+      data<{ shareUrl: string; expiresAt: string }>(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })),
+  });
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -35,14 +42,17 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
       <ul className="comments">
         {(comments.data?.comments ?? []).map((c) => (
           <li key={c.id}>
-            <strong>{(c as Comment & { authorName?: string }).authorName ?? c.userName ?? ''}</strong> <span className="muted small">{fmt.dateTime(c.createdAt)}</span>
+            <strong>{(c as Comment & { authorName?: string }).authorName ?? c.userName ?? ''}</strong>{' '}
+            <span className="muted small">{fmt.dateTime(c.createdAt)}</span>
             <p>{c.text}</p>
           </li>
         ))}
       </ul>
       {canComment ? (
         <form onSubmit={submit} className="row">
-          <Field label={t('det.addComment')}>{(id) => <input id={id} value={text} maxLength={2000} onChange={(e) => setText(e.target.value)} />}</Field>
+          <Field label={t('det.addComment')}>
+            {(id) => <input id={id} value={text} maxLength={2000} onChange={(e) => setText(e.target.value)} />}
+          </Field>
           <button type="submit" disabled={add.isPending}>
             {t('det.send')}
           </button>

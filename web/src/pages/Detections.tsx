@@ -17,7 +17,18 @@ import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
 
 const PAGE = 25;
-const FILTERS = ['speciesSearch', 'species', 'satelliteId', 'minConfidence', 'verificationStatus', 'start', 'end', 'includeTentative', 'sortBy', 'sortDir'] as const;
+const FILTERS = [
+  'speciesSearch',
+  'species',
+  'satelliteId',
+  'minConfidence',
+  'verificationStatus',
+  'start',
+  'end',
+  'includeTentative',
+  'sortBy',
+  'sortDir',
+] as const;
 type FilterKey = (typeof FILTERS)[number];
 type Filters = Partial<Record<FilterKey, string>>;
 
@@ -37,7 +48,10 @@ export function Detections() {
   const tenantId = team?.id ?? null;
   const canVote = atLeast(role, 'member') && me.preferences.showVoting !== false;
   const [params, setParams] = useSearchParams();
-  const filters: Filters = useMemo(() => Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? undefined]).filter(([, v]) => v)), [params]);
+  const filters: Filters = useMemo(
+    () => Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? undefined]).filter(([, v]) => v)),
+    [params],
+  );
   const page = Math.max(0, Number(params.get('page') ?? 0) || 0);
   const filterKey = JSON.stringify(filters);
 
@@ -78,7 +92,7 @@ export function Detections() {
     queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId! } } })),
   });
 
-  const rows = list.data?.detections ?? [];
+  const rows = useMemo(() => list.data?.detections ?? [], [list.data]);
   const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
   const ids = rows.map((r) => r.id).join(',');
   const votes = useQuery({
@@ -101,12 +115,18 @@ export function Detections() {
 
   const verify = useMutation({
     mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
-      data<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
+      data<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>(
+        api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } }),
+      ),
     onSuccess: (res) => {
       qc.setQueryData<DetectionList>(['detections', tenantId, filterKey, page], (old) =>
-        old ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) } : old,
+        old
+          ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) }
+          : old,
       );
-      qc.setQueryData<{ votes: Record<string, Vote> }>(['votes', tenantId, ids], (old) => ({ votes: { ...(old?.votes ?? {}), [res.id]: res.myVote } }));
+      qc.setQueryData<{ votes: Record<string, Vote> }>(['votes', tenantId, ids], (old) => ({
+        votes: { ...(old?.votes ?? {}), [res.id]: res.myVote },
+      }));
     },
   });
 
@@ -200,7 +220,9 @@ export function Detections() {
       <details className="filters" open={Object.keys(filters).length > 0 || undefined}>
         <summary>{t('det.filters')}</summary>
         <form onSubmit={applyFilters} key={filterKey} className="grid">
-          <Field label={t('det.speciesSearch')}>{(id) => <input id={id} name="speciesSearch" type="search" defaultValue={filters.speciesSearch} />}</Field>
+          <Field label={t('det.speciesSearch')}>
+            {(id) => <input id={id} name="speciesSearch" type="search" defaultValue={filters.speciesSearch} />}
+          </Field>
           <Field label={t('det.species')}>{(id) => <input id={id} name="species" defaultValue={filters.species} />}</Field>
           <Field label={t('det.satellite')}>
             {(id) => (
@@ -229,8 +251,12 @@ export function Detections() {
               </select>
             )}
           </Field>
-          <Field label={t('det.start')}>{(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}</Field>
-          <Field label={t('det.end')}>{(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} />}</Field>
+          <Field label={t('det.start')}>
+            {(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}
+          </Field>
+          <Field label={t('det.end')}>
+            {(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} />}
+          </Field>
           <div className="row" role="group" aria-label={t('det.window')}>
             {PRESETS.map((p) => (
               <button key={p} type="button" className="secondary" onClick={() => applyPreset(p)}>
@@ -271,7 +297,8 @@ export function Detections() {
       <ErrorText error={satellites.error} />
       <ErrorText error={votes.error} />
       <p className="muted">
-        {knownTotal !== null ? t('det.total', { n: knownTotal }) : null} · {t('det.page', { page: page + 1 })} · <span className="hint">{t('det.keys')}</span>
+        {knownTotal !== null ? t('det.total', { n: knownTotal }) : null} · {t('det.page', { page: page + 1 })} ·{' '}
+        <span className="hint">{t('det.keys')}</span>
       </p>
       <audio ref={audio} data-testid="player" preload="none" onPause={() => setPlaying(null)} onEnded={() => setPlaying(null)} />
       {list.isLoading ? <Loading /> : null}
@@ -295,7 +322,12 @@ export function Detections() {
               onFocus={() => setSelected(i)}
             >
               <div className="det-main">
-                <button type="button" className="play" aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${name.primary}`} onClick={() => togglePlay(d)}>
+                <button
+                  type="button"
+                  className="play"
+                  aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${name.primary}`}
+                  onClick={() => togglePlay(d)}
+                >
                   {playing === d.id ? '❚❚' : '▶'}
                 </button>
                 <div>
@@ -308,7 +340,10 @@ export function Detections() {
                     {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
                   </div>
                 </div>
-                <div className="conf" title={`${t('det.raw')} ${d.confidence.toFixed(3)} · ${t('det.calibrated')} ${d.calibrated_confidence.toFixed(3)}`}>
+                <div
+                  className="conf"
+                  title={`${t('det.raw')} ${d.confidence.toFixed(3)} · ${t('det.calibrated')} ${d.calibrated_confidence.toFixed(3)}`}
+                >
                   <span>{fmt.pct(d.calibrated_confidence)}</span>
                   <small className="muted">
                     {t('det.raw')} {fmt.pct(d.confidence)}
@@ -338,7 +373,12 @@ export function Detections() {
                       </button>
                     ))
                   : null}
-                <button type="button" className="secondary" aria-expanded={openId === d.id} onClick={() => setOpenId(openId === d.id ? null : d.id)}>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-expanded={openId === d.id}
+                  onClick={() => setOpenId(openId === d.id ? null : d.id)}
+                >
                   {t('det.comments')} / {t('det.share')}
                 </button>
               </div>

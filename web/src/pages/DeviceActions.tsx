@@ -72,7 +72,8 @@ export function DeviceActions({ id }: { id: string }) {
       {l ? (
         <>
           <p className="muted small">
-            {t('fleet.logsRequested', { at: fmt.dateTime(l.requestedAt) })} {l.receivedAt ? `· ${fmt.dateTime(l.receivedAt)}` : `· ${t('fleet.logsWaiting')}`}
+            {t('fleet.logsRequested', { at: fmt.dateTime(l.requestedAt) })}{' '}
+            {l.receivedAt ? `· ${fmt.dateTime(l.receivedAt)}` : `· ${t('fleet.logsWaiting')}`}
           </p>
           {l.lines ? <pre className="logs">{l.lines.join('\n')}</pre> : null}
         </>

@@ -23,7 +23,8 @@ function TeamCard({ c }: { c: Card }) {
   const qc = useQueryClient();
   const [message, setMessage] = useState('');
   const join = useMutation({
-    mutationFn: () => data<{ status: string }>(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
+    mutationFn: () =>
+      data<{ status: string }>(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
     onSuccess: () => {
       void qc.invalidateQueries({ queryKey: ['directory'] });
       void qc.invalidateQueries({ queryKey: meKey });
@@ -56,7 +57,9 @@ function TeamCard({ c }: { c: Card }) {
           }}
         >
           {c.policy !== 'open' ? (
-            <Field label={t('dir.message')}>{(id) => <input id={id} maxLength={500} value={message} onChange={(e) => setMessage(e.target.value)} />}</Field>
+            <Field label={t('dir.message')}>
+              {(id) => <input id={id} maxLength={500} value={message} onChange={(e) => setMessage(e.target.value)} />}
+            </Field>
           ) : null}
           <button type="submit" disabled={join.isPending}>
             {c.policy === 'open' ? t('dir.join') : t('dir.ask')}
@@ -75,7 +78,8 @@ export default function Directory() {
   const dir = useQuery({
     queryKey: ['directory', search],
     placeholderData: keepPreviousData,
-    queryFn: () => data<{ enabled: boolean; teams: Card[] }>(api.GET('/api/tenants/directory', { params: { query: search ? { search } : {} } })),
+    queryFn: () =>
+      data<{ enabled: boolean; teams: Card[] }>(api.GET('/api/tenants/directory', { params: { query: search ? { search } : {} } })),
   });
   return (
     <section aria-labelledby="dir-title">
@@ -83,7 +87,9 @@ export default function Directory() {
         <h1 id="dir-title">{t('dir.title')}</h1>
         <Link to="/teams/new">{t('newTeam.title')}</Link>
       </div>
-      <Field label={t('dir.search')}>{(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}</Field>
+      <Field label={t('dir.search')}>
+        {(id) => <input id={id} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
+      </Field>
       <ErrorText error={dir.error} />
       {dir.isLoading ? <Loading /> : null}
       {dir.data && !dir.data.enabled ? <p>{t('dir.off')}</p> : null}

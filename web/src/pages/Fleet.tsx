@@ -11,12 +11,28 @@ import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } f
 function uptime(t: T, s: number | null): string {
   if (s === null) return '—';
   const h = Math.floor(s / 3600);
-  return h >= 24 ? t('fleet.uptime.days', { d: Math.floor(h / 24), h: h % 24 }) : t('fleet.uptime.hours', { h, min: Math.floor((s % 3600) / 60) });
+  return h >= 24
+    ? t('fleet.uptime.days', { d: Math.floor(h / 24), h: h % 24 })
+    : t('fleet.uptime.hours', { h, min: Math.floor((s % 3600) / 60) });
 }
 
 const STAT_KEYS = [
-  'totalProcessed', 'totalSent', 'rejectedSilence', 'rejectedClassifier', 'rejectedAmphibian', 'rejectedInsect', 'rejectedAnthropogenic',
-  'rejectedHumanVoice', 'rejectedOtherAnimal', 'rejectedOther', 'totalBytes', 'ackedBytes', 'unackedBytes', 'rowCount', 'unackedCount', 'diskBytes',
+  'totalProcessed',
+  'totalSent',
+  'rejectedSilence',
+  'rejectedClassifier',
+  'rejectedAmphibian',
+  'rejectedInsect',
+  'rejectedAnthropogenic',
+  'rejectedHumanVoice',
+  'rejectedOtherAnimal',
+  'rejectedOther',
+  'totalBytes',
+  'ackedBytes',
+  'unackedBytes',
+  'rowCount',
+  'unackedCount',
+  'diskBytes',
 ] as const;
 
 /** Heartbeat counters with translated labels; byte counts in B/KB/MB. */
@@ -42,7 +58,8 @@ function TelemetryCell({ id }: { id: string }) {
   const q = useQuery({
     queryKey: ['telemetry-recent', id],
     refetchInterval: 60_000,
-    queryFn: () => data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id }, query: { limit: 24 } } })),
+    queryFn: () =>
+      data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id }, query: { limit: 24 } } })),
   });
   if (q.error) return <ErrorText error={q.error} />;
   const samples = q.data?.telemetry ?? [];
@@ -52,8 +69,13 @@ function TelemetryCell({ id }: { id: string }) {
   const last = battery.length > 0 ? battery[battery.length - 1] : null;
   const w = 60;
   const hgt = 16;
-  const points = battery.map((v, i) => `${battery.length === 1 ? w : (i / (battery.length - 1)) * w},${(hgt - Math.max(0, Math.min(1, v)) * hgt).toFixed(1)}`).join(' ');
-  const label = [last !== null ? `${t('fleet.telemetry.battery')} ${Math.round(last * 100)} %` : null, temp !== null ? `${temp.toFixed(1)} °C` : null]
+  const points = battery
+    .map((v, i) => `${battery.length === 1 ? w : (i / (battery.length - 1)) * w},${(hgt - Math.max(0, Math.min(1, v)) * hgt).toFixed(1)}`)
+    .join(' ');
+  const label = [
+    last !== null ? `${t('fleet.telemetry.battery')} ${Math.round(last * 100)} %` : null,
+    temp !== null ? `${temp.toFixed(1)} °C` : null,
+  ]
     .filter(Boolean)
     .join(' · ');
   return (
@@ -84,7 +106,10 @@ export default function Fleet() {
     queryKey: ['satellites', tenantId, showArchived],
     enabled: tenantId !== null,
     refetchInterval: 30_000,
-    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId!, ...(showArchived ? { includeArchived: '1' } : {}) } } })),
+    queryFn: () =>
+      data<{ satellites: Satellite[] }>(
+        api.GET('/api/satellites', { params: { query: { tenantId: tenantId!, ...(showArchived ? { includeArchived: '1' } : {}) } } }),
+      ),
   });
 
   const [name, setName] = useState('');
@@ -130,7 +155,17 @@ export default function Fleet() {
       {mayRegister ? (
         <form onSubmit={submit} className="row card" aria-label={t('fleet.register')}>
           <Field label={t('fleet.name')} error={fieldError(register.error, 'name')}>
-            {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="satelliteName" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+            {(id, describedBy) => (
+              <input
+                id={id}
+                aria-describedby={describedBy}
+                name="satelliteName"
+                required
+                maxLength={100}
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+              />
+            )}
           </Field>
           <button type="submit" disabled={register.isPending}>
             {t('fleet.register')}
@@ -198,7 +233,9 @@ export default function Fleet() {
                 <td>{s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')}</td>
                 <td>
                   {s.version ?? '—'}
-                  {s.update_status ? <span className="muted small"> ({s.update_status === 'updating' ? t('fleet.updating') : s.update_status})</span> : null}
+                  {s.update_status ? (
+                    <span className="muted small"> ({s.update_status === 'updating' ? t('fleet.updating') : s.update_status})</span>
+                  ) : null}
                 </td>
                 <td>{uptime(t, s.uptimeSeconds)}</td>
                 <td>{s.noiseFloorRms === null ? '—' : s.noiseFloorRms.toFixed(4)}</td>

@@ -44,7 +44,8 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
     onSuccess: refresh,
   });
   const deny = useMutation({
-    mutationFn: ({ rid, block }: { rid: string; block: boolean }) => data(api.POST('/api/tenants/{id}/join-requests/{rid}/deny', { params: { path: { id, rid } }, body: { block } })),
+    mutationFn: ({ rid, block }: { rid: string; block: boolean }) =>
+      data(api.POST('/api/tenants/{id}/join-requests/{rid}/deny', { params: { path: { id, rid } }, body: { block } })),
     onSuccess: refresh,
   });
   const unblock = useMutation({

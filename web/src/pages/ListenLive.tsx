@@ -25,7 +25,9 @@ export function ListenLive({ tenantId, satelliteId }: { tenantId: string; satell
     ctxRef.current = audio;
     let playAt = 0;
     const proto = location.protocol === 'https:' ? 'wss' : 'ws';
-    const ws = new WebSocket(`${proto}://${location.host}/ws/events?tenantId=${encodeURIComponent(tenantId)}&listenSatelliteId=${encodeURIComponent(satelliteId)}`);
+    const ws = new WebSocket(
+      `${proto}://${location.host}/ws/events?tenantId=${encodeURIComponent(tenantId)}&listenSatelliteId=${encodeURIComponent(satelliteId)}`,
+    );
     const ping = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: 'keepalive' })), 15_000);
     ws.onmessage = async (m) => {
       let frame: { type?: string; satelliteId?: string; audio?: string; message?: string; reason?: string };

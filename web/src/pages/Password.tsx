@@ -28,7 +28,9 @@ export function ForgotPassword() {
         <p role="status">{t('forgot.sent')}</p>
       ) : (
         <form onSubmit={submit}>
-          <Field label={t('signIn.email')}>{(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+          <Field label={t('signIn.email')}>
+            {(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+          </Field>
           <ErrorText error={error} />
           <button type="submit">{t('forgot.submit')}</button>
         </form>
@@ -70,7 +72,16 @@ export function ResetPassword() {
       ) : (
         <form onSubmit={submit}>
           <Field label={t('signIn.password')}>
-            {(id) => <input id={id} type="password" autoComplete="new-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+            {(id) => (
+              <input
+                id={id}
+                type="password"
+                autoComplete="new-password"
+                required
+                value={password}
+                onChange={(e) => setPassword(e.target.value)}
+              />
+            )}
           </Field>
           <ErrorText error={error} />
           <button type="submit" disabled={!token}>

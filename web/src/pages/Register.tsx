@@ -37,13 +37,42 @@ export function Register() {
       {invite ? <p>{t('register.invite')}</p> : null}
       <form onSubmit={submit}>
         <Field label={t('register.name')} error={fieldError(error, 'name')}>
-          {(id, describedBy) => <input id={id} aria-describedby={describedBy} required autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}
+          {(id, describedBy) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              required
+              autoComplete="name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('signIn.email')} error={fieldError(error, 'email')}>
-          {(id, describedBy) => <input id={id} aria-describedby={describedBy} type="email" required autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />}
+          {(id, describedBy) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              type="email"
+              required
+              autoComplete="email"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('signIn.password')} error={fieldError(error, 'password')}>
-          {(id, describedBy) => <input id={id} aria-describedby={describedBy} type="password" required autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />}
+          {(id, describedBy) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              type="password"
+              required
+              autoComplete="new-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
         </Field>
         <ErrorText error={formError(error, ['name', 'email', 'password'])} />
         <button type="submit">{t('register.submit')}</button>

@@ -31,7 +31,10 @@ export default function SatelliteDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const { role, me, team } = useSession();
-  const sat = useQuery({ queryKey: ['satellite', id], queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })) });
+  const sat = useQuery({
+    queryKey: ['satellite', id],
+    queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })),
+  });
   const history = useQuery({
     queryKey: ['config-history', id],
     queryFn: () => data<{ history: HistoryEntry[] }>(api.GET('/api/satellites/{id}/config/history', { params: { path: { id } } })),
@@ -60,7 +63,11 @@ export default function SatelliteDetail() {
   });
   const archive = useMutation({
     mutationFn: (archived: boolean) =>
-      data(archived ? api.POST('/api/satellites/{id}/unarchive', { params: { path: { id } } }) : api.POST('/api/satellites/{id}/archive', { params: { path: { id } } })),
+      data(
+        archived
+          ? api.POST('/api/satellites/{id}/unarchive', { params: { path: { id } } })
+          : api.POST('/api/satellites/{id}/archive', { params: { path: { id } } }),
+      ),
     onSuccess: () => {
       void qc.invalidateQueries({ queryKey: ['satellite', id] });
       void qc.invalidateQueries({ queryKey: ['satellites'] });
@@ -110,7 +117,15 @@ export default function SatelliteDetail() {
           }}
         >
           <Field label={t('fleet.rename')} error={fieldError(rename.error, 'name')}>
-            {(fid, describedBy) => <input id={fid} aria-describedby={describedBy} value={name ?? s.name} onChange={(e) => setName(e.target.value)} maxLength={100} />}
+            {(fid, describedBy) => (
+              <input
+                id={fid}
+                aria-describedby={describedBy}
+                value={name ?? s.name}
+                onChange={(e) => setName(e.target.value)}
+                maxLength={100}
+              />
+            )}
           </Field>
           <button type="submit" disabled={rename.isPending}>
             {t('common.save')}
@@ -120,7 +135,11 @@ export default function SatelliteDetail() {
       ) : null}
 
       <h2>{t('fleet.overrides')}</h2>
-      <SettingsTable scope={{ satelliteId: id }} disabled={!manage} onSaved={() => void qc.invalidateQueries({ queryKey: ['config-history', id] })} />
+      <SettingsTable
+        scope={{ satelliteId: id }}
+        disabled={!manage}
+        onSaved={() => void qc.invalidateQueries({ queryKey: ['config-history', id] })}
+      />
 
       <h2>{t('fleet.history')}</h2>
       <ErrorText error={history.error} />
@@ -179,7 +198,9 @@ export default function SatelliteDetail() {
                   })}
                 </p>
               ) : null}
-              <Field label={t('fleet.confirmName')}>{(fid) => <input id={fid} value={confirmName} onChange={(e) => setConfirmName(e.target.value)} />}</Field>
+              <Field label={t('fleet.confirmName')}>
+                {(fid) => <input id={fid} value={confirmName} onChange={(e) => setConfirmName(e.target.value)} />}
+              </Field>
               <div className="row">
                 <button type="submit" className="danger" disabled={confirmName !== s.name || remove.isPending}>
                   {t('common.delete')}

@@ -44,7 +44,8 @@ function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
   const to = new Date(new Date(s.end).getTime() + 60_000).toISOString();
   const q = useQuery({
     queryKey: ['timeline', s.id],
-    queryFn: () => data<Timeline>(api.GET('/api/sessions/timeline', { params: { query: { tenantId, satelliteId: s.satelliteId, from: s.start, to } } })),
+    queryFn: () =>
+      data<Timeline>(api.GET('/api/sessions/timeline', { params: { query: { tenantId, satelliteId: s.satelliteId, from: s.start, to } } })),
   });
   const speciesName = useSpeciesNames(useMemo(() => (q.data?.detections ?? []).map((d) => d.speciesCode), [q.data]));
   if (q.isLoading) return <Loading />;
@@ -59,13 +60,21 @@ function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
           <span key={c.id} className="tl-chunk" style={{ left: pct(c.recordedAt), width: `${(c.durationMs / span) * 100}%` }} />
         ))}
         {q.data.detections.map((d) => (
-          <span key={d.id} className="tl-det" style={{ left: pct(d.detectedAt) }} title={speciesName(d.speciesCode, d.commonName).primary} />
+          <span
+            key={d.id}
+            className="tl-det"
+            style={{ left: pct(d.detectedAt) }}
+            title={speciesName(d.speciesCode, d.commonName).primary}
+          />
         ))}
       </div>
       <ul>
         {q.data.detections.map((d) => (
           <li key={d.id}>
-            <Link to={`/detections/${d.id}`}>{speciesName(d.speciesCode, d.commonName).primary}</Link> <span className="muted small">{fmt.dateTime(d.detectedAt)} · {fmt.pct(d.calibrated_confidence)}</span>
+            <Link to={`/detections/${d.id}`}>{speciesName(d.speciesCode, d.commonName).primary}</Link>{' '}
+            <span className="muted small">
+              {fmt.dateTime(d.detectedAt)} · {fmt.pct(d.calibrated_confidence)}
+            </span>
           </li>
         ))}
       </ul>
@@ -95,11 +104,22 @@ export default function Sessions() {
     queryFn: () =>
       data<{ sessions: SessionRow[]; total: number }>(
         api.GET('/api/sessions', {
-          params: { query: { tenantId, satelliteId: satelliteId || undefined, filter: filter || undefined, sortBy, limit: PAGE, offset: page * PAGE } },
+          params: {
+            query: {
+              tenantId,
+              satelliteId: satelliteId || undefined,
+              filter: filter || undefined,
+              sortBy,
+              limit: PAGE,
+              offset: page * PAGE,
+            },
+          },
         }),
       ),
   });
-  const speciesName = useSpeciesNames(useMemo(() => (list.data?.sessions ?? []).flatMap((s) => s.topSpecies.map((x) => x.speciesCode)), [list.data]));
+  const speciesName = useSpeciesNames(
+    useMemo(() => (list.data?.sessions ?? []).flatMap((s) => s.topSpecies.map((x) => x.speciesCode)), [list.data]),
+  );
   if (!team) return <p>{t('common.noTeam')}</p>;
   const total = list.data?.total ?? 0;
 
@@ -150,11 +170,19 @@ export default function Sessions() {
             <div className="row">
               <strong>{fmt.dateTime(s.start)}</strong>
               <span className="muted small">
-                {s.satelliteName ?? s.satelliteId} · {minutes(t, s.durationMs)} · {s.chunkCount} {t('sessions.chunks')} · {s.detectionCount} {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
+                {s.satelliteName ?? s.satelliteId} · {minutes(t, s.durationMs)} · {s.chunkCount} {t('sessions.chunks')} · {s.detectionCount}{' '}
+                {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
               </span>
-              <span className="small">{s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName).primary} ×${x.count}`).join(', ')}</span>
+              <span className="small">
+                {s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName).primary} ×${x.count}`).join(', ')}
+              </span>
               <span className="spacer" />
-              <button type="button" className="secondary" aria-expanded={open === s.id} onClick={() => setOpen(open === s.id ? null : s.id)}>
+              <button
+                type="button"
+                className="secondary"
+                aria-expanded={open === s.id}
+                onClick={() => setOpen(open === s.id ? null : s.id)}
+              >
                 {t('sessions.timeline')}
               </button>
             </div>

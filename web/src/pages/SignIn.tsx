@@ -67,7 +67,11 @@ export function SignIn() {
     try {
       const options = await data<unknown>(api.POST('/api/auth/login/mfa/passkey/begin', { body: { mfaToken: challenge.mfaToken } }));
       const response = await getAssertion(options);
-      await data(api.POST('/api/auth/login/mfa/passkey/finish', { body: { mfaToken: challenge.mfaToken, response: response as never, rememberDevice: remember } }));
+      await data(
+        api.POST('/api/auth/login/mfa/passkey/finish', {
+          body: { mfaToken: challenge.mfaToken, response: response as never, rememberDevice: remember },
+        }),
+      );
       await done();
     } catch (err) {
       setError(err);
@@ -133,10 +137,33 @@ export function SignIn() {
       <h1>{t('signIn.title')}</h1>
       <form onSubmit={submitPassword} aria-describedby="signin-error">
         <Field label={t('signIn.email')} error={fieldError(error, 'email')}>
-          {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="email" type="email" autoComplete="username" required autoFocus value={email} onChange={(e) => setEmail(e.target.value)} />}
+          {(id, describedBy) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              name="email"
+              type="email"
+              autoComplete="username"
+              required
+              autoFocus
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('signIn.password')} error={fieldError(error, 'password')}>
-          {(id, describedBy) => <input id={id} aria-describedby={describedBy} name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+          {(id, describedBy) => (
+            <input
+              id={id}
+              aria-describedby={describedBy}
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
         </Field>
         <ErrorText error={formError(error, ['email', 'password'])} id="signin-error" />
         <div className="row">

@@ -48,7 +48,19 @@ function firstBucket(start: Date, unit: Timeline['bucket']): number {
   return unit === 'day' ? day : day - ((new Date(day).getUTCDay() + 6) % 7) * UNIT_MS.day;
 }
 
-function Activity({ buckets, unit, start, end, label }: { buckets: Bucket[]; unit: Timeline['bucket']; start: Date; end: Date; label: string }) {
+function Activity({
+  buckets,
+  unit,
+  start,
+  end,
+  label,
+}: {
+  buckets: Bucket[];
+  unit: Timeline['bucket'];
+  start: Date;
+  end: Date;
+  label: string;
+}) {
   const from = firstBucket(start, unit);
   const n = Math.min(MAX_BARS, Math.max(1, Math.ceil((end.getTime() - from) / UNIT_MS[unit])));
   const counts = new Array<number>(n).fill(0);
@@ -59,7 +71,9 @@ function Activity({ buckets, unit, start, end, label }: { buckets: Bucket[]; uni
   const top = Math.max(1, ...counts);
   return (
     <svg className="activity" viewBox={`0 0 ${n} 20`} preserveAspectRatio="none" role="img" aria-label={label}>
-      {counts.map((c, i) => (c > 0 ? <rect key={i} x={i + 0.1} width={0.8} y={20 - (18 * c) / top - 2} height={(18 * c) / top + 2} /> : null))}
+      {counts.map((c, i) =>
+        c > 0 ? <rect key={i} x={i + 0.1} width={0.8} y={20 - (18 * c) / top - 2} height={(18 * c) / top + 2} /> : null,
+      )}
     </svg>
   );
 }
@@ -95,7 +109,7 @@ export default function Species() {
     placeholderData: keepPreviousData,
     queryFn: () => data<Timeline>(api.GET('/api/detections/species-timeline', { params: { query } })),
   });
-  const rows = summary.data?.species ?? [];
+  const rows = useMemo(() => summary.data?.species ?? [], [summary.data]);
   const names = useSpeciesNames(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
   const bucketsOf = useMemo(() => new Map((timeline.data?.species ?? []).map((s) => [s.speciesCode, s.buckets])), [timeline.data]);
 

@@ -20,7 +20,8 @@ function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: 
   const qc = useQueryClient();
   const [confirming, setConfirming] = useState<'remove' | 'transfer' | null>(null);
   const change = useMutation({
-    mutationFn: (role: Role) => data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
+    mutationFn: (role: Role) =>
+      data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
     onSettled: () => qc.invalidateQueries({ queryKey: ['members', tenantId] }),
   });
   const remove = useMutation({
@@ -65,9 +66,20 @@ function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: 
       <td>{fmt.dateTime(m.joinedAt)}</td>
       <td>
         {confirming ? (
-          <div className="row tight" role="group" aria-label={confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}>
-            <span className="small">{confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}</span>
-            <button type="button" className="danger" disabled={busy} onClick={() => (confirming === 'remove' ? remove.mutate() : transfer.mutate())}>
+          <div
+            className="row tight"
+            role="group"
+            aria-label={confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}
+          >
+            <span className="small">
+              {confirming === 'remove' ? t('team.removeConfirm', { name: m.name }) : t('team.transferConfirm', { name: m.name })}
+            </span>
+            <button
+              type="button"
+              className="danger"
+              disabled={busy}
+              onClick={() => (confirming === 'remove' ? remove.mutate() : transfer.mutate())}
+            >
               {confirming === 'remove' ? t('team.remove') : t('team.transfer')}
             </button>
             <button type="button" className="secondary" disabled={busy} onClick={() => setConfirming(null)}>
@@ -77,12 +89,22 @@ function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: 
         ) : (
           <div className="row tight">
             {removable ? (
-              <button type="button" className="secondary" aria-label={`${t('team.remove')} ${m.name}`} onClick={() => setConfirming('remove')}>
+              <button
+                type="button"
+                className="secondary"
+                aria-label={`${t('team.remove')} ${m.name}`}
+                onClick={() => setConfirming('remove')}
+              >
                 {t('team.remove')}
               </button>
             ) : null}
             {transferable ? (
-              <button type="button" className="secondary" aria-label={`${t('team.transfer')} ${m.name}`} onClick={() => setConfirming('transfer')}>
+              <button
+                type="button"
+                className="secondary"
+                aria-label={`${t('team.transfer')} ${m.name}`}
+                onClick={() => setConfirming('transfer')}
+              >
                 {t('team.transfer')}
               </button>
             ) : null}
@@ -141,7 +163,8 @@ export default function Team() {
   const [keyRole, setKeyRole] = useState<Role>('viewer');
   const [newKey, setNewKey] = useState<string | null>(null);
   const createKey = useMutation({
-    mutationFn: () => data<{ key: string }>(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
+    mutationFn: () =>
+      data<{ key: string }>(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
     onSuccess: (r) => {
       setNewKey(r.key);
       setKeyName('');
@@ -177,7 +200,13 @@ export default function Team() {
           </thead>
           <tbody>
             {members.data?.members.map((m) => (
-              <MemberRow key={m.id} m={m} tenantId={tenantId} callerIsOwner={role === 'owner' || me.user.isAdmin} self={m.userId === me.user.id} />
+              <MemberRow
+                key={m.id}
+                m={m}
+                tenantId={tenantId}
+                callerIsOwner={role === 'owner' || me.user.isAdmin}
+                self={m.userId === me.user.id}
+              />
             ))}
           </tbody>
         </table>
@@ -240,7 +269,9 @@ export default function Team() {
           createKey.mutate();
         }}
       >
-        <Field label={t('team.keyName')}>{(id) => <input id={id} required maxLength={100} value={keyName} onChange={(e) => setKeyName(e.target.value)} />}</Field>
+        <Field label={t('team.keyName')}>
+          {(id) => <input id={id} required maxLength={100} value={keyName} onChange={(e) => setKeyName(e.target.value)} />}
+        </Field>
         <Field label={t('team.role')}>
           {(id) => (
             <select id={id} value={keyRole} onChange={(e) => setKeyRole(e.target.value as Role)}>

@@ -1,0 +1,88 @@
+/**
+ * The house rules, checked by `npm run lint` (and so by CI). Layers from the ground up:
+ *   1. src/protocol (what hub and satellites share), src/core, src/config.ts
+ *   2. src/infra (ports and adapters; knows nothing of the domain)
+ *   3. src/modules (each domain's rules and tables)
+ *   4. src/ingest, src/inference (messages and jobs wired into module services)
+ *   5. src/app.ts, src/runtime.ts, src/bootstrap.ts, src/database.ts, src/main.ts (composition)
+ * The reference satellite (src/satellite) stands beside the hub on the protocol alone.
+ * docs/architecture.md explains the picture.
+ */
+const COMPOSITION = '^src/(app|runtime|bootstrap|database|main)\\.ts$';
+const REPO = '(repo|[^/]*-repo)\\.ts$';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'No folder or file imports another in a loop.', from: {}, to: { circular: true } },
+    {
+      name: 'protocol-stands-alone',
+      severity: 'error',
+      comment: 'The protocol vocabulary is shared with third-party satellites: it imports nothing of ours but itself.',
+      from: { path: '^src/protocol/' },
+      to: { path: '^src/', pathNot: '^src/protocol/' },
+    },
+    {
+      name: 'satellite-speaks-protocol-only',
+      severity: 'error',
+      comment: 'The reference satellite depends on the protocol alone, as a third-party satellite would.',
+      from: { path: '^src/satellite/' },
+      to: { path: '^src/', pathNot: '^src/(satellite|protocol)/' },
+    },
+    {
+      name: 'hub-does-not-import-the-satellite',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(satellite/|main\\.ts$)' },
+      to: { path: '^src/satellite/' },
+    },
+    {
+      name: 'core-is-ground',
+      severity: 'error',
+      comment: 'core and config import only the ground layer.',
+      from: { path: '^src/(core/|config\\.ts$)' },
+      to: { path: '^src/', pathNot: '^src/(core/|protocol/|config\\.ts$)' },
+    },
+    {
+      name: 'infra-knows-no-domain',
+      severity: 'error',
+      comment: 'Ports and adapters know nothing of modules, ingest, inference or the composition.',
+      from: { path: '^src/infra/' },
+      to: { path: '^src/', pathNot: '^src/(infra/|core/|protocol/|config\\.ts$)' },
+    },
+    {
+      name: 'modules-point-down',
+      severity: 'error',
+      comment: 'Modules import modules, infra types and the ground layer; never ingest, inference or the composition.',
+      from: { path: '^src/modules/' },
+      to: { path: ['^src/(ingest|inference)/', COMPOSITION] },
+    },
+    {
+      name: 'ingest-and-inference-point-down',
+      severity: 'error',
+      comment: 'Ingest and inference sit side by side above the modules; neither imports the other or the composition.',
+      from: { path: '^src/(ingest|inference)/' },
+      to: { path: ['^src/(ingest|inference)/', COMPOSITION], pathNot: '^src/$1/' },
+    },
+    {
+      name: 'repo-stays-in-its-module',
+      severity: 'error',
+      comment: "A module reaches another through its service; a repo is built and used inside its own module only.",
+      from: { path: '^src/modules/([^/]+)/' },
+      to: { path: `^src/modules/[^/]+/${REPO}`, pathNot: '^src/modules/$1/' },
+    },
+    {
+      name: 'no-repo-outside-modules',
+      severity: 'error',
+      comment: 'Ingest, inference and the composition use module services, never their repos.',
+      from: { path: '^src/', pathNot: '^src/modules/' },
+      to: { path: `^src/modules/[^/]+/${REPO}` },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['\\.mjs$'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
