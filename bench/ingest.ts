@@ -27,7 +27,7 @@ import type { MqttClient } from 'mqtt';
 import { startHubProcess } from './hub-process.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { CHUNK_DURATION_MS, CHUNK_WAV_BYTES, SAMPLE_RATE, encodeWav } from '../src/satellite/wav.ts';
-import { topicOf } from '../src/infra/broker/topics.ts';
+import { topicOf } from '../src/protocol/topics.ts';
 
 const SATELLITES = Number(process.env.BENCH_SATELLITES ?? 8);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 4);

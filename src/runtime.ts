@@ -1,10 +1,10 @@
 import type { Infra, Services } from './app.ts';
-import { startConfigPusher } from './broker/config-pusher.ts';
+import { startConfigPusher } from './ingest/config-pusher.ts';
 import { startBrokerCommandExecutor } from './infra/broker/bus-broker.ts';
 import { startLiveRelay } from './modules/live/relay.ts';
-import { startIngester, type Ingester } from './broker/ingester.ts';
-import { startOfflineMonitor, type OfflineMonitor } from './broker/offline-monitor.ts';
-import { requeueRecentChunks } from './broker/requeue.ts';
+import { startIngester, type Ingester } from './ingest/ingester.ts';
+import { startOfflineMonitor, type OfflineMonitor } from './ingest/offline-monitor.ts';
+import { requeueRecentChunks } from './ingest/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
 import { startTentativeSweeper } from './inference/aggregation.ts';
 import { createModelStore } from './inference/model-store.ts';

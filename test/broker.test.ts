@@ -18,17 +18,8 @@ import { promisify } from 'node:util';
 import mqtt from 'mqtt';
 import type { MqttClient, IClientOptions } from 'mqtt';
 import { ConfigError, loadConfig } from '../src/config.ts';
-import {
-  CHANNEL_QOS,
-  createBroker,
-  createMosquittoBroker,
-  isUnderPrefix,
-  parseTopic,
-  topicMatches,
-  topicOf,
-  type Broker,
-  type SatelliteCredentialCheck,
-} from '../src/infra/broker/index.ts';
+import { CHANNEL_QOS, isUnderPrefix, parseTopic, topicMatches, topicOf } from '../src/protocol/topics.ts';
+import { createBroker, createMosquittoBroker, type Broker, type SatelliteCredentialCheck } from '../src/infra/broker/index.ts';
 
 const TIMEOUT = 5000;
 

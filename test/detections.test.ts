@@ -13,7 +13,7 @@ import { factories, makeSatellite, type TestTeam, type TestUser } from './helper
 import { client, type Credential } from './helpers/http.ts';
 import { RawSatellite, audioBody } from './helpers/raw-satellite.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { newId } from '../src/core/crypto.ts';
 import { createInferenceHandler, seasonOf } from '../src/inference/worker.ts';

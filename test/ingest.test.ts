@@ -12,11 +12,11 @@ import { factories, type TestTeam, type TestUser } from './helpers/factories.ts'
 import { client } from './helpers/http.ts';
 import { RawSatellite, audioBody, toneWav, waitHandled } from './helpers/raw-satellite.ts';
 import { chunkStorageKey } from '../src/modules/audio/repo.ts';
-import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
-import { requeueRecentChunks } from '../src/broker/requeue.ts';
-import { topicOf } from '../src/infra/broker/topics.ts';
+import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
+import { requeueRecentChunks } from '../src/ingest/requeue.ts';
+import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { renderChunk } from '../src/satellite/soundscape.ts';
 
 describe('ingest', () => {

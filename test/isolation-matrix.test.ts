@@ -14,7 +14,7 @@ import type { Access, Permission, TeamSource } from '../src/core/permissions.ts'
 import { enforceRegistry } from '../src/core/http.ts';
 import Fastify from 'fastify';
 import { newId } from '../src/core/crypto.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
 type CallerName =

@@ -12,9 +12,9 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client, type Credential } from './helpers/http.ts';
 import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { newId } from '../src/core/crypto.ts';
-import { INFERENCE_QUEUE } from '../src/broker/ingester.ts';
+import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/inference/model.ts';
 import { windowStarts } from '../src/inference/worker.ts';
 

@@ -21,7 +21,7 @@ import { registerSatellite, type SavedCredentials } from '../src/satellite/cli.t
 import { syntheticSource } from '../src/satellite/sources.ts';
 import { CHUNK_WAV_BYTES, decodeWav } from '../src/satellite/wav.ts';
 import { chunkPlan } from '../src/satellite/soundscape.ts';
-import { topicOf } from '../src/infra/broker/topics.ts';
+import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -10,7 +10,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { judgeRarity } from '../src/inference/rarity.ts';

@@ -14,7 +14,7 @@ import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource 
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
 import { SilenceGate, loadFilterStats, saveFilterStats, emptyFilterStats } from '../src/satellite/gate.ts';
 import { DEFAULT_CONFIG, Journal, isRecordingTime, mergeConfig } from '../src/satellite/client.ts';
-import { checkChunkWav } from '../src/broker/wav.ts';
+import { checkChunkWav } from '../src/protocol/wav.ts';
 import { satelliteConfig } from '../src/modules/settings/satellite-config.ts';
 
 const tmpDirs: string[] = [];

@@ -10,7 +10,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
 const DAY_MS = 86_400_000;

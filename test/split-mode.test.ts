@@ -16,7 +16,7 @@ import path from 'node:path';
 import pg from 'pg';
 import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
-import { makeWav } from '../src/broker/wav.ts';
+import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';

@@ -23,10 +23,10 @@ import type { Clock } from '../core/clock.ts';
 import type { Broker } from '../infra/broker/index.ts';
 import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { Job, JobQueue } from '../infra/queue/index.ts';
-import { topicOf } from '../infra/broker/topics.ts';
+import { topicOf } from '../protocol/topics.ts';
 import { newId } from '../core/crypto.ts';
-import { INFERENCE_QUEUE } from '../broker/ingester.ts';
-import { parseWav } from '../broker/wav.ts';
+import { INFERENCE_QUEUE } from '../protocol/jobs.ts';
+import { parseWav } from '../protocol/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
 import {
   DEFAULT_MIN_CONFIDENCE,

@@ -31,7 +31,7 @@
  */
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import { topicOf } from '../infra/broker/topics.ts';
+import { topicOf } from '../protocol/topics.ts';
 import { BrokerConnection } from './connection.ts';
 import { ConfigApplier, DEFAULT_CONFIG, effectiveCaps, loadSavedConfig, type SatelliteConfig } from './config.ts';
 import type { SatelliteContext, SatelliteState, SatelliteStatus } from './context.ts';

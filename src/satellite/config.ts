@@ -5,7 +5,7 @@
  * next start.
  */
 import fs from 'node:fs';
-import type { ScheduleWindow } from '../modules/settings/registry.ts';
+import type { ScheduleWindow } from '../protocol/schedule.ts';
 import type { SatelliteContext } from './context.ts';
 import type { SilenceGate } from './gate.ts';
 import { capsFromConfig, writeFileDurable, type OutboxCaps } from './outbox.ts';

@@ -9,7 +9,7 @@
  */
 import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
-import { HUB_TO_SATELLITE } from '../infra/broker/topics.ts';
+import { HUB_TO_SATELLITE } from '../protocol/topics.ts';
 import type { SatelliteContext } from './context.ts';
 
 const SUBSCRIPTIONS = HUB_TO_SATELLITE;

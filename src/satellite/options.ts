@@ -2,7 +2,7 @@
  * What a satellite is given: its credentials from registration and the knobs of the protocol
  * client, each with the default it takes when it is not given.
  */
-import { HUB_VERSION } from '../modules/system/version.ts';
+import { PACKAGE_VERSION } from '../protocol/version.ts';
 import { CHUNK_DURATION_MS } from './wav.ts';
 import type { Outbox, OutboxCaps } from './outbox.ts';
 import type { ChunkSource } from './sources.ts';
@@ -57,7 +57,7 @@ export interface SatelliteOptions {
 
 const OPTION_DEFAULTS = {
   clock: { now: () => new Date() } as { now(): Date },
-  version: HUB_VERSION,
+  version: PACKAGE_VERSION,
   chunkIntervalMs: CHUNK_DURATION_MS,
   heartbeatIntervalMs: 0,
   telemetryIntervalMs: 60_000,

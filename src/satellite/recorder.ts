@@ -3,7 +3,7 @@
  * durable outbox, one at a time and in order. Recording goes on while disconnected: chunks wait
  * in the outbox within its caps.
  */
-import { resolveSchedule } from '../modules/satellites/schedule.ts';
+import { resolveSchedule } from '../protocol/schedule.ts';
 import type { RecordingProfile } from './config.ts';
 import type { SatelliteContext } from './context.ts';
 import type { SilenceGate } from './gate.ts';

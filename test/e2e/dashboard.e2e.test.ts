@@ -24,7 +24,7 @@ import { Satellite } from '../../src/satellite/client.ts';
 import { Outbox } from '../../src/satellite/outbox.ts';
 import { registerSatellite } from '../../src/satellite/cli.ts';
 import { syntheticSource } from '../../src/satellite/sources.ts';
-import { makeWav } from '../../src/broker/wav.ts';
+import { makeWav } from '../../src/protocol/wav.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const root = path.resolve(import.meta.dirname, '../..');

@@ -12,9 +12,9 @@ import type { MqttClient } from 'mqtt';
 import type { Hub } from './hub.ts';
 import type { TestTeam, TestUser } from './factories.ts';
 import { client } from './http.ts';
-import { makeWav } from '../../src/broker/wav.ts';
-import type { HandledMessage } from '../../src/broker/ingester.ts';
-import { topicOf } from '../../src/infra/broker/topics.ts';
+import { makeWav } from '../../src/protocol/wav.ts';
+import type { HandledMessage } from '../../src/ingest/ingester.ts';
+import { topicOf } from '../../src/protocol/topics.ts';
 
 export const TIMEOUT = 8000;
 

@@ -10,7 +10,7 @@ import net from 'node:net';
 import type { Bus, BrokerCommand } from '../bus/index.ts';
 import type { Broker, BrokerConfig } from './index.ts';
 import { WS_PATH } from './embedded.ts';
-import { isTopicSegment } from './topics.ts';
+import { isTopicSegment } from '../../protocol/topics.ts';
 import { AppError } from '../../core/errors.ts';
 
 /** No dispatcher answered a broker command in time: 503 BROKER_UNAVAILABLE over HTTP. */

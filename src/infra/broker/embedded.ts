@@ -16,7 +16,7 @@ import { Aedes, type AedesPublishPacket, type AuthenticateError, type Client } f
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { Broker, SatelliteCredentialCheck } from './index.ts';
 import { silentLog, type BrokerLog, type MessageHandler } from './hub-client.ts';
-import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from './topics.ts';
+import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from '../../protocol/topics.ts';
 
 export interface EmbeddedBrokerOptions {
   /** TCP port (0 = any free port). */

@@ -5,7 +5,7 @@
  */
 import mqtt from 'mqtt';
 import type { MqttClient, IClientOptions } from 'mqtt';
-import { isValidFilter, topicMatches, type Qos } from './topics.ts';
+import { isValidFilter, topicMatches, type Qos } from '../../protocol/topics.ts';
 
 export interface MessageMeta {
   readonly qos: Qos;

@@ -7,9 +7,8 @@ import type { Config } from '../../config.ts';
 import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
 import type { BrokerLog, MessageHandler } from './hub-client.ts';
-import type { Qos } from './topics.ts';
+import type { Qos } from '../../protocol/topics.ts';
 
-export * from './topics.ts';
 export type { BrokerLog, MessageHandler, MessageMeta } from './hub-client.ts';
 export { createEmbeddedBroker, HUB_USERNAME, WS_PATH, type EmbeddedBrokerOptions } from './embedded.ts';
 export {

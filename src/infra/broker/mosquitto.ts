@@ -12,7 +12,7 @@
 import crypto from 'node:crypto';
 import type { Broker } from './index.ts';
 import { HubClient, connectMqtt, silentLog, type BrokerLog } from './hub-client.ts';
-import { isTopicSegment, TOPIC_ROOT } from './topics.ts';
+import { isTopicSegment, TOPIC_ROOT } from '../../protocol/topics.ts';
 
 export interface MosquittoBrokerOptions {
   /** mqtt://, mqtts://, ws:// or wss:// URL of the broker (MQTT_URL). */

@@ -12,12 +12,12 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
   const workers: Worker[] = [];
   let closed = false;
   /** Jobs enqueued together go to Redis as one addBulk (one round trip), per queue. */
-  const adders = new Map<string, (job: { jobId: string; data: Record<string, unknown> }) => Promise<void>>();
+  const adders = new Map<string, (job: { jobId: string; data: object }) => Promise<void>>();
 
   const adderOf = (name: string) => {
     let add = adders.get(name);
     if (!add) {
-      add = batched(async (jobs: Array<{ jobId: string; data: Record<string, unknown> }>) => {
+      add = batched(async (jobs: Array<{ jobId: string; data: object }>) => {
         await queueOf(name).addBulk(
           jobs.map((j) => ({
             name,

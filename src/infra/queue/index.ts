@@ -20,7 +20,7 @@ export interface JobQueue {
    * Idempotent on jobId: enqueueing an id that is waiting, active, completed or failed adds
    * nothing (until that id has left the bounded history of finished jobs).
    */
-  enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void>;
+  enqueue(queue: string, jobId: string, data: object): Promise<void>;
   /**
    * Starts workers; handler errors fail the job (recorded, retried with backoff up to the
    * attempts), never the worker. Calling it again adds more workers to the same queue.

@@ -16,7 +16,7 @@
  */
 import FFT from 'fft.js';
 import { PNG } from 'pngjs';
-import { parseWav } from '../../broker/wav.ts';
+import { parseWav } from '../../protocol/wav.ts';
 import { AppError, notFound } from '../../core/errors.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import type { AudioRepo } from './repo.ts';

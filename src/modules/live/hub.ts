@@ -20,7 +20,7 @@ import { AppError, forbidden, notFound } from '../../core/errors.ts';
 import { isUuid, TEAM_OUT_OF_REACH } from '../../core/guard.ts';
 import type { DeviceFacts } from '../../core/permissions.ts';
 import type { BrokerCommands } from '../satellites/service.ts';
-import { topicOf } from '../../infra/broker/topics.ts';
+import { topicOf } from '../../protocol/topics.ts';
 
 /** The hub re-sends live-start this often while someone watches. */
 export const LIVE_RESEND_MS = 20_000;

@@ -8,7 +8,7 @@
  */
 import type { Bus, BusEvents } from '../../infra/bus/index.ts';
 import type { Broker } from '../../infra/broker/index.ts';
-import { ingestPattern, parseTopic } from '../../infra/broker/topics.ts';
+import { ingestPattern, parseTopic } from '../../protocol/topics.ts';
 
 /** A 3-second 48 kHz 16-bit mono WAV is ~384 KB in base64; anything far beyond is refused. */
 export const MAX_LIVE_AUDIO_CHARS = 2 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/index.ts';
-import type { HeartbeatMessage, TelemetryMessage } from '../../broker/messages.ts';
+import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages.ts';
 
 /**
  * What satellites report about themselves over the broker (satellite protocol §2): heartbeats,

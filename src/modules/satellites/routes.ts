@@ -4,7 +4,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Paging, Uuid } from '../../core/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { ScheduleWindow } from '../settings/registry.ts';
-import { resolveSchedule } from './schedule.ts';
+import { resolveSchedule } from '../../protocol/schedule.ts';
 import type { SatellitesService } from './service.ts';
 import { ConfigHistory, SatelliteList, SatelliteView } from './schemas.ts';
 

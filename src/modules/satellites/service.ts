@@ -10,7 +10,7 @@ import { mintKey } from '../api-keys/service.ts';
 import { HUB_VERSION } from '../system/version.ts';
 import type { SatelliteRow, SatellitesRepo } from './repo.ts';
 import { createDeviceRepo } from './device-repo.ts';
-import { topicOf } from '../../infra/broker/topics.ts';
+import { topicOf } from '../../protocol/topics.ts';
 
 /** What the satellites module needs of the broker (src/infra/broker). */
 export interface BrokerCommands {

@@ -3,18 +3,15 @@
  * may hold it and the levels that may lock it for the levels below. Adding a setting is one
  * entry here; storage is generic (table `settings`). Registry order is response order.
  */
-import { STREAMS } from '../../broker/messages.ts';
+import { STREAMS } from '../../protocol/messages.ts';
+import type { ScheduleWindow } from '../../protocol/schedule.ts';
 import { isSemver } from '../system/version.ts';
 
 export type Level = 'hub' | 'team' | 'satellite' | 'account';
 
 export const CATEGORIES = ['bird', 'amphibian', 'insect', 'anthropogenic', 'human_voice', 'other_animal'] as const;
 
-export interface ScheduleWindow {
-  start: string | number;
-  end: string | number;
-  reference: 'sunrise' | 'sunset' | 'absolute';
-}
+export type { ScheduleWindow };
 
 export type SettingType =
   | { type: 'boolean' }

@@ -1,8 +1,7 @@
-import { createRequire } from 'node:module';
 import semver from 'semver';
+import { PACKAGE_VERSION } from '../../protocol/version.ts';
 
-const require = createRequire(import.meta.url);
-export const HUB_VERSION: string = (require('../../../package.json') as { version: string }).version;
+export const HUB_VERSION = PACKAGE_VERSION;
 
 /** SemVer 2.0.0 as written (build metadata allowed); the library alone would also take " v1.2.3". */
 export const isSemver = (v: unknown): v is string =>

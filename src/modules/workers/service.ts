@@ -13,7 +13,7 @@
 import type { Kv } from '../../infra/kv/index.ts';
 import type { JobQueue } from '../../infra/queue/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import { INFERENCE_QUEUE } from '../../broker/ingester.ts';
+import { INFERENCE_QUEUE } from '../../protocol/jobs.ts';
 import { readWorkers as readAll, WORKER_TTL_SECONDS, type JobReport, type WorkerRecord } from './reporter.ts';
 
 export interface WorkerView {

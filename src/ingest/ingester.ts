@@ -14,7 +14,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Broker } from '../infra/broker/index.ts';
 import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
-import { ingestPattern, parseTopic, topicOf, type SatelliteChannel } from '../infra/broker/topics.ts';
+import { ingestPattern, parseTopic, topicOf, type SatelliteChannel } from '../protocol/topics.ts';
 import { type Actor, systemActor } from '../core/actor.ts';
 import type { AuditWriter, AuditEntry } from '../core/audit.ts';
 import { AppError } from '../core/errors.ts';
@@ -33,12 +33,11 @@ import {
   isUuid,
   parseAudioBody,
   parseBody,
-} from './messages.ts';
-import { checkChunkWav } from './wav.ts';
+} from '../protocol/messages.ts';
+import { checkChunkWav } from '../protocol/wav.ts';
+import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { batched } from '../core/batch.ts';
 import { failpoint } from '../core/failpoints.ts';
-
-export const INFERENCE_QUEUE = 'inference';
 
 /** The channels this ingester takes (live-audio belongs to live listening). */
 export const INGESTED_CHANNELS = [
@@ -232,7 +231,8 @@ export function startIngester(deps: IngesterDeps): Ingester {
     //    away the row is taken back, so the satellite's retry redoes every step instead of
     //    finding a row whose job never existed.
     try {
-      await queue.enqueue(INFERENCE_QUEUE, id, { chunkId: id, tenantId, satelliteId, storageKey });
+      const job: InferenceJob = { chunkId: id, tenantId, satelliteId, storageKey };
+      await queue.enqueue(INFERENCE_QUEUE, id, job);
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: enqueueing inference failed');
       await chunks.delete(tenantId, id).catch(() => {});

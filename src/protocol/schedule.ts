@@ -1,5 +1,11 @@
 import * as SunCalc from 'suncalc';
-import type { ScheduleWindow } from '../settings/registry.ts';
+
+/** One recording window of a satellite's schedule (setting `recording_schedule`, spec protocol §2 config). */
+export interface ScheduleWindow {
+  start: string | number;
+  end: string | number;
+  reference: 'sunrise' | 'sunset' | 'absolute';
+}
 
 export interface ResolvedWindow extends ScheduleWindow {
   /** ISO times for the day asked; null when a sun-relative window has no position to resolve against. */

@@ -11,7 +11,7 @@
 import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
-import { INFERENCE_QUEUE } from './ingester.ts';
+import { INFERENCE_QUEUE } from '../protocol/jobs.ts';
 import { createAudioRepo } from '../modules/audio/repo.ts';
 
 export const REQUEUE_WINDOW_MS = 24 * 3600_000;
