@@ -76,6 +76,20 @@ module.exports = {
       from: { path: '^src/', pathNot: '^src/modules/' },
       to: { path: `^src/modules/[^/]+/${REPO}` },
     },
+    {
+      name: 'people-depend-one-way',
+      severity: 'error',
+      comment: 'Second factors build on sign-in, sign-in on accounts: mfa -> auth -> users, never back.',
+      from: { path: '^src/modules/users/' },
+      to: { path: '^src/modules/(auth|mfa)/' },
+    },
+    {
+      name: 'auth-does-not-know-mfa',
+      severity: 'error',
+      comment: 'Sign-in asks for a second factor through an interface the composition fills, so mfa -> auth only.',
+      from: { path: '^src/modules/auth/' },
+      to: { path: '^src/modules/mfa/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
