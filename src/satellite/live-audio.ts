@@ -6,7 +6,7 @@
  * microphone).
  */
 import type { BrokerConnection } from './connection.ts';
-import type { SatelliteContext } from './context.ts';
+import type { SatelliteContext } from './types.ts';
 import type { Recorder } from './recorder.ts';
 import { soundscapeChunk } from './soundscape.ts';
 import { CHUNK_DURATION_MS, SAMPLE_RATE, encodeWav } from './wav.ts';

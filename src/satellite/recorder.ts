@@ -4,8 +4,7 @@
  * in the outbox within its caps.
  */
 import { resolveSchedule } from '../protocol/schedule.ts';
-import type { RecordingProfile } from './config.ts';
-import type { SatelliteContext } from './context.ts';
+import type { RecordingProfile, SatelliteContext } from './types.ts';
 import type { SilenceGate } from './gate.ts';
 import type { OutboxRow } from './outbox.ts';
 import { CHUNK_DURATION_MS, SAMPLE_RATE, applyGain, encodeWav } from './wav.ts';
