@@ -6,11 +6,11 @@
  */
 import fs from 'node:fs';
 import type { ScheduleWindow } from '../protocol/schedule.ts';
+import { CHUNK_DURATION_MS, SAMPLE_RATE } from '../protocol/wav.ts';
 import type { SatelliteConfig, SatelliteContext } from './types.ts';
 import type { SilenceGate } from './gate.ts';
 import { capsFromConfig, writeFileDurable, type OutboxCaps } from './outbox.ts';
 import type { StatusReporter } from './status-reports.ts';
-import { CHUNK_DURATION_MS, SAMPLE_RATE } from './wav.ts';
 
 /** Before the first push every field takes the registry default (config push rule 2). */
 export const DEFAULT_CONFIG: SatelliteConfig = {
