@@ -22,7 +22,7 @@ import { loadBuiltinModel } from '../src/inference/model.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { createSettingsService } from '../src/modules/settings/service.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
-import { decodeWav, encodeWav } from '../src/satellite/wav.ts';
+import { decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { createFileStorage } from '../src/infra/storage/files.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
@@ -169,7 +169,7 @@ const sum = (rs: Figures[]): Figures =>
   }));
 
 export async function run(): Promise<void> {
-  const wavs = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => encodeWav(soundscapeChunk(2024, i).samples));
+  const wavs = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => makeWav(soundscapeChunk(2024, i).samples));
   const objectsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-inference-'));
   const storage = createFileStorage(objectsDir);
   for (const [i, wav] of wavs.entries()) await storage.put(`bench/${i}.wav`, wav);

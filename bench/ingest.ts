@@ -26,7 +26,7 @@ import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { startHubProcess } from './hub-process.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
-import { CHUNK_DURATION_MS, CHUNK_WAV_BYTES, SAMPLE_RATE, encodeWav } from '../src/satellite/wav.ts';
+import { CHUNK_DURATION_MS, CHUNK_WAV_BYTES, SAMPLE_RATE, makeWav } from '../src/protocol/wav.ts';
 import { topicOf } from '../src/protocol/topics.ts';
 
 const SATELLITES = Number(process.env.BENCH_SATELLITES ?? 8);
@@ -76,9 +76,7 @@ class Tally {
 
 // ------------------------------------------------------------------------------- payloads
 
-const audios = Array.from({ length: DISTINCT_CHUNKS }, (_, i) =>
-  Buffer.from(encodeWav(soundscapeChunk(2024, i).samples).toString('base64')),
-);
+const audios = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => Buffer.from(makeWav(soundscapeChunk(2024, i).samples).toString('base64')));
 const TAIL = Buffer.from('"}');
 
 /** Protocol audio bodies for one satellite: a fresh chunkId each, recordedAt 3 s after the last. */

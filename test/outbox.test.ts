@@ -19,7 +19,7 @@ import { Outbox, type Eviction, type OutboxCaps, MB } from '../src/satellite/out
 import { Satellite, type SatelliteOptions } from '../src/satellite/client.ts';
 import { registerSatellite, type SavedCredentials } from '../src/satellite/cli.ts';
 import { syntheticSource } from '../src/satellite/sources.ts';
-import { CHUNK_WAV_BYTES, decodeWav } from '../src/satellite/wav.ts';
+import { CHUNK_WAV_BYTES, decodeWav } from '../src/protocol/wav.ts';
 import { chunkPlan } from '../src/satellite/soundscape.ts';
 import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';

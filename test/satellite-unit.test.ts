@@ -8,13 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../src/core/clock.ts';
-import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, SAMPLE_RATE, decodeWav, encodeWav, rms, toInt16, applyGain } from '../src/satellite/wav.ts';
+import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
 import { SPECIES, SPECIES_LABELS, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
 import { SilenceGate, loadFilterStats, saveFilterStats, emptyFilterStats } from '../src/satellite/gate.ts';
 import { DEFAULT_CONFIG, Journal, isRecordingTime, mergeConfig } from '../src/satellite/client.ts';
-import { checkChunkWav } from '../src/protocol/wav.ts';
+import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, SAMPLE_RATE, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { satelliteConfig } from '../src/modules/settings/satellite-config.ts';
 
 const tmpDirs: string[] = [];
@@ -83,7 +83,7 @@ describe('wav', () => {
     for (let i = 0; i < samples.length; i++) samples[i] = Math.round(Math.sin(i / 7) * 12_000) - (i % 3);
     samples[0] = -32768;
     samples[1] = 32767;
-    const wav = encodeWav(samples);
+    const wav = makeWav(samples);
     assert.equal(wav.length, CHUNK_WAV_BYTES);
     assert.equal(wav.toString('ascii', 0, 4), 'RIFF');
     assert.equal(wav.readUInt32LE(4), wav.length - 8);
@@ -98,7 +98,7 @@ describe('wav', () => {
   });
 
   test('decode skips foreign chunks and refuses what the sources cannot use', () => {
-    const plain = encodeWav(new Int16Array([1, -2, 3]));
+    const plain = makeWav(new Int16Array([1, -2, 3]));
     const list = Buffer.alloc(8 + 5 + 1);
     list.write('LIST', 0, 'ascii');
     list.writeUInt32LE(5, 4);
@@ -106,7 +106,7 @@ describe('wav', () => {
     withList.writeUInt32LE(withList.length - 8, 4);
     assert.deepEqual([...decodeWav(withList).samples], [1, -2, 3]);
     assert.throws(() => decodeWav(Buffer.from('not a wav at all')), /RIFF/);
-    const at44k = encodeWav(new Int16Array(10), 44_100);
+    const at44k = makeWav(new Int16Array(10), { sampleRate: 44_100 });
     assert.equal(decodeWav(at44k).sampleRate, 44_100);
     assert.throws(() => decodeWav(at44k, { expect48kMono: true }), /44100 Hz; 48000 Hz needed/);
   });
@@ -181,7 +181,7 @@ describe('sources', () => {
     const dir = tmp();
     const samples = new Int16Array(CHUNK_SAMPLES * 2 + 1000).map((_, i) => (i % 100) - 50);
     const file = path.join(dir, 'a.wav');
-    fs.writeFileSync(file, encodeWav(samples));
+    fs.writeFileSync(file, makeWav(samples));
     const src = wavFileSource(file);
     const got = [src.next(), src.next(), src.next(), src.next()];
     assert.equal(got[3], null);
@@ -198,12 +198,12 @@ describe('sources', () => {
 
   test('no resampling: 44.1 kHz or stereo files are refused; a folder plays its files in name order', () => {
     const dir = tmp();
-    fs.writeFileSync(path.join(dir, 'cd.wav'), encodeWav(new Int16Array(100), 44_100));
+    fs.writeFileSync(path.join(dir, 'cd.wav'), makeWav(new Int16Array(100), { sampleRate: 44_100 }));
     assert.throws(() => wavFileSource(path.join(dir, 'cd.wav')), /44100 Hz; 48000 Hz needed/);
     const folder = path.join(dir, 'f');
     fs.mkdirSync(folder);
-    fs.writeFileSync(path.join(folder, 'b.wav'), encodeWav(new Int16Array(CHUNK_SAMPLES).fill(2)));
-    fs.writeFileSync(path.join(folder, 'a.wav'), encodeWav(new Int16Array(CHUNK_SAMPLES).fill(1)));
+    fs.writeFileSync(path.join(folder, 'b.wav'), makeWav(new Int16Array(CHUNK_SAMPLES).fill(2)));
+    fs.writeFileSync(path.join(folder, 'a.wav'), makeWav(new Int16Array(CHUNK_SAMPLES).fill(1)));
     fs.writeFileSync(path.join(folder, 'notes.txt'), 'ignored');
     const src = wavFolderSource(folder);
     assert.deepEqual([src.next()!.samples[0], src.next()!.samples[0], src.next()], [1, 2, null]);
@@ -214,7 +214,7 @@ describe('sources', () => {
 });
 
 describe('outbox', () => {
-  const wav = (fill: number, samples = 1000) => encodeWav(new Int16Array(samples).fill(fill));
+  const wav = (fill: number, samples = 1000) => makeWav(new Int16Array(samples).fill(fill));
   const caps = (o: Partial<OutboxCaps>): OutboxCaps => ({ softBytes: 100 * MB, hardBytes: 200 * MB, maxAgeMs: 3600_000, ...o });
   const t0 = new Date('2030-05-01T05:00:00Z');
 

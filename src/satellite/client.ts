@@ -33,10 +33,10 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { topicOf } from '../protocol/topics.ts';
 import { BrokerConnection } from './connection.ts';
-import { ConfigApplier, DEFAULT_CONFIG, effectiveCaps, loadSavedConfig, type SatelliteConfig } from './config.ts';
-import type { SatelliteContext, SatelliteState, SatelliteStatus } from './context.ts';
+import { ConfigApplier, DEFAULT_CONFIG, effectiveCaps, loadSavedConfig } from './config.ts';
+import type { LogLevel, SatelliteConfig, SatelliteContext, SatelliteState, SatelliteStatus } from './types.ts';
 import { SilenceGate, loadFilterStats, type FilterStats } from './gate.ts';
-import { Journal, answerLogRequest, type LogLevel } from './journal.ts';
+import { Journal, answerLogRequest } from './journal.ts';
 import { LiveAudio } from './live-audio.ts';
 import { resolveOptions, type ResolvedOptions, type SatelliteOptions } from './options.ts';
 import type { Eviction, Outbox } from './outbox.ts';
@@ -45,8 +45,8 @@ import { StatusReporter } from './status-reports.ts';
 import { Uploader } from './uploader.ts';
 
 // The client's public API, wherever each part lives.
-export { DEFAULT_CONFIG, mergeConfig, type RecordingProfile, type SatelliteConfig } from './config.ts';
-export type { SatelliteState } from './context.ts';
+export { DEFAULT_CONFIG, mergeConfig } from './config.ts';
+export type { RecordingProfile, SatelliteConfig, SatelliteState } from './types.ts';
 export { deviceIdOf } from './device-id.ts';
 export { Journal } from './journal.ts';
 export type { SatelliteCredentials, SatelliteOptions } from './options.ts';

@@ -6,34 +6,11 @@
  */
 import fs from 'node:fs';
 import type { ScheduleWindow } from '../protocol/schedule.ts';
-import type { SatelliteContext } from './context.ts';
+import { CHUNK_DURATION_MS, SAMPLE_RATE } from '../protocol/wav.ts';
+import type { SatelliteConfig, SatelliteContext } from './types.ts';
 import type { SilenceGate } from './gate.ts';
 import { capsFromConfig, writeFileDurable, type OutboxCaps } from './outbox.ts';
 import type { StatusReporter } from './status-reports.ts';
-import { CHUNK_DURATION_MS, SAMPLE_RATE } from './wav.ts';
-
-export interface RecordingProfile {
-  type: string;
-  schedule: ScheduleWindow[];
-  sampleRate: number;
-  chunkDurationMs: number;
-  overlapMs: number;
-  gain: number;
-}
-
-/** The config push body (satellite protocol §2), without the ids. */
-export interface SatelliteConfig {
-  recordingProfile: RecordingProfile;
-  heartbeatIntervalSec: number;
-  filterEnabled: boolean;
-  filterMinRms: number;
-  classifierMinBirdProb: number;
-  excludedClassifierCategories: string[];
-  outboxSoftSizeMb: number;
-  outboxHardSizeMb: number;
-  outboxMaxAgeHours: number;
-  deviceInference: boolean;
-}
 
 /** Before the first push every field takes the registry default (config push rule 2). */
 export const DEFAULT_CONFIG: SatelliteConfig = {

@@ -10,7 +10,7 @@
 import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { HUB_TO_SATELLITE } from '../protocol/topics.ts';
-import type { SatelliteContext } from './context.ts';
+import type { SatelliteContext } from './types.ts';
 
 const SUBSCRIPTIONS = HUB_TO_SATELLITE;
 

@@ -6,7 +6,7 @@
  * noiseFloorRms): a slow moving average of chunk RMS that follows quiet chunks more readily.
  */
 import fs from 'node:fs';
-import { rms } from './wav.ts';
+import { rms } from './signal.ts';
 import { writeFileDurable } from './outbox.ts';
 
 /** The heartbeat's filterStats (satellite protocol §2); counters persist across restarts. */

@@ -4,9 +4,7 @@
  * the last `tail` lines as newline-separated text and as an array.
  */
 import type { BrokerConnection } from './connection.ts';
-import type { SatelliteContext } from './context.ts';
-
-export type LogLevel = 'info' | 'warn' | 'error';
+import type { LogLevel, SatelliteContext } from './types.ts';
 
 /** The satellite's own journal: the last `capacity` lines, each also handed to `sink`. */
 export class Journal {

@@ -5,11 +5,11 @@
  * fresh, else a chunk of the synthetic soundscape (a recorder that is idle still has a
  * microphone).
  */
+import { CHUNK_DURATION_MS, SAMPLE_RATE, makeWav } from '../protocol/wav.ts';
 import type { BrokerConnection } from './connection.ts';
-import type { SatelliteContext } from './context.ts';
+import type { SatelliteContext } from './types.ts';
 import type { Recorder } from './recorder.ts';
 import { soundscapeChunk } from './soundscape.ts';
-import { CHUNK_DURATION_MS, SAMPLE_RATE, encodeWav } from './wav.ts';
 
 interface LiveSession {
   sessionId: string | null;
@@ -86,7 +86,7 @@ export class LiveAudio {
     if (captured) {
       ({ wav, recordedAt } = captured);
     } else {
-      wav = encodeWav(soundscapeChunk(0x11fe, this.liveFeedIndex++).samples);
+      wav = makeWav(soundscapeChunk(0x11fe, this.liveFeedIndex++).samples);
       recordedAt = new Date(ctx.now().getTime() - CHUNK_DURATION_MS);
     }
     const body = {

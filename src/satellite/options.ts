@@ -3,7 +3,7 @@
  * client, each with the default it takes when it is not given.
  */
 import { PACKAGE_VERSION } from '../protocol/version.ts';
-import { CHUNK_DURATION_MS } from './wav.ts';
+import { CHUNK_DURATION_MS } from '../protocol/wav.ts';
 import type { Outbox, OutboxCaps } from './outbox.ts';
 import type { ChunkSource } from './sources.ts';
 

@@ -4,11 +4,11 @@
  * in the outbox within its caps.
  */
 import { resolveSchedule } from '../protocol/schedule.ts';
-import type { RecordingProfile } from './config.ts';
-import type { SatelliteContext } from './context.ts';
+import { CHUNK_DURATION_MS, SAMPLE_RATE, makeWav } from '../protocol/wav.ts';
+import type { RecordingProfile, SatelliteContext } from './types.ts';
 import type { SilenceGate } from './gate.ts';
 import type { OutboxRow } from './outbox.ts';
-import { CHUNK_DURATION_MS, SAMPLE_RATE, applyGain, encodeWav } from './wav.ts';
+import { applyGain } from './signal.ts';
 
 export type RecordOutcome = 'recorded' | 'gated' | 'scheduled_off' | 'end' | 'error';
 
@@ -128,7 +128,7 @@ export class Recorder {
     this.lastRecordedAt = at;
     const recordedAt = new Date(at);
     const samples = applyGain(chunk.samples, status.config.recordingProfile.gain);
-    const wav = encodeWav(samples);
+    const wav = makeWav(samples);
     this.lastCaptured = { wav, recordedAt, fresh: true };
 
     if (!isRecordingTime(status.config.recordingProfile, now, { latitude: o.latitude ?? null, longitude: o.longitude ?? null })) {

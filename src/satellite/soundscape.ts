@@ -30,7 +30,8 @@
  * probability 0.2; otherwise it holds one species (or, one time in five, two), each at a random
  * offset with amplitude 0.15–0.35 over noise of RMS 0.002.
  */
-import { CHUNK_SAMPLES, SAMPLE_RATE, toInt16 } from './wav.ts';
+import { CHUNK_SAMPLES, SAMPLE_RATE } from '../protocol/wav.ts';
+import { toInt16 } from './signal.ts';
 
 /** One note: starts `at` ms into the call, lasts `dur` ms, pitch `freq(u)` Hz for u in [0, 1]. */
 interface Note {

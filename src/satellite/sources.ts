@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHUNK_SAMPLES, decodeWav, WavError } from './wav.ts';
+import { CHUNK_SAMPLES, decodeWav, WavError } from '../protocol/wav.ts';
 import { soundscapeChunk } from './soundscape.ts';
 
 export interface SourceChunk {

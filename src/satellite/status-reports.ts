@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import type { BrokerConnection } from './connection.ts';
-import type { SatelliteContext } from './context.ts';
+import type { SatelliteContext } from './types.ts';
 import { saveFilterStats, type SilenceGate } from './gate.ts';
 import { freeBytes } from './outbox.ts';
 

@@ -11,7 +11,7 @@
  * chunkId).
  */
 import type { BrokerConnection } from './connection.ts';
-import type { SatelliteContext } from './context.ts';
+import type { SatelliteContext } from './types.ts';
 import type { OutboxRow } from './outbox.ts';
 
 interface InFlight {

@@ -1,12 +1,37 @@
 /**
  * What the parts of a satellite share: who it is, its options, its outbox, journal and events,
  * and the public state the Satellite exposes. Each field of that state is written by one part
- * only (noted beside it); the others read it.
+ * only (noted beside it); the others read it. These shapes live apart from the parts that use
+ * them, so no two parts import each other.
  */
-import type { SatelliteConfig } from './config.ts';
-import type { LogLevel } from './journal.ts';
+import type { ScheduleWindow } from '../protocol/schedule.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { Outbox } from './outbox.ts';
+
+export interface RecordingProfile {
+  type: string;
+  schedule: ScheduleWindow[];
+  sampleRate: number;
+  chunkDurationMs: number;
+  overlapMs: number;
+  gain: number;
+}
+
+/** The config push body (satellite protocol §2), without the ids. */
+export interface SatelliteConfig {
+  recordingProfile: RecordingProfile;
+  heartbeatIntervalSec: number;
+  filterEnabled: boolean;
+  filterMinRms: number;
+  classifierMinBirdProb: number;
+  excludedClassifierCategories: string[];
+  outboxSoftSizeMb: number;
+  outboxHardSizeMb: number;
+  outboxMaxAgeHours: number;
+  deviceInference: boolean;
+}
+
+export type LogLevel = 'info' | 'warn' | 'error';
 
 export type SatelliteState = 'recording' | 'paused' | 'scheduled_off' | 'error';
 
