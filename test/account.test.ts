@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
 import { client, cookieFrom, type Credential, assertError, ipSequence } from './helpers/http.ts';
+import { checkBrokerLogin } from './helpers/broker-login.ts';
 
 interface AuditRow {
   action: string;
@@ -464,7 +465,7 @@ describe('account', () => {
       assert.equal(reg.status, 201, reg.text);
       const sat = reg.body;
       assert.equal((await api.get(`/satellites/${sat.id}`, owner)).body.registered_by, u.id);
-      assert.notEqual(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      assert.notEqual(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null);
 
       assert.equal((await api.del('/auth/me', u, { password: u.password })).status, 204);
 
@@ -472,7 +473,7 @@ describe('account', () => {
       assert.equal(after.status, 200, 'the device stays with the team');
       assert.equal(after.body.registered_by, null, 'team-owned now');
       assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
-      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null, 'broker login dropped');
+      assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null, 'broker login dropped');
       const keys = await hub.infra.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [
         sat.id,
       ]);

@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, PASSWORD } from './helpers/factories.ts';
 import { client, type Credential, type Res, assertError } from './helpers/http.ts';
+import { checkBrokerLogin } from './helpers/broker-login.ts';
 
 const uniq = () => crypto.randomBytes(4).toString('hex');
 
@@ -422,7 +423,7 @@ describe('hub admin endpoints', () => {
       assert.equal(after.status, 200, after.text);
       assert.equal(after.body.registered_by, null);
       assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
-      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null);
     });
   });
 

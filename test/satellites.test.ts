@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
+import { checkBrokerLogin } from './helpers/broker-login.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
 
 describe('satellites', () => {
@@ -77,7 +78,7 @@ describe('satellites', () => {
       assert.equal(byViewer.body.registered_by_me, false);
       const [row] = await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1`, [res.body.id]);
       assert.equal(row.action, 'device.satellite_registered');
-      assert.equal((await hub.services.satellites.checkCredentials(res.body.id, res.body.mqtt.password))?.tenantId, t.team.id);
+      assert.equal((await checkBrokerLogin(hub, res.body.id, res.body.mqtt.password))?.tenantId, t.team.id);
     });
 
     test('a member under the admins policy gets 403 DEVICE_POLICY_ADMINS; an admin may', async () => {
@@ -97,7 +98,7 @@ describe('satellites', () => {
       assert.equal(again.status, 200);
       assert.equal(again.body.id, first.body.id);
       assert.notEqual(again.body.mqtt.password, first.body.mqtt.password);
-      assert.equal(await hub.services.satellites.checkCredentials(first.body.id, first.body.mqtt.password), null, 'the old password stops');
+      assert.equal(await checkBrokerLogin(hub, first.body.id, first.body.mqtt.password), null, 'the old password stops');
       assert.equal((await api.get('/auth/me', { token: first.body.apiKey })).status, 401, 'the old key stops');
       const [rereg] = await audits('device.satellite_reregistered', first.body.id);
       assert.equal(rereg.actor_user_id, t.member.id);
@@ -140,7 +141,7 @@ describe('satellites', () => {
       assert.equal(cfg.overrides.heartbeat_interval_sec, 77, 'keeps the settings');
       const previous = (await api.get(`/satellites/${fresh.body.id}`, t.member)).body;
       assert.equal(previous.archived, true);
-      assert.equal(await hub.services.satellites.checkCredentials(fresh.body.id, fresh.body.mqtt.password), null);
+      assert.equal(await checkBrokerLogin(hub, fresh.body.id, fresh.body.mqtt.password), null);
       const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [
         old.body.id,
       ]);
@@ -186,18 +187,14 @@ describe('satellites', () => {
       const twin = await register(t.member, t.team, { name: 'Hedge' });
       assert.equal(twin.status, 201, 'a second satellite of the same name without a device id is a new entry');
       assert.notEqual(twin.body.id, first.id);
-      assert.notEqual(
-        await hub.services.satellites.checkCredentials(first.id, first.mqtt.password),
-        null,
-        "the first entry's credentials are untouched",
-      );
+      assert.notEqual(await checkBrokerLogin(hub, first.id, first.mqtt.password), null, "the first entry's credentials are untouched");
       await hub.infra.db.query('DELETE FROM satellites WHERE id = $1', [twin.body.id]);
 
       const again = await register(t.member, t.team, { name: 'Hedge', deviceId: 'pi-hedge', latitude: 51.5, longitude: 4.5 });
       assert.equal(again.status, 200, 'the registrant adopts');
       assert.equal(again.body.id, first.id);
-      assert.equal(await hub.services.satellites.checkCredentials(first.id, first.mqtt.password), null, 'credentials rotated');
-      assert.notEqual(await hub.services.satellites.checkCredentials(first.id, again.body.mqtt.password), null);
+      assert.equal(await checkBrokerLogin(hub, first.id, first.mqtt.password), null, 'credentials rotated');
+      assert.notEqual(await checkBrokerLogin(hub, first.id, again.body.mqtt.password), null);
       const detail = (await api.get(`/satellites/${first.id}`, t.member)).body;
       assert.deepEqual([detail.latitude, detail.longitude, detail.registered_by], [51.5, 4.5, t.member.id]);
       const [adopted] = await audits('device.satellite_reregistered', first.id);
@@ -219,11 +216,7 @@ describe('satellites', () => {
       const own = await register(other, t.team, { name: 'Post', deviceId: 'pi-post-other' });
       assert.equal(own.status, 201, 'another member registers a new entry');
       assert.notEqual(own.body.id, post.id);
-      assert.notEqual(
-        await hub.services.satellites.checkCredentials(post.id, post.mqtt.password),
-        null,
-        "the first entry's credentials are untouched",
-      );
+      assert.notEqual(await checkBrokerLogin(hub, post.id, post.mqtt.password), null, "the first entry's credentials are untouched");
 
       assert.equal((await register(t.member, t.team, { name: 'post', deviceId: 'pi-post-2' })).status, 201, 'the name must match exactly');
       await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [post.id]);
@@ -631,7 +624,7 @@ describe('satellites', () => {
       assert.equal((await hub.infra.db.query('SELECT 1 FROM chunks WHERE satellite_id = $1', [sat.id])).length, 0);
       assert.equal((await api.get(`/satellites/${sat.id}`, t.member)).status, 404);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
-      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null);
       const [audit] = await hub.infra.db.query<any>(
         `SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`,
         [sat.id],
@@ -662,7 +655,7 @@ describe('satellites', () => {
       const after = (await api.get(`/satellites/${sat.id}`, t.admin)).body;
       assert.equal(after.registered_by, null);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
-      assert.equal(await hub.services.satellites.checkCredentials(sat.id, sat.mqtt.password), null);
+      assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null);
       const [moved] = await audits('admin.satellite_transferred', sat.id);
       assert.deepEqual(
         { actor: moved.actor_type, tenant: moved.tenant_id, details: moved.details },
@@ -675,7 +668,7 @@ describe('satellites', () => {
       assert.equal((await api.del(`/admin/users/${keeper.id}/tenants/${t.team.id}?devices=keep`, root)).status, 204);
       assert.equal((await api.get(`/satellites/${kept.id}`, t.admin)).body.registered_by, null);
       assert.equal((await api.patch(`/satellites/${kept.id}`, { name: 'still mine' }, { token: kept.apiKey })).status, 200);
-      assert.notEqual(await hub.services.satellites.checkCredentials(kept.id, kept.mqtt.password), null);
+      assert.notEqual(await checkBrokerLogin(hub, kept.id, kept.mqtt.password), null);
       assert.deepEqual(
         (await audits('admin.satellite_transferred', kept.id)).map((e: any) => e.details),
         [{ from: keeper.id, to: null, disconnected: false }],

@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, isPerson, roleAtLeast, systemActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../../core/audit.ts';
-import { newId, randomHex, sha256Hex, safeEqual } from '../../core/crypto.ts';
+import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import { findSetting, refuseValue } from '../settings/registry.ts';
@@ -532,13 +532,6 @@ export function createSatellitesService(deps: {
           uptimeSeconds: r.uptimeSeconds,
         })),
       };
-    },
-
-    /** Broker login check (embedded broker): username = satellite id, password = the minted secret. */
-    async checkCredentials(satelliteId: string, password: string) {
-      const c = await repo.credentials(satelliteId);
-      if (!c || !c.passwordHash || !safeEqual(c.passwordHash, sha256Hex(password))) return null;
-      return { tenantId: c.tenantId };
     },
 
     /**

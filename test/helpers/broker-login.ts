@@ -1,0 +1,10 @@
+/**
+ * The verdict of the broker's own login check (the one the hub's embedded broker runs) on a
+ * satellite's MQTT credentials, for tests that need the verdict without dialling the broker.
+ */
+import type { Hub } from './hub.ts';
+import { dbCredentialCheck } from '../../src/infra/broker/credentials.ts';
+
+export function checkBrokerLogin(hub: Hub, satelliteId: string, password: string): Promise<{ tenantId: string } | null> {
+  return dbCredentialCheck(hub.infra.db)(satelliteId, password);
+}
