@@ -14,6 +14,19 @@ export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: 
  * object still sends a field the schema does not name yet (the schema documents, it never drops).
  */
 export const Open = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties, { additionalProperties: true });
+/** The answer of a route that replies 204: no body (OpenAPI shows no content). */
+export const NoContent = Type.Null({ description: 'No content' });
+
+/**
+ * A body that is not JSON (audio, an image, HTML), documented by its media type. Fastify sends a
+ * Buffer or a string as it is: this schema never serialises.
+ */
+export const NotJson = (mediaType: string, description: string) =>
+  Type.Unsafe<string>({ description, content: { [mediaType]: { schema: { type: 'string', format: 'binary' } } } });
+
+/** A JSON object whose members pass through as stored (settings, reports). */
+export const JsonObject = Type.Record(Type.String(), Type.Unknown());
+
 export const IdParams = Type.Object({ id: Uuid });
 
 export const Paging = {

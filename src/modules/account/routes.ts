@@ -3,7 +3,8 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Email, Password, PersonName } from '../users/schemas.ts';
 import type { UsersService } from '../users/service.ts';
 import type { SettingsService } from '../settings/service.ts';
-import { MeView } from './schemas.ts';
+import { NoContent } from '../../core/schemas.ts';
+import { MeView, PreferencesReply, ProfileReply } from './schemas.ts';
 
 const Preferences = Type.Object(
   {
@@ -42,7 +43,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       audit: ['user.preferences_updated'],
       summary: 'Sets preferences by name; null follows the hub default; values outside the options answer 400',
       tags: ['account'],
-      schema: { body: Preferences },
+      schema: { body: Preferences, response: { 200: PreferencesReply } },
       handler: async ({ actor, body }) => {
         await settings.write(actor, { level: 'account', userId: actor.userId! }, { values: body as Record<string, unknown> });
         return { preferences: await settings.preferences(actor.userId!) };
@@ -62,6 +63,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
           { name: Type.Optional(PersonName), email: Type.Optional(Email) },
           { additionalProperties: false, minProperties: 1 },
         ),
+        response: { 200: ProfileReply },
       },
       handler: async ({ actor, body }) => ({ user: await users.updateProfile(actor, body) }),
     }),
@@ -74,7 +76,10 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       audit: ['user.password_changed'],
       summary: 'Changes the password; other sessions end',
       tags: ['account'],
-      schema: { body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object({ currentPassword: Password, newPassword: Password }, { additionalProperties: false }),
+        response: { 204: NoContent },
+      },
       handler: async ({ actor, body }) => {
         await users.changePassword(actor, body);
         return undefined;
@@ -89,7 +94,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       audit: ['user.account_deleted'],
       summary: 'Deletes the own account (password required); sole owners and hub admins are refused',
       tags: ['account'],
-      schema: { body: Type.Object({ password: Password }, { additionalProperties: false }) },
+      schema: { body: Type.Object({ password: Password }, { additionalProperties: false }), response: { 204: NoContent } },
       handler: async ({ actor, body, reply }) => {
         await users.deleteSelf(actor, body.password);
         reply.clearCookie('chorus_session', { path: '/' });

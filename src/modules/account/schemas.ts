@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { Open, Nullable } from '../../core/schemas.ts';
 import { MembershipView } from '../teams/schemas.ts';
-import { UserFields } from '../users/schemas.ts';
+import { PasskeyView, RememberedDeviceView } from '../mfa/schemas.ts';
+import { UserFields, UserView } from '../users/schemas.ts';
 
 /**
  * GET /auth/me as users.me returns it: the response schema documents it for the dashboard's
@@ -25,14 +26,30 @@ export const MeMfa = Open({
   backupCodesRemaining: Type.Integer(),
   enrollmentRequired: Type.Boolean(),
   available: Type.Boolean(),
-  passkeys: Type.Array(Type.Unknown()),
-  rememberedDevices: Type.Array(Type.Unknown()),
+  passkeys: Type.Array(PasskeyView),
+  rememberedDevices: Type.Array(RememberedDeviceView),
 });
+
+/** Each preference resolved (own value, else the hub's, else the default): every key is present. */
+export const PreferencesView = Open({
+  primaryLanguage: Type.String(),
+  secondaryLanguages: Type.Array(Type.String()),
+  dateFormatPrimary: Type.String(),
+  dateFormatSecondary: Type.String(),
+  timeFormat: Type.String(),
+  startOfWeek: Type.String(),
+  paperSize: Type.String(),
+  showVoting: Type.Boolean(),
+});
+
+export const PreferencesReply = Open({ preferences: PreferencesView });
+
+export const ProfileReply = Open({ user: UserView });
 
 export const MeView = Open({
   user: Nullable(MeUser),
   credential: Type.Optional(MeCredential),
   tenants: Type.Array(MembershipView),
-  preferences: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  preferences: Nullable(PreferencesView),
   mfa: MeMfa,
 });

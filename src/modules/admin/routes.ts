@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { AnyRole, IdParams, Paging, Uuid } from '../../core/schemas.ts';
+import { AnyRole, IdParams, NoContent, Paging, Uuid } from '../../core/schemas.ts';
 import { Email, Password, PersonName } from '../users/schemas.ts';
 import type { UsersService } from '../users/service.ts';
 import type { TeamsService } from '../teams/service.ts';
-import { AdminUserList } from './schemas.ts';
+import { AddedMembership, AdminUserList, AdminUserReply, BlockedUser, PasswordReset } from './schemas.ts';
 
 const hub = { access: access.hubAdmin, tags: ['admin'] };
 
@@ -40,7 +40,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       action: 'admin.users.read',
       audit: [],
       summary: 'One user with teams, lock and last sign-in',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: AdminUserReply } },
       handler: async ({ params }) => ({ user: await users.adminGet(params.id) }),
     }),
 
@@ -57,6 +57,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
           { name: Type.Optional(PersonName), email: Type.Optional(Email), isAdmin: Type.Optional(Type.Boolean()) },
           { additionalProperties: false, minProperties: 1 },
         ),
+        response: { 200: AdminUserReply },
       },
       handler: async ({ actor, params, body }) => ({ user: await users.adminEdit(actor, params.id, body) }),
     }),
@@ -68,7 +69,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       action: 'admin.users.block',
       audit: ['admin.user_blocked', 'admin.user_unblocked'],
       summary: 'Blocks or unblocks (toggle); blocking ends sessions, tokens and keys at once',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: BlockedUser } },
       handler: ({ actor, params }) => users.toggleBlock(actor, params.id),
     }),
 
@@ -82,6 +83,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       schema: {
         params: IdParams,
         body: Type.Optional(Type.Object({ password: Type.Optional(Password) }, { additionalProperties: false })),
+        response: { 200: PasswordReset },
       },
       handler: ({ actor, params, body }) => users.adminResetPassword(actor, params.id, body?.password),
     }),
@@ -93,7 +95,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       action: 'admin.users.delete',
       audit: ['admin.user_deleted'],
       summary: 'Deletes and erases a person; 409 for a sole owner; hub admins cannot be deleted',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await users.adminDelete(actor, params.id);
         return undefined;
@@ -107,7 +109,11 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       action: 'admin.users.add_to_team',
       audit: ['admin.user_added_to_tenant'],
       summary: 'Adds a person to a team; owner only for a team without one (409 TEAM_HAS_OWNER)',
-      schema: { params: IdParams, body: Type.Object({ tenantId: Uuid, role: AnyRole }, { additionalProperties: false }) },
+      schema: {
+        params: IdParams,
+        body: Type.Object({ tenantId: Uuid, role: AnyRole }, { additionalProperties: false }),
+        response: { 201: AddedMembership },
+      },
       handler: async ({ actor, params, body, reply }) => {
         await users.requireUser(params.id);
         reply.code(201);
@@ -125,6 +131,7 @@ export function adminRoutes(users: UsersService, teams: TeamsService) {
       schema: {
         params: Type.Object({ id: Uuid, tid: Uuid }),
         querystring: Type.Object({ devices: Type.Optional(Type.Union([Type.Literal('keep'), Type.Literal('disconnect')])) }),
+        response: { 204: NoContent },
       },
       handler: async ({ actor, params, query }) => {
         await teams.removeUser(actor, params.id, params.tid, query.devices === 'keep');

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Open } from '../../core/schemas.ts';
+import { AnyRole, Open } from '../../core/schemas.ts';
 import { MembershipView } from '../teams/schemas.ts';
 import { AdminUserFields, UserFields } from '../users/schemas.ts';
 
@@ -16,4 +16,15 @@ export const AdminUserList = Open({
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
+});
+
+export const AdminUserReply = Open({ user: AdminUserRow });
+
+export const BlockedUser = Open({ id: Type.String(), status: Type.String() });
+
+/** A reset: the temporary password only when no mail could carry the link. */
+export const PasswordReset = Open({ id: Type.String(), temporaryPassword: Type.Optional(Type.String()) });
+
+export const AddedMembership = Open({
+  membership: Open({ id: Type.String(), tenantId: Type.String(), userId: Type.String(), role: AnyRole }),
 });

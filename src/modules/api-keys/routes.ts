@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { AssignableRole, IdParams, Uuid } from '../../core/schemas.ts';
+import { AssignableRole, IdParams, NoContent, Uuid } from '../../core/schemas.ts';
 import type { ApiKeysService } from './service.ts';
+import { ApiKeyList, CreatedApiKey } from './schemas.ts';
 
 /** Team-scoped API keys (spec leaves the endpoint open; see docs/decisions.md). */
 export function apiKeysRoutes(keys: ApiKeysService) {
@@ -25,6 +26,7 @@ export function apiKeysRoutes(keys: ApiKeysService) {
           },
           { additionalProperties: false },
         ),
+        response: { 201: CreatedApiKey },
       },
       handler: async ({ actor, body, reply }) => {
         reply.code(201);
@@ -41,7 +43,7 @@ export function apiKeysRoutes(keys: ApiKeysService) {
       audit: [],
       summary: 'Active team API keys (prefix only, never the key)',
       tags: ['teams'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: ApiKeyList } },
       handler: async ({ actor }) => ({ apiKeys: await keys.list(actor.teamId!) }),
     }),
 
@@ -54,7 +56,7 @@ export function apiKeysRoutes(keys: ApiKeysService) {
       audit: [],
       summary: 'Revokes a team API key at once',
       tags: ['teams'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await keys.revoke(actor, params.id);
         return undefined;

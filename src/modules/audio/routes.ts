@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { errorBody } from '../../core/errors.ts';
-import { Uuid } from '../../core/schemas.ts';
+import { NotJson, Uuid } from '../../core/schemas.ts';
 import type { AudioService } from './service.ts';
 
 export function audioRoutes(audio: AudioService) {
@@ -15,7 +15,10 @@ export function audioRoutes(audio: AudioService) {
       audit: [],
       summary: "A chunk's audio as WAV, with HTTP range requests (206, 416, Accept-Ranges: bytes)",
       tags: ['audio'],
-      schema: { params: Type.Object({ chunkId: Uuid }) },
+      schema: {
+        params: Type.Object({ chunkId: Uuid }),
+        response: { 200: NotJson('audio/wav', 'The whole WAV'), 206: NotJson('audio/wav', 'The range asked for') },
+      },
       handler: async ({ actor, params, req, reply }) => {
         const res = await audio.read(actor.teamId!, params.chunkId, req.headers.range);
         reply.code(res.status).headers(res.headers);

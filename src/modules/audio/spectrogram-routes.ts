@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { Uuid } from '../../core/schemas.ts';
+import { NotJson, Uuid } from '../../core/schemas.ts';
 import { SPECTROGRAM_LIMITS as L, spectrogramHeaders, type SpectrogramService } from './spectrogram.ts';
 
 const bounded = (l: { min: number; max: number; default: number }) =>
@@ -23,7 +23,11 @@ export function spectrogramRoutes(spectrograms: SpectrogramService) {
       summary:
         'PNG spectrogram of a whole chunk: time left to right, 0 Hz at the bottom to maxHz at the top; headers x-spectrogram-min-hz, -max-hz, -duration-ms, -sample-rate',
       tags: ['audio'],
-      schema: { params: Type.Object({ chunkId: Uuid }), querystring: SpectrogramQuery },
+      schema: {
+        params: Type.Object({ chunkId: Uuid }),
+        querystring: SpectrogramQuery,
+        response: { 200: NotJson('image/png', 'The spectrogram') },
+      },
       handler: async ({ actor, params, query, reply }) => {
         const s = await spectrograms.ofChunk(actor.teamId!, params.chunkId, {
           width: query.width ?? L.width.default,

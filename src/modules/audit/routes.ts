@@ -44,6 +44,7 @@ export function auditRoutes(repo: ReturnType<typeof createAuditRepo>) {
       tags: ['teams'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), ...Filters }, { additionalProperties: false }),
+        response: { 200: AuditLog },
       },
       handler: async ({ actor, query }) => {
         const { tenantId: _named, ...filters } = query;

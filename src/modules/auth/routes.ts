@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { SESSION_COOKIE } from '../../core/auth-resolver.ts';
 import { MFA_REMEMBER_COOKIE } from '../mfa/cookie.ts';
-import { Email, Password, PersonName, UserView } from '../users/schemas.ts';
+import { NoContent } from '../../core/schemas.ts';
+import { Email, MfaChallenge, Password, PersonName, SignedIn, UserView } from '../users/schemas.ts';
 import type { AuthService, SessionIssue } from './service.ts';
 
 export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, session: SessionIssue): void {
@@ -30,6 +31,7 @@ export function authRoutes(auth: AuthService) {
       schema: {
         querystring: Type.Object({ returnToken: Type.Optional(Type.Boolean()) }),
         body: Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Password }, { additionalProperties: false }),
+        response: { 200: Type.Union([SignedIn, MfaChallenge]) },
       },
       handler: async ({ body, query, actor, req, reply }) => {
         const outcome = await auth.login(actor, {
@@ -55,7 +57,7 @@ export function authRoutes(auth: AuthService) {
       audit: ['user.logout'],
       summary: 'Ends the session (cookie and the JWTs issued with it); keeps the mfa-remember cookie',
       tags: ['auth'],
-      schema: {},
+      schema: { response: { 204: NoContent } },
       handler: async ({ actor, reply }) => {
         await auth.logout(actor);
         reply.clearCookie(SESSION_COOKIE, { path: '/' });
@@ -98,7 +100,10 @@ export function authRoutes(auth: AuthService) {
       audit: ['user.password_reset_requested'],
       summary: 'Mails a 60-minute single-use reset link; always 204',
       tags: ['auth'],
-      schema: { body: Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }) }, { additionalProperties: false }),
+        response: { 204: NoContent },
+      },
       handler: async ({ body, actor }) => {
         await auth.forgotPassword(actor, body.email);
         return undefined;
@@ -115,6 +120,7 @@ export function authRoutes(auth: AuthService) {
       tags: ['auth'],
       schema: {
         body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }), password: Password }, { additionalProperties: false }),
+        response: { 204: NoContent },
       },
       handler: async ({ body, actor }) => {
         await auth.resetPassword(actor, body);

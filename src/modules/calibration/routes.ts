@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { Uuid } from '../../core/schemas.ts';
 import type { CalibrationService } from './service.ts';
+import { CalibrationCoverage, CalibrationCurve, CalibrationRefresh } from './schemas.ts';
 
 const ModelId = Type.String({ minLength: 1, maxLength: 100 });
 
@@ -18,6 +19,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
       tags: ['calibration'],
       schema: {
         body: Type.Object({ tenantId: Type.Optional(Uuid), modelId: Type.Optional(ModelId) }, { additionalProperties: false }),
+        response: { 200: CalibrationRefresh },
       },
       handler: ({ actor, body }) => calibration.refresh(actor, { modelId: body.modelId }),
     }),
@@ -33,6 +35,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
       tags: ['calibration'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), modelId: ModelId }, { additionalProperties: false }),
+        response: { 200: CalibrationCurve },
       },
       handler: ({ actor, query }) => calibration.curve(actor.teamId!, query.modelId),
     }),
@@ -48,6 +51,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
       tags: ['calibration'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), modelId: Type.Optional(ModelId) }, { additionalProperties: false }),
+        response: { 200: CalibrationCoverage },
       },
       handler: ({ actor, query }) => calibration.coverage(actor, query.modelId),
     }),

@@ -1,7 +1,18 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Uuid } from '../../core/schemas.ts';
-import { DetectionSummary } from './schemas.ts';
+import {
+  AnnotateReply,
+  AnnotationList,
+  CommentDeleted,
+  CommentList,
+  CommentView,
+  DetectionSummary,
+  MyVotes,
+  PinState,
+  SpeciesTimeline,
+  VerifyReply,
+} from './schemas.ts';
 import type { ReviewService } from './review-service.ts';
 import { type SummaryService, windowOf } from './summary-service.ts';
 import { teamsOf } from './routes.ts';
@@ -35,6 +46,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
           { ids: Type.String({ minLength: 1, maxLength: 40_000 }), tenantId: Type.Optional(Uuid) },
           { additionalProperties: false },
         ),
+        response: { 200: MyVotes },
       },
       handler: ({ actor, query }) => review.myVotes(actor, query.ids, teamsOf(actor)),
     }),
@@ -66,7 +78,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary:
         'Detections of the window per species in UTC buckets (hour up to 2 days, day up to 92 days, week beyond); tentative ones apart',
       tags: ['detections'],
-      schema: { querystring: Window },
+      schema: { querystring: Window, response: { 200: SpeciesTimeline } },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
         return summary.timeline(actor.teamId!, w.start, w.end);
@@ -82,7 +94,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: ['detection.voted'],
       summary: "Casts or replaces the caller's verification vote; answers the new status and the vote counts",
       tags: ['detections'],
-      schema: { params: IdParams, body: Type.Object({ vote: VoteValue }, { additionalProperties: false }) },
+      schema: { params: IdParams, body: Type.Object({ vote: VoteValue }, { additionalProperties: false }), response: { 200: VerifyReply } },
       handler: ({ actor, params, body }) => review.verify(actor, params.id, body.vote),
     }),
 
@@ -108,6 +120,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
           },
           { additionalProperties: false },
         ),
+        response: { 201: AnnotateReply },
       },
       handler: async ({ actor, params, body, reply }) => {
         const out = await review.annotate(actor, params.id, body);
@@ -125,7 +138,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: [],
       summary: 'Annotations of the detection, oldest first',
       tags: ['detections'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: AnnotationList } },
       handler: ({ actor, params }) => review.annotations(actor.teamId!, params.id),
     }),
 
@@ -138,7 +151,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: [],
       summary: 'Comments on the detection, oldest first',
       tags: ['detections'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: CommentList } },
       handler: ({ actor, params }) => review.comments(actor.teamId!, params.id),
     }),
 
@@ -151,7 +164,11 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: [],
       summary: 'Adds a comment (1 to 2000 characters); answers it with its id',
       tags: ['detections'],
-      schema: { params: IdParams, body: Type.Object({ text: Type.String({ maxLength: 10_000 }) }, { additionalProperties: false }) },
+      schema: {
+        params: IdParams,
+        body: Type.Object({ text: Type.String({ maxLength: 10_000 }) }, { additionalProperties: false }),
+        response: { 201: CommentView },
+      },
       handler: async ({ actor, params, body, reply }) => {
         const out = await review.addComment(actor, params.id, body.text);
         reply.code(201);
@@ -168,7 +185,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: ['detection.comment_deleted'],
       summary: 'Deletes a comment: the author their own, a team admin or owner any',
       tags: ['detections'],
-      schema: { params: Type.Object({ id: Uuid, commentId: Uuid }) },
+      schema: { params: Type.Object({ id: Uuid, commentId: Uuid }), response: { 200: CommentDeleted } },
       handler: ({ actor, params }) => review.deleteComment(actor, params.id, params.commentId),
     }),
 
@@ -181,7 +198,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: ['detection.pinned'],
       summary: 'Pins the detection for the team (pinning a pinned one changes nothing)',
       tags: ['detections'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: PinState } },
       handler: ({ actor, params }) => review.setPinned(actor, params.id, true),
     }),
 
@@ -194,7 +211,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       audit: ['detection.unpinned'],
       summary: 'Unpins the detection',
       tags: ['detections'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: PinState } },
       handler: ({ actor, params }) => review.setPinned(actor, params.id, false),
     }),
   ];

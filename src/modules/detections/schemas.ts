@@ -91,3 +91,74 @@ export const DetectionSummary = Open({
   tentative_species: Type.Integer(),
   aggregation: Type.Record(Type.String(), Open({ ...AggregationRuleView.properties })),
 });
+
+/** review-repo.ts: votes per outcome. */
+export const VoteCountsView = Open({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() });
+
+/** GET /detections/votes: the caller's own vote per detection id. */
+export const MyVotes = Open({ votes: Type.Record(Type.String(), Type.String()) });
+
+const TimelineBucket = Open({ start: Type.String(), count: Type.Integer(), maxConfidence: Type.Number() });
+
+/** GET /detections/species-timeline (summary-service.ts speciesTimeline): counts per species and time bucket. */
+export const SpeciesTimeline = Open({
+  tenantId: Type.String(),
+  start: Type.String(),
+  end: Type.String(),
+  bucket: Type.String(),
+  species: Type.Array(
+    Open({
+      speciesCode: Type.String(),
+      commonName: Type.String(),
+      scientificName: Type.String(),
+      count: Type.Integer(),
+      buckets: Type.Array(TimelineBucket),
+      tentative: Type.Optional(Type.Boolean()),
+      tentative_count: Type.Optional(Type.Integer()),
+      tentative_buckets: Type.Optional(Type.Array(TimelineBucket)),
+    }),
+  ),
+  aggregation: Type.Record(Type.String(), Open({ ...AggregationRuleView.properties })),
+});
+
+/** The review state after a vote (verify, annotate). */
+const ReviewState = {
+  verificationStatus: DetectionView.properties.verificationStatus,
+  votes: VoteCountsView,
+  myVote: Type.String(),
+};
+
+export const VerifyReply = Open({ id: Type.String(), ...ReviewState });
+
+export const AnnotationView = Open({
+  id: Type.String(),
+  detectionId: Type.String(),
+  authorId: Nullable(Type.String()),
+  authorName: Nullable(Type.String()),
+  vote: Type.String(),
+  timeStartMs: Type.Number(),
+  timeEndMs: Type.Number(),
+  freqLowHz: Nullable(Type.Number()),
+  freqHighHz: Nullable(Type.Number()),
+  notes: Nullable(Type.String()),
+  createdAt: Type.String(),
+});
+
+export const AnnotateReply = Open({ annotation: AnnotationView, ...ReviewState });
+
+export const AnnotationList = Open({ annotations: Type.Array(AnnotationView) });
+
+export const CommentView = Open({
+  id: Type.String(),
+  detectionId: Type.String(),
+  authorId: Nullable(Type.String()),
+  authorName: Nullable(Type.String()),
+  text: Type.String(),
+  createdAt: Type.String(),
+});
+
+export const CommentList = Open({ comments: Type.Array(CommentView) });
+
+export const CommentDeleted = Open({ deleted: Type.Boolean(), id: Type.String() });
+
+export const PinState = Open({ id: Type.String(), pinned: Type.Boolean(), pinnedAt: Nullable(Type.String()) });

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { AssignableRole, IdParams, Uuid } from '../../core/schemas.ts';
+import { AssignableRole, IdParams, NoContent, Uuid } from '../../core/schemas.ts';
 import { Email } from '../users/schemas.ts';
 import type { InvitesService } from './service.ts';
+import { AcceptedInvite, CreatedInvite, InviteList } from './schemas.ts';
 
 export function invitesRoutes(invites: InvitesService) {
   return [
@@ -17,6 +18,7 @@ export function invitesRoutes(invites: InvitesService) {
       tags: ['teams'],
       schema: {
         body: Type.Object({ tenantId: Uuid, role: AssignableRole, email: Type.Optional(Email) }, { additionalProperties: false }),
+        response: { 201: CreatedInvite },
       },
       handler: async ({ actor, body, reply }) => {
         reply.code(201);
@@ -33,7 +35,7 @@ export function invitesRoutes(invites: InvitesService) {
       audit: [],
       summary: 'Pending invites of the team (never their tokens)',
       tags: ['teams'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: InviteList } },
       handler: async ({ actor }) => ({ invites: await invites.listPending(actor.teamId!) }),
     }),
 
@@ -46,7 +48,7 @@ export function invitesRoutes(invites: InvitesService) {
       audit: ['admin.invite_revoked'],
       summary: 'Revokes a pending invite',
       tags: ['teams'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await invites.revoke(actor, params.id);
         return undefined;
@@ -61,7 +63,10 @@ export function invitesRoutes(invites: InvitesService) {
       audit: ['member.joined_team'],
       summary: 'A signed-in person joins the team of an invite link',
       tags: ['teams'],
-      schema: { body: Type.Object({ token: Type.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }) },
+      schema: {
+        body: Type.Object({ token: Type.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+        response: { 200: AcceptedInvite },
+      },
       handler: ({ actor, body }) => invites.accept(actor, body.token),
     }),
   ];

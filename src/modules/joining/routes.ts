@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { IdParams, Uuid } from '../../core/schemas.ts';
+import { IdParams, NoContent, Uuid } from '../../core/schemas.ts';
 import type { JoiningService } from './service.ts';
+import { ApprovedRequest, BlockList, DeniedRequest, Directory, DirectoryTeam, JoinRequestList, JoinRequested, Joined } from './schemas.ts';
 
 // The team is named in the path but callers need not belong to it: the service decides what
 // outsiders may see (404 for invite-only teams, blocked callers and the hub switch off).
@@ -18,7 +19,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: [],
       summary: 'Teams accepting newcomers (?search=); {enabled: false, teams: []} while allow_public_teams is off',
       tags: ['joining'],
-      schema: { querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100 })) }) },
+      schema: { querystring: Type.Object({ search: Type.Optional(Type.String({ maxLength: 100 })) }), response: { 200: Directory } },
       handler: ({ actor, query }) => joining.directory(actor, query.search?.trim() || null),
     }),
 
@@ -31,7 +32,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: [],
       summary: "One team's public card",
       tags: ['joining'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: DirectoryTeam } },
       handler: ({ actor, params }) => joining.card(actor, params.id),
     }),
 
@@ -47,6 +48,7 @@ export function joiningRoutes(joining: JoiningService) {
       schema: {
         params: IdParams,
         body: Type.Optional(Type.Object({ message: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })),
+        response: { 200: Joined, 202: JoinRequested },
       },
       handler: async ({ actor, params, body, reply }) => {
         const result = await joining.requestToJoin(actor, params.id, body?.message?.trim() ?? '');
@@ -64,7 +66,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: ['member.join_request_withdrawn'],
       summary: 'Withdraws the own pending request',
       tags: ['joining'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await joining.withdraw(actor, params.id);
         return undefined;
@@ -79,7 +81,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: [],
       summary: 'Pending requests with name, email and message',
       tags: ['joining'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: JoinRequestList } },
       handler: async ({ actor }) => ({ requests: await joining.listRequests(actor.teamId!) }),
     }),
 
@@ -99,6 +101,7 @@ export function joiningRoutes(joining: JoiningService) {
             { additionalProperties: false },
           ),
         ),
+        response: { 200: ApprovedRequest },
       },
       handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId!, params.rid, body?.role),
     }),
@@ -114,6 +117,7 @@ export function joiningRoutes(joining: JoiningService) {
       schema: {
         params: Type.Object({ id: Uuid, rid: Uuid }),
         body: Type.Optional(Type.Object({ block: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+        response: { 200: DeniedRequest },
       },
       handler: ({ actor, params, body }) => joining.deny(actor, actor.teamId!, params.rid, body?.block === true),
     }),
@@ -126,7 +130,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: [],
       summary: 'People blocked from this team',
       tags: ['joining'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: BlockList } },
       handler: async ({ actor }) => ({ blocks: await joining.listBlocks(actor.teamId!) }),
     }),
 
@@ -138,7 +142,7 @@ export function joiningRoutes(joining: JoiningService) {
       audit: ['admin.member_unblocked'],
       summary: 'Lifts a block',
       tags: ['joining'],
-      schema: { params: Type.Object({ id: Uuid, userId: Uuid }) },
+      schema: { params: Type.Object({ id: Uuid, userId: Uuid }), response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await joining.unblock(actor, actor.teamId!, params.userId);
         return undefined;

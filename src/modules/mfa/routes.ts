@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { IdParams } from '../../core/schemas.ts';
+import { IdParams, NoContent } from '../../core/schemas.ts';
+import { SignedIn } from '../users/schemas.ts';
 import { setSessionCookie } from '../auth/routes.ts';
 import { setRememberCookie } from './cookie.ts';
 import type { CompletedSignIn, MfaService } from './service.ts';
@@ -12,6 +13,8 @@ import {
   BackupCode,
   BackupCodesView,
   MfaToken,
+  PasskeyCreationOptions,
+  PasskeyRequestOptions,
   PasskeyView,
   PasswordBody,
   RememberDevice,
@@ -43,6 +46,7 @@ export function mfaRoutes(mfa: MfaService) {
       tags: ['auth'],
       schema: {
         body: Type.Object({ mfaToken: MfaToken, code: TotpCode, rememberDevice: RememberDevice }, { additionalProperties: false }),
+        response: { 200: SignedIn },
       },
       handler: async ({ actor, body, req, reply }) => signedIn(req, reply, await mfa.completeWithTotp(actor, body)),
     }),
@@ -57,6 +61,7 @@ export function mfaRoutes(mfa: MfaService) {
       tags: ['auth'],
       schema: {
         body: Type.Object({ mfaToken: MfaToken, code: BackupCode, rememberDevice: RememberDevice }, { additionalProperties: false }),
+        response: { 200: SignedIn },
       },
       handler: async ({ actor, body, req, reply }) => signedIn(req, reply, await mfa.completeWithBackupCode(actor, body)),
     }),
@@ -69,7 +74,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['user.mfa_login_failed'],
       summary: 'PublicKeyCredentialRequestOptionsJSON for the passkeys of the person signing in',
       tags: ['auth'],
-      schema: { body: Type.Object({ mfaToken: MfaToken }, { additionalProperties: false }) },
+      schema: { body: Type.Object({ mfaToken: MfaToken }, { additionalProperties: false }), response: { 200: PasskeyRequestOptions } },
       handler: async ({ actor, body }) => mfa.beginPasskeySignIn(actor, body.mfaToken),
     }),
 
@@ -86,6 +91,7 @@ export function mfaRoutes(mfa: MfaService) {
           { mfaToken: MfaToken, response: AssertionResponse, rememberDevice: RememberDevice },
           { additionalProperties: false },
         ),
+        response: { 200: SignedIn },
       },
       handler: async ({ actor, body, req, reply }) =>
         signedIn(
@@ -127,7 +133,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: [],
       summary: 'Drops a pending TOTP enrollment',
       tags: ['account'],
-      schema: {},
+      schema: { response: { 204: NoContent } },
       handler: async ({ actor }) => {
         await mfa.cancelTotp(actor);
         return undefined;
@@ -142,7 +148,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['auth.mfa_disabled_self'],
       summary: 'Turns MFA off with the password: secrets, backup codes, passkeys and remembered devices are wiped; hub admins may not',
       tags: ['account'],
-      schema: { body: PasswordBody },
+      schema: { body: PasswordBody, response: { 204: NoContent } },
       handler: async ({ actor, body }) => {
         await mfa.disable(actor, body.password);
         return undefined;
@@ -169,7 +175,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: [],
       summary: 'PublicKeyCredentialCreationOptionsJSON for a new passkey (MFA must be on)',
       tags: ['account'],
-      schema: {},
+      schema: { response: { 200: PasskeyCreationOptions } },
       handler: async ({ actor }) => mfa.beginPasskeyRegistration(actor),
     }),
 
@@ -218,7 +224,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['auth.mfa_passkey_removed'],
       summary: 'Removes one of the caller’s passkeys',
       tags: ['account'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await mfa.removePasskey(actor, params.id);
         return undefined;
@@ -245,7 +251,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['auth.mfa_device_revoked'],
       summary: 'Forgets one remembered device; its next sign-in meets the second factor again',
       tags: ['account'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await mfa.revokeDevice(actor, params.id);
         return undefined;
@@ -260,7 +266,7 @@ export function mfaRoutes(mfa: MfaService) {
       audit: ['auth.mfa_reset_by_admin'],
       summary: 'Lost-device recovery: wipes the person’s TOTP secret, backup codes, passkeys and remembered devices',
       tags: ['admin'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await mfa.adminReset(actor, params.id);
         return undefined;

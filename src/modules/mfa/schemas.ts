@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { Open } from '../../core/schemas.ts';
 import { Password } from '../users/schemas.ts';
 
 export const MfaToken = Type.String({ pattern: '^[0-9a-f]{64}$' });
@@ -63,3 +64,7 @@ export const RememberedDeviceView = Type.Object({
 });
 
 export const BackupCodesView = Type.Object({ backupCodes: Type.Array(Type.String()) });
+
+/** The WebAuthn options the browser passes to navigator.credentials (SimpleWebAuthn's JSON, kept whole). */
+export const PasskeyRequestOptions = Open({ challenge: Type.String() });
+export const PasskeyCreationOptions = Open({ challenge: Type.String() });

@@ -2,9 +2,10 @@ import { Type } from 'typebox';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { DEFAULT_LIMIT, Nullable, Open, Paging } from '../../core/schemas.ts';
+import { DEFAULT_LIMIT, NoContent, Nullable, Open, Paging } from '../../core/schemas.ts';
 import { AppError, badRequest } from '../../core/errors.ts';
 import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, payloadTooLarge, type ModelsService, type ModelUpload } from './service.ts';
+import { PublicModelList } from './schemas.ts';
 
 const ModelId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 /** A model as the admin routes answer it (presentModel in service.ts); open, so an added field still reaches the client. */
@@ -82,7 +83,7 @@ export function modelsRoutes(models: ModelsService) {
       audit: [],
       summary: 'Enabled classifier models a team may pick (team setting inference_model)',
       tags: ['models'],
-      schema: {},
+      schema: { response: { 200: PublicModelList } },
       handler: async () => {
         const { models: all } = await models.list();
         return { models: all.filter((m) => m.enabled).map(({ id, name, version, description, isDefault, builtin, labelCount }) => ({ id, name, version, description, isDefault, builtin, labelCount })) };
@@ -161,7 +162,7 @@ export function modelsRoutes(models: ModelsService) {
       audit: ['admin.birdnet_model_deleted'],
       summary: 'Delete an uploaded model (409 for the built-in and the default model); teams that picked it follow the default',
       tags: ['admin', 'models'],
-      schema: { params: ModelId },
+      schema: { params: ModelId, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await models.remove(actor, params.id);
       },

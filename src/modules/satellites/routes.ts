@@ -1,12 +1,26 @@
 import { Type } from 'typebox';
 import type { Clock } from '../../core/clock.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { IdParams, Paging, Uuid } from '../../core/schemas.ts';
+import { IdParams, NoContent, Paging, Uuid } from '../../core/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { ScheduleWindow } from '../settings/registry.ts';
 import { resolveSchedule } from '../../protocol/schedule.ts';
 import type { SatellitesService } from './service.ts';
-import { ConfigHistory, SatelliteList, SatelliteView } from './schemas.ts';
+import {
+  ConfigHistory,
+  DeletionPreview,
+  LogsRequested,
+  ProfilePushed,
+  Registration,
+  RotatedApiKey,
+  SatelliteConfig,
+  SatelliteList,
+  SatelliteLogs,
+  SatelliteView,
+  Schedule,
+  Telemetry,
+  UpdateRequested,
+} from './schemas.ts';
 
 const ofSatellite = { resource: 'satellite', param: 'id' } as const;
 const viewer = { access: access.role('viewer'), team: ofSatellite, tags: ['satellites'] };
@@ -110,6 +124,7 @@ export function satellitesRoutes(
           },
           { additionalProperties: false },
         ),
+        response: { 200: Registration, 201: Registration },
       },
       handler: async ({ actor, body, reply }) => {
         const { status, body: out } = await satellites.register(actor, body);
@@ -126,7 +141,7 @@ export function satellitesRoutes(
       satelliteKey: true,
       audit: ['admin.satellite_api_key_rotated'],
       summary: 'New satellite API key; previous keys of that satellite expire',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: RotatedApiKey } },
       handler: ({ actor, params }) => satellites.rotateApiKey(actor, actor.teamId!, params.id),
     }),
 
@@ -138,7 +153,7 @@ export function satellitesRoutes(
       satelliteKey: true,
       audit: ['admin.satellite_renamed'],
       summary: 'Renames',
-      schema: { params: IdParams, body: Type.Object({ name: Name }, { additionalProperties: false }) },
+      schema: { params: IdParams, body: Type.Object({ name: Name }, { additionalProperties: false }), response: { 200: SatelliteView } },
       handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId!, params.id, body.name.trim()),
     }),
 
@@ -150,7 +165,7 @@ export function satellitesRoutes(
       satelliteKey: true,
       audit: ['admin.satellite_profile_changed'],
       summary: 'Pushes the recording profile (the whole effective config) over the broker',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: ProfilePushed } },
       handler: ({ actor, params }) => satellites.pushProfile(actor, actor.teamId!, params.id),
     }),
 
@@ -161,7 +176,7 @@ export function satellitesRoutes(
       action: 'satellites.request_update',
       audit: ['admin.satellite_update_requested'],
       summary: "Sends the update message naming targetVersion, the latest release of the satellite's stream (hub version without a stream)",
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: UpdateRequested } },
       handler: ({ actor, params }) => satellites.requestUpdate(actor, actor.teamId!, params.id, latestOf),
     }),
 
@@ -177,6 +192,7 @@ export function satellitesRoutes(
         body: Type.Optional(
           Type.Object({ tail: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000 })) }, { additionalProperties: false }),
         ),
+        response: { 202: LogsRequested },
       },
       handler: async ({ actor, params, body, reply }) => {
         reply.code(202);
@@ -191,7 +207,7 @@ export function satellitesRoutes(
       action: 'satellites.read_logs',
       audit: [],
       summary: 'The latest log response (null lines until the satellite answered)',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: SatelliteLogs } },
       handler: async ({ actor, params }) => ({ logs: await satellites.logs(actor.teamId!, params.id) }),
     }),
 
@@ -202,7 +218,7 @@ export function satellitesRoutes(
       action: 'satellites.config.read',
       audit: [],
       summary: 'Effective config: configLocked, recordingProfile, effective, overrides',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: SatelliteConfig } },
       handler: ({ actor, params }) => satellites.config(actor.teamId!, params.id),
     }),
 
@@ -219,6 +235,7 @@ export function satellitesRoutes(
           { configLocked: Type.Optional(Type.Boolean()), overrides: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
           { additionalProperties: false },
         ),
+        response: { 200: SatelliteConfig },
       },
       handler: ({ actor, params, body }) => satellites.putConfig(actor, actor.teamId!, params.id, body),
     }),
@@ -245,7 +262,11 @@ export function satellitesRoutes(
       action: 'satellites.telemetry.read',
       audit: [],
       summary: 'Recent telemetry samples (battery, storage, temperature, network), oldest first',
-      schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }) },
+      schema: {
+        params: IdParams,
+        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }),
+        response: { 200: Telemetry },
+      },
       handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId!, params.id, query.limit ?? 100),
     }),
 
@@ -256,7 +277,7 @@ export function satellitesRoutes(
       action: 'satellites.archive',
       audit: ['admin.satellite_archived'],
       summary: 'Archives: hidden from the fleet list, never offline-alerted, data and credentials kept',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: SatelliteView } },
       handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, true),
     }),
 
@@ -267,7 +288,7 @@ export function satellitesRoutes(
       action: 'satellites.unarchive',
       audit: ['admin.satellite_unarchived'],
       summary: 'Unarchives',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: SatelliteView } },
       handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, false),
     }),
 
@@ -278,7 +299,7 @@ export function satellitesRoutes(
       action: 'satellites.deletion_preview',
       audit: [],
       summary: 'What a deletion removes or unlinks',
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: DeletionPreview } },
       handler: ({ actor, params }) => satellites.deletionPreview(actor.teamId!, params.id),
     }),
 
@@ -292,6 +313,7 @@ export function satellitesRoutes(
       schema: {
         params: IdParams,
         body: Type.Optional(Type.Object({ confirmName: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })),
+        response: { 204: NoContent },
       },
       handler: async ({ actor, params, body }) => {
         await satellites.delete(actor, actor.teamId!, params.id, body?.confirmName);
@@ -306,7 +328,11 @@ export function satellitesRoutes(
       action: 'satellites.schedule',
       audit: [],
       summary: 'The recording schedule for a day (?date=YYYY-MM-DD, default today, UTC) with sun times at the satellite position',
-      schema: { params: IdParams, querystring: Type.Object({ date: Type.Optional(Type.String({ format: 'date' })) }) },
+      schema: {
+        params: IdParams,
+        querystring: Type.Object({ date: Type.Optional(Type.String({ format: 'date' })) }),
+        response: { 200: Schedule },
+      },
       handler: async ({ actor, params, query }) => {
         const s = await satellites.get(actor, actor.teamId!, params.id);
         const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId!, satelliteId: params.id });

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Open, Nullable } from '../../core/schemas.ts';
+import { JsonObject, Open, Nullable } from '../../core/schemas.ts';
 
 /**
  * Satellites as present() (service.ts) shows them, and their config history: response schemas,
@@ -47,3 +47,84 @@ export const ConfigHistoryEntry = Open({
 });
 
 export const ConfigHistory = Open({ history: Type.Array(ConfigHistoryEntry) });
+
+/** A registration: the MQTT password and the API key are shown this once. */
+export const Registration = Open({
+  id: Type.String(),
+  mqtt: Open({ username: Type.String(), password: Type.String(), brokerUrl: Type.String(), wsUrl: Type.Optional(Nullable(Type.String())) }),
+  apiKey: Type.String(),
+});
+
+export const RotatedApiKey = Open({ apiKey: Type.String() });
+
+export const ProfilePushed = Open({ pushed: Type.Boolean() });
+
+export const UpdateRequested = Open({ targetVersion: Type.String(), update_status: Type.String() });
+
+export const LogsRequested = Open({ requestId: Type.String() });
+
+export const SatelliteLogs = Open({
+  logs: Nullable(
+    Open({
+      requestId: Type.String(),
+      requestedAt: Nullable(Type.String()),
+      receivedAt: Nullable(Type.String()),
+      lines: Nullable(Type.Array(Type.String())),
+    }),
+  ),
+});
+
+/** The effective config (settings resolved for the satellite) beside its own overrides. */
+export const SatelliteConfig = Open({
+  configLocked: Type.Boolean(),
+  recordingProfile: Type.Unknown(),
+  effective: JsonObject,
+  overrides: JsonObject,
+});
+
+export const TelemetrySample = Open({
+  at: Nullable(Type.String()),
+  batteryLevel: Nullable(Type.Number()),
+  storageFreeBytes: Nullable(Type.Number()),
+  cpuTemp: Nullable(Type.Number()),
+  networkLatencyMs: Nullable(Type.Number()),
+  packetLossPct: Nullable(Type.Number()),
+  uptimeSeconds: Nullable(Type.Number()),
+});
+
+export const Telemetry = Open({ telemetry: Type.Array(TelemetrySample) });
+
+export const DeletionPreview = Open({
+  detections: Type.Number(),
+  promoted: Type.Number(),
+  chunks: Type.Number(),
+  audioBytes: Type.Number(),
+  alerts: Type.Number(),
+  fieldNotes: Type.Number(),
+});
+
+/** resolveSchedule (src/protocol/schedule.ts): the day's windows with their times, and the sun at the position. */
+export const Schedule = Open({
+  date: Type.String(),
+  profile: Type.String(),
+  latitude: Nullable(Type.Number()),
+  longitude: Nullable(Type.Number()),
+  sun: Nullable(
+    Open({
+      dawn: Nullable(Type.String()),
+      sunrise: Nullable(Type.String()),
+      solarNoon: Nullable(Type.String()),
+      sunset: Nullable(Type.String()),
+      dusk: Nullable(Type.String()),
+    }),
+  ),
+  windows: Type.Array(
+    Open({
+      start: Type.Union([Type.String(), Type.Number()]),
+      end: Type.Union([Type.String(), Type.Number()]),
+      reference: Type.String(),
+      startsAt: Nullable(Type.String()),
+      endsAt: Nullable(Type.String()),
+    }),
+  ),
+});

@@ -3,7 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { SessionsService } from './service.ts';
-import { SessionList } from './schemas.ts';
+import { SessionList, SessionTimeline } from './schemas.ts';
 
 /** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
 function teamsOf(actor: Actor): string[] | null {
@@ -73,6 +73,7 @@ export function sessionsRoutes(sessions: SessionsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: SessionTimeline },
       },
       handler: ({ actor, query }) => sessions.timeline(actor.teamId!, query.satelliteId, new Date(query.from), new Date(query.to)),
     }),

@@ -24,3 +24,30 @@ export const SessionView = Open({
 });
 
 export const SessionList = Open({ sessions: Type.Array(SessionView), total: Type.Number() });
+
+/** GET /sessions/timeline: one satellite's chunks and listed detections in [from, to). */
+export const SessionTimeline = Open({
+  tenantId: Type.String(),
+  satelliteId: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  chunks: Type.Array(Open({ id: Type.String(), recordedAt: Type.String(), durationMs: Type.Number() })),
+  detections: Type.Array(
+    Open({
+      id: Type.String(),
+      audioChunkId: Type.String(),
+      speciesCode: Type.String(),
+      commonName: Type.String(),
+      scientificName: Type.String(),
+      confidence: Type.Number(),
+      calibrated_confidence: Type.Number(),
+      modelId: Type.String(),
+      detectedAt: Type.String(),
+      startMs: Type.Number(),
+      endMs: Type.Number(),
+      callChunks: Type.Integer(),
+      callEndAt: Type.String(),
+      verificationStatus: Type.String(),
+    }),
+  ),
+});

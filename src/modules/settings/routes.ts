@@ -2,9 +2,10 @@ import { Type } from 'typebox';
 import type { Actor } from '../../core/actor.ts';
 import { badRequest } from '../../core/errors.ts';
 import { access, defineRoute, type AccessVariant } from '../../core/permissions.ts';
-import { Uuid } from '../../core/schemas.ts';
+import { JsonObject, Uuid } from '../../core/schemas.ts';
 import { LOCK_ALIASES, type Level } from './registry.ts';
 import type { Scope, SettingsService, SettingsWrite } from './service.ts';
+import { EffectiveSettings, PlatformSettings } from './schemas.ts';
 
 const AGGREGATION_KEYS: Record<string, string> = {
   enabled: 'aggregation_enabled',
@@ -70,7 +71,7 @@ export function settingsRoutes(settings: SettingsService) {
       audit: [],
       summary: 'Settings in force at one scope (?satelliteId, ?tenantId, ?level=hub or ?level=account), in registry order',
       tags: ['settings'],
-      schema: { querystring: Selector },
+      schema: { querystring: Selector, response: { 200: EffectiveSettings } },
       handler: ({ actor, query }) => settings.effective(scopeOf(actor, query)),
     }),
 
@@ -97,6 +98,7 @@ export function settingsRoutes(settings: SettingsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 200: EffectiveSettings },
       },
       handler: async ({ actor, query, body }) => {
         const scope = scopeOf(actor, query);
@@ -114,7 +116,7 @@ export function settingsRoutes(settings: SettingsService) {
       audit: [],
       summary: "The team's settings in force (team fields, satellite defaults, aggregation rule)",
       tags: ['settings'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }) },
+      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: JsonObject } },
       handler: ({ actor }) => settings.teamSettings(actor.teamId!),
     }),
 
@@ -127,7 +129,11 @@ export function settingsRoutes(settings: SettingsService) {
       audit: ['admin.tenant_settings_updated'],
       summary: 'Changes only the fields sent (null follows the hub); device_inference_devices_may_override is accepted',
       tags: ['settings'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), body: Type.Record(Type.String(), Type.Unknown()) },
+      schema: {
+        querystring: Type.Object({ tenantId: Type.Optional(Uuid) }),
+        body: Type.Record(Type.String(), Type.Unknown()),
+        response: { 200: JsonObject },
+      },
       handler: async ({ actor, body }) => {
         await settings.write(actor, { level: 'team', tenantId: actor.teamId! }, flatToWrite('team', body as Record<string, unknown>));
         return settings.teamSettings(actor.teamId!);
@@ -142,7 +148,7 @@ export function settingsRoutes(settings: SettingsService) {
       audit: [],
       summary: 'Hub settings in force',
       tags: ['settings'],
-      schema: {},
+      schema: { response: { 200: PlatformSettings } },
       handler: async () => ({ settings: await settings.hubSettings() }),
     }),
 
@@ -154,7 +160,7 @@ export function settingsRoutes(settings: SettingsService) {
       audit: ['admin.platform_settings_updated'],
       summary: 'Changes the hub settings sent; reaches every satellite of every team; device_inference_teams_may_override is accepted',
       tags: ['settings'],
-      schema: { body: Type.Record(Type.String(), Type.Unknown()) },
+      schema: { body: Type.Record(Type.String(), Type.Unknown()), response: { 200: PlatformSettings } },
       handler: async ({ actor, body }) => {
         await settings.write(actor, { level: 'hub' }, flatToWrite('hub', body as Record<string, unknown>));
         return { settings: await settings.hubSettings() };

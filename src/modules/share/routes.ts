@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { errorBody } from '../../core/errors.ts';
-import { IdParams } from '../../core/schemas.ts';
+import { IdParams, NotJson } from '../../core/schemas.ts';
 import { SpectrogramQuery } from '../audio/spectrogram-routes.ts';
 import { SPECTROGRAM_LIMITS as L, spectrogramHeaders } from '../audio/spectrogram.ts';
 import type { ShareService } from './service.ts';
@@ -75,7 +75,7 @@ export function shareRoutes(share: ShareService) {
       summary:
         'Link-preview HTML (Open Graph) of a shared detection for sites that unfurl links, every value escaped; same 403, 410 and 404 as the shared view',
       tags: ['share'],
-      schema: { params: LinkParams },
+      schema: { params: LinkParams, response: { 200: NotJson('text/html', 'The preview page') } },
       handler: async ({ params, reply }) => {
         const html = await share.preview(params.id, params.token);
         reply.header('content-type', 'text/html; charset=utf-8');
@@ -91,7 +91,10 @@ export function shareRoutes(share: ShareService) {
       audit: [],
       summary: "A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view",
       tags: ['share'],
-      schema: { params: LinkParams },
+      schema: {
+        params: LinkParams,
+        response: { 200: NotJson('audio/wav', 'The whole WAV'), 206: NotJson('audio/wav', 'The range asked for') },
+      },
       handler: async ({ params, req, reply }) => {
         const res = await share.audio(params.id, params.token, req.headers.range);
         reply.code(res.status).headers(res.headers);
@@ -111,7 +114,7 @@ export function shareRoutes(share: ShareService) {
       audit: [],
       summary: "A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view",
       tags: ['share'],
-      schema: { params: LinkParams, querystring: SpectrogramQuery },
+      schema: { params: LinkParams, querystring: SpectrogramQuery, response: { 200: NotJson('image/png', 'The spectrogram') } },
       handler: async ({ params, query, reply }) => {
         const s = await share.spectrogram(params.id, params.token, {
           width: query.width ?? L.width.default,

@@ -9,6 +9,7 @@ import { access, defineRoute, type RouteDef } from '../../core/permissions.ts';
 import { badRequest, notFound, validationFailed } from '../../core/errors.ts';
 import type { SpeciesCatalog } from '../../inference/species-catalog.ts';
 import type { SpeciesRepo } from './repo.ts';
+import { Languages, SpeciesNames, SpeciesNamesBatch } from './schemas.ts';
 
 const MAX_LANGUAGES = 10;
 const MAX_BULK = 200;
@@ -50,7 +51,7 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
       audit: [],
       summary: 'Languages the species names are available in',
       tags: ['species'],
-      schema: {},
+      schema: { response: { 200: Languages } },
       handler: async () => ({ languages: [...catalog().languages] }),
     }),
 
@@ -67,6 +68,7 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
           { speciesCode: Type.String({ minLength: 1, maxLength: 64 }), languages: Type.String({ minLength: 1, maxLength: 200 }) },
           { additionalProperties: false },
         ),
+        response: { 200: SpeciesNames },
       },
       handler: async ({ query }) => {
         const t = await translate(query.speciesCode, languagesOf(query.languages));
@@ -91,6 +93,7 @@ export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<Species
           },
           { additionalProperties: false },
         ),
+        response: { 200: SpeciesNamesBatch },
       },
       handler: async ({ body }) => {
         const langs = languagesOf(body.languages.join(','));

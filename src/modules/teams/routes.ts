@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { AssignableRole, IdParams, Uuid } from '../../core/schemas.ts';
+import { AssignableRole, IdParams, NoContent, Uuid } from '../../core/schemas.ts';
 import type { TeamsService } from './service.ts';
-import { MemberList, TeamList } from './schemas.ts';
+import { MemberList, MemberReply, TeamList, TeamView } from './schemas.ts';
 
 export function teamsRoutes(teams: TeamsService) {
   return [
@@ -23,6 +23,7 @@ export function teamsRoutes(teams: TeamsService) {
           },
           { additionalProperties: false },
         ),
+        response: { 201: TeamView },
       },
       handler: async ({ actor, body, reply }) => {
         reply.code(201);
@@ -51,7 +52,7 @@ export function teamsRoutes(teams: TeamsService) {
       audit: ['member.left_team'],
       summary: 'Leaves the team; the owner gets 400 OWNER_CANNOT_LEAVE',
       tags: ['teams'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await teams.leave(actor, params.id);
         return undefined;
@@ -80,7 +81,11 @@ export function teamsRoutes(teams: TeamsService) {
       audit: ['admin.member_role_changed'],
       summary: "Sets a member's role (viewer, member, admin); an admin's role is the owner's to change",
       tags: ['teams'],
-      schema: { params: IdParams, body: Type.Object({ role: AssignableRole }, { additionalProperties: false }) },
+      schema: {
+        params: IdParams,
+        body: Type.Object({ role: AssignableRole }, { additionalProperties: false }),
+        response: { 200: MemberReply },
+      },
       handler: async ({ actor, params, body }) => ({ member: await teams.changeRole(actor, params.id, body.role) }),
     }),
 
@@ -93,7 +98,7 @@ export function teamsRoutes(teams: TeamsService) {
       audit: ['admin.member_removed'],
       summary: "Removes a member; removing an admin is the owner's; the owner is never removable",
       tags: ['teams'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
         await teams.removeMember(actor, params.id);
         return undefined;
@@ -109,7 +114,7 @@ export function teamsRoutes(teams: TeamsService) {
       audit: ['admin.ownership_transferred'],
       summary: 'Makes the member the owner and the previous owner an admin, in one step',
       tags: ['teams'],
-      schema: { params: IdParams },
+      schema: { params: IdParams, response: { 200: MemberList } },
       handler: async ({ actor, params }) => {
         await teams.transferOwnership(actor, params.id);
         return { members: await teams.listMembers(actor.teamId!) };

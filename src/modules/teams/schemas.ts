@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Open, Nullable } from '../../core/schemas.ts';
+import { AnyRole, Open, Nullable } from '../../core/schemas.ts';
 
 /**
  * Teams and members as presentTeam / presentMember (service.ts) show them: response schemas, so
@@ -23,11 +23,13 @@ export const MemberView = Open({
   userId: Type.String(),
   name: Type.String(),
   email: Type.String(),
-  role: Type.String(),
+  role: AnyRole,
   joinedAt: Type.String(),
 });
+
+export const MemberReply = Open({ member: MemberView });
 
 export const MemberList = Open({ members: Type.Array(MemberView) });
 
 /** A person's membership of a team, as /auth/me and the hub admin's user list show it. */
-export const MembershipView = Open({ id: Type.String(), name: Type.String(), slug: Type.String(), role: Type.String() });
+export const MembershipView = Open({ id: Type.String(), name: Type.String(), slug: Type.String(), role: AnyRole });

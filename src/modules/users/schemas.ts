@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../../core/schemas.ts';
+import { Nullable, Open } from '../../core/schemas.ts';
 import type { UserRow, UserTeam } from './repo.ts';
 
 export const Email = Type.String({ format: 'email', minLength: 3, maxLength: 254 });
@@ -18,6 +18,12 @@ export const UserFields = {
 };
 export const UserView = Type.Object(UserFields);
 export type UserView = Static<typeof UserView>;
+
+/** A completed sign-in: the person, and the JWT when ?returnToken=true asked for it. */
+export const SignedIn = Open({ user: UserView, token: Type.Optional(Type.String()) });
+
+/** Password accepted but a second factor is due: the token to complete it with. */
+export const MfaChallenge = Open({ mfaRequired: Type.Boolean(), mfaToken: Type.String(), hasPasskeys: Type.Boolean() });
 
 /** What the admin user list adds to a person (its teams come beside them). */
 export const AdminUserFields = {

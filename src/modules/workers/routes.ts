@@ -3,6 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Uuid } from '../../core/schemas.ts';
 import { roleAtLeast, type Actor } from '../../core/actor.ts';
 import type { WorkersService } from './service.ts';
+import { RecentJobs, WorkersOverview } from './schemas.ts';
 
 /** Hub admins and the internal key see every worker's address and every team's jobs. */
 const isHubWide = (actor: Actor) => actor.isPlatformAdmin || actor.kind === 'internal';
@@ -26,7 +27,10 @@ export function workersRoutes(workers: WorkersService) {
       audit: [],
       summary: 'Inference queue counts and the connected workers (one per IP) with their job counts; addresses for hub admins only',
       tags: ['workers'],
-      schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }, { additionalProperties: false }) },
+      schema: {
+        querystring: Type.Object({ tenantId: Type.Optional(Uuid) }, { additionalProperties: false }),
+        response: { 200: WorkersOverview },
+      },
       handler: ({ actor }) => workers.overview(isHubWide(actor)),
     }),
 
@@ -44,6 +48,7 @@ export function workersRoutes(workers: WorkersService) {
           { tenantId: Type.Optional(Uuid), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })) },
           { additionalProperties: false },
         ),
+        response: { 200: RecentJobs },
       },
       handler: ({ actor, query }) => workers.recentJobs(jobTeams(actor), query.limit ?? 50),
     }),
