@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { ManualClock } from '../src/core/clock.ts';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
@@ -449,7 +450,8 @@ describe('reference satellite against a real hub', () => {
   test('over WebSocket: live-start streams live-audio (QoS 0, base64 WAV) until live-stop, or until the keepalive lapses', async () => {
     const creds = await register();
     assert.match(creds.wsUrl ?? '', /^ws:\/\/.*\/mqtt$/, 'registration tells the WebSocket address');
-    const { sat } = await startSatellite({ creds, transport: 'ws', liveIntervalMs: 100, liveTimeoutMs: 1000 });
+    const clock = new ManualClock();
+    const { sat } = await startSatellite({ creds, transport: 'ws', liveIntervalMs: 100, liveTimeoutMs: 1000, clock });
     assert.match(sat.url, /^ws:/);
     const relayed: Array<{ sessionId: string | null; audio: string }> = [];
     const off = hub.infra.bus.subscribe('satellite.live_audio', (e) => {
@@ -467,16 +469,21 @@ describe('reference satellite against a real hub', () => {
       assert.equal(sat.liveSession, undefined);
 
       // Without a keepalive the session ends by itself; a re-sent live-start keeps it going.
+      // The satellite's clock stands still from here: only advance() moves its timers.
+      clock.freeze(clock.now());
+      const secondStarted = next(sat, 'live-start', 'the second session');
       await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-2' }), { qos: 1 });
-      await until(() => sat.liveSession === 's-2', 'the second session');
-      const started = Date.now();
-      await new Promise((r) => setTimeout(r, 600));
+      assert.equal(await secondStarted, 's-2');
+      clock.advance(600);
+      const keptAlive = next(sat, 'live-keepalive', 'the keepalive');
       await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-2' }), { qos: 1 });
-      await new Promise((r) => setTimeout(r, 700));
-      assert.equal(sat.liveSession, 's-2', 'kept alive past the first timeout');
-      const lapsed = await next(sat, 'live-stop', 'the live session to lapse');
-      assert.equal(lapsed, 'no keepalive (live-start) for 1 s');
-      assert.ok(Date.now() - started >= 1500, 'the keepalive restarted the timer');
+      assert.equal(await keptAlive, 's-2');
+      clock.advance(999);
+      assert.equal(sat.liveSession, 's-2', 'kept alive past the first timeout, until a full timeout after the keepalive');
+      const lapsed = next(sat, 'live-stop', 'the live session to lapse');
+      clock.advance(1);
+      assert.equal(await lapsed, 'no keepalive (live-start) for 1 s');
+      assert.equal(sat.liveSession, undefined);
     } finally {
       off();
     }

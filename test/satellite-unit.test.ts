@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../src/core/clock.ts';
+import type { SatelliteClock } from '../src/satellite/clock.ts';
 import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
 import { SPECIES, SPECIES_LABELS, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
@@ -437,5 +438,25 @@ describe('config and journal', () => {
     assert.deepEqual(j.tail(2), ['2030-01-01T00:00:00.000Z info  line 3', '2030-01-01T00:00:00.000Z info  line 4']);
     assert.equal(j.tail(10).length, 3);
     assert.equal(lines.length, 5);
+  });
+});
+
+describe('clock', () => {
+  test("the satellite's timers run on the injected clock: a frozen ManualClock fires them as it advances, in the order they fall due", () => {
+    const manual = new ManualClock();
+    manual.freeze(new Date('2030-01-01T00:00:00Z'));
+    const clock: SatelliteClock = manual; // the hub's test clock is a satellite clock as it stands
+    const fired: string[] = [];
+    clock.after(1000, () => fired.push('1 s'));
+    const cancel = clock.after(500, () => fired.push('cancelled'));
+    clock.after(300, () => {
+      fired.push('300 ms');
+      clock.after(300, () => fired.push('300 ms after that'));
+    });
+    cancel();
+    manual.advance(999);
+    assert.deepEqual(fired, ['300 ms', '300 ms after that']);
+    manual.advance(1);
+    assert.deepEqual(fired, ['300 ms', '300 ms after that', '1 s']);
   });
 });

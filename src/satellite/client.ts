@@ -55,7 +55,7 @@ export { isRecordingTime } from './recorder.ts';
 /**
  * Events: connected, disconnected, connect-error (err), config (SatelliteConfig), recorded (row),
  * gated ({rms}), sent (row), ack (raw body), acked (row), ack-error (chunkId, error),
- * evicted (Eviction[]), source-end, live-start (sessionId), live-audio (body), live-stop (reason),
+ * evicted (Eviction[]), source-end, live-start (sessionId), live-keepalive (sessionId), live-audio (body), live-stop (reason),
  * log-request (body), update (targetVersion), detection (body).
  */
 export class Satellite extends EventEmitter implements SatelliteStatus {
@@ -102,7 +102,7 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
       options: this.o,
       outbox: this.outbox,
       status: this,
-      now: this.now,
+      clock: this.o.clock,
       isStopped: () => this.stopped,
       log: (level, message) => this.log(level, message),
       emit: (event, ...args) => void this.emit(event, ...args),

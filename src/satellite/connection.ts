@@ -29,11 +29,14 @@ export interface ConnectionHooks {
 export class BrokerConnection {
   private current: MqttClient | null = null;
   private reconnectDelay: number;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private cancelReconnectTimer: (() => void) | null = null;
   private latencyMs: number | null = null;
 
   constructor(
-    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'status' | 'isStopped' | 'log' | 'emit' | 'topic'>,
+    private readonly ctx: Pick<
+      SatelliteContext,
+      'id' | 'tenantId' | 'options' | 'status' | 'clock' | 'isStopped' | 'log' | 'emit' | 'topic'
+    >,
     private readonly hooks: ConnectionHooks,
   ) {
     this.reconnectDelay = ctx.options.reconnectMs;
@@ -98,8 +101,8 @@ export class BrokerConnection {
 
   /** Stops a pending reconnect (the satellite is stopping). */
   cancelReconnect(): void {
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = null;
+    this.cancelReconnectTimer?.();
+    this.cancelReconnectTimer = null;
   }
 
   /** Ends the current connection, waiting a little for the broker to hear it. */
@@ -108,6 +111,7 @@ export class BrokerConnection {
     this.current = null;
     this.ctx.status.connected = false;
     if (client) {
+      // A bound in real time: it waits on the network, and a stopped test clock must not hang the shutdown.
       await Promise.race([client.endAsync(false).catch(() => {}), new Promise((r) => setTimeout(r, 2000))]);
       client.end(true);
     }
@@ -118,9 +122,9 @@ export class BrokerConnection {
     const client = this.current;
     if (!client || !this.ctx.status.connected) return false;
     try {
-      const t0 = Date.now();
+      const t0 = this.ctx.clock.now().getTime();
       await client.publishAsync(this.ctx.topic(channel), JSON.stringify(body), { qos });
-      if (qos === 1) this.latencyMs = Date.now() - t0;
+      if (qos === 1) this.latencyMs = this.ctx.clock.now().getTime() - t0;
       return true;
     } catch (err) {
       this.ctx.log('warn', `publish on ${channel} failed: ${(err as Error).message}`);
@@ -143,10 +147,10 @@ export class BrokerConnection {
     if (ctx.isStopped()) return;
     const delay = this.reconnectDelay;
     this.reconnectDelay = Math.min(ctx.options.maxReconnectMs, this.reconnectDelay * 2);
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
+    this.cancelReconnectTimer = ctx.clock.after(delay, () => {
+      this.cancelReconnectTimer = null;
       this.connect();
-    }, delay);
+    });
   }
 
   private async onConnected(client: MqttClient): Promise<void> {

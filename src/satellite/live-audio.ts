@@ -13,8 +13,8 @@ import { soundscapeChunk } from './soundscape.ts';
 
 interface LiveSession {
   sessionId: string | null;
-  expires: NodeJS.Timeout;
-  interval: NodeJS.Timeout;
+  cancelExpiry: () => void;
+  cancelNextBeat: () => void;
   seq: number;
 }
 
@@ -24,7 +24,7 @@ export class LiveAudio {
   private liveFeedIndex = 0;
 
   constructor(
-    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'now' | 'log' | 'emit'>,
+    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'clock' | 'log' | 'emit'>,
     private readonly recorder: Pick<Recorder, 'takeFreshCapture'>,
     private readonly connection: Pick<BrokerConnection, 'publish'>,
   ) {}
@@ -37,29 +37,41 @@ export class LiveAudio {
   start(sessionId: string | null): void {
     const { ctx } = this;
     if (this.live) {
-      clearTimeout(this.live.expires);
-      this.live.expires = setTimeout(() => this.stop(this.lapsed(), true), ctx.options.liveTimeoutMs);
+      this.live.cancelExpiry();
+      this.live.cancelExpiry = this.expireLater();
       if (sessionId) this.live.sessionId = sessionId;
+      ctx.emit('live-keepalive', this.live.sessionId);
       return;
     }
     ctx.log('info', sessionId ? `live session ${sessionId} started` : 'live session started');
-    this.live = {
-      sessionId,
-      seq: 0,
-      expires: setTimeout(() => this.stop(this.lapsed(), true), ctx.options.liveTimeoutMs),
-      interval: setInterval(() => void this.send(), ctx.options.liveIntervalMs),
-    };
+    const live: LiveSession = { sessionId, seq: 0, cancelExpiry: this.expireLater(), cancelNextBeat: () => {} };
+    this.live = live;
+    this.beatLater(live);
     ctx.emit('live-start', sessionId);
     void this.send();
   }
 
   stop(reason: string, log: boolean): void {
     if (!this.live) return;
-    clearTimeout(this.live.expires);
-    clearInterval(this.live.interval);
+    this.live.cancelExpiry();
+    this.live.cancelNextBeat();
     this.live = null;
     if (log) this.ctx.log('info', `live session ended: ${reason}`);
     this.ctx.emit('live-stop', reason);
+  }
+
+  /** Ends the session unless a keepalive comes within liveTimeoutMs. */
+  private expireLater(): () => void {
+    return this.ctx.clock.after(this.ctx.options.liveTimeoutMs, () => this.stop(this.lapsed(), true));
+  }
+
+  /** A live-audio chunk every liveIntervalMs while the session runs. */
+  private beatLater(live: LiveSession): void {
+    live.cancelNextBeat = this.ctx.clock.after(this.ctx.options.liveIntervalMs, () => {
+      if (this.live !== live) return;
+      this.beatLater(live);
+      void this.send();
+    });
   }
 
   private lapsed(): string {
@@ -87,7 +99,7 @@ export class LiveAudio {
       ({ wav, recordedAt } = captured);
     } else {
       wav = makeWav(soundscapeChunk(0x11fe, this.liveFeedIndex++).samples);
-      recordedAt = new Date(ctx.now().getTime() - CHUNK_DURATION_MS);
+      recordedAt = new Date(ctx.clock.now().getTime() - CHUNK_DURATION_MS);
     }
     const body = {
       satelliteId: ctx.id,

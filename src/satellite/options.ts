@@ -4,6 +4,7 @@
  */
 import { PACKAGE_VERSION } from '../protocol/version.ts';
 import { CHUNK_DURATION_MS } from '../protocol/wav.ts';
+import { systemClock, type SatelliteClock } from './clock.ts';
 import type { Outbox, OutboxCaps } from './outbox.ts';
 import type { ChunkSource } from './sources.ts';
 
@@ -28,7 +29,8 @@ export interface SatelliteOptions {
   transport?: 'tcp' | 'ws';
   /** Where the pushed config and the filter counters persist (and whose free space telemetry reports). */
   dataDir?: string;
-  clock?: { now(): Date };
+  /** The time and the timers the satellite runs on (default: real time). */
+  clock?: SatelliteClock;
   /** Receives every journal line (the CLI prints them). */
   logSink?: (line: string) => void;
   version?: string;
@@ -56,7 +58,7 @@ export interface SatelliteOptions {
 }
 
 const OPTION_DEFAULTS = {
-  clock: { now: () => new Date() } as { now(): Date },
+  clock: systemClock,
   version: PACKAGE_VERSION,
   chunkIntervalMs: CHUNK_DURATION_MS,
   heartbeatIntervalMs: 0,

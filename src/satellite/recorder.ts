@@ -41,13 +41,13 @@ export function isRecordingTime(
 }
 
 export class Recorder {
-  private recordTimer: NodeJS.Timeout | null = null;
+  private cancelRecordTimer: (() => void) | null = null;
   private recording: Promise<unknown> = Promise.resolve();
   private lastRecordedAt = 0;
   private lastCaptured: { wav: Buffer; recordedAt: Date; fresh: boolean } | null = null;
 
   constructor(
-    private readonly ctx: Pick<SatelliteContext, 'options' | 'outbox' | 'status' | 'now' | 'isStopped' | 'log' | 'emit'>,
+    private readonly ctx: Pick<SatelliteContext, 'options' | 'outbox' | 'status' | 'clock' | 'isStopped' | 'log' | 'emit'>,
     private readonly gate: SilenceGate,
     /** Called after a chunk went into the outbox. */
     private readonly onRecorded: () => void,
@@ -63,18 +63,18 @@ export class Recorder {
       ctx.status.recordedCount >= ctx.options.recordLimit
     )
       return;
-    this.recordTimer = setTimeout(() => {
-      this.recordTimer = null;
+    this.cancelRecordTimer = ctx.clock.after(ctx.options.chunkIntervalMs, () => {
+      this.cancelRecordTimer = null;
       void this.record()
         .catch((err) => ctx.log('error', `recording failed: ${(err as Error).message}`))
         .finally(() => this.schedule());
-    }, ctx.options.chunkIntervalMs);
+    });
   }
 
   /** Stops the scheduled recording (the satellite is stopping). */
   cancel(): void {
-    if (this.recordTimer) clearTimeout(this.recordTimer);
-    this.recordTimer = null;
+    this.cancelRecordTimer?.();
+    this.cancelRecordTimer = null;
   }
 
   /** Resolves once the chunk being recorded (if any) is done. */
@@ -121,7 +121,7 @@ export class Recorder {
       ctx.emit('source-end');
       return 'end';
     }
-    const now = ctx.now();
+    const now = ctx.clock.now();
     // The chunk covers the 3 s that just ended; recordedAt strictly grows (the drain order).
     let at = now.getTime() - CHUNK_DURATION_MS;
     if (at <= this.lastRecordedAt) at = this.lastRecordedAt + 1;

@@ -10,34 +10,34 @@ import { saveFilterStats, type SilenceGate } from './gate.ts';
 import { freeBytes } from './outbox.ts';
 
 export class StatusReporter {
-  private heartbeatTimer: NodeJS.Timeout | null = null;
-  private telemetryTimer: NodeJS.Timeout | null = null;
+  private cancelHeartbeat: (() => void) | null = null;
+  private cancelTelemetry: (() => void) | null = null;
   private startedAt = 0;
 
   constructor(
-    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'now' | 'log' | 'file'>,
+    private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'clock' | 'log' | 'file'>,
     private readonly gate: SilenceGate,
     private readonly connection: Pick<BrokerConnection, 'publish' | 'lastLatencyMs'>,
   ) {}
 
   /** Uptime counts from here. */
   markStarted(): void {
-    this.startedAt = Date.now();
+    this.startedAt = this.ctx.clock.now().getTime();
   }
 
   /** Stops the periodic reports (disconnected or stopping); the next connect starts them again. */
   cancel(): void {
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    if (this.telemetryTimer) clearTimeout(this.telemetryTimer);
-    this.heartbeatTimer = this.telemetryTimer = null;
+    this.cancelHeartbeat?.();
+    this.cancelTelemetry?.();
+    this.cancelHeartbeat = this.cancelTelemetry = null;
   }
 
   scheduleHeartbeat(): void {
-    if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = setTimeout(() => {
-      this.heartbeatTimer = null;
+    this.cancelHeartbeat?.();
+    this.cancelHeartbeat = this.ctx.clock.after(this.heartbeatMs(), () => {
+      this.cancelHeartbeat = null;
       void this.heartbeat();
-    }, this.heartbeatMs());
+    });
   }
 
   /** Sends one heartbeat now (and schedules the next). */
@@ -55,7 +55,7 @@ export class StatusReporter {
         noiseFloorRms: this.gate.noiseFloorRms,
         version: ctx.options.version,
         stream: 'satellite',
-        timestamp: ctx.now().toISOString(),
+        timestamp: ctx.clock.now().toISOString(),
         filterStats: { ...this.gate.stats },
         outboxStats: await ctx.outbox.stats(),
       },
@@ -65,12 +65,13 @@ export class StatusReporter {
 
   async telemetry(): Promise<boolean> {
     const { ctx } = this;
-    if (this.telemetryTimer) clearTimeout(this.telemetryTimer);
+    this.cancelTelemetry?.();
+    this.cancelTelemetry = null;
     if (ctx.status.connected) {
-      this.telemetryTimer = setTimeout(() => {
-        this.telemetryTimer = null;
+      this.cancelTelemetry = ctx.clock.after(ctx.options.telemetryIntervalMs, () => {
+        this.cancelTelemetry = null;
         void this.telemetry();
-      }, ctx.options.telemetryIntervalMs);
+      });
     }
     return this.connection.publish(
       'telemetry',
@@ -83,7 +84,7 @@ export class StatusReporter {
         networkLatencyMs: this.connection.lastLatencyMs,
         packetLossPct: null,
         uptimeSeconds: this.uptimeSeconds(),
-        timestamp: ctx.now().toISOString(),
+        timestamp: ctx.clock.now().toISOString(),
       },
       1,
     );
@@ -105,7 +106,7 @@ export class StatusReporter {
   }
 
   private uptimeSeconds(): number {
-    return Math.floor((Date.now() - this.startedAt) / 1000);
+    return Math.floor((this.ctx.clock.now().getTime() - this.startedAt) / 1000);
   }
 }
 

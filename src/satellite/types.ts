@@ -5,6 +5,7 @@
  * them, so no two parts import each other.
  */
 import type { ScheduleWindow } from '../protocol/schedule.ts';
+import type { SatelliteClock } from './clock.ts';
 import type { ResolvedOptions } from './options.ts';
 import type { Outbox } from './outbox.ts';
 
@@ -59,7 +60,8 @@ export interface SatelliteContext {
   readonly options: ResolvedOptions;
   readonly outbox: Outbox;
   readonly status: SatelliteStatus;
-  now(): Date;
+  /** Every timer of the satellite runs on it. */
+  readonly clock: SatelliteClock;
   /** True before start() and from stop() on. */
   isStopped(): boolean;
   /** Writes to the journal. */

@@ -15,7 +15,7 @@ import type { SatelliteContext } from './types.ts';
 import type { OutboxRow } from './outbox.ts';
 
 interface InFlight {
-  timer: NodeJS.Timeout;
+  cancelAckTimeout: () => void;
   sentAt: number;
 }
 
@@ -23,14 +23,14 @@ export class Uploader {
   private readonly inFlight = new Map<string, InFlight>();
   private draining = false;
   private drainRequested = false;
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly retryCancels = new Set<() => void>();
   /** Chunks whose ack is being written to the outbox: not sent again meanwhile (a `stored` one is counted already). */
   private readonly settling = new Set<string>();
 
   constructor(
     private readonly ctx: Pick<
       SatelliteContext,
-      'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'isStopped' | 'log' | 'emit' | 'topic'
+      'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'clock' | 'isStopped' | 'log' | 'emit' | 'topic'
     >,
     private readonly connection: Pick<BrokerConnection, 'client'>,
   ) {}
@@ -55,14 +55,14 @@ export class Uploader {
 
   /** Forgets the chunks waiting for an ack (the connection they went out on is gone); they are sent again. */
   clearInFlight(): void {
-    for (const f of this.inFlight.values()) clearTimeout(f.timer);
+    for (const f of this.inFlight.values()) f.cancelAckTimeout();
     this.inFlight.clear();
   }
 
   /** Drops the pending retries of refused chunks (the satellite is stopping). */
   cancelRetries(): void {
-    for (const t of this.retryTimers) clearTimeout(t);
-    this.retryTimers.clear();
+    for (const cancel of this.retryCancels) cancel();
+    this.retryCancels.clear();
   }
 
   async onAck(body: Record<string, unknown>): Promise<void> {
@@ -72,7 +72,7 @@ export class Uploader {
     ctx.emit('ack', body);
     const f = this.inFlight.get(chunkId);
     if (f) {
-      clearTimeout(f.timer);
+      f.cancelAckTimeout();
       this.inFlight.delete(chunkId);
     }
     if (body.status === 'stored') {
@@ -99,14 +99,14 @@ export class Uploader {
       }
       ctx.emit('ack-error', chunkId, error);
       if ((ctx.outbox.get(chunkId)?.errorCount ?? Infinity) < ctx.options.maxErrorRetries) {
-        const timer = setTimeout(() => {
-          this.retryTimers.delete(timer);
+        const cancel = ctx.clock.after(ctx.options.errorRetryMs, () => {
+          this.retryCancels.delete(cancel);
           void ctx.outbox
             .requeueErrors(ctx.options.maxErrorRetries)
             .then(() => this.drain())
             .catch((err) => ctx.log('error', `requeueing refused chunks failed: ${(err as Error).message}`));
-        }, ctx.options.errorRetryMs);
-        this.retryTimers.add(timer);
+        });
+        this.retryCancels.add(cancel);
       }
     }
     this.drain();
@@ -143,12 +143,12 @@ export class Uploader {
       ...(row.latitude !== null && row.longitude !== null ? { latitude: row.latitude, longitude: row.longitude } : {}),
       audio: audio.toString('base64'),
     };
-    const timer = setTimeout(() => {
+    const cancelAckTimeout = ctx.clock.after(ctx.options.ackTimeoutMs, () => {
       if (!this.inFlight.delete(row.chunkId)) return;
       ctx.log('warn', `no ack for chunk ${row.chunkId} within ${ctx.options.ackTimeoutMs} ms; sending it again`);
       this.drain();
-    }, ctx.options.ackTimeoutMs);
-    this.inFlight.set(row.chunkId, { timer, sentAt: Date.now() });
+    });
+    this.inFlight.set(row.chunkId, { cancelAckTimeout, sentAt: ctx.clock.now().getTime() });
     client.publish(ctx.topic('audio'), JSON.stringify(body), { qos: 1 }, (err) => {
       if (err && this.connection.client === client) ctx.log('warn', `audio ${row.chunkId}: ${err.message}`);
     });
