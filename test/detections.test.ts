@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client, type Credential } from './helpers/http.ts';
 import { RawSatellite, audioBody } from './helpers/raw-satellite.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
@@ -221,13 +221,7 @@ describe('detections', () => {
     });
 
     test('a failing model fails the job with the reason', async () => {
-      const chunkId = newId();
-      const at = hub.clock.now();
-      await hub.infra.storage.put(`t/${chunkId}.wav`, makeWav(renderChunk({ species: [labels[0]], seed: 1 })));
-      await hub.infra.db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-        [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
-      );
+      const { id: chunkId } = await makeChunk(hub, { satellite: sat, audio: makeWav(renderChunk({ species: [labels[0]], seed: 1 })) });
       const handle = createInferenceHandler({
         db: hub.infra.db,
         clock: hub.clock,
@@ -253,12 +247,7 @@ describe('detections', () => {
       const t = new Date(first.recorded_at).getTime();
       // Half a minute later (too far to stitch into the first call), or earlier when later would be the next UTC day.
       const at = new Date(new Date(t + 30_000).getUTCDate() === new Date(t).getUTCDate() ? t + 30_000 : t - 30_000);
-      const chunkId = newId();
-      await hub.infra.storage.put(`t/${chunkId}.wav`, makeWav(renderChunk({ species: [labels[0]], seed: 40 })));
-      await hub.infra.db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-        [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
-      );
+      const { id: chunkId } = await makeChunk(hub, { satellite: sat, at, audio: makeWav(renderChunk({ species: [labels[0]], seed: 40 })) });
       const handle = createInferenceHandler({
         db: hub.infra.db,
         clock: hub.clock,
@@ -346,11 +335,17 @@ describe('detections', () => {
         tentative: true,
       });
       for (const r of rows) {
-        await hub.infra.db.query(
-          `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, verification_status, tentative, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'bird', $8, $9, 0, 3000, 'builtin', $10, $11, $9)`,
-          [r.id, t.id, r.sat(), newId(), r.code, r.sci, r.common, r.conf, r.at, r.status ?? 'unverified', r.tentative ?? false],
-        );
+        await makeDetection(hub, {
+          satellite: { id: r.sat(), tenantId: t.id },
+          id: r.id,
+          code: r.code,
+          scientificName: r.sci,
+          commonName: r.common,
+          confidence: r.conf,
+          at: r.at,
+          verificationStatus: r.status ?? 'unverified',
+          tentative: r.tentative ?? false,
+        });
       }
     });
 
