@@ -7,9 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { sweepTentative } from '../src/inference/aggregation.ts';
@@ -51,14 +50,7 @@ describe('aggregation and stitched calls', () => {
 
   /** A 3-second chunk of `sat` recorded `ms` after the base time, classified as hearing `species`. */
   async function chunk(sat: { id: string }, ms: number, species: Array<[string, number]>) {
-    const id = newId();
-    const at = new Date(base + ms);
-    const key = `test/${id}.wav`;
-    await hub.infra.storage.put(key, makeWav(144_000));
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 288044, $4)`,
-      [id, team.id, sat.id, at, key],
-    );
+    const { id } = await makeChunk(hub, { satellite: { id: sat.id, tenantId: team.id }, at: new Date(base + ms), audio: makeWav(144_000) });
     const run = createInferenceHandler({
       db: hub.infra.db,
       clock: hub.clock,
