@@ -16,7 +16,8 @@ import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { newId } from '../src/core/crypto.ts';
-import { createInferenceHandler, seasonOf } from '../src/inference/worker.ts';
+import { seasonOf } from '../src/inference/worker.ts';
+import { classifyChunk } from './helpers/inference.ts';
 import { ModelError } from '../src/inference/model.ts';
 
 const WAIT_MS = 30_000;
@@ -205,37 +206,21 @@ describe('detections', () => {
     });
 
     test('a job run again stores nothing twice', async () => {
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-      });
-      const again = await handle({ id: chunkIds[0], attempt: 1, data: { chunkId: chunkIds[0], tenantId: team.id, satelliteId: sat.id } });
+      const again = await classifyChunk(hub, { id: chunkIds[0], tenantId: team.id, satelliteId: sat.id });
       assert.deepEqual(again.stored, []);
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
       assert.equal(n.n, 1);
     });
 
     test('a failing model fails the job with the reason', async () => {
-      const { id: chunkId } = await makeChunk(hub, { satellite: sat, audio: makeWav(renderChunk({ species: [labels[0]], seed: 1 })) });
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-        loadClassifier: async () => {
-          throw new ModelError('model.onnx: the model file is empty');
-        },
-      });
+      const chunk = await makeChunk(hub, { satellite: sat, audio: makeWav(renderChunk({ species: [labels[0]], seed: 1 })) });
+      const chunkId = chunk.id;
       await assert.rejects(
-        handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } }),
+        classifyChunk(hub, chunk, {
+          loadClassifier: async () => {
+            throw new ModelError('model.onnx: the model file is empty');
+          },
+        }),
         /inference failed: model.onnx: the model file is empty/,
       );
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkId]);
@@ -247,17 +232,9 @@ describe('detections', () => {
       const t = new Date(first.recorded_at).getTime();
       // Half a minute later (too far to stitch into the first call), or earlier when later would be the next UTC day.
       const at = new Date(new Date(t + 30_000).getUTCDate() === new Date(t).getUTCDate() ? t + 30_000 : t - 30_000);
-      const { id: chunkId } = await makeChunk(hub, { satellite: sat, at, audio: makeWav(renderChunk({ species: [labels[0]], seed: 40 })) });
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-      });
-      const out = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
+      const chunk = await makeChunk(hub, { satellite: sat, at, audio: makeWav(renderChunk({ species: [labels[0]], seed: 40 })) });
+      const chunkId = chunk.id;
+      const out = await classifyChunk(hub, chunk);
       const again = out.stored.find((d) => d.speciesCode === code(labels[0]));
       assert.ok(again, 'the robin is detected again');
       assert.equal(again.isFirstOfDay, false);
