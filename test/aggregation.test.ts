@@ -7,11 +7,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { createInferenceHandler } from '../src/inference/worker.ts';
+import { classifyChunk } from './helpers/inference.ts';
 import { sweepTentative } from '../src/inference/aggregation.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import type { Prediction } from '../src/inference/model.ts';
@@ -51,22 +50,8 @@ describe('aggregation and stitched calls', () => {
 
   /** A 3-second chunk of `sat` recorded `ms` after the base time, classified as hearing `species`. */
   async function chunk(sat: { id: string }, ms: number, species: Array<[string, number]>) {
-    const id = newId();
-    const at = new Date(base + ms);
-    const key = `test/${id}.wav`;
-    await hub.infra.storage.put(key, makeWav(144_000));
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 288044, $4)`,
-      [id, team.id, sat.id, at, key],
-    );
-    const run = createInferenceHandler({
-      db: hub.infra.db,
-      clock: hub.clock,
-      storage: hub.infra.storage,
-      queue: hub.infra.queue,
-      broker: hub.infra.broker,
-      live: hub.services.live,
-      log: { warn: () => {} },
+    const made = await makeChunk(hub, { satellite: { id: sat.id, tenantId: team.id }, at: new Date(base + ms), audio: makeWav(144_000) });
+    const { stored, announced: sent } = await classifyChunk(hub, made, {
       settings: hub.services.settings,
       loadClassifier: async () => ({
         classify: async () =>
@@ -76,7 +61,6 @@ describe('aggregation and stitched calls', () => {
           ),
       }),
     });
-    const { stored, announced: sent } = await run({ id, attempt: 1, data: { chunkId: id, tenantId: team.id, satelliteId: sat.id } });
     announced = sent.map((m) => m.id);
     return stored.map((d) => d.id);
   }

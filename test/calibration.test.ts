@@ -7,9 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeDetection, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 import { calibrate, fitIsotonic } from '../src/modules/calibration/pav.ts';
 
 /**
@@ -63,14 +62,7 @@ describe('calibration', () => {
   let at: number;
 
   async function insert(t: TestTeam, confidence: number, status: string, modelId = 'builtin') {
-    const sat = await makeSatellite(hub, t, null);
-    const id = newId();
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, verification_status, created_at)
-       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', $5, $6, 0, 3000, $7, $8, $6)`,
-      [id, t.id, sat.id, newId(), confidence, new Date((at += 60_000)), modelId, status],
-    );
-    return id;
+    return makeDetection(hub, { team: t, confidence, verificationStatus: status, modelId, at: new Date((at += 60_000)) });
   }
 
   before(async () => {

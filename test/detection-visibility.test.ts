@@ -9,9 +9,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 
 const S = 1000;
 const HOUR = 3_600_000;
@@ -32,12 +31,7 @@ describe('category visibility in lists and counts', () => {
   const ids: Record<string, string> = {};
 
   async function chunk(team: TestTeam, sat: { id: string }, at: number) {
-    const id = newId();
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-      [id, team.id, sat.id, new Date(at), `t/${id}.wav`],
-    );
-    return id;
+    return (await makeChunk(hub, { satellite: { id: sat.id, tenantId: team.id }, at: new Date(at) })).id;
   }
 
   async function detection(
@@ -51,13 +45,18 @@ describe('category visibility in lists and counts', () => {
     category: string,
     tentative = false,
   ) {
-    const id = newId();
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6, $7, 0.8, $8, 0, 3000, 'builtin', $9, $10, $8)`,
-      [id, team.id, sat.id, chunkId, code, common, category, new Date(at), tentative, !tentative],
-    );
-    ids[name] = id;
+    ids[name] = await makeDetection(hub, {
+      satellite: { id: sat.id, tenantId: team.id },
+      chunkId,
+      at: new Date(at),
+      code,
+      scientificName: common,
+      commonName: common,
+      category,
+      confidence: 0.8,
+      tentative,
+      promoted: !tentative,
+    });
   }
 
   const show = async (team: TestTeam, categories: string[] | null) => {

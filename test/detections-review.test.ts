@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
 import { assertError, client, type Credential } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 import { consensus } from '../src/modules/detections/review-service.ts';
@@ -84,34 +84,21 @@ describe('detection review over HTTP', () => {
   }
   /** A detection row (and optionally its chunk row) of known values. */
   async function seed(s: Seed = {}): Promise<string> {
-    const id = newId();
     const chunkId = newId();
-    const team = s.team ?? w.team;
+    const satellite = { id: s.satelliteId ?? sat.id, tenantId: (s.team ?? w.team).id };
     const at = s.at ?? hub.clock.now();
-    if (s.withChunk) {
-      await hub.infra.db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-        [chunkId, team.id, s.satelliteId ?? sat.id, at, `t/${chunkId}.wav`],
-      );
-    }
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'bird', $8, $9, 0, 3000, 'builtin', $10, $11, $9)`,
-      [
-        id,
-        team.id,
-        s.satelliteId ?? sat.id,
-        chunkId,
-        s.code ?? 'eurrob1',
-        `${s.common ?? 'European Robin'} sci`,
-        s.common ?? 'European Robin',
-        s.conf ?? 0.8,
-        at,
-        s.tentative ?? false,
-        !(s.tentative ?? false),
-      ],
-    );
-    return id;
+    if (s.withChunk) await makeChunk(hub, { satellite, id: chunkId, at, key: `t/${chunkId}.wav` });
+    return makeDetection(hub, {
+      satellite,
+      chunkId,
+      at,
+      code: s.code,
+      scientificName: `${s.common ?? 'European Robin'} sci`,
+      commonName: s.common,
+      confidence: s.conf ?? 0.8,
+      tentative: s.tentative ?? false,
+      promoted: !(s.tentative ?? false),
+    });
   }
 
   const statusOf = async (id: string) =>

@@ -9,14 +9,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client, type Credential } from './helpers/http.ts';
 import { RawSatellite, audioBody } from './helpers/raw-satellite.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { newId } from '../src/core/crypto.ts';
-import { createInferenceHandler, seasonOf } from '../src/inference/worker.ts';
+import { seasonOf } from '../src/inference/worker.ts';
+import { classifyChunk } from './helpers/inference.ts';
 import { ModelError } from '../src/inference/model.ts';
 
 const WAIT_MS = 30_000;
@@ -205,43 +206,21 @@ describe('detections', () => {
     });
 
     test('a job run again stores nothing twice', async () => {
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-      });
-      const again = await handle({ id: chunkIds[0], attempt: 1, data: { chunkId: chunkIds[0], tenantId: team.id, satelliteId: sat.id } });
+      const again = await classifyChunk(hub, { id: chunkIds[0], tenantId: team.id, satelliteId: sat.id });
       assert.deepEqual(again.stored, []);
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
       assert.equal(n.n, 1);
     });
 
     test('a failing model fails the job with the reason', async () => {
-      const chunkId = newId();
-      const at = hub.clock.now();
-      await hub.infra.storage.put(`t/${chunkId}.wav`, makeWav(renderChunk({ species: [labels[0]], seed: 1 })));
-      await hub.infra.db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-        [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
-      );
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-        loadClassifier: async () => {
-          throw new ModelError('model.onnx: the model file is empty');
-        },
-      });
+      const chunk = await makeChunk(hub, { satellite: sat, audio: makeWav(renderChunk({ species: [labels[0]], seed: 1 })) });
+      const chunkId = chunk.id;
       await assert.rejects(
-        handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } }),
+        classifyChunk(hub, chunk, {
+          loadClassifier: async () => {
+            throw new ModelError('model.onnx: the model file is empty');
+          },
+        }),
         /inference failed: model.onnx: the model file is empty/,
       );
       const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkId]);
@@ -253,22 +232,9 @@ describe('detections', () => {
       const t = new Date(first.recorded_at).getTime();
       // Half a minute later (too far to stitch into the first call), or earlier when later would be the next UTC day.
       const at = new Date(new Date(t + 30_000).getUTCDate() === new Date(t).getUTCDate() ? t + 30_000 : t - 30_000);
-      const chunkId = newId();
-      await hub.infra.storage.put(`t/${chunkId}.wav`, makeWav(renderChunk({ species: [labels[0]], seed: 40 })));
-      await hub.infra.db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-        [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
-      );
-      const handle = createInferenceHandler({
-        db: hub.infra.db,
-        clock: hub.clock,
-        storage: hub.infra.storage,
-        queue: hub.infra.queue,
-        broker: hub.infra.broker,
-        live: hub.services.live,
-        log: { warn: () => {} },
-      });
-      const out = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
+      const chunk = await makeChunk(hub, { satellite: sat, at, audio: makeWav(renderChunk({ species: [labels[0]], seed: 40 })) });
+      const chunkId = chunk.id;
+      const out = await classifyChunk(hub, chunk);
       const again = out.stored.find((d) => d.speciesCode === code(labels[0]));
       assert.ok(again, 'the robin is detected again');
       assert.equal(again.isFirstOfDay, false);
@@ -346,11 +312,17 @@ describe('detections', () => {
         tentative: true,
       });
       for (const r of rows) {
-        await hub.infra.db.query(
-          `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, verification_status, tentative, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'bird', $8, $9, 0, 3000, 'builtin', $10, $11, $9)`,
-          [r.id, t.id, r.sat(), newId(), r.code, r.sci, r.common, r.conf, r.at, r.status ?? 'unverified', r.tentative ?? false],
-        );
+        await makeDetection(hub, {
+          satellite: { id: r.sat(), tenantId: t.id },
+          id: r.id,
+          code: r.code,
+          scientificName: r.sci,
+          commonName: r.common,
+          confidence: r.conf,
+          at: r.at,
+          verificationStatus: r.status ?? 'unverified',
+          tentative: r.tentative ?? false,
+        });
       }
     });
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { RawSatellite, audioBody, toneWav, waitHandled } from './helpers/raw-satellite.ts';
 import { chunkStorageKey } from '../src/modules/audio/repo.ts';
@@ -284,11 +284,7 @@ describe('ingest', () => {
   describe('start-up recovery of inference jobs', () => {
     test('chunks of the last 24 hours without detections are enqueued again, idempotently; older or finished ones are left alone', async () => {
       const sat = await satellite();
-      const insert = (id: string, receivedAt: Date) =>
-        hub.infra.db.query(
-          `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-          [id, team.id, sat.id, receivedAt, `audio/${team.id}/${sat.id}/x/${id}.wav`],
-        );
+      const insert = (id: string, receivedAt: Date) => makeChunk(hub, { satellite: sat, id, at: receivedAt });
       const ago = (ms: number) => new Date(hub.clock.now().getTime() - ms);
       // Rows whose jobs were lost (a restart of the in-process queue, a crash before the enqueue).
       const recent = crypto.randomUUID();
@@ -300,11 +296,7 @@ describe('ingest', () => {
       await insert(old, ago(25 * 3600_000));
       await insert(finished, ago(5 * 60_000));
       // The worker's mark of a finished chunk: it has detections.
-      await hub.infra.db.query(
-        `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, created_at)
-         VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.9, $5, 0, 3000, 'test', $5)`,
-        [crypto.randomUUID(), team.id, sat.id, finished, ago(5 * 60_000)],
-      );
+      await makeDetection(hub, { satellite: sat, chunkId: finished, at: ago(5 * 60_000), modelId: 'test' });
       // A silent chunk: the model hears nothing in it, so it never gains the finished mark while the
       // worker runs beside this test (a tone could be heard as a bird between the two runs below).
       const stored = audioBody(sat, {}, makeWav(renderChunk({ species: [], seed: 9 })));

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, makeSatelliteKey } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, makeSatelliteKey } from './helpers/factories.ts';
 import { call, type Credential } from './helpers/http.ts';
 import { roleAtLeast, type Role } from '../src/core/actor.ts';
 import type { Access, Permission, TeamSource } from '../src/core/permissions.ts';
@@ -15,7 +15,6 @@ import { enforceRegistry } from '../src/core/http.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
 type CallerName =
   'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
@@ -106,33 +105,9 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     return sat.id;
   },
   // A stored chunk (row and object) of a satellite of the world's team.
-  chunk: async ({ hub, w }) => {
-    const sat = await makeSatellite(hub, w.team, null);
-    const id = newId();
-    const at = hub.clock.now();
-    const key = chunkStorageKey(w.team.id, sat.id, id, at);
-    const wav = makeWav(4800);
-    await hub.infra.storage.put(key, wav);
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 100, 48000, $5, $6, $4)`,
-      [id, w.team.id, sat.id, at, key, wav.length],
-    );
-    return id;
-  },
+  chunk: async ({ hub, w }) => (await makeChunk(hub, { team: w.team, durationMs: 100, audio: makeWav(4800) })).id,
   // A detection of a satellite of the world's team (its chunk need not exist).
-  detection: async (c) => {
-    const { hub, w } = c;
-    const sat = await makeSatellite(hub, w.team, null);
-    const id = newId();
-    c.detectionId = id;
-    const at = hub.clock.now();
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, created_at)
-       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.9, $5, 0, 3000, 'builtin', $5)`,
-      [id, w.team.id, sat.id, newId(), at],
-    );
-    return id;
-  },
+  detection: async (c) => (c.detectionId = await makeDetection(c.hub, { team: c.w.team })),
 };
 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [

@@ -9,11 +9,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import onnxProto from 'onnx-proto';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client, type Credential } from './helpers/http.ts';
 import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { newId } from '../src/core/crypto.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/inference/model.ts';
 import { windowStarts } from '../src/inference/worker.ts';
@@ -120,14 +119,10 @@ describe('models', () => {
 
   /** A stored chunk of `species` (soundscape labels) for the team, enqueued for inference. */
   async function chunkFor(t: TestTeam, satelliteId: string, species: string[], seed: number): Promise<string> {
-    const chunkId = newId();
-    const at = hub.clock.now();
-    const key = `test/${chunkId}.wav`;
-    await hub.infra.storage.put(key, makeWav(renderChunk({ species, seed })));
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-      [chunkId, t.id, satelliteId, at, key],
-    );
+    const { id: chunkId } = await makeChunk(hub, {
+      satellite: { id: satelliteId, tenantId: t.id },
+      audio: makeWav(renderChunk({ species, seed })),
+    });
     await hub.infra.queue.enqueue(INFERENCE_QUEUE, chunkId, { chunkId, tenantId: t.id, satelliteId });
     return chunkId;
   }

@@ -7,11 +7,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { createInferenceHandler } from '../src/inference/worker.ts';
+import { classifyChunk } from './helpers/inference.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { judgeRarity } from '../src/inference/rarity.ts';
 
@@ -31,26 +30,15 @@ describe('rare flag', () => {
 
   /** Stores a silent chunk recorded `days` after day 0 and runs inference on it with a model that hears `label`. */
   async function detect(days: number, label: string) {
-    const chunkId = newId();
-    const key = `rarity/${chunkId}.wav`;
-    const at = new Date(day0 + days * DAY_MS);
-    await hub.infra.storage.put(key, makeWav(144_000));
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 288044, $4)`,
-      [chunkId, team.id, sat.id, at, key],
-    );
+    const chunk = await makeChunk(hub, {
+      satellite: { id: sat.id, tenantId: team.id },
+      at: new Date(day0 + days * DAY_MS),
+      audio: makeWav(144_000),
+    });
     const [scientificName, commonName] = label.split('_');
-    const handle = createInferenceHandler({
-      db: hub.infra.db,
-      clock: hub.clock,
-      storage: hub.infra.storage,
-      queue: hub.infra.queue,
-      broker: hub.infra.broker,
-      live: hub.services.live,
-      log: { warn: () => {} },
+    const { announced: messages } = await classifyChunk(hub, chunk, {
       loadClassifier: async () => ({ classify: async () => [{ label, scientificName, commonName, index: 0, logit: 2, confidence: 0.9 }] }),
     });
-    const { announced: messages } = await handle({ id: chunkId, attempt: 1, data: { chunkId, tenantId: team.id, satelliteId: sat.id } });
     assert.equal(messages.length, 1, `one detection of ${label}`);
     const stored = await api.get(`/detections/${messages[0].id}`, owner);
     assert.equal(stored.status, 200);

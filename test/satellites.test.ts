@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { checkBrokerLogin } from './helpers/broker-login.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
@@ -594,21 +594,24 @@ describe('satellites', () => {
       const keys: string[] = [];
       for (let i = 0; i < 2; i++) {
         const key = `audio/${t.team.id}/${sat.id}/2026/11/22/${i}.wav`;
-        await hub.infra.storage.put(key, Buffer.alloc(1000 + i), 'audio/wav');
-        await hub.infra.db.query(
-          `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES (gen_random_uuid(), $1, $2, $3, 3000, 48000, $4, $5, $3)`,
-          [t.team.id, sat.id, hub.clock.now(), key, 1000 + i],
-        );
+        await makeChunk(hub, {
+          satellite: { id: sat.id, tenantId: t.team.id },
+          key,
+          audio: Buffer.alloc(1000 + i),
+          contentType: 'audio/wav',
+        });
         keys.push(key);
       }
       // Detections: two promoted (one a stitched continuation), one tentative; another satellite's row is not counted.
       const neighbour = (await register(t.member, t.team, { name: 'Neighbour' })).body;
       const detection = (satelliteId: string, tentative: boolean) =>
-        hub.infra.db.query(
-          `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, created_at)
-           VALUES (gen_random_uuid(), $1, $2, gen_random_uuid(), 'eurrob1', 'Erithacus rubecula', 'European Robin', 'bird', 0.8, $3, 0, 3000, 'test', $4, $5, $3)`,
-          [t.team.id, satelliteId, hub.clock.now(), tentative, !tentative],
-        );
+        makeDetection(hub, {
+          satellite: { id: satelliteId, tenantId: t.team.id },
+          confidence: 0.8,
+          modelId: 'test',
+          tentative,
+          promoted: !tentative,
+        });
       await detection(sat.id, false);
       await detection(sat.id, false);
       await detection(sat.id, true);

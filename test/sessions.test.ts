@@ -7,9 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { newId } from '../src/core/crypto.ts';
 
 const S = 1000;
 const M = 60 * S;
@@ -31,11 +30,7 @@ describe('sessions', () => {
   const chunks: Record<string, string[]> = { S1: [], S2: [], S3: [], S4: [] };
 
   async function chunk(sat: { id: string }, ms: number, session: string) {
-    const id = newId();
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-      [id, team.id, sat.id, new Date(base + ms), `t/${id}.wav`],
-    );
+    const { id } = await makeChunk(hub, { satellite: { id: sat.id, tenantId: team.id }, at: new Date(base + ms) });
     chunks[session].push(id);
     return id;
   }
@@ -47,25 +42,19 @@ describe('sessions', () => {
     species: [string, string],
     opts: { callId?: string; callChunks?: number; tentative?: boolean } = {},
   ) {
-    const id = newId();
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence, detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, call_chunks, created_at)
-       VALUES ($1, $2, $3, $4, $5, 'x', $6, 'bird', 0.7, $7, 0, 3000, 'builtin', $8, $9, $10, $11, $7)`,
-      [
-        id,
-        team.id,
-        sat.id,
-        chunkId,
-        species[0],
-        species[1],
-        new Date(base + ms),
-        opts.tentative ?? false,
-        !(opts.tentative ?? false),
-        opts.callId ?? null,
-        opts.callChunks ?? 1,
-      ],
-    );
-    return id;
+    return makeDetection(hub, {
+      satellite: { id: sat.id, tenantId: team.id },
+      chunkId,
+      code: species[0],
+      scientificName: 'x',
+      commonName: species[1],
+      confidence: 0.7,
+      at: new Date(base + ms),
+      tentative: opts.tentative ?? false,
+      promoted: !(opts.tentative ?? false),
+      callId: opts.callId ?? null,
+      callChunks: opts.callChunks ?? 1,
+    });
   }
 
   const ROBIN: [string, string] = ['eurrob1', 'European Robin'];

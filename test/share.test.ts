@@ -7,11 +7,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import {
+  factories,
+  makeChunk,
+  makeDetection,
+  makeSatellite,
+  type DetectionSpec,
+  type TestTeam,
+  type TestUser,
+} from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -26,46 +33,17 @@ describe('share links', () => {
   let wav: Buffer;
   let chunkId: string;
 
-  /** A stored chunk (object and row) with a position, as a phone satellite would send it. */
-  async function makeChunk(audio: Buffer): Promise<string> {
-    const id = newId();
-    const at = hub.clock.now();
-    const key = chunkStorageKey(team.id, sat.id, id, at);
-    await hub.infra.storage.put(key, audio);
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
-       VALUES ($1, $2, $3, $4, 3000, 48000, $5, $6, 52.123456, 4.654321, $4)`,
-      [id, team.id, sat.id, at, key, audio.length],
-    );
-    return id;
-  }
-
-  async function makeDetection(
-    opts: { category?: string; tentative?: boolean; promoted?: boolean; rare?: string; commonName?: string; modelId?: string } = {},
-  ): Promise<string> {
-    const id = newId();
-    const at = new Date(Date.UTC(2026, 4, 10, 5, 30));
-    await hub.infra.db.query(
-      `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
-         detected_at, start_ms, end_ms, model_id, tentative, promoted, is_first_of_season, is_first_of_day, is_rare, rare_reason, created_at)
-       VALUES ($1, $2, $3, $4, 'eurrob1', 'Erithacus rubecula', $11, $5, 0.875, $6, 0, 3000, $12, $7, $8, true, true, $9, $10, $6)`,
-      [
-        id,
-        team.id,
-        sat.id,
-        chunkId,
-        opts.category ?? 'bird',
-        at,
-        opts.tentative ?? false,
-        opts.promoted ?? true,
-        opts.rare !== undefined,
-        opts.rare ?? null,
-        opts.commonName ?? 'European Robin',
-        opts.modelId ?? 'builtin',
-      ],
-    );
-    return id;
-  }
+  /** A promoted robin at 0.875, first of season and of day, in the stored chunk; `opts` changes it. */
+  const sharedDetection = (opts: Pick<DetectionSpec, 'category' | 'tentative' | 'promoted' | 'rare' | 'commonName' | 'modelId'> = {}) =>
+    makeDetection(hub, {
+      satellite: { id: sat.id, tenantId: team.id },
+      chunkId,
+      confidence: 0.875,
+      at: new Date(Date.UTC(2026, 4, 10, 5, 30)),
+      firstOfSeason: true,
+      firstOfDay: true,
+      ...opts,
+    });
 
   /** The API path of a share link's page (`{publicUrl}/share/detection/{id}/{token}`). */
   async function share(id: string): Promise<{ path: string; token: string; expiresAt: string }> {
@@ -92,12 +70,14 @@ describe('share links', () => {
     const samples = new Int16Array(144_000);
     for (let i = 0; i < samples.length; i++) samples[i] = Math.round(8000 * Math.sin((2 * Math.PI * 3000 * i) / 48_000));
     wav = makeWav(samples);
-    chunkId = await makeChunk(wav);
+    // A stored chunk (object and row) with a position, as a phone satellite would send it.
+    chunkId = (await makeChunk(hub, { satellite: { id: sat.id, tenantId: team.id }, audio: wav, latitude: 52.123456, longitude: 4.654321 }))
+      .id;
   });
   after(() => hub.close());
 
   test('a viewer gets {shareUrl, expiresAt}, valid 90 days', async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     const before = hub.clock.now().getTime();
     const res = await api.get(`/detections/${id}/share`, viewer);
     assert.equal(res.status, 200, res.text);
@@ -107,7 +87,7 @@ describe('share links', () => {
   });
 
   test('anyone with the link reads species, time, confidence and badges; never the team, satellite or position', async () => {
-    const id = await makeDetection({ rare: 'Not seen before at this team' });
+    const id = await sharedDetection({ rare: 'Not seen before at this team' });
     const link = await share(id);
     const res = await api.get(link.path, null);
     assert.equal(res.status, 200, res.text);
@@ -137,7 +117,7 @@ describe('share links', () => {
       'INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)',
       [team.id, 'calibrated-model', hub.clock.now(), JSON.stringify(buckets)],
     );
-    const id = await makeDetection({ modelId: 'calibrated-model' });
+    const id = await sharedDetection({ modelId: 'calibrated-model' });
     const res = await api.get((await share(id)).path, null);
     assert.equal(res.status, 200);
     assert.equal(res.body.confidence, 0.875);
@@ -145,7 +125,7 @@ describe('share links', () => {
   });
 
   test('the shared audio streams the chunk, with ranges like GET /audio/:chunkId', async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     const { token } = await share(id);
     const whole = await raw(`/share/audio/${id}/${token}`);
     assert.equal(whole.status, 200);
@@ -162,7 +142,7 @@ describe('share links', () => {
   });
 
   test('the shared spectrogram is a PNG of the chunk', async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     const { token } = await share(id);
     const res = await raw(`/share/spectrogram/${id}/${token}?width=300&height=100`);
     assert.equal(res.status, 200);
@@ -174,7 +154,7 @@ describe('share links', () => {
   });
 
   test('after 90 days the page, the audio and the spectrogram answer 410 SHARE_EXPIRED', async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     const link = await share(id);
     try {
       hub.clock.advance(90 * DAY_MS - 60_000);
@@ -190,8 +170,8 @@ describe('share links', () => {
   });
 
   test('a forged or tampered link answers 403, also for another detection and an extended expiry', async () => {
-    const id = await makeDetection();
-    const other = await makeDetection();
+    const id = await sharedDetection();
+    const other = await sharedDetection();
     const { token } = await share(id);
     const [exp, sig] = token.split('.');
     const flipped = sig.slice(0, -1) + (sig.endsWith('A') ? 'B' : 'A');
@@ -212,7 +192,7 @@ describe('share links', () => {
   });
 
   test('the link preview is Open Graph HTML with every value escaped', async () => {
-    const id = await makeDetection({ commonName: 'Robin <script>alert("x")</script> & co' });
+    const id = await sharedDetection({ commonName: 'Robin <script>alert("x")</script> & co' });
     const link = await share(id);
     const res = await api.get(`${link.path}/og`, null);
     assert.equal(res.status, 200);
@@ -233,17 +213,17 @@ describe('share links', () => {
 
   test('a tentative or unpromoted detection is not shareable (409 NOT_SHAREABLE)', async () => {
     assertError(
-      await api.get(`/detections/${await makeDetection({ tentative: true, promoted: false })}/share`, viewer),
+      await api.get(`/detections/${await sharedDetection({ tentative: true, promoted: false })}/share`, viewer),
       409,
       'NOT_SHAREABLE',
     );
-    assertError(await api.get(`/detections/${await makeDetection({ promoted: false })}/share`, viewer), 409, 'NOT_SHAREABLE');
+    assertError(await api.get(`/detections/${await sharedDetection({ promoted: false })}/share`, viewer), 409, 'NOT_SHAREABLE');
   });
 
   test('a category the team hides is not shareable (409 NOT_SHAREABLE)', async () => {
     // visible_categories leaves human voices out by default.
-    assertError(await api.get(`/detections/${await makeDetection({ category: 'human_voice' })}/share`, viewer), 409, 'NOT_SHAREABLE');
-    const bird = await makeDetection();
+    assertError(await api.get(`/detections/${await sharedDetection({ category: 'human_voice' })}/share`, viewer), 409, 'NOT_SHAREABLE');
+    const bird = await sharedDetection();
     try {
       const put = await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: ['amphibian', 'insect'] }, owner);
       assert.equal(put.status, 200, put.text);
@@ -255,7 +235,7 @@ describe('share links', () => {
   });
 
   test('a link is checked again when read: hidden, tentative or deleted answers 404', async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     const link = await share(id);
     const audio = `/share/audio/${id}/${link.token}`;
     try {
@@ -274,7 +254,7 @@ describe('share links', () => {
   });
 
   test("issuing is Viewer+ of the detection's team: other teams and unknown ids get 404", async () => {
-    const id = await makeDetection();
+    const id = await sharedDetection();
     assertError(await api.get(`/detections/${id}/share`, otherOwner), 404, 'NOT_FOUND');
     assertError(await api.get(`/detections/${newId()}/share`, viewer), 404, 'NOT_FOUND');
     assertError(await api.get(`/detections/${id}/share`, null), 401, 'UNAUTHENTICATED');

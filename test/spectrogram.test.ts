@@ -7,11 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PNG } from 'pngjs';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
 import { renderSpectrogram } from '../src/modules/audio/spectrogram.ts';
 
 const RATE = 48_000;
@@ -53,18 +52,8 @@ describe('spectrogram', () => {
   let team: TestTeam;
   let toneChunk: string;
 
-  async function makeChunk(wav: Buffer): Promise<string> {
-    const sat = await makeSatellite(hub, team, null);
-    const id = newId();
-    const at = hub.clock.now();
-    const key = chunkStorageKey(team.id, sat.id, id, at);
-    await hub.infra.storage.put(key, wav);
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, $6, $4)`,
-      [id, team.id, sat.id, at, key, wav.length],
-    );
-    return id;
-  }
+  /** A stored chunk (object and row) of a new satellite of the team. */
+  const storedChunk = async (wav: Buffer) => (await makeChunk(hub, { team, audio: wav })).id;
 
   const png = async (path: string, as: TestUser) => {
     const res = await fetch(`${hub.url}/api${path}`, { headers: { authorization: `Bearer ${as.token}` } });
@@ -80,7 +69,7 @@ describe('spectrogram', () => {
     viewer = await f.member(team, 'viewer');
     otherOwner = await f.user();
     await f.team(otherOwner);
-    toneChunk = await makeChunk(toneWav(3000));
+    toneChunk = await storedChunk(toneWav(3000));
   });
   after(() => hub.close());
 
@@ -104,7 +93,7 @@ describe('spectrogram', () => {
       [3000, '?height=100&width=200', 12_000, 100],
       [9000, '?maxHz=24000&height=480', 24_000, 480],
     ] as const) {
-      const chunk = hz === 3000 ? toneChunk : await makeChunk(toneWav(hz));
+      const chunk = hz === 3000 ? toneChunk : await storedChunk(toneWav(hz));
       const { res, body } = await png(`/audio/${chunk}/spectrogram.png${query}`, viewer);
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('x-spectrogram-max-hz'), String(maxHz));

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { factories, makeChunk, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
@@ -30,16 +30,9 @@ describe('workers', () => {
   const chunks: Record<string, string> = {};
 
   async function chunkFor(t: TestTeam, species: string[], seed: number, opts: { missingAudio?: boolean } = {}): Promise<string> {
-    const sat = await makeSatellite(hub, t, null);
-    const chunkId = newId();
-    const at = hub.clock.now();
-    const key = `test/${chunkId}.wav`;
-    if (!opts.missingAudio) await hub.infra.storage.put(key, makeWav(renderChunk({ species, seed })));
-    await hub.infra.db.query(
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at) VALUES ($1, $2, $3, $4, 3000, 48000, $5, 1, $4)`,
-      [chunkId, t.id, sat.id, at, key],
-    );
-    await hub.infra.queue.enqueue(INFERENCE_QUEUE, chunkId, { chunkId, tenantId: t.id, satelliteId: sat.id });
+    const audio = opts.missingAudio ? undefined : makeWav(renderChunk({ species, seed }));
+    const { id: chunkId, satelliteId } = await makeChunk(hub, { team: t, audio });
+    await hub.infra.queue.enqueue(INFERENCE_QUEUE, chunkId, { chunkId, tenantId: t.id, satelliteId });
     return chunkId;
   }
 

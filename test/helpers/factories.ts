@@ -11,6 +11,7 @@ import { createUsersRepo } from '../../src/modules/users/repo.ts';
 import { createTeamsRepo } from '../../src/modules/teams/repo.ts';
 import { newId } from '../../src/core/crypto.ts';
 import type { Role } from '../../src/core/actor.ts';
+import { chunkStorageKey } from '../../src/modules/audio/repo.ts';
 
 export const PASSWORD = 'correct-horse-battery';
 let passwordHash: Promise<string> | null = null;
@@ -104,6 +105,13 @@ export function factories(hub: Hub) {
   return f;
 }
 
+/** A team made over HTTP by a person made for it (its owner). */
+export async function makeTeam(hub: Hub): Promise<TestTeam & { owner: TestUser }> {
+  const f = factories(hub);
+  const owner = await f.user();
+  return { ...(await f.team(owner)), owner };
+}
+
 /** A satellite row for tests that need one before satellites can be registered over HTTP. */
 export async function makeSatellite(
   hub: Hub,
@@ -129,4 +137,122 @@ export async function makeSatelliteKey(hub: Hub, satellite: { id: string; tenant
     [newId(), satellite.tenantId, satellite.id, hash, prefix, hub.clock.now()],
   );
   return key;
+}
+
+/** What a chunk or detection belongs to: its satellite, else a team-owned satellite of `team`, else of a new team. */
+interface Parent {
+  satellite?: { id: string; tenantId: string };
+  team?: TestTeam;
+}
+
+async function parentSatellite(hub: Hub, spec: Parent): Promise<{ id: string; tenantId: string }> {
+  return spec.satellite ?? makeSatellite(hub, spec.team ?? (await makeTeam(hub)), null);
+}
+
+export interface ChunkSpec extends Parent {
+  id?: string;
+  /** Recorded and received at; the hub clock's now when left out. */
+  at?: Date;
+  durationMs?: number;
+  /** The WAV stored under the chunk's key; no object is stored when left out. */
+  audio?: Buffer;
+  contentType?: string;
+  /** Storage key; the hub's own layout (audio/{team}/{satellite}/{date}/{id}.wav) when left out. */
+  key?: string;
+  /** The row's byte count; the audio's length, else 1. */
+  bytes?: number;
+  latitude?: number;
+  longitude?: number;
+}
+
+/** A stored chunk as the ingester leaves it: the row, and its audio object when given. */
+export async function makeChunk(
+  hub: Hub,
+  spec: ChunkSpec = {},
+): Promise<{ id: string; key: string; at: Date; tenantId: string; satelliteId: string }> {
+  const sat = await parentSatellite(hub, spec);
+  const id = spec.id ?? newId();
+  const at = spec.at ?? hub.clock.now();
+  const key = spec.key ?? chunkStorageKey(sat.tenantId, sat.id, id, at);
+  if (spec.audio) await hub.infra.storage.put(key, spec.audio, spec.contentType);
+  await hub.infra.db.query(
+    `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
+     VALUES ($1, $2, $3, $4, $5, 48000, $6, $7, $8, $9, $4)`,
+    [
+      id,
+      sat.tenantId,
+      sat.id,
+      at,
+      spec.durationMs ?? 3000,
+      key,
+      spec.bytes ?? spec.audio?.length ?? 1,
+      spec.latitude ?? null,
+      spec.longitude ?? null,
+    ],
+  );
+  return { id, key, at, tenantId: sat.tenantId, satelliteId: sat.id };
+}
+
+export interface DetectionSpec extends Parent {
+  id?: string;
+  /** The chunk it was heard in; a chunk id without a row when left out. */
+  chunkId?: string;
+  code?: string;
+  scientificName?: string;
+  commonName?: string;
+  category?: string;
+  confidence?: number;
+  /** Detected at (and created at); the hub clock's now when left out. */
+  at?: Date;
+  startMs?: number;
+  endMs?: number;
+  modelId?: string;
+  // Left out, these keep the table's defaults (unverified, not tentative, promoted, no call, no badges).
+  verificationStatus?: string;
+  tentative?: boolean;
+  promoted?: boolean;
+  callId?: string | null;
+  callChunks?: number;
+  firstOfSeason?: boolean;
+  firstOfDay?: boolean;
+  /** Marks it rare with this reason. */
+  rare?: string;
+}
+
+/** A detection row as the worker writes it: a European Robin at 0.9 from the built-in model unless told otherwise. */
+export async function makeDetection(hub: Hub, spec: DetectionSpec = {}): Promise<string> {
+  const sat = await parentSatellite(hub, spec);
+  const id = spec.id ?? newId();
+  const at = spec.at ?? hub.clock.now();
+  const columns: Record<string, unknown> = {
+    id,
+    tenant_id: sat.tenantId,
+    satellite_id: sat.id,
+    chunk_id: spec.chunkId ?? newId(),
+    species_code: spec.code ?? 'eurrob1',
+    scientific_name: spec.scientificName ?? 'Erithacus rubecula',
+    common_name: spec.commonName ?? 'European Robin',
+    category: spec.category ?? 'bird',
+    confidence: spec.confidence ?? 0.9,
+    detected_at: at,
+    start_ms: spec.startMs ?? 0,
+    end_ms: spec.endMs ?? 3000,
+    model_id: spec.modelId ?? 'builtin',
+    verification_status: spec.verificationStatus,
+    tentative: spec.tentative,
+    promoted: spec.promoted,
+    call_id: spec.callId,
+    call_chunks: spec.callChunks,
+    is_first_of_season: spec.firstOfSeason,
+    is_first_of_day: spec.firstOfDay,
+    is_rare: spec.rare === undefined ? undefined : true,
+    rare_reason: spec.rare,
+    created_at: at,
+  };
+  const given = Object.entries(columns).filter(([, v]) => v !== undefined);
+  await hub.infra.db.query(
+    `INSERT INTO detections (${given.map(([c]) => c).join(', ')}) VALUES (${given.map((_, i) => `$${i + 1}`).join(', ')})`,
+    given.map(([, v]) => v),
+  );
+  return id;
 }
