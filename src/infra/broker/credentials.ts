@@ -1,6 +1,6 @@
 import type { Db } from '../db/index.ts';
 import { safeEqual, sha256Hex } from '../../core/crypto.ts';
-import type { SatelliteCredentialCheck } from './index.ts';
+import type { SatelliteCredentialCheck } from './types.ts';
 
 /**
  * The embedded broker's login check: username = satellite id, password = the 32-byte secret
