@@ -4,15 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import multipart from '@fastify/multipart';
-import type { Config } from './config.ts';
-import type { Clock } from './core/clock.ts';
-import type { Db } from './infra/db/index.ts';
-import type { Kv } from './infra/kv/index.ts';
-import type { Mailer } from './infra/mail/index.ts';
-import type { Bus } from './infra/bus/index.ts';
-import type { ObjectStorage } from './infra/storage/index.ts';
-import type { JobQueue } from './infra/queue/index.ts';
-import type { Broker } from './infra/broker/index.ts';
+import type { Infra } from './infra/types.ts';
 import { createAuditWriter } from './core/audit.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './core/auth-resolver.ts';
@@ -85,19 +77,6 @@ import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 import { registerWebRoutes } from './modules/web/static.ts';
-
-/** The infrastructure ports, built once at start-up from config (DESIGN.md §2). */
-export interface Infra {
-  config: Config;
-  db: Db;
-  kv: Kv;
-  mail: Mailer;
-  bus: Bus;
-  storage: ObjectStorage;
-  queue: JobQueue;
-  broker: Broker;
-  clock: Clock;
-}
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */

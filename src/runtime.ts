@@ -1,4 +1,5 @@
-import type { Infra, Services } from './app.ts';
+import type { Services } from './app.ts';
+import type { Infra } from './infra/types.ts';
 import { startConfigPusher } from './ingest/config-pusher.ts';
 import { startBrokerCommandExecutor } from './infra/broker/bus-broker.ts';
 import { startLiveRelay } from './modules/live/relay.ts';

@@ -1,5 +1,5 @@
 import type { Config } from '../config.ts';
-import type { Infra } from '../app.ts';
+import type { Infra } from './types.ts';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { createDb, type Db } from './db/index.ts';
 import { migrate } from './db/migrate.ts';
