@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
