@@ -25,7 +25,7 @@ import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
-import { speciesCatalog } from './inference/species-catalog.ts';
+import { speciesCatalog } from './modules/species/catalog.ts';
 import { createSpeciesRepo } from './modules/species/repo.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { createAudioRepo } from './modules/audio/repo.ts';

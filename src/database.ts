@@ -1,7 +1,7 @@
 import type { Db } from './infra/db/types.ts';
 import { migrate } from './infra/db/migrate.ts';
 import { syncSpeciesCatalog } from './modules/species/catalog-sync.ts';
-import { speciesCatalog } from './inference/species-catalog.ts';
+import { speciesCatalog } from './modules/species/catalog.ts';
 
 /**
  * Migrations, then reference data kept like the schema: the species table follows the bundled catalog.

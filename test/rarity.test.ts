@@ -12,7 +12,7 @@ import { client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { judgeRarity } from '../src/inference/rarity.ts';
 
 const DAY_MS = 86_400_000;

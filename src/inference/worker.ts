@@ -28,22 +28,21 @@ import { newId } from '../core/crypto.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
+import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
   DEFAULT_MIN_CONFIDENCE,
   DEFAULT_SENSITIVITY,
-  loadBuiltinModel,
   MODEL_INPUT_SAMPLES,
   MODEL_SAMPLE_RATE,
-  type Model,
+  type Classifier,
   type Prediction,
-} from './model.ts';
-import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
+} from '../infra/classifier/types.ts';
+import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
-import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type LabelSpecies, type ModelStore } from './model-store.ts';
+import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
+import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { FEW_RECORDS, judgeRarity } from './rarity.ts';
-
-export { BUILTIN_MODEL_ID, type Classifier };
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
