@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { loadBuiltinModel } from '../src/inference/model.ts';
+import { loadBuiltinModel } from '../src/infra/classifier/onnx.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { createSettingsService } from '../src/modules/settings/service.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';

@@ -35,7 +35,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import onnxProto from 'onnx-proto';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
-import { loadModel, MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE } from '../src/inference/model.ts';
+import { loadModel } from '../src/infra/classifier/onnx.ts';
+import { MODEL_INPUT_SAMPLES, MODEL_SAMPLE_RATE } from '../src/infra/classifier/types.ts';
 
 const { onnx } = onnxProto;
 

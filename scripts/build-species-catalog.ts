@@ -25,7 +25,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { LANGUAGES } from '../src/modules/settings/registry.ts';
-import { CATALOG_FORMAT, normaliseLanguage, type CatalogFile, type SpeciesCategory } from '../src/inference/species-catalog.ts';
+import { CATALOG_FORMAT, normaliseLanguage, type CatalogFile, type SpeciesCategory } from '../src/modules/species/catalog.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name: string) => {

@@ -23,7 +23,7 @@ async function fromApp(): Promise<unknown> {
     CHORUS_SECRET: 'gen-api-0123456789abcdef0123456789abcdef',
     PATH: process.env.PATH,
   });
-  const infra = await createInfra(config, { migrate: false, broker: false });
+  const infra = await createInfra(config, { broker: false });
   try {
     const { app } = await buildApp(infra, { logger: false });
     await app.ready();

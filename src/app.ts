@@ -4,18 +4,10 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import multipart from '@fastify/multipart';
-import type { Config } from './config.ts';
-import type { Clock } from './core/clock.ts';
-import type { Db } from './infra/db/index.ts';
-import type { Kv } from './infra/kv/index.ts';
-import type { Mailer } from './infra/mail/index.ts';
-import type { Bus } from './infra/bus/index.ts';
-import type { ObjectStorage } from './infra/storage/index.ts';
-import type { JobQueue } from './infra/queue/index.ts';
-import type { Broker } from './infra/broker/index.ts';
-import { createAuditWriter } from './core/audit.ts';
+import type { Infra } from './infra/types.ts';
+import { createAuditWriter } from './modules/audit/writer.ts';
 import { createJwtService } from './core/jwt.ts';
-import { createAuthResolver } from './core/auth-resolver.ts';
+import { createAuthResolver } from './modules/auth/resolver.ts';
 import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
 import { access, type Permission, type RouteDef } from './core/permissions.ts';
@@ -33,7 +25,7 @@ import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
-import { speciesCatalog } from './inference/species-catalog.ts';
+import { speciesCatalog } from './modules/species/catalog.ts';
 import { createSpeciesRepo } from './modules/species/repo.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
 import { createAudioRepo } from './modules/audio/repo.ts';
@@ -85,19 +77,6 @@ import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 import { registerWebRoutes } from './modules/web/static.ts';
-
-/** The infrastructure ports, built once at start-up from config (DESIGN.md §2). */
-export interface Infra {
-  config: Config;
-  db: Db;
-  kv: Kv;
-  mail: Mailer;
-  bus: Bus;
-  storage: ObjectStorage;
-  queue: JobQueue;
-  broker: Broker;
-  clock: Clock;
-}
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */

@@ -3,9 +3,8 @@ import { ConfigError, loadConfig } from './config.ts';
 import { buildApp, createServices } from './app.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
-import { migrate } from './infra/db/migrate.ts';
-import { syncSpeciesCatalog } from './modules/species/catalog-sync.ts';
-import { speciesCatalog } from './inference/species-catalog.ts';
+import { prepareDatabase } from './database.ts';
+import { satelliteCredentialCheck } from './modules/satellites/broker-credentials.ts';
 import { ensureFirstAdmin } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
@@ -27,7 +26,8 @@ Configuration comes from the environment; see README.md.`;
 
 async function serve(mode?: 'worker') {
   const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
-  const infra = await createInfra(config);
+  const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck });
+  await prepareDatabase(infra.db, infra.clock.now());
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
   const first =
@@ -78,8 +78,7 @@ async function serve(mode?: 'worker') {
 async function runMigrate() {
   const config = loadConfig();
   const db = await createDb({ ...config, databaseSchema: process.env.DATABASE_SCHEMA ?? null });
-  const applied = await migrate(db);
-  const species = await syncSpeciesCatalog(db, speciesCatalog(), new Date());
+  const { applied, species } = await prepareDatabase(db, new Date());
   console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date');
   if (species > 0) console.log(`Species catalog: ${species} species written`);
   await db.close();
@@ -101,6 +100,7 @@ async function admin(args: string[]) {
   if (!values.email) throw new Error('--email is required');
   const config = loadConfig();
   const infra = await createInfra(config, { broker: false });
+  await prepareDatabase(infra.db, infra.clock.now());
   const services = createServices(infra);
   const actor = systemActor();
   try {

@@ -1,4 +1,5 @@
-import type { Infra, Services } from './app.ts';
+import type { Services } from './app.ts';
+import type { Infra } from './infra/types.ts';
 import { startConfigPusher } from './ingest/config-pusher.ts';
 import { startBrokerCommandExecutor } from './infra/broker/bus-broker.ts';
 import { startLiveRelay } from './modules/live/relay.ts';
@@ -7,10 +8,10 @@ import { startOfflineMonitor, type OfflineMonitor } from './ingest/offline-monit
 import { requeueRecentChunks } from './ingest/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
 import { startTentativeSweeper } from './inference/aggregation.ts';
-import { createModelStore } from './inference/model-store.ts';
+import { createModelStore } from './modules/models/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 import { createLabelSpecies } from './modules/species/catalog-sync.ts';
-import { speciesCatalog } from './inference/species-catalog.ts';
+import { speciesCatalog } from './modules/species/catalog.ts';
 
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {

@@ -12,8 +12,8 @@ import { client } from './helpers/http.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { classifyChunk } from './helpers/inference.ts';
 import { sweepTentative } from '../src/inference/aggregation.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
-import type { Prediction } from '../src/inference/model.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
+import type { Prediction } from '../src/infra/classifier/types.ts';
 
 const ROBIN = 'Erithacus rubecula_European Robin';
 const TIT = 'Parus major_Great Tit';

@@ -13,7 +13,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { createEmbeddedBroker, type Broker } from '../src/infra/broker/index.ts';
-import { dbCredentialCheck } from '../src/infra/broker/credentials.ts';
+import { satelliteCredentialCheck } from '../src/modules/satellites/broker-credentials.ts';
 
 const TIMEOUT = 5000;
 const BAD_USERNAME_OR_PASSWORD = 4;
@@ -129,7 +129,7 @@ describe('broker credentials', () => {
         wsPort: 0,
         host: '127.0.0.1',
         publicUrl: 'http://chorus.test',
-        check: dbCredentialCheck(hub.infra.db),
+        check: satelliteCredentialCheck(hub.infra.db),
       });
       assert.equal(await refusal(fresh.brokerUrl, doomed.login), BAD_USERNAME_OR_PASSWORD, 'the row is gone');
       await connect(fresh.brokerUrl, kept.login);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import mqtt from 'mqtt';
 import { listMigrations } from '../src/infra/db/migrate.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -14,11 +14,11 @@ import { client, type Credential } from './helpers/http.ts';
 import { RawSatellite, audioBody } from './helpers/raw-satellite.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { newId } from '../src/core/crypto.ts';
 import { seasonOf } from '../src/inference/worker.ts';
 import { classifyChunk } from './helpers/inference.ts';
-import { ModelError } from '../src/inference/model.ts';
+import { ModelError } from '../src/infra/classifier/types.ts';
 
 const WAIT_MS = 30_000;
 

@@ -1,5 +1,5 @@
 /**
- * The model runner (src/inference/model.ts) and the built-in model (models/builtin, built by
+ * The model runner (src/infra/classifier/onnx.ts) and the built-in model (models/builtin, built by
  * scripts/build-builtin-model.ts): BirdNET's interface, the soundscape's five species found in
  * chunks of many seeds, nothing found in silence, the sigmoid with sensitivity, and clear
  * errors for broken models.
@@ -10,18 +10,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import onnxProto from 'onnx-proto';
-import {
-  BUILTIN_LABELS_PATH,
-  BUILTIN_MODEL_PATH,
-  confidenceOf,
-  loadBuiltinModel,
-  loadModel,
-  type Model,
-  ModelError,
-  MODEL_INPUT_SAMPLES,
-  parseLabels,
-  toModelInput,
-} from '../src/inference/model.ts';
+import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH, loadBuiltinModel, loadModel, type Model } from '../src/infra/classifier/onnx.ts';
+import { ModelError, MODEL_INPUT_SAMPLES } from '../src/infra/classifier/types.ts';
+import { confidenceOf, toModelInput } from '../src/infra/classifier/confidence.ts';
+import { parseLabels } from '../src/infra/classifier/labels.ts';
 import { renderChunk, soundscapeChunk, SPECIES, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 
 const { onnx } = onnxProto;

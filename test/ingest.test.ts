@@ -304,7 +304,7 @@ describe('ingest', () => {
 
       const offered: string[] = [];
       const spy = {
-        enqueue: async (queue: string, id: string, data: Record<string, unknown>) => {
+        enqueue: async <T extends object>(queue: string, id: string, data: T) => {
           offered.push(id);
           await hub.infra.queue.enqueue(queue, id, data);
         },

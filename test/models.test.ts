@@ -14,7 +14,7 @@ import { assertError, client, type Credential } from './helpers/http.ts';
 import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
-import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/inference/model.ts';
+import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/infra/classifier/onnx.ts';
 import { windowStarts } from '../src/inference/worker.ts';
 
 const { onnx } = onnxProto;

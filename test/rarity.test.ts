@@ -11,7 +11,7 @@ import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } fro
 import { client } from './helpers/http.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { classifyChunk } from './helpers/inference.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { judgeRarity } from '../src/inference/rarity.ts';
 
 const DAY_MS = 86_400_000;

@@ -16,7 +16,7 @@ import {
   speciesCatalog,
   readCatalogFile,
   SpeciesCatalogError,
-} from '../src/inference/species-catalog.ts';
+} from '../src/modules/species/catalog.ts';
 import { SPECIES } from '../src/satellite/soundscape.ts';
 
 const SOURCE = path.resolve(import.meta.dirname, '..', '..', 'shared', 'data', 'species');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { DEFAULT_CATALOG_PATH, readCatalogFile, SpeciesCatalog, speciesCatalog } from '../src/inference/species-catalog.ts';
+import { DEFAULT_CATALOG_PATH, readCatalogFile, SpeciesCatalog, speciesCatalog } from '../src/modules/species/catalog.ts';
 import { syncSpeciesCatalog } from '../src/modules/species/catalog-sync.ts';
 
 describe('species names', () => {

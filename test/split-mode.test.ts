@@ -17,7 +17,7 @@ import pg from 'pg';
 import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import { makeWav } from '../src/protocol/wav.ts';
-import { speciesCatalog } from '../src/inference/species-catalog.ts';
+import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMemoryBus } from '../src/infra/bus/index.ts';

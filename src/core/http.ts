@@ -6,7 +6,6 @@ import type { Actor, Auth } from './actor.ts';
 import { AppError, errorBody } from './errors.ts';
 import type { Permission, RouteDef } from './permissions.ts';
 import type { createGuard } from './guard.ts';
-import type { AuthResolver } from './auth-resolver.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -91,6 +90,11 @@ export function installErrorHandling(app: FastifyInstance): void {
 }
 
 export const API_PREFIX = '/api';
+
+/** Who sends a request (spec §5), or null for an anonymous caller; the auth module knows the credentials. */
+export interface AuthResolver {
+  resolve(req: FastifyRequest): Promise<Auth | null>;
+}
 
 /** Registers module routes; each carries its permission so the guard and the registry agree. */
 export function registerRoutes(

@@ -25,25 +25,24 @@ import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { Job, JobQueue } from '../infra/queue/index.ts';
 import { topicOf } from '../protocol/topics.ts';
 import { newId } from '../core/crypto.ts';
-import { INFERENCE_QUEUE } from '../protocol/jobs.ts';
+import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
 import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
+import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
   DEFAULT_MIN_CONFIDENCE,
   DEFAULT_SENSITIVITY,
-  loadBuiltinModel,
   MODEL_INPUT_SAMPLES,
   MODEL_SAMPLE_RATE,
-  type Model,
+  type Classifier,
   type Prediction,
-} from './model.ts';
-import { speciesCatalog, type SpeciesCatalog } from './species-catalog.ts';
+} from '../infra/classifier/types.ts';
+import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
-import { BUILTIN_MODEL_ID, speciesOfLabel, type Classifier, type LabelSpecies, type ModelStore } from './model-store.ts';
+import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
+import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { FEW_RECORDS, judgeRarity } from './rarity.ts';
-
-export { BUILTIN_MODEL_ID, type Classifier };
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
@@ -92,8 +91,11 @@ export function windowStarts(durationMs: number, overlapMs: number): number[] {
   return starts;
 }
 
+/** What the handler reads of a job; the storage key and the rest come from the chunk row. */
+type ChunkOfJob = Pick<InferenceJob, 'chunkId' | 'tenantId'> & Partial<InferenceJob>;
+
 /** The model each running attempt used, for its report. */
-const modelOfJob = new WeakMap<Job, string>();
+const modelOfJob = new WeakMap<Job<ChunkOfJob>, string>();
 
 let builtin: Promise<Model> | null = null;
 
@@ -188,9 +190,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
   }
 
-  return async function handle(job: Job): Promise<InferenceOutcome> {
-    const chunkId = String(job.data.chunkId ?? '');
-    const tenantId = String(job.data.tenantId ?? '');
+  return async function handle(job: Job<ChunkOfJob>): Promise<InferenceOutcome> {
+    const { chunkId, tenantId } = job.data;
     const chunk = await db.maybeOne<{
       satelliteId: string;
       satelliteName: string | null;
@@ -340,13 +341,13 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
 /** Starts the worker on the 'inference' queue (concurrency 1 by default). */
 export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrency = 1): Promise<void> {
   const handle = createInferenceHandler(deps);
-  await deps.queue.process(INFERENCE_QUEUE, concurrency, async (job) => {
+  await deps.queue.process<InferenceJob>(INFERENCE_QUEUE, concurrency, async (job) => {
     const started = performance.now();
     const report = (status: 'completed' | 'failed', detections: number, error: string | null) =>
       deps.reporter?.record({
         jobId: job.id,
-        chunkId: String(job.data.chunkId ?? ''),
-        tenantId: String(job.data.tenantId ?? ''),
+        chunkId: job.data.chunkId,
+        tenantId: job.data.tenantId,
         attempt: job.attempt,
         status,
         durationMs: Math.round((performance.now() - started) * 10) / 10,

@@ -1,20 +1,27 @@
 import type { Config } from '../config.ts';
-import type { Infra } from '../app.ts';
+import type { Infra } from './types.ts';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { createDb, type Db } from './db/index.ts';
-import { migrate } from './db/migrate.ts';
 import { createKv } from './kv/index.ts';
 import { createMailer } from './mail/index.ts';
 import { createBus } from './bus/index.ts';
 import { createStorage } from './storage/index.ts';
 import { createQueue } from './queue/index.ts';
-import { type Broker, createBroker } from './broker/index.ts';
-import { dbCredentialCheck } from './broker/credentials.ts';
+import { createBroker } from './broker/index.ts';
+import type { Broker, SatelliteCredentialCheck } from './broker/types.ts';
 import { createBusBroker } from './broker/bus-broker.ts';
-import { syncSpeciesCatalog } from '../modules/species/catalog-sync.ts';
-import { speciesCatalog } from '../inference/species-catalog.ts';
 
-/** Builds every port from config: embedded parts by default, production peers by URL. */
+export interface InfraOptions {
+  clock?: Clock;
+  /** A database the caller opened (the test hub: a PGlite from a snapshot, a PostgreSQL schema); closeInfra closes it. */
+  db?: Db;
+  databaseSchema?: string | null;
+  /** false: no broker connection (one-shot commands). */
+  broker?: boolean;
+  /** How the embedded broker checks a satellite's login; the satellites module knows the table (composition passes it). */
+  credentialCheck?: (db: Db) => SatelliteCredentialCheck;
+}
+
 /** For one-shot commands (CLI admin) that must not open broker listeners a running hub holds. */
 function noBroker(): Broker {
   const refuse = async () => {
@@ -32,31 +39,29 @@ function noBroker(): Broker {
   };
 }
 
-/** Migrations, then reference data kept like the schema: the species table follows the bundled catalog. */
-export async function prepareDatabase(db: Db, now: Date): Promise<void> {
-  await migrate(db);
-  await syncSpeciesCatalog(db, speciesCatalog(), now);
+async function createBrokerPort(config: Config, db: Db, bus: Infra['bus'], opts: InfraOptions): Promise<Broker> {
+  if (opts.broker === false) return noBroker();
+  // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
+  if (config.mode === 'api' || config.mode === 'worker') return createBusBroker(config, bus);
+  // Mosquitto checks logins itself (dynamic security); the embedded broker asks the check.
+  if (!opts.credentialCheck && !config.mqttUrl) throw new Error('createInfra: the embedded broker needs a credentialCheck');
+  const refuseAll: SatelliteCredentialCheck = async () => null;
+  return createBroker(config, opts.credentialCheck?.(db) ?? refuseAll);
 }
 
-export async function createInfra(
-  config: Config,
-  opts: { clock?: Clock; databaseSchema?: string | null; migrate?: boolean; broker?: boolean } = {},
-): Promise<Infra> {
+/**
+ * Builds every port from config: embedded parts by default, production peers by URL. The schema
+ * is the caller's business (src/database.ts prepares it).
+ */
+export async function createInfra(config: Config, opts: InfraOptions = {}): Promise<Infra> {
   const clock = opts.clock ?? systemClock;
-  const db = await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null });
-  if (opts.migrate !== false) await prepareDatabase(db, clock.now());
+  const db = opts.db ?? (await createDb({ ...config, databaseSchema: opts.databaseSchema ?? process.env.DATABASE_SCHEMA ?? null }));
   const kv = createKv(config, clock);
   const mail = createMailer(config, () => clock.now());
   const bus = createBus(config);
   const storage = createStorage(config);
   const queue = createQueue(config);
-  // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
-  const broker =
-    opts.broker === false
-      ? noBroker()
-      : config.mode === 'api' || config.mode === 'worker'
-        ? createBusBroker(config, bus)
-        : await createBroker(config, dbCredentialCheck(db));
+  const broker = await createBrokerPort(config, db, bus, opts);
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

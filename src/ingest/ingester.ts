@@ -16,7 +16,7 @@ import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
 import { ingestPattern, parseTopic, topicOf, type SatelliteChannel } from '../protocol/topics.ts';
 import { type Actor, systemActor } from '../core/actor.ts';
-import type { AuditWriter, AuditEntry } from '../core/audit.ts';
+import type { AuditWriter, AuditEntry } from '../modules/audit/writer.ts';
 import { AppError } from '../core/errors.ts';
 import type { SettingsService } from '../modules/settings/service.ts';
 import { OVERRIDE_FIELDS, type SatellitesService } from '../modules/satellites/service.ts';

@@ -11,7 +11,7 @@
 import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
-import { INFERENCE_QUEUE } from '../protocol/jobs.ts';
+import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { createAudioRepo } from '../modules/audio/repo.ts';
 
 export const REQUEUE_WINDOW_MS = 24 * 3600_000;
@@ -28,12 +28,8 @@ export async function requeueRecentChunks(
   for (;;) {
     const page = await chunks.withoutDetectionsSince(since, after, PAGE);
     for (const c of page) {
-      await deps.queue.enqueue(INFERENCE_QUEUE, c.id, {
-        chunkId: c.id,
-        tenantId: c.tenantId,
-        satelliteId: c.satelliteId,
-        storageKey: c.storageKey,
-      });
+      const job: InferenceJob = { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey };
+      await deps.queue.enqueue(INFERENCE_QUEUE, c.id, job);
       count++;
     }
     if (page.length < PAGE) return count;

@@ -3,8 +3,8 @@
  * satellite's MQTT credentials, for tests that need the verdict without dialling the broker.
  */
 import type { Hub } from './hub.ts';
-import { dbCredentialCheck } from '../../src/infra/broker/credentials.ts';
+import { satelliteCredentialCheck } from '../../src/modules/satellites/broker-credentials.ts';
 
 export function checkBrokerLogin(hub: Hub, satelliteId: string, password: string): Promise<{ tenantId: string } | null> {
-  return dbCredentialCheck(hub.infra.db)(satelliteId, password);
+  return satelliteCredentialCheck(hub.infra.db)(satelliteId, password);
 }

@@ -10,20 +10,16 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { buildApp, type Infra, type Services } from '../../src/app.ts';
+import { buildApp, type Services } from '../../src/app.ts';
+import type { Infra } from '../../src/infra/types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createPgliteDb } from '../../src/infra/db/pglite.ts';
 import { createPostgresDb } from '../../src/infra/db/postgres.ts';
 import { listMigrations } from '../../src/infra/db/migrate.ts';
-import { prepareDatabase } from '../../src/infra/index.ts';
+import { closeInfra, createInfra } from '../../src/infra/index.ts';
 import type { Db } from '../../src/infra/db/index.ts';
-import { createKv } from '../../src/infra/kv/index.ts';
-import { createMailer } from '../../src/infra/mail/index.ts';
-import { createBus } from '../../src/infra/bus/index.ts';
-import { createStorage } from '../../src/infra/storage/index.ts';
-import { createQueue } from '../../src/infra/queue/index.ts';
-import { createBroker } from '../../src/infra/broker/index.ts';
-import { dbCredentialCheck } from '../../src/infra/broker/credentials.ts';
+import { prepareDatabase } from '../../src/database.ts';
+import { satelliteCredentialCheck } from '../../src/modules/satellites/broker-credentials.ts';
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
@@ -122,17 +118,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   } else {
     db = await pgliteFromSnapshot();
   }
-  const infra: Infra = {
-    config,
-    db,
-    clock,
-    kv: createKv(config, clock),
-    mail: createMailer(config, () => clock.now()),
-    bus: createBus(config),
-    storage: createStorage(config),
-    queue: createQueue(config),
-    broker: await createBroker(config, dbCredentialCheck(db)),
-  };
+  const infra = await createInfra(config, { db, clock, credentialCheck: satelliteCredentialCheck });
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const stopRuntime = startRuntime(infra, services, { error: () => {} });
@@ -150,12 +136,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
     async close() {
       await stopRuntime();
       await app.close();
-      await infra.queue.close();
-      await infra.broker.close();
-      await infra.kv.close();
-      await infra.bus.close();
-      await infra.storage.close();
-      await db.close();
+      await closeInfra(infra);
       await drop();
       fs.rmSync(config.dataDir, { recursive: true, force: true });
     },

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import type { Bus, BrokerCommand } from '../bus/index.ts';
-import type { Broker, BrokerConfig } from './index.ts';
+import type { Broker, BrokerConfig } from './types.ts';
 import { WS_PATH } from './embedded.ts';
 import { isTopicSegment } from '../../protocol/topics.ts';
 import { AppError } from '../../core/errors.ts';

@@ -14,8 +14,8 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Aedes, type AedesPublishPacket, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import type { Broker, SatelliteCredentialCheck } from './index.ts';
-import { silentLog, type BrokerLog, type MessageHandler } from './hub-client.ts';
+import type { Broker, BrokerLog, MessageHandler, SatelliteCredentialCheck } from './types.ts';
+import { silentLog } from './hub-client.ts';
 import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from '../../protocol/topics.ts';
 
 export interface EmbeddedBrokerOptions {

@@ -6,18 +6,7 @@
 import mqtt from 'mqtt';
 import type { MqttClient, IClientOptions } from 'mqtt';
 import { isValidFilter, topicMatches, type Qos } from '../../protocol/topics.ts';
-
-export interface MessageMeta {
-  readonly qos: Qos;
-  readonly retain: boolean;
-}
-
-/** A subscriber. It may return a promise; a rejection is reported, never fatal. */
-export type MessageHandler = (topic: string, payload: Buffer, meta: MessageMeta) => void | Promise<void>;
-
-export interface BrokerLog {
-  warn(obj: object, msg: string): void;
-}
+import type { BrokerLog, MessageHandler } from './types.ts';
 
 export const silentLog: BrokerLog = { warn() {} };
 

@@ -3,13 +3,11 @@
  * Mosquitto 2 with the dynamic-security plugin when MQTT_URL is set. Either way the hub gets one
  * client with full access, and each satellite a login limited to `chorus/{tenant}/{satellite}/#`.
  */
-import type { Config } from '../../config.ts';
 import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
-import type { BrokerLog, MessageHandler } from './hub-client.ts';
-import type { Qos } from '../../protocol/topics.ts';
+import type { Broker, BrokerConfig, BrokerLog, SatelliteCredentialCheck } from './types.ts';
 
-export type { BrokerLog, MessageHandler, MessageMeta } from './hub-client.ts';
+export type { Broker, BrokerConfig, BrokerLog, MessageHandler, MessageMeta, SatelliteCredentialCheck } from './types.ts';
 export { createEmbeddedBroker, HUB_USERNAME, WS_PATH, type EmbeddedBrokerOptions } from './embedded.ts';
 export {
   createMosquittoBroker,
@@ -19,41 +17,6 @@ export {
   satelliteRole,
   type MosquittoBrokerOptions,
 } from './mosquitto.ts';
-
-/** How the embedded broker checks a satellite's MQTT login: username = satellite id, password = the secret minted at registration. */
-export interface SatelliteCredentialCheck {
-  (satelliteId: string, password: string): Promise<{ tenantId: string } | null>;
-}
-
-export interface Broker {
-  /** bus: an api instance in split mode, whose commands the dispatcher runs (bus-broker.ts). */
-  readonly kind: 'embedded' | 'mosquitto' | 'bus';
-  /** What a satellite should dial (embedded: mqtt://host:MQTT_PORT; the registration reply returns it). */
-  readonly brokerUrl: string;
-  /** The WebSocket address (embedded: ws://host:MQTT_WS_PORT/mqtt; Mosquitto: MQTT_URL when it is ws(s)://). */
-  readonly wsUrl: string | null;
-  /**
-   * Gives a satellite access limited to chorus/{tenant}/{satellite}/# (spec §5 item 4); re-provisioning
-   * rotates the password and drops sessions on the old one. Embedded: lifts a revocation and drops live
-   * sessions (logins are checked through SatelliteCredentialCheck). Mosquitto: dynsec client + role `sat-{id}`.
-   */
-  provisionSatellite(s: { satelliteId: string; tenantId: string; password: string }): Promise<void>;
-  /** Removes access and drops the live connection (deletion, disconnection). Idempotent. */
-  revokeSatellite(satelliteId: string): Promise<void>;
-  /** The hub's own client (full access). QoS 2 exists for the config channel (spec §4). Resolves once the broker acknowledged (QoS ≥ 1). */
-  publish(topic: string, payload: Buffer | string, opts?: { qos?: Qos }): Promise<void>;
-  /**
-   * Subscribes the hub with wildcards; resolves once granted, rejects when the broker refuses.
-   * The handler gets the QoS the message was delivered with; use disjoint filters.
-   */
-  subscribe(pattern: string, handler: MessageHandler, opts?: { qos?: Qos }): Promise<void>;
-  close(): Promise<void>;
-}
-
-export type BrokerConfig = Pick<
-  Config,
-  'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword'
->;
 
 /** The embedded broker by default; Mosquitto (dynamic security) when MQTT_URL is set. */
 export async function createBroker(config: BrokerConfig, check: SatelliteCredentialCheck, opts: { log?: BrokerLog } = {}): Promise<Broker> {

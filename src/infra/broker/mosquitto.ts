@@ -10,8 +10,8 @@
  * a denied publish is acknowledged and silently dropped instead of closing the client.
  */
 import crypto from 'node:crypto';
-import type { Broker } from './index.ts';
-import { HubClient, connectMqtt, silentLog, type BrokerLog } from './hub-client.ts';
+import type { Broker, BrokerLog } from './types.ts';
+import { HubClient, connectMqtt, silentLog } from './hub-client.ts';
 import { isTopicSegment, TOPIC_ROOT } from '../../protocol/topics.ts';
 
 export interface MosquittoBrokerOptions {

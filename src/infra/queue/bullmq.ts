@@ -1,6 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { batched } from '../../core/batch.ts';
-import { checkConcurrency, checkJobId, checkQueueName, QUEUE_DEFAULTS, type JobQueue, type QueueOptions } from './index.ts';
+import { checkConcurrency, checkJobId, checkQueueName } from './checks.ts';
+import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
 
 /**
  * BullMQ on Redis. Every key lives under `prefix` (the hub's kv prefix + "bull"), so several
@@ -60,14 +61,14 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       await adderOf(name)({ jobId, data: data ?? {} });
     },
 
-    async process(name, concurrency, handler) {
+    async process<T extends object = Record<string, unknown>>(name: string, concurrency: number, handler: JobHandler<T>) {
       checkQueueName(name);
       checkConcurrency(concurrency);
       if (closed) throw new Error('queue is closed');
       const worker = new Worker(
         name,
         async (job) => {
-          await handler({ id: job.id!, data: job.data as Record<string, unknown>, attempt: job.attemptsMade + 1 });
+          await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1 });
         },
         { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency },
       );

@@ -1,12 +1,5 @@
-import {
-  checkConcurrency,
-  checkJobId,
-  checkQueueName,
-  QUEUE_DEFAULTS,
-  type JobHandler,
-  type JobQueue,
-  type QueueOptions,
-} from './index.ts';
+import { checkConcurrency, checkJobId, checkQueueName } from './checks.ts';
+import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
 
 interface Entry {
   id: string;
@@ -128,12 +121,13 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       pump(q);
     },
 
-    async process(name, concurrency, handler) {
+    async process<T extends object = Record<string, unknown>>(name: string, concurrency: number, handler: JobHandler<T>) {
       checkQueueName(name);
       checkConcurrency(concurrency);
       if (closed) throw new Error('queue is closed');
       const q = stateOf(name);
-      q.workers.push({ concurrency, running: 0, handler });
+      // Entries hold what the producer enqueued for this queue name: the handler's payload type.
+      q.workers.push({ concurrency, running: 0, handler: handler as unknown as JobHandler });
       pump(q);
     },
 

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { checkKey, checkRange, type ObjectStorage } from './index.ts';
+import { checkKey, checkRange } from './checks.ts';
+import type { ObjectStorage } from './types.ts';
 
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
 const isMissing = (e: unknown) => MISSING.has((e as NodeJS.ErrnoException)?.code ?? '');

@@ -7,7 +7,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { checkKey, checkRange, type ObjectStorage } from './index.ts';
+import { checkKey, checkRange } from './checks.ts';
+import type { ObjectStorage } from './types.ts';
 
 export interface S3StorageOptions {
   /** Endpoint URL (http or https); a user:pass in it is used when no keys are given. */

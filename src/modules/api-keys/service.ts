@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, type Role, roleAtLeast } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { ApiKeyRow, ApiKeysRepo } from './repo.ts';

@@ -3,7 +3,7 @@ import type { Mailer } from '../../infra/mail/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { addSeconds } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, locked, tooManyRequests } from '../../core/errors.ts';

@@ -6,7 +6,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, roleAtLeast } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { calibrate, fitIsotonic, type Bucket } from './pav.ts';
 import type { CalibrationRepo } from './repo.ts';
 

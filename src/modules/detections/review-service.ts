@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { type Actor, roleAtLeast } from '../../core/actor.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound, validationFailed } from '../../core/errors.ts';

@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor, Role } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { addSeconds } from '../../core/clock.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, notFound } from '../../core/errors.ts';

@@ -3,7 +3,7 @@ import type { Kv } from '../../infra/kv/index.ts';
 import type { Mailer } from '../../infra/mail/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, conflict, notFound, tooManyRequests } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';

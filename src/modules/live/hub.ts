@@ -14,7 +14,7 @@ import type { WebSocket } from 'ws';
 import type { Db } from '../../infra/db/index.ts';
 import type { Bus, BusEvents } from '../../infra/bus/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { type Actor, type Auth, type Role, roleAtLeast, roleIn } from '../../core/actor.ts';
 import { AppError, forbidden, notFound } from '../../core/errors.ts';
 import { isUuid, TEAM_OUT_OF_REACH } from '../../core/guard.ts';

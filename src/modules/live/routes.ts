@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { WebSocket, RawData } from 'ws';
 import '@fastify/websocket';
-import type { AuthResolver } from '../../core/auth-resolver.ts';
+import type { AuthResolver } from '../../core/http.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { createGuard } from '../../core/guard.ts';
 import { access, type Permission } from '../../core/permissions.ts';

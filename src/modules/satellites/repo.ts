@@ -165,6 +165,13 @@ export function createSatellitesRepo(db: Db) {
 
     delete: (tx: Db, tenantId: string, id: string) => tx.query('DELETE FROM satellites WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
 
+    /** Broker login check: the stored hash of the 32-byte secret. */
+    credentials: (id: string) =>
+      db.maybeOne<{ tenantId: string; passwordHash: string | null; archived: boolean }>(
+        `SELECT tenant_id AS "tenantId", mqtt_password_hash AS "passwordHash", archived FROM satellites WHERE id = $1`,
+        [id],
+      ),
+
     registeredIn: (tx: Db, tenantId: string, userId: string) =>
       tx.query<{ id: string }>('SELECT id FROM satellites WHERE tenant_id = $1 AND registered_by = $2', [tenantId, userId]),
 

@@ -1,8 +1,8 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, isPerson, roleAtLeast, systemActor } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
-import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import { newId, randomHex, sha256Hex, safeEqual } from '../../core/crypto.ts';
 import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import { findSetting, refuseValue } from '../settings/registry.ts';

@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/index.ts';
 import type { Bus } from '../../infra/bus/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, roleAtLeast } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import type { AuditAction } from '../../core/audit-actions.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, forbidden, validationFailed } from '../../core/errors.ts';

@@ -4,9 +4,9 @@
  */
 import crypto from 'node:crypto';
 import type { Db } from '../../infra/db/index.ts';
-import type { ModelLabel } from '../../inference/model.ts';
-import { type LabelSpecies, speciesOfLabel } from '../../inference/model-store.ts';
-import type { SpeciesCatalog } from '../../inference/species-catalog.ts';
+import type { ModelLabel } from '../../infra/classifier/types.ts';
+import { type LabelSpecies, speciesOfLabel } from './label-species.ts';
+import type { SpeciesCatalog } from './catalog.ts';
 import { createSpeciesRepo } from './repo.ts';
 
 /**

@@ -2,8 +2,8 @@
  * The species table (migration 0013) and each model's labels mapped into it.
  */
 import { containsPattern, type Db } from '../../infra/db/index.ts';
-import type { LabelSpecies } from '../../inference/model-store.ts';
-import type { SpeciesCategory } from '../../inference/species-catalog.ts';
+import type { LabelSpecies } from './label-species.ts';
+import type { SpeciesCategory } from './catalog.ts';
 
 export interface SpeciesRow {
   code: string;

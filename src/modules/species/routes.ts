@@ -7,7 +7,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute, type RouteDef } from '../../core/permissions.ts';
 import { badRequest, notFound, validationFailed } from '../../core/errors.ts';
-import type { SpeciesCatalog } from '../../inference/species-catalog.ts';
+import type { SpeciesCatalog } from './catalog.ts';
 import type { SpeciesRepo } from './repo.ts';
 import { Languages, SpeciesNames, SpeciesNamesBatch } from './schemas.ts';
 

@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../../core/audit.ts';
+import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex } from '../../core/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { AuthRepo } from '../auth/repo.ts';

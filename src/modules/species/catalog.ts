@@ -11,11 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { type CATEGORIES } from '../modules/settings/registry.ts';
+import { type CATEGORIES } from '../settings/registry.ts';
 
 export type SpeciesCategory = (typeof CATEGORIES)[number];
 
-export const DEFAULT_CATALOG_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../assets/species/catalog.json.gz');
+export const DEFAULT_CATALOG_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../assets/species/catalog.json.gz');
 
 export const CATALOG_FORMAT = 'chorus-species-catalog/1';
 

@@ -11,43 +11,13 @@
  *   name) and category `other_animal` (docs/model.md). The mapping is written to the species
  *   table (model_labels) the first time a model is uploaded or loaded, and read from there after.
  */
-import type { ObjectStorage } from '../infra/storage/index.ts';
-import type { ModelRow, ModelsRepo } from '../modules/models/repo.ts';
-import { loadBuiltinModel, Model, ModelError, type ModelLabel } from './model.ts';
-import type { SpeciesCatalog, SpeciesCategory } from './species-catalog.ts';
+import type { ObjectStorage } from '../../infra/storage/index.ts';
+import type { ModelRow, ModelsRepo } from './repo.ts';
+import { loadBuiltinModel, Model } from '../../infra/classifier/onnx.ts';
+import { ModelError, type Classifier, type ModelLabel } from '../../infra/classifier/types.ts';
+import type { LabelSpecies } from '../species/label-species.ts';
 
 export const BUILTIN_MODEL_ID = 'builtin';
-
-export interface LabelSpecies {
-  speciesCode: string;
-  scientificName: string;
-  commonName: string;
-  category: SpeciesCategory;
-  /** False for a label the catalog does not know. */
-  known: boolean;
-}
-
-/** The catalog's derived code for names it does not know (docs/model.md "Species code"). */
-export const derivedCode = (scientificName: string) =>
-  `x-${scientificName
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')}`;
-
-export function speciesOfLabel(catalog: SpeciesCatalog, l: ModelLabel): LabelSpecies {
-  const s = catalog.byLabel(l.label) ?? catalog.byScientificName(l.scientificName);
-  if (s) return { speciesCode: s.code, scientificName: s.scientificName, commonName: s.commonName, category: s.category, known: true };
-  return {
-    speciesCode: derivedCode(l.scientificName),
-    scientificName: l.scientificName,
-    commonName: l.commonName,
-    category: 'other_animal',
-    known: false,
-  };
-}
-
-/** What classifies a chunk. */
-export type Classifier = Pick<Model, 'classify'>;
 
 export interface LoadedModel {
   id: string;

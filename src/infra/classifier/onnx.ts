@@ -1,17 +1,8 @@
 /**
- * A classifier model: an ONNX file plus a labels file in BirdNET's format (one
+ * The classifier adapter: an ONNX file plus a labels file in BirdNET's format (one
  * `Scientific name_Common name` per line, line i = output i), run with ONNX Runtime on the CPU.
- *
- * The contract is BirdNET's: the input is one float32 tensor [1, 144000] (3 s of 48 kHz mono,
- * samples in [-1, 1]); the output is one float32 score (logit) per label. A score becomes a
- * confidence through BirdNET's sigmoid with a sensitivity:
- *
- *     confidence = 1 / (1 + exp(-sensitivity × clip(logit, -20, 20)))
- *
- * Sensitivity is the slope, 0.5–1.5, default 1.0: the form BirdNET-Analyzer used before 2.0
- * (whose `--sensitivity` option was mapped to a slope of 2 − value, so there a higher value
- * flattened the curve); BirdNET-Analyzer 2.0 and later shift the curve instead. Here the number
- * is the slope itself: higher = steeper = surer both ways.
+ * The contract (input tensor, one logit per label) is the port's (types.ts); confidences come
+ * from confidence.ts.
  *
  * Every failure — no runtime binary, unreadable or corrupt file, wrong input or output shape,
  * labels that do not match the outputs — is a ModelError with a message saying what is wrong;
@@ -23,46 +14,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as OrtModule from 'onnxruntime-node';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import {
+  DEFAULT_MIN_CONFIDENCE,
+  DEFAULT_SENSITIVITY,
+  MODEL_INPUT_SAMPLES,
+  ModelError,
+  type Classifier,
+  type ClassifyOptions,
+  type ModelLabel,
+  type Prediction,
+  type Samples,
+} from './types.ts';
+import { checkSensitivity, confidenceOf, toModelInput } from './confidence.ts';
+import { parseLabels } from './labels.ts';
 
-export const MODEL_SAMPLE_RATE = 48_000;
-export const MODEL_INPUT_SAMPLES = 144_000;
-export const DEFAULT_SENSITIVITY = 1.0;
-export const MIN_SENSITIVITY = 0.5;
-export const MAX_SENSITIVITY = 1.5;
-/** BirdNET-Analyzer's default minimum confidence. */
-export const DEFAULT_MIN_CONFIDENCE = 0.25;
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BUILTIN_MODEL_PATH = path.join(root, 'models', 'builtin', 'model.onnx');
 export const BUILTIN_LABELS_PATH = path.join(root, 'models', 'builtin', 'labels.txt');
-
-export class ModelError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ModelError';
-  }
-}
-
-export interface ModelLabel {
-  /** The line as written in the labels file. */
-  readonly label: string;
-  readonly scientificName: string;
-  readonly commonName: string;
-}
-
-export interface Prediction extends ModelLabel {
-  /** Output index. */
-  readonly index: number;
-  readonly logit: number;
-  readonly confidence: number;
-}
-
-export interface ClassifyOptions {
-  /** Slope of the sigmoid, 0.5–1.5; default 1.0. */
-  sensitivity?: number;
-  /** Predictions below this confidence are left out; default 0.25. */
-  minConfidence?: number;
-}
 
 export interface LoadModelOptions {
   /** An ONNX file path, or its bytes. */
@@ -73,55 +41,6 @@ export interface LoadModelOptions {
   threads?: number;
   /** A name for error messages; default the model path. */
   name?: string;
-}
-
-/** BirdNET's sigmoid with sensitivity (see the file comment). */
-export function confidenceOf(logit: number, sensitivity = DEFAULT_SENSITIVITY): number {
-  checkSensitivity(sensitivity);
-  const x = Math.max(-20, Math.min(20, logit));
-  return 1 / (1 + Math.exp(-sensitivity * x));
-}
-
-function checkSensitivity(sensitivity: number): void {
-  if (!Number.isFinite(sensitivity) || sensitivity < MIN_SENSITIVITY || sensitivity > MAX_SENSITIVITY) {
-    throw new ModelError(`sensitivity must be between ${MIN_SENSITIVITY} and ${MAX_SENSITIVITY}, got ${sensitivity}`);
-  }
-}
-
-/**
- * One chunk as the model's input: 16-bit samples are scaled to [-1, 1), float samples are
- * taken as they are; shorter input is zero-padded, longer input is cut at 3 s.
- */
-export function toModelInput(samples: Int16Array | Float32Array | Float64Array): Float32Array {
-  const out = new Float32Array(MODEL_INPUT_SAMPLES);
-  const n = Math.min(samples.length, MODEL_INPUT_SAMPLES);
-  if (samples instanceof Int16Array) {
-    for (let i = 0; i < n; i++) out[i] = samples[i] / 32768;
-  } else {
-    for (let i = 0; i < n; i++) out[i] = samples[i];
-  }
-  return out;
-}
-
-/**
- * Parses a BirdNET labels file: one label per line, `Scientific name_Common name`, split at the
- * first `_`. A line without `_` is taken as both names (custom classifiers sometimes have such
- * labels). Trailing blank lines are ignored; a blank line in between is an error, since it
- * would shift every later label off its output.
- */
-export function parseLabels(text: string): ModelLabel[] {
-  const lines = text
-    .replace(/^\uFEFF/, '')
-    .split('\n')
-    .map((l) => l.replace(/\r$/, '').trim());
-  while (lines.length && lines[lines.length - 1] === '') lines.pop();
-  return lines.map((line, i) => {
-    if (line === '') throw new ModelError(`labels: line ${i + 1} is empty`);
-    const cut = line.indexOf('_');
-    return cut > 0
-      ? { label: line, scientificName: line.slice(0, cut), commonName: line.slice(cut + 1) }
-      : { label: line, scientificName: line, commonName: line };
-  });
 }
 
 type Ort = typeof OrtModule;
@@ -138,7 +57,7 @@ function loadRuntime(): Promise<Ort> {
 
 const describeShape = (dims: readonly (number | string)[]) => `[${dims.join(', ')}]`;
 
-export class Model {
+export class Model implements Classifier {
   private closed = false;
 
   private constructor(
@@ -223,7 +142,7 @@ export class Model {
   }
 
   /** The raw scores of one chunk, one per label. */
-  async logits(samples: Int16Array | Float32Array | Float64Array): Promise<Float32Array> {
+  async logits(samples: Samples): Promise<Float32Array> {
     if (this.closed) throw new ModelError(`${this.name}: the model is closed`);
     const outputs = await runSession(this.ort, this.session, this.inputName, toModelInput(samples), this.name);
     const data = (outputs[this.outputName] as Tensor).data as Float32Array;
@@ -234,14 +153,14 @@ export class Model {
   }
 
   /** Confidence of every label for one chunk (in label order). */
-  async confidences(samples: Int16Array | Float32Array | Float64Array, sensitivity = DEFAULT_SENSITIVITY): Promise<Float32Array> {
+  async confidences(samples: Samples, sensitivity = DEFAULT_SENSITIVITY): Promise<Float32Array> {
     checkSensitivity(sensitivity);
     const logits = await this.logits(samples);
     return logits.map((l) => confidenceOf(l, sensitivity));
   }
 
   /** The labels at or above the minimum confidence, most confident first. */
-  async classify(samples: Int16Array | Float32Array | Float64Array, opts: ClassifyOptions = {}): Promise<Prediction[]> {
+  async classify(samples: Samples, opts: ClassifyOptions = {}): Promise<Prediction[]> {
     const sensitivity = opts.sensitivity ?? DEFAULT_SENSITIVITY;
     const minConfidence = opts.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
     checkSensitivity(sensitivity);

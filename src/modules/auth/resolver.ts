@@ -1,19 +1,15 @@
-import type { FastifyRequest } from 'fastify';
-import type { Auth } from './actor.ts';
-import type { Clock } from './clock.ts';
-import type { JwtService } from './jwt.ts';
-import { safeEqual, sha256Hex } from './crypto.ts';
-import type { CredentialsRepo, SessionPrincipal } from '../modules/auth/credentials-repo.ts';
+import type { Auth } from '../../core/actor.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { JwtService } from '../../core/jwt.ts';
+import type { AuthResolver } from '../../core/http.ts';
+import { safeEqual, sha256Hex } from '../../core/crypto.ts';
+import type { CredentialsRepo, SessionPrincipal } from './credentials-repo.ts';
 
 export const SESSION_COOKIE = 'chorus_session';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const API_KEY_SHAPE = /^[0-9a-f]{32,128}$/;
 const TOUCH_EVERY_MS = 60_000;
-
-export interface AuthResolver {
-  resolve(req: FastifyRequest): Promise<Auth | null>;
-}
 
 function fromSession(kind: 'session' | 'jwt', p: SessionPrincipal): Auth {
   return {

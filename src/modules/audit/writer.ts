@@ -1,7 +1,7 @@
-import type { Db } from '../infra/db/index.ts';
-import type { Clock } from './clock.ts';
-import type { Actor } from './actor.ts';
-import type { AuditAction } from './audit-actions.ts';
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Actor } from '../../core/actor.ts';
+import type { AuditAction } from '../../core/audit-actions.ts';
 
 export interface AuditEntry {
   action: AuditAction;

@@ -1,0 +1,54 @@
+/** The job queue port (DESIGN.md §2); adapters import this file, index.ts only picks one. */
+
+/** `data` is what the producer enqueued, through JSON; one queue name carries one payload type (protocol/jobs.ts). */
+export interface Job<T = Record<string, unknown>> {
+  id: string;
+  data: T;
+  /** 1 on the first run, 2 on the first retry, … */
+  attempt: number;
+}
+
+export type JobHandler<T = Record<string, unknown>> = (job: Job<T>) => Promise<void>;
+
+/**
+ * The job queue (DESIGN.md §2): inference, exports, webhooks. Data travels as JSON (what a
+ * Redis-backed queue stores), so pass plain values, not Buffers or Dates.
+ */
+export interface JobQueue {
+  /**
+   * Idempotent on jobId: enqueueing an id that is waiting, active, completed or failed adds
+   * nothing (until that id has left the bounded history of finished jobs).
+   */
+  enqueue<T extends object>(queue: string, jobId: string, data: T): Promise<void>;
+  /**
+   * Starts workers; handler errors fail the job (recorded, retried with backoff up to the
+   * attempts), never the worker. Calling it again adds more workers to the same queue.
+   */
+  process<T extends object = Record<string, unknown>>(queue: string, concurrency: number, handler: JobHandler<T>): Promise<void>;
+  /** `waiting` includes jobs waiting for a retry. */
+  stats(queue: string): Promise<{ waiting: number; active: number; completed: number; failed: number }>;
+  /** The same counts for GET /workers, with jobs waiting for a retry apart (`delayed`) instead of in `waiting`. */
+  counts(queue: string): Promise<QueueCounts>;
+  /** Stops taking jobs and waits for the running ones to settle. */
+  close(): Promise<void>;
+  readonly kind: 'memory' | 'bullmq';
+}
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  completed: number;
+  failed: number;
+  delayed: number;
+}
+
+export interface QueueOptions {
+  /** Runs per job before it is failed for good (default 3). */
+  attempts?: number;
+  /** Exponential backoff base: retry n waits backoffMs · 2^(n-1) (default 1000). */
+  backoffMs?: number;
+  /** How many finished job ids are remembered per queue for idempotency and stats (default 100 000). */
+  keepFinished?: number;
+}
+
+export const QUEUE_DEFAULTS: Required<QueueOptions> = { attempts: 3, backoffMs: 1000, keepFinished: 100_000 };
