@@ -60,7 +60,6 @@ import { createJoiningService } from './modules/joining/service.ts';
 import { joiningRoutes } from './modules/joining/routes.ts';
 import { createAuditRepo } from './modules/audit/repo.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
-import { createDetectionsRepo } from './modules/detections/repo.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
 import { createCalibrationRepo } from './modules/calibration/repo.ts';
@@ -69,8 +68,6 @@ import { calibrationRoutes } from './modules/calibration/routes.ts';
 import { createSessionsRepo } from './modules/sessions/repo.ts';
 import { createSessionsService } from './modules/sessions/service.ts';
 import { sessionsRoutes } from './modules/sessions/routes.ts';
-import { readAggregationRule } from './inference/aggregation.ts';
-import { createReviewRepo } from './modules/detections/review-repo.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
@@ -195,18 +192,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // One reader of what each team shows, for every list, count, summary and share.
   const visibility = createCategoryVisibility(settings);
   const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated, visibility });
-  const detectionsRepo = createDetectionsRepo(db);
-  const reviewRepo = createReviewRepo(db);
   const detections = createDetectionsService({
-    repo: detectionsRepo,
-    review: reviewRepo,
-    readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibility },
+    db,
+    clock,
+    readers: { calibrated: calibration.calibrated, aggregationRule: settings.aggregationRule, visibility },
   });
-  const review = createReviewService({ db, clock, audit, repo: reviewRepo, settings });
-  const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t), visibility });
+  const review = createReviewService({ db, clock, audit, settings });
+  const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
 
   const share = createShareService({
-    detections: detectionsRepo,
+    detections,
     visibility,
     audio,
     spectrograms,
@@ -223,7 +218,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       invite: invitesRepo.teamOfInvite,
       apiKey: apiKeysRepo.teamOfKey,
       chunk: audioRepo.teamOfChunk,
-      detection: detectionsRepo.teamOfDetection,
+      detection: detections.teamOfDetection,
     },
     teamExists: teamsRepo.teamExists,
     deviceFacts: satellitesRepo.deviceFacts,

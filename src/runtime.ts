@@ -6,7 +6,7 @@ import { startIngester, type Ingester } from './ingest/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './ingest/offline-monitor.ts';
 import { requeueRecentChunks } from './ingest/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
-import { startTentativeSweeper } from './inference/aggregation.ts';
+import { startTentativeSweeper } from './modules/detections/aggregation.ts';
 import { createModelStore } from './inference/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 import { createLabelSpecies } from './modules/species/catalog-sync.ts';
@@ -71,10 +71,11 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
       onError: (err) => log.error({ err }, 'offline monitor failed'),
     }));
     stops.push(() => monitor.stop());
-    // Tentative detections past their team's retention (src/inference/aggregation.ts).
+    // Tentative detections past their team's retention (src/modules/detections/aggregation.ts).
     const sweeper = startTentativeSweeper({
       db: infra.db,
       clock: infra.clock,
+      settings: services.settings,
       onError: (err) => log.error({ err }, 'tentative sweep failed'),
     });
     stops.push(() => sweeper.stop());
@@ -97,8 +98,8 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
       () => models.close(),
     );
     const worker = startInferenceWorker({
-      db: infra.db,
       clock: infra.clock,
+      detections: services.detections,
       storage: infra.storage,
       queue: infra.queue,
       broker: infra.broker,

@@ -16,7 +16,8 @@ import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
 import { newId } from '../src/core/crypto.ts';
-import { createInferenceHandler, seasonOf } from '../src/inference/worker.ts';
+import { createInferenceHandler } from '../src/inference/worker.ts';
+import { seasonOf } from '../src/modules/detections/firsts.ts';
 import { ModelError } from '../src/inference/model.ts';
 
 const WAIT_MS = 30_000;
@@ -206,8 +207,8 @@ describe('detections', () => {
 
     test('a job run again stores nothing twice', async () => {
       const handle = createInferenceHandler({
-        db: hub.infra.db,
         clock: hub.clock,
+        detections: hub.services.detections,
         storage: hub.infra.storage,
         queue: hub.infra.queue,
         broker: hub.infra.broker,
@@ -229,8 +230,8 @@ describe('detections', () => {
         [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
       );
       const handle = createInferenceHandler({
-        db: hub.infra.db,
         clock: hub.clock,
+        detections: hub.services.detections,
         storage: hub.infra.storage,
         queue: hub.infra.queue,
         broker: hub.infra.broker,
@@ -260,8 +261,8 @@ describe('detections', () => {
         [chunkId, team.id, sat.id, at, `t/${chunkId}.wav`],
       );
       const handle = createInferenceHandler({
-        db: hub.infra.db,
         clock: hub.clock,
+        detections: hub.services.detections,
         storage: hub.infra.storage,
         queue: hub.infra.queue,
         broker: hub.infra.broker,

@@ -1,5 +1,5 @@
 /**
- * The rare flag (spec §2 is_rare, protocol isRare/rareReason; rule in src/inference/rarity.ts
+ * The rare flag (spec §2 is_rare, protocol isRare/rareReason; rule in src/modules/detections/rarity.ts
  * and docs/decisions.md): rare for this team, once the team has a 30-day baseline — a species
  * never recorded, or recorded fewer than 3 times and not in the last 30 days. Driven through the
  * inference handler on stored chunks, so the flag is checked where detections are made.
@@ -13,7 +13,7 @@ import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { speciesCatalog } from '../src/inference/species-catalog.ts';
-import { judgeRarity } from '../src/inference/rarity.ts';
+import { judgeRarity } from '../src/modules/detections/rarity.ts';
 
 const DAY_MS = 86_400_000;
 const ROBIN = 'Erithacus rubecula_European Robin';
@@ -41,8 +41,8 @@ describe('rare flag', () => {
     );
     const [scientificName, commonName] = label.split('_');
     const handle = createInferenceHandler({
-      db: hub.infra.db,
       clock: hub.clock,
+      detections: hub.services.detections,
       storage: hub.infra.storage,
       queue: hub.infra.queue,
       broker: hub.infra.broker,

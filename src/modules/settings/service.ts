@@ -88,6 +88,16 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>) {
   return changes;
 }
 
+/** The team's aggregation rule as the API shows it (spec §2 Team "aggregation rule"). */
+export interface AggregationRule {
+  enabled: boolean;
+  count: number;
+  windowMinutes: number;
+  confidenceHigh: number;
+  /** null while the hub switch retention_enabled is off. */
+  retentionHours: number | null;
+}
+
 /** Checks of `ref` settings by the module that owns the rows: why an id is refused, or null. */
 export type RefCheck = (id: string) => Promise<string | null>;
 
@@ -206,6 +216,20 @@ export function createSettingsService(deps: {
           confidenceHigh: v.aggregation_confidence_high,
           retentionHours: retention ? v.aggregation_retention_hours : null,
         },
+      };
+    },
+
+    /** The team's aggregation rule, resolved like every setting (team, else hub, else default). */
+    async aggregationRule(tenantId: string): Promise<AggregationRule> {
+      const layers = await repo.layers({ team: tenantId });
+      const v = (key: string) => resolveEntry(findSetting(key)!, 'team', layers).value;
+      const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
+      return {
+        enabled: v('aggregation_enabled') === true,
+        count: Number(v('aggregation_count')),
+        windowMinutes: Number(v('aggregation_window_minutes')),
+        confidenceHigh: Number(v('aggregation_confidence_high')),
+        retentionHours: retention ? Number(v('aggregation_retention_hours')) : null,
       };
     },
 
