@@ -32,11 +32,11 @@ import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
+import { createDeviceService } from './modules/satellites/device-service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
 import { speciesCatalog } from './inference/species-catalog.ts';
 import { createSpeciesRepo } from './modules/species/repo.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
-import { createAudioRepo } from './modules/audio/repo.ts';
 import { createAudioService } from './modules/audio/service.ts';
 import { audioRoutes } from './modules/audio/routes.ts';
 import { createSpectrogramService } from './modules/audio/spectrogram.ts';
@@ -185,9 +185,9 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   });
   const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings, mfa });
   const auditRepo = createAuditRepo(db);
-  const audioRepo = createAudioRepo(db);
-  const audio = createAudioService({ repo: audioRepo, storage });
-  const spectrograms = createSpectrogramService({ repo: audioRepo, storage });
+  const audio = createAudioService({ db, storage });
+  const spectrograms = createSpectrogramService({ db, storage });
+  const devices = createDeviceService({ db, clock, audit });
   const calibration = createCalibrationService({ db, clock, audit, repo: createCalibrationRepo(db) });
   // One reader of what each team shows, for every list, count, summary and share.
   const visibility = createCategoryVisibility(settings);
@@ -217,7 +217,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       membership: teamsRepo.teamOfMembership,
       invite: invitesRepo.teamOfInvite,
       apiKey: apiKeysRepo.teamOfKey,
-      chunk: audioRepo.teamOfChunk,
+      chunk: audio.teamOfChunk,
       detection: detections.teamOfDetection,
     },
     teamExists: teamsRepo.teamExists,
@@ -268,6 +268,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     invites,
     joining,
     satellites,
+    devices,
+    audio,
     auth,
     mfa,
     users,

@@ -50,21 +50,21 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     ready.push(relay.ready);
     // Ingest, offline monitor and inference-job recovery (issue 4 "Ingest").
     const ing = (ingester = startIngester({
-      db: infra.db,
       clock: infra.clock,
       broker: infra.broker,
       storage: infra.storage,
       queue: infra.queue,
-      audit: services.audit,
       settings: services.settings,
       satellites: services.satellites,
+      devices: services.devices,
+      audio: services.audio,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     }));
     stops.push(() => ing.stop());
     ready.push(ing.ready);
     ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
     const monitor = (offlineMonitor = startOfflineMonitor({
-      db: infra.db,
+      devices: services.devices,
       bus: infra.bus,
       clock: infra.clock,
       settings: services.settings,
@@ -79,7 +79,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
       onError: (err) => log.error({ err }, 'tentative sweep failed'),
     });
     stops.push(() => sweeper.stop());
-    const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) =>
+    const requeued = requeueRecentChunks({ audio: services.audio, clock: infra.clock, queue: infra.queue }).catch((err) =>
       log.error({ err }, 'requeueing recent chunks failed'),
     );
     stops.push(() => requeued.then(() => undefined));

@@ -15,7 +15,7 @@ import { enforceRegistry } from '../src/core/http.ts';
 import Fastify from 'fastify';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
+import { chunkStorageKey } from '../src/modules/audio/service.ts';
 
 type CallerName =
   'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';

@@ -11,7 +11,7 @@ import { factories, makeSatellite, type TestTeam, type TestUser } from './helper
 import { assertError, client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
+import { chunkStorageKey } from '../src/modules/audio/service.ts';
 
 const DAY_MS = 86_400_000;
 
