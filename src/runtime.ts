@@ -88,7 +88,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
     // the worker reports its counts through the kv store for GET /workers.
     const models = createModelStore({
-      repo: services.modelsRepo,
+      repo: services.models,
       storage: infra.storage,
       labelSpecies: createLabelSpecies(infra.db, speciesCatalog, infra.clock),
     });

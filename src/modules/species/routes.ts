@@ -8,12 +8,12 @@ import { Type } from 'typebox';
 import { access, defineRoute, type RouteDef } from '../../core/permissions.ts';
 import { badRequest, notFound, validationFailed } from '../../core/errors.ts';
 import type { SpeciesCatalog } from '../../inference/species-catalog.ts';
-import type { SpeciesRepo } from './repo.ts';
+import type { SpeciesService } from './service.ts';
 
 const MAX_LANGUAGES = 10;
 const MAX_BULK = 200;
 
-export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesRepo, 'find'>): RouteDef[] {
+export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesService, 'find'>): RouteDef[] {
   function languagesOf(list: string): string[] {
     const tags = list
       .split(',')
