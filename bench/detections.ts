@@ -23,7 +23,8 @@ import pg from 'pg';
 import { startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { withHelpers, type Db } from '../src/infra/db/types.ts';
-import { createDetectionsRepo, defaultVisibility, type DetectionListFilter } from '../src/modules/detections/repo.ts';
+import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/detections/repo.ts';
+import { defaultVisibility } from '../src/modules/detections/category-sql.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

@@ -21,6 +21,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { loadBuiltinModel } from '../src/infra/classifier/onnx.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { createSettingsService } from '../src/modules/settings/service.ts';
+import { createDetectionRecorder } from '../src/modules/detections/recorder.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { systemClock } from '../src/core/clock.ts';
@@ -107,17 +108,18 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
       }
     },
   };
+  // The team's settings as the hub's worker reads them: one read per chunk (model, sensitivity,
+  // aggregation rule, visible categories).
+  const settings = createSettingsService({ db, clock: systemClock, audit: null as never, bus: null as never, satellites: null as never });
   const handle = createInferenceHandler({
-    db,
     clock: systemClock,
+    detections: createDetectionRecorder({ db, clock: systemClock, aggregationRule: settings.aggregationRule }),
     storage: createFileStorage(setup.objectsDir),
     queue: { process: async () => {} },
     broker: { publish: async () => {} },
     live: { sendToTeam: async () => {} },
     log: { warn: () => {} },
-    // The team's settings as the hub's worker reads them: one read per chunk (model, sensitivity,
-    // aggregation rule, visible categories).
-    settings: createSettingsService({ db, clock: systemClock, audit: null as never, bus: null as never, satellites: null as never }),
+    settings,
     loadClassifier: async () => timed,
   });
   const job = (chunkId: string) => ({ id: chunkId, attempt: 1, data: { chunkId, tenantId, satelliteId } });

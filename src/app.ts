@@ -11,24 +11,19 @@ import { createAuthResolver } from './modules/auth/resolver.ts';
 import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
 import { access, type Permission, type RouteDef } from './core/permissions.ts';
-import { createCredentialsRepo } from './modules/auth/credentials-repo.ts';
-import { createAuthRepo } from './modules/auth/repo.ts';
 import { createAuthService } from './modules/auth/service.ts';
 import { authRoutes } from './modules/auth/routes.ts';
-import { createMfaRepo } from './modules/mfa/repo.ts';
 import { createMfaService } from './modules/mfa/service.ts';
 import { mfaRoutes } from './modules/mfa/routes.ts';
-import { createUsersRepo } from './modules/users/repo.ts';
 import { createUsersService } from './modules/users/service.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
-import { createSatellitesRepo } from './modules/satellites/repo.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
+import { createDeviceService } from './modules/satellites/device-service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
 import { speciesCatalog } from './modules/species/catalog.ts';
-import { createSpeciesRepo } from './modules/species/repo.ts';
+import { createSpeciesService } from './modules/species/service.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
-import { createAudioRepo } from './modules/audio/repo.ts';
 import { createAudioService } from './modules/audio/service.ts';
 import { audioRoutes } from './modules/audio/routes.ts';
 import { createSpectrogramService } from './modules/audio/spectrogram.ts';
@@ -37,38 +32,28 @@ import { createShareService } from './modules/share/service.ts';
 import { shareRoutes } from './modules/share/routes.ts';
 import { createCategoryVisibility } from './modules/detections/visibility.ts';
 import { settingsRoutes } from './modules/settings/routes.ts';
-import { createTeamsRepo } from './modules/teams/repo.ts';
 import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
 import { teamsRoutes } from './modules/teams/routes.ts';
-import { createInvitesRepo } from './modules/invites/repo.ts';
 import { createInvitesService } from './modules/invites/service.ts';
 import { invitesRoutes } from './modules/invites/routes.ts';
-import { createApiKeysRepo } from './modules/api-keys/repo.ts';
 import { createApiKeysService } from './modules/api-keys/service.ts';
 import { apiKeysRoutes } from './modules/api-keys/routes.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
-import { createJoiningRepo } from './modules/joining/repo.ts';
 import { createJoiningService } from './modules/joining/service.ts';
 import { joiningRoutes } from './modules/joining/routes.ts';
-import { createAuditRepo } from './modules/audit/repo.ts';
+import { createAuditLogService } from './modules/audit/service.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
-import { createDetectionsRepo } from './modules/detections/repo.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
-import { createCalibrationRepo } from './modules/calibration/repo.ts';
 import { createCalibrationService } from './modules/calibration/service.ts';
 import { calibrationRoutes } from './modules/calibration/routes.ts';
-import { createSessionsRepo } from './modules/sessions/repo.ts';
 import { createSessionsService } from './modules/sessions/service.ts';
 import { sessionsRoutes } from './modules/sessions/routes.ts';
-import { readAggregationRule } from './inference/aggregation.ts';
-import { createReviewRepo } from './modules/detections/review-repo.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
 import { systemRoutes, versionsRoutes } from './modules/system/routes.ts';
 import { latestRelease } from './modules/system/releases.ts';
-import { createModelsRepo } from './modules/models/repo.ts';
 import { createModelsService } from './modules/models/service.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
 import { createWorkersService } from './modules/workers/service.ts';
@@ -93,38 +78,30 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const { db, clock, mail, bus, kv, config, broker, storage } = infra;
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
-  const usersRepo = createUsersRepo(db);
-  const authRepo = createAuthRepo(db);
-  const teamsRepo = createTeamsRepo(db);
-  const invitesRepo = createInvitesRepo(db);
-  const apiKeysRepo = createApiKeysRepo(db);
-
-  const satellitesRepo = createSatellitesRepo(db);
-  const modelsRepo = createModelsRepo(db);
+  const species = createSpeciesService({ db });
   const settings = createSettingsService({
     db,
     clock,
     audit,
     bus,
-    satellites: satellitesRepo,
+    satellites: { reach: (tx, scope) => satellites.reach(tx, scope), insertHistory: (tx, rows) => satellites.insertHistory(tx, rows) },
     refs: { model: (id) => models.refuseModelRef(id) },
   });
-  const models = createModelsService({ db, clock, audit, storage, repo: modelsRepo });
+  const models = createModelsService({ db, clock, audit, storage, species });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
-  const apiKeys = createApiKeysService({ db, clock, audit, repo: apiKeysRepo });
-  const satellites = createSatellitesService({ db, clock, audit, repo: satellitesRepo, settings, broker, storage });
+  const apiKeys = createApiKeysService({ db, clock, audit });
+  const satellites = createSatellitesService({ db, clock, audit, settings, apiKeys, broker, storage });
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
     (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
   ];
-  const teams = createTeamsService({ db, clock, audit, repo: teamsRepo, settings, departureHandlers });
+  const teams = createTeamsService({ db, clock, audit, settings, departureHandlers });
   const joining = createJoiningService({
     db,
     clock,
     kv,
     mail,
     audit,
-    repo: createJoiningRepo(db),
     teams,
     settings,
     publicUrl: config.publicUrl,
@@ -133,11 +110,25 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     db,
     clock,
     audit,
-    repo: invitesRepo,
     teams,
     publicUrl: config.publicUrl,
     onInviteCreated: [joining.liftBlockByEmail],
     onInviteUsed: [joining.liftBlock],
+  });
+  const auditLog = createAuditLogService({ db });
+  const users = createUsersService({
+    db,
+    clock,
+    audit,
+    teams,
+    settings,
+    auditLog,
+    // Bound late: auth and mfa are built next, as they read and write accounts through this service.
+    sessions: {
+      revokeUserSessions: (tx, userId, at, except) => auth.revokeUserSessions(tx, userId, at, except),
+      forgetEmail: (tx, email) => auth.forgetEmail(tx, email),
+    },
+    mfa: { summary: (userId, isHubAdmin) => mfa.summary(userId, isHubAdmin) },
   });
   const auth = createAuthService({
     db,
@@ -145,8 +136,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     audit,
     mail,
     jwt,
-    users: usersRepo,
-    repo: authRepo,
+    users: users.accounts,
     settings,
     invites,
     teams,
@@ -159,33 +149,28 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     clock,
     audit,
     jwt,
-    users: usersRepo,
-    repo: createMfaRepo(db),
+    users: users.accounts,
     sessions: auth,
     secret: config.secret,
     publicUrl: config.publicUrl,
   });
-  const users = createUsersService({ db, clock, audit, users: usersRepo, authRepo, teams, settings, mfa });
-  const auditRepo = createAuditRepo(db);
-  const audioRepo = createAudioRepo(db);
-  const audio = createAudioService({ repo: audioRepo, storage });
-  const spectrograms = createSpectrogramService({ repo: audioRepo, storage });
-  const calibration = createCalibrationService({ db, clock, audit, repo: createCalibrationRepo(db) });
+  const audio = createAudioService({ db, storage });
+  const spectrograms = createSpectrogramService({ db, storage });
+  const devices = createDeviceService({ db, clock, audit });
+  const calibration = createCalibrationService({ db, clock, audit });
   // One reader of what each team shows, for every list, count, summary and share.
   const visibility = createCategoryVisibility(settings);
-  const sessions = createSessionsService({ repo: createSessionsRepo(db), calibrated: calibration.calibrated, visibility });
-  const detectionsRepo = createDetectionsRepo(db);
-  const reviewRepo = createReviewRepo(db);
+  const sessions = createSessionsService({ db, calibrated: calibration.calibrated, visibility });
   const detections = createDetectionsService({
-    repo: detectionsRepo,
-    review: reviewRepo,
-    readers: { calibrated: calibration.calibrated, aggregationRule: (t) => readAggregationRule(db, t), visibility },
+    db,
+    clock,
+    readers: { calibrated: calibration.calibrated, aggregationRule: settings.aggregationRule, visibility },
   });
-  const review = createReviewService({ db, clock, audit, repo: reviewRepo, settings });
-  const detectionSummary = createSummaryService({ repo: reviewRepo, aggregationRule: (t) => readAggregationRule(db, t), visibility });
+  const review = createReviewService({ db, clock, audit, settings });
+  const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
 
   const share = createShareService({
-    detections: detectionsRepo,
+    detections,
     visibility,
     audio,
     spectrograms,
@@ -195,17 +180,17 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
 
-  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: createCredentialsRepo(db), clock });
+  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
-      membership: teamsRepo.teamOfMembership,
-      invite: invitesRepo.teamOfInvite,
-      apiKey: apiKeysRepo.teamOfKey,
-      chunk: audioRepo.teamOfChunk,
-      detection: detectionsRepo.teamOfDetection,
+      membership: teams.teamOfMembership,
+      invite: invites.teamOfInvite,
+      apiKey: apiKeys.teamOfKey,
+      chunk: audio.teamOfChunk,
+      detection: detections.teamOfDetection,
     },
-    teamExists: teamsRepo.teamExists,
-    deviceFacts: satellitesRepo.deviceFacts,
+    teamExists: teams.teamExists,
+    deviceFacts: satellites.deviceFacts,
   });
   const live = createLiveHub({
     db,
@@ -213,7 +198,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     audit,
     bus,
     broker,
-    deviceFacts: satellitesRepo.deviceFacts,
+    deviceFacts: satellites.deviceFacts,
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
 
@@ -236,8 +221,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...calibrationRoutes(calibration),
     ...sessionsRoutes(sessions),
     ...detectionReviewRoutes(review, detectionSummary),
-    ...speciesRoutes(speciesCatalog, createSpeciesRepo(db)),
-    ...auditRoutes(auditRepo),
+    ...speciesRoutes(speciesCatalog, species),
+    ...auditRoutes(auditLog),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),
     ...workersRoutes(workers),
@@ -252,6 +237,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     invites,
     joining,
     satellites,
+    devices,
+    audio,
     auth,
     mfa,
     users,
@@ -263,7 +250,6 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     detections,
     share,
     models,
-    modelsRepo,
     workers,
   };
 }

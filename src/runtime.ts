@@ -7,7 +7,7 @@ import { startIngester, type Ingester } from './ingest/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './ingest/offline-monitor.ts';
 import { requeueRecentChunks } from './ingest/requeue.ts';
 import { startInferenceWorker } from './inference/worker.ts';
-import { startTentativeSweeper } from './inference/aggregation.ts';
+import { startTentativeSweeper } from './modules/detections/aggregation.ts';
 import { createModelStore } from './modules/models/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 import { createLabelSpecies } from './modules/species/catalog-sync.ts';
@@ -51,35 +51,36 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     ready.push(relay.ready);
     // Ingest, offline monitor and inference-job recovery (issue 4 "Ingest").
     const ing = (ingester = startIngester({
-      db: infra.db,
       clock: infra.clock,
       broker: infra.broker,
       storage: infra.storage,
       queue: infra.queue,
-      audit: services.audit,
       settings: services.settings,
       satellites: services.satellites,
+      devices: services.devices,
+      audio: services.audio,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     }));
     stops.push(() => ing.stop());
     ready.push(ing.ready);
     ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
     const monitor = (offlineMonitor = startOfflineMonitor({
-      db: infra.db,
+      devices: services.devices,
       bus: infra.bus,
       clock: infra.clock,
       settings: services.settings,
       onError: (err) => log.error({ err }, 'offline monitor failed'),
     }));
     stops.push(() => monitor.stop());
-    // Tentative detections past their team's retention (src/inference/aggregation.ts).
+    // Tentative detections past their team's retention (src/modules/detections/aggregation.ts).
     const sweeper = startTentativeSweeper({
       db: infra.db,
       clock: infra.clock,
+      settings: services.settings,
       onError: (err) => log.error({ err }, 'tentative sweep failed'),
     });
     stops.push(() => sweeper.stop());
-    const requeued = requeueRecentChunks({ db: infra.db, clock: infra.clock, queue: infra.queue }).catch((err) =>
+    const requeued = requeueRecentChunks({ audio: services.audio, clock: infra.clock, queue: infra.queue }).catch((err) =>
       log.error({ err }, 'requeueing recent chunks failed'),
     );
     stops.push(() => requeued.then(() => undefined));
@@ -88,7 +89,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
     // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
     // the worker reports its counts through the kv store for GET /workers.
     const models = createModelStore({
-      repo: services.modelsRepo,
+      repo: services.models,
       storage: infra.storage,
       labelSpecies: createLabelSpecies(infra.db, speciesCatalog, infra.clock),
     });
@@ -98,8 +99,8 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
       () => models.close(),
     );
     const worker = startInferenceWorker({
-      db: infra.db,
       clock: infra.clock,
+      detections: services.detections,
       storage: infra.storage,
       queue: infra.queue,
       broker: infra.broker,

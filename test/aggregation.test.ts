@@ -11,7 +11,7 @@ import { factories, makeChunk, makeSatellite, type TestTeam, type TestUser } fro
 import { client } from './helpers/http.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { classifyChunk } from './helpers/inference.ts';
-import { sweepTentative } from '../src/inference/aggregation.ts';
+import { sweepTentative } from '../src/modules/detections/aggregation.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import type { Prediction } from '../src/infra/classifier/types.ts';
 
@@ -260,23 +260,31 @@ describe('aggregation and stitched calls', () => {
         ).n;
       const before = { tentative: await tentative(), promoted: await promoted() };
       assert.equal(before.tentative, 4, "three tits and satellite B's robin");
-      assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock }), {}, 'all younger than an hour');
+      assert.deepEqual(
+        await sweepTentative({ db: hub.infra.db, clock: hub.clock, settings: hub.services.settings }),
+        {},
+        'all younger than an hour',
+      );
 
       // 39 minutes on, the hour cuts between 6 and 12 minutes after the base time.
       hub.clock.advanceMinutes(39);
       assert.equal((await api.put('/settings/platform', { retention_enabled: false }, root)).status, 200);
       try {
-        assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock }), {}, 'hub retention off: nothing is removed');
+        assert.deepEqual(
+          await sweepTentative({ db: hub.infra.db, clock: hub.clock, settings: hub.services.settings }),
+          {},
+          'hub retention off: nothing is removed',
+        );
       } finally {
         await api.put('/settings/platform', { retention_enabled: null }, root);
       }
       assert.equal(await tentative(), 4);
       // The robin of satellite B and the tits at 0 and 6 minutes are older than an hour; the tit at 12 minutes is not yet.
-      assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock }), { [team.id]: 3 });
+      assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock, settings: hub.services.settings }), { [team.id]: 3 });
       assert.equal(await tentative(), 1);
       assert.equal(await promoted(), before.promoted, 'promoted detections stay');
       hub.clock.advanceMinutes(10);
-      assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock }), { [team.id]: 1 });
+      assert.deepEqual(await sweepTentative({ db: hub.infra.db, clock: hub.clock, settings: hub.services.settings }), { [team.id]: 1 });
       assert.equal(await tentative(), 0);
     });
   });

@@ -16,7 +16,7 @@ import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { newId } from '../src/core/crypto.ts';
-import { seasonOf } from '../src/inference/worker.ts';
+import { seasonOf } from '../src/modules/detections/firsts.ts';
 import { classifyChunk } from './helpers/inference.ts';
 import { ModelError } from '../src/infra/classifier/types.ts';
 

@@ -11,7 +11,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { RawSatellite, audioBody, toneWav, waitHandled } from './helpers/raw-satellite.ts';
-import { chunkStorageKey } from '../src/modules/audio/repo.ts';
+import { chunkStorageKey } from '../src/modules/audio/service.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { requeueRecentChunks } from '../src/ingest/requeue.ts';
 import { topicOf } from '../src/protocol/topics.ts';
@@ -310,14 +310,14 @@ describe('ingest', () => {
         },
       };
       const jobsBefore = await jobs();
-      const n = await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: spy });
+      const n = await requeueRecentChunks({ audio: hub.services.audio, clock: hub.clock, queue: spy });
       assert.equal(n, offered.length);
       assert.ok(offered.includes(recent) && offered.includes(earlierToday), 'lost chunks of the last 24 hours are offered');
       assert.ok(!offered.includes(old), 'older than 24 hours: left alone');
       assert.ok(!offered.includes(finished), 'a chunk with detections is done');
       assert.ok(offered.includes(stored.chunkId.toLowerCase()), 'the stored chunk has no detections: it is offered');
       assert.equal(await jobs(), jobsBefore + 2, 'only the two lost jobs are new; the stored chunk keeps its one job');
-      assert.equal(await requeueRecentChunks({ db: hub.infra.db, clock: hub.clock, queue: hub.infra.queue }), n);
+      assert.equal(await requeueRecentChunks({ audio: hub.services.audio, clock: hub.clock, queue: hub.infra.queue }), n);
       assert.equal(await jobs(), jobsBefore + 2, 'a second run adds nothing');
     });
   });

@@ -1,5 +1,5 @@
 /**
- * The rare flag (spec §2 is_rare, protocol isRare/rareReason; rule in src/inference/rarity.ts
+ * The rare flag (spec §2 is_rare, protocol isRare/rareReason; rule in src/modules/detections/rarity.ts
  * and docs/decisions.md): rare for this team, once the team has a 30-day baseline — a species
  * never recorded, or recorded fewer than 3 times and not in the last 30 days. Driven through the
  * inference handler on stored chunks, so the flag is checked where detections are made.
@@ -12,7 +12,7 @@ import { client } from './helpers/http.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { classifyChunk } from './helpers/inference.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
-import { judgeRarity } from '../src/inference/rarity.ts';
+import { judgeRarity } from '../src/modules/detections/rarity.ts';
 
 const DAY_MS = 86_400_000;
 const ROBIN = 'Erithacus rubecula_European Robin';

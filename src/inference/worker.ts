@@ -5,29 +5,26 @@
  * clients (`detection` event over the bus).
  *
  * - Idempotent per chunk: a chunk that already has detections is skipped, so a retried or
- *   re-enqueued job stores nothing twice (the check runs again under a per-team lock inside the
- *   transaction, which also serialises the first-of-day/season decisions of one team).
+ *   re-enqueued job stores nothing twice (the detections module checks again when recording).
  * - A failing model (not loadable, bad audio, inference error) fails the job with the reason;
  *   the queue retries it with backoff; the worker itself keeps running.
- * - First of day: no detection of that species for the team earlier that UTC day (in the order
- *   chunks are processed). First of season: the same over the UTC calendar quarter (docs/decisions.md).
- * - Rare: judged from the team's own record before the detection (src/inference/rarity.ts).
+ * - The rows, their flags (first of day and of season, rare), stitching and aggregation are the
+ *   detections module's (src/modules/detections/recorder.ts); the worker sends what it returns.
  * - The model is the team's pick (setting `inference_model`, else the hub default), with the
  *   team's sensitivity, minimum confidence and window overlap (model-store.ts, docs/model.md).
  *   Sessions are cached per model id; a model that fails to load or run fails this job only.
  * - Every finished attempt is reported (counts, duration, outcome) for GET /workers
  *   (src/modules/workers/reporter.ts).
  */
-import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Broker } from '../infra/broker/index.ts';
 import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { Job, JobQueue } from '../infra/queue/index.ts';
 import { topicOf } from '../protocol/topics.ts';
-import { newId } from '../core/crypto.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
-import { createDetectionsRepo, type NewDetection } from '../modules/detections/repo.ts';
+import type { DetectionRecorder, HeardSpecies, RecordedChunk } from '../modules/detections/recorder.ts';
+import type { AggregationRule } from '../modules/settings/service.ts';
 import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
   DEFAULT_MIN_CONFIDENCE,
@@ -38,19 +35,18 @@ import {
   type Prediction,
 } from '../infra/classifier/types.ts';
 import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.ts';
-import { aggregate, type AggregationRule } from './aggregation.ts';
 import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
-import { FEW_RECORDS, judgeRarity } from './rarity.ts';
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
 }
 
 export interface InferenceWorkerDeps {
-  db: Db;
   clock: Clock;
+  /** Where the chunk is looked up and what the model heard is recorded. */
+  detections: Pick<DetectionRecorder, 'chunkToClassify' | 'recordChunk'>;
   storage: Pick<ObjectStorage, 'get'>;
   queue: Pick<JobQueue, 'process'>;
   broker: Pick<Broker, 'publish'>;
@@ -110,35 +106,6 @@ export function builtinModel(): Promise<Model> {
   return builtin;
 }
 
-/** The UTC day and the UTC calendar quarter (the season) a time falls in, as [from, to). */
-export function dayOf(t: Date): [Date, Date] {
-  const from = new Date(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate()));
-  return [from, new Date(from.getTime() + 86_400_000)];
-}
-
-export function seasonOf(t: Date): [Date, Date] {
-  const q = Math.floor(t.getUTCMonth() / 3);
-  return [new Date(Date.UTC(t.getUTCFullYear(), q * 3, 1)), new Date(Date.UTC(t.getUTCFullYear(), q * 3 + 3, 1))];
-}
-
-/** The detection message (satellite protocol "Detection message"). */
-export interface DetectionMessage {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  satelliteName: string;
-  speciesCode: string;
-  commonName: string;
-  scientificName: string;
-  confidence: number;
-  isRare: boolean;
-  isFirstOfDay: boolean;
-  isFirstOfSeason: boolean;
-  rareReason: string | null;
-  detectedAt: string;
-  audioChunkId: string;
-}
-
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Decodes a stored chunk's WAV to 16-bit mono samples at the model's rate. */
@@ -157,24 +124,17 @@ function samplesOf(wav: Buffer): Int16Array {
   return out;
 }
 
-/** What one job did: the rows it stored, and the detection messages it sent. */
-export interface InferenceOutcome {
-  stored: NewDetection[];
-  announced: DetectionMessage[];
-}
-
-const NOTHING: InferenceOutcome = Object.freeze({ stored: [], announced: [] }) as InferenceOutcome;
+const NOTHING: RecordedChunk = Object.freeze({ stored: [], announced: [] }) as RecordedChunk;
 
 export function createInferenceHandler(deps: InferenceWorkerDeps) {
-  const { db, clock, storage, broker, live, log } = deps;
-  const repo = createDetectionsRepo(db);
+  const { storage, broker, live, log, detections } = deps;
 
   async function settingsOf(tenantId: string): Promise<InferenceSettings> {
     const v = deps.settings ? await deps.settings.teamSettings(tenantId) : {};
     const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
     return {
       visibleCategories: Array.isArray(v.visible_categories) ? (v.visible_categories as string[]) : null,
-      // Read with the other settings (one query); without a settings service, aggregate reads it.
+      // Read with the other settings (one query); without a settings service, the recorder reads it.
       aggregation: (v.aggregation as AggregationRule | undefined) ?? null,
       model: typeof v.inference_model === 'string' ? v.inference_model : null,
       sensitivity: num(v.inference_sensitivity, DEFAULT_SENSITIVITY),
@@ -190,22 +150,9 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
   }
 
-  return async function handle(job: Job<ChunkOfJob>): Promise<InferenceOutcome> {
+  return async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
-    const chunk = await db.maybeOne<{
-      satelliteId: string;
-      satelliteName: string | null;
-      recordedAt: Date;
-      durationMs: number;
-      storageKey: string;
-      done: boolean;
-    }>(
-      `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
-         EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done
-       FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
-       WHERE c.id = $1 AND c.tenant_id = $2`,
-      [chunkId, tenantId],
-    );
+    const chunk = await detections.chunkToClassify(tenantId, chunkId);
     // The chunk was taken back (or its team or satellite deleted), or is classified already.
     if (!chunk || chunk.done) return NOTHING;
 
@@ -236,8 +183,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     }
 
     const catalog = deps.catalog ?? speciesCatalog();
-    const chunkStart = new Date(chunk.recordedAt).getTime();
-    const found: Array<Omit<NewDetection, 'isFirstOfDay' | 'isFirstOfSeason'>> = [];
+    const heard: HeardSpecies[] = [];
     const seen = new Set<string>();
     for (const { p, startMs } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
       // As the species table maps the model's labels; a classifier outside the model store maps
@@ -245,84 +191,22 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       const species = speciesOf?.(p) ?? speciesOfLabel(catalog, p);
       if (seen.has(species.speciesCode)) continue;
       seen.add(species.speciesCode);
-      found.push({
-        id: newId(),
-        tenantId,
-        satelliteId: chunk.satelliteId,
-        chunkId,
-        speciesCode: species.speciesCode,
-        scientificName: species.scientificName,
-        commonName: species.commonName,
-        category: species.category,
-        confidence: p.confidence,
-        // The detection starts where its window does inside the chunk.
-        detectedAt: new Date(chunkStart + startMs),
-        startMs,
-        endMs: Math.min(chunk.durationMs, startMs + 3000),
-        modelId,
-        isRare: false,
-        rareReason: null,
-        createdAt: clock.now(),
-      });
+      const { speciesCode, scientificName, commonName, category } = species;
+      heard.push({ speciesCode, scientificName, commonName, category, confidence: p.confidence, startMs });
     }
-    if (found.length === 0) return NOTHING;
-    const detectedAt = new Date(chunkStart);
-
-    const { rows: stored, outcome } = await db.tx(async (tx) => {
-      // One team at a time: the idempotence check and the first-of-day/season reads see every
-      // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
-      if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
-      const codes = found.map((d) => d.speciesCode);
-      const record = await repo.teamRecord(tx, {
-        tenantId,
-        chunkId,
-        codes,
-        day: dayOf(detectedAt),
-        season: seasonOf(detectedAt),
-        few: FEW_RECORDS,
-      });
-      if (record.done) return { rows: [] as NewDetection[], outcome: null };
-      const { seenToday, seenSeason } = record;
-      const rarity = record;
-      const rows: NewDetection[] = found.map((d) => ({
-        ...d,
-        isFirstOfDay: !seenToday.has(d.speciesCode),
-        isFirstOfSeason: !seenSeason.has(d.speciesCode),
-        ...judgeRarity(d, rarity),
-      }));
-      await repo.insertMany(tx, rows);
-      // Stitching and the team's aggregation rule (src/inference/aggregation.ts) decide tentative or promoted.
-      const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule: opts.aggregation });
-      // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
-      const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
-      return { rows: [...rows, ...promotedHeads], outcome };
-    });
-    if (!outcome) return NOTHING;
-
-    // After the commit: the satellite and the team's sockets hear of each detection the
-    // Detections page now lists (docs/decisions.md "Announcements"): not tentative ones, not a
-    // stitched call's continuations, not categories the team hides.
-    const silent = new Set([...outcome.tentative, ...outcome.stitched.keys()]);
-    const announced = stored.filter(
-      (d) => !silent.has(d.id) && (opts.visibleCategories === null || opts.visibleCategories.includes(d.category)),
-    );
-    const messages = announced.map<DetectionMessage>((d) => ({
-      id: d.id,
+    const recorded = await detections.recordChunk({
       tenantId,
-      satelliteId: d.satelliteId,
-      satelliteName: chunk.satelliteName ?? '',
-      speciesCode: d.speciesCode,
-      commonName: d.commonName,
-      scientificName: d.scientificName,
-      confidence: d.confidence,
-      isRare: d.isRare,
-      isFirstOfDay: d.isFirstOfDay,
-      isFirstOfSeason: d.isFirstOfSeason,
-      rareReason: d.rareReason,
-      detectedAt: new Date(d.detectedAt).toISOString(),
-      audioChunkId: d.chunkId,
-    }));
-    for (const m of messages) {
+      chunkId,
+      chunk,
+      modelId,
+      heard,
+      rule: opts.aggregation,
+      visibleCategories: opts.visibleCategories,
+    });
+
+    // After the commit: the satellite and the team's sockets hear of each detection recorded for
+    // the Detections page (docs/decisions.md "Announcements").
+    for (const m of recorded.announced) {
       try {
         await broker.publish(topicOf(tenantId, m.satelliteId, 'detection'), JSON.stringify(m), { qos: 1 });
       } catch (err) {
@@ -334,7 +218,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not send the detection event');
       }
     }
-    return { stored: stored.filter((d) => d.chunkId === chunkId), announced: messages };
+    return recorded;
   };
 }
 

@@ -9,19 +9,17 @@
  * A bad message never throws out of a handler and never stops the process: it is refused with a
  * warning (and, for audio, an error ack naming the reason).
  */
-import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Broker } from '../infra/broker/index.ts';
 import type { ObjectStorage } from '../infra/storage/index.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
 import { ingestPattern, parseTopic, topicOf, type SatelliteChannel } from '../protocol/topics.ts';
 import { type Actor, systemActor } from '../core/actor.ts';
-import type { AuditWriter, AuditEntry } from '../modules/audit/writer.ts';
 import { AppError } from '../core/errors.ts';
 import type { SettingsService } from '../modules/settings/service.ts';
 import { OVERRIDE_FIELDS, type SatellitesService } from '../modules/satellites/service.ts';
-import { createAudioRepo, chunkStorageKey } from '../modules/audio/repo.ts';
-import { createDeviceRepo } from '../modules/satellites/device-repo.ts';
+import { chunkStorageKey, type AudioService } from '../modules/audio/service.ts';
+import type { DeviceService } from '../modules/satellites/device-service.ts';
 import {
   checkAudio,
   checkConfigRequest,
@@ -53,14 +51,14 @@ export interface IngestLog {
 }
 
 export interface IngesterDeps {
-  db: Db;
   clock: Clock;
   broker: Pick<Broker, 'publish' | 'subscribe'>;
   storage: Pick<ObjectStorage, 'put' | 'delete'>;
   queue: Pick<JobQueue, 'enqueue'>;
-  audit: AuditWriter;
   settings: Pick<SettingsService, 'write'>;
   satellites: Pick<SatellitesService, 'publishConfig'>;
+  devices: Pick<DeviceService, 'find' | 'recordHeartbeat' | 'recordTelemetry' | 'storeLogResponse' | 'recordDeviceRequest'>;
+  audio: Pick<AudioService, 'storeChunks' | 'ingestFacts' | 'takeBack'>;
   log: IngestLog;
 }
 
@@ -111,11 +109,9 @@ export function deviceActor(tenantId: string, satelliteId: string): Actor {
 class Refusal extends Error {}
 
 export function startIngester(deps: IngesterDeps): Ingester {
-  const { db, clock, broker, storage, queue, audit, settings, satellites, log } = deps;
-  const chunks = createAudioRepo(db);
+  const { clock, broker, storage, queue, settings, satellites, devices, audio, log } = deps;
   // Chunks arriving together share one statement each for their facts and their rows (batch.ts).
-  const storeChunk = batched(chunks.storeMany);
-  const devices = createDeviceRepo(db);
+  const storeChunk = batched(audio.storeChunks);
   const inFlight = new Set<Promise<void>>();
   const listeners = new Set<(m: HandledMessage) => void>();
   let stopped = false;
@@ -136,10 +132,6 @@ export function startIngester(deps: IngesterDeps): Ingester {
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: body.chunkId }, 'ingest: could not publish the ack');
     }
-  }
-
-  async function writeAudit(actor: Actor, entry: AuditEntry): Promise<void> {
-    await db.tx((tx) => audit.write(tx, actor, entry));
   }
 
   /** The satellite the topic names must exist in the team the topic names. */
@@ -219,7 +211,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     if (!r.inserted) {
       // Stored before (the satellite missed our ack), or another delivery of it in this very batch
       // (then the statement saw no earlier row: look again).
-      const before = r.chunkTenantId === null ? { ...(await chunks.ingestFacts(tenant, sat, id)), storageKey: null } : r;
+      const before = r.chunkTenantId === null ? { ...(await audio.ingestFacts(tenant, sat, id)), storageKey: null } : r;
       if (before.chunkTenantId !== tenant || before.chunkSatelliteId !== sat) {
         await dropObject();
         return refuse(before.chunkTenantId === null ? 'unknown satellite' : 'chunkId is already used by another satellite');
@@ -235,7 +227,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
       await queue.enqueue(INFERENCE_QUEUE, id, job);
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: enqueueing inference failed');
-      await chunks.delete(tenantId, id).catch(() => {});
+      await audio.takeBack(tenantId, id).catch(() => {});
       return refuse('queue unavailable, send again later');
     }
     // 4. Only now: stored.
@@ -258,18 +250,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const hb = checkHeartbeat(body);
     if (!hb.ok) throw new Refusal(hb.reason);
     await requireSatellite(tenantId, satelliteId);
-    await db.tx(async (tx) => {
-      const r = await devices.heartbeat(tx, tenantId, satelliteId, hb.value, clock.now());
-      if (r?.unarchived) {
-        await audit.write(tx, deviceActor(tenantId, satelliteId), {
-          action: 'device.satellite_unarchived_by_heartbeat',
-          tenantId,
-          targetType: 'satellite',
-          targetId: satelliteId,
-          details: { via: 'heartbeat', version: hb.value.version },
-        });
-      }
-    });
+    await devices.recordHeartbeat(deviceActor(tenantId, satelliteId), tenantId, satelliteId, hb.value);
   }
 
   async function onTelemetry(tenantId: string, satelliteId: string, payload: Buffer): Promise<void> {
@@ -277,7 +258,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const t = checkTelemetry(body, clock.now());
     if (!t.ok) throw new Refusal(t.reason);
     await requireSatellite(tenantId, satelliteId);
-    await devices.insertTelemetry(tenantId, satelliteId, t.value);
+    await devices.recordTelemetry(tenantId, satelliteId, t.value);
   }
 
   /**
@@ -294,7 +275,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const actor = deviceActor(tenantId, satelliteId);
     const overrides = req.value.overrides;
     const keys = Object.keys(overrides);
-    await writeAudit(actor, {
+    await devices.recordDeviceRequest(actor, {
       action: 'device.satellite_config_requested',
       tenantId,
       targetType: 'satellite',
@@ -306,7 +287,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
       if (keys.length > 0) {
         const unknown = keys.filter((k) => !(OVERRIDE_FIELDS as readonly string[]).includes(k));
         if (sat.configLocked) {
-          await writeAudit(actor, {
+          await devices.recordDeviceRequest(actor, {
             action: 'device.satellite_config_rejected_locked',
             tenantId,
             targetType: 'satellite',
@@ -336,7 +317,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const r = checkLogResponse(body);
     if (!r.ok) throw new Refusal(r.reason);
     await requireSatellite(tenantId, satelliteId);
-    const answered = await devices.storeLogResponse(tenantId, satelliteId, r.value.requestId, r.value.lines, clock.now());
+    const answered = await devices.storeLogResponse(tenantId, satelliteId, r.value.requestId, r.value.lines);
     if (!answered) throw new Refusal('no open log request');
   }
 

@@ -4,12 +4,11 @@
  * once and a `satellite.offline` event goes out on the bus for the alerting rules to route.
  * Archived satellites are never offline-alerted. The next heartbeat clears the mark.
  */
-import type { Db } from '../infra/db/index.ts';
 import type { Bus } from '../infra/bus/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { SettingsService } from '../modules/settings/service.ts';
 import { findSetting } from '../modules/settings/registry.ts';
-import { createDeviceRepo } from '../modules/satellites/device-repo.ts';
+import type { DeviceService } from '../modules/satellites/device-service.ts';
 
 export const OFFLINE_CHECK_INTERVAL_MS = 60_000;
 const THRESHOLD_KEY = 'offline_threshold_minutes';
@@ -21,7 +20,7 @@ export interface OfflineMonitor {
 }
 
 export function startOfflineMonitor(deps: {
-  db: Db;
+  devices: Pick<DeviceService, 'silentSince' | 'markOffline'>;
   bus: Pick<Bus, 'publish'>;
   clock: Clock;
   settings: Pick<SettingsService, 'teamSetting'>;
@@ -29,8 +28,7 @@ export function startOfflineMonitor(deps: {
   /** Tests pass false and call tick() themselves after moving the clock. */
   interval?: boolean;
 }): OfflineMonitor {
-  const { db, bus, clock, settings } = deps;
-  const devices = createDeviceRepo(db);
+  const { devices, bus, clock, settings } = deps;
   const def = findSetting(THRESHOLD_KEY);
   const minThresholdMin = def && def.type === 'integer' ? def.min : 1;
   let running: Promise<unknown> | null = null;

@@ -8,25 +8,23 @@
  * is offered again; the worker runs it again and again stores nothing. The queue is idempotent
  * on the job id (= chunkId), so chunks whose job still exists gain nothing.
  */
-import type { Db } from '../infra/db/index.ts';
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
-import { createAudioRepo } from '../modules/audio/repo.ts';
+import type { AudioService } from '../modules/audio/service.ts';
 
 export const REQUEUE_WINDOW_MS = 24 * 3600_000;
 const PAGE = 1000;
 
 export async function requeueRecentChunks(
-  deps: { db: Db; clock: Clock; queue: Pick<JobQueue, 'enqueue'> },
+  deps: { audio: Pick<AudioService, 'unclassifiedSince'>; clock: Clock; queue: Pick<JobQueue, 'enqueue'> },
   windowMs = REQUEUE_WINDOW_MS,
 ): Promise<number> {
   const since = new Date(deps.clock.now().getTime() - windowMs);
-  const chunks = createAudioRepo(deps.db);
   let after: { receivedAt: Date; id: string } | null = null;
   let count = 0;
   for (;;) {
-    const page = await chunks.withoutDetectionsSince(since, after, PAGE);
+    const page = await deps.audio.unclassifiedSince(since, after, PAGE);
     for (const c of page) {
       const job: InferenceJob = { chunkId: c.id, tenantId: c.tenantId, satelliteId: c.satelliteId, storageKey: c.storageKey };
       await deps.queue.enqueue(INFERENCE_QUEUE, c.id, job);

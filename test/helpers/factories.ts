@@ -11,7 +11,7 @@ import { createUsersRepo } from '../../src/modules/users/repo.ts';
 import { createTeamsRepo } from '../../src/modules/teams/repo.ts';
 import { newId } from '../../src/core/crypto.ts';
 import type { Role } from '../../src/core/actor.ts';
-import { chunkStorageKey } from '../../src/modules/audio/repo.ts';
+import { chunkStorageKey } from '../../src/modules/audio/service.ts';
 
 export const PASSWORD = 'correct-horse-battery';
 let passwordHash: Promise<string> | null = null;

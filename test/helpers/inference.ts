@@ -8,7 +8,7 @@ import { createInferenceHandler, type InferenceWorkerDeps } from '../../src/infe
 /** `over` swaps parts: the classifier (loadClassifier), the team settings, the model id. */
 export function inferenceHandler(hub: Hub, over: Partial<InferenceWorkerDeps> = {}) {
   return createInferenceHandler({
-    db: hub.infra.db,
+    detections: hub.services.detections,
     clock: hub.clock,
     storage: hub.infra.storage,
     queue: hub.infra.queue,

@@ -17,7 +17,7 @@ export interface ApiKeyRow {
 const COLUMNS = `k.id, k.tenant_id AS "tenantId", k.name, k.role, k.key_prefix AS "keyPrefix", k.created_by AS "createdBy",
   u.name AS "createdByName", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt"`;
 
-/** Team-scoped keys only; satellite keys belong to the satellites module. */
+/** Team keys, and the satellite keys the satellites module asks for through the service. */
 export function createApiKeysRepo(db: Db) {
   return {
     insert: (
@@ -65,6 +65,12 @@ export function createApiKeysRepo(db: Db) {
         `UPDATE api_keys SET revoked_at = $3 WHERE created_by = $2 AND satellite_id IS NULL AND revoked_at IS NULL AND ($1::uuid IS NULL OR tenant_id = $1::uuid)`,
         [tenantId, userId, at],
       ),
+
+    /** A satellite's keys stop working (new credentials, disconnection). */
+    revokeOfSatellite: (tx: Db, satelliteId: string, at: Date) =>
+      tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [satelliteId, at]),
+
+    deleteOfSatellite: (tx: Db, satelliteId: string) => tx.query('DELETE FROM api_keys WHERE satellite_id = $1', [satelliteId]),
 
     teamOfKey: async (id: string) =>
       (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM api_keys WHERE id = $1 AND satellite_id IS NULL', [id]))?.t ?? null,

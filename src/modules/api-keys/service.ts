@@ -4,7 +4,7 @@ import { type Actor, type Role, roleAtLeast } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
-import type { ApiKeyRow, ApiKeysRepo } from './repo.ts';
+import { createApiKeysRepo, type ApiKeyRow } from './repo.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -27,8 +27,9 @@ export function mintKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: sha256Hex(key), prefix: key.slice(0, 8) };
 }
 
-export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditWriter; repo: ApiKeysRepo }) {
-  const { db, clock, audit, repo } = deps;
+export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditWriter }) {
+  const { db, clock, audit } = deps;
+  const repo = createApiKeysRepo(db);
   return {
     async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
       if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');
@@ -69,6 +70,36 @@ export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditW
       if (!k || k.revokedAt) throw notFound('No such key');
       await db.tx((tx) => repo.revoke(tx, tenantId, id, clock.now()));
     },
+
+    /**
+     * A satellite's key, in the satellites module's transaction: its previous keys stop working and
+     * a new one is issued. Satellite keys belong to the device, not to the person who registered
+     * it (created_by stays empty). Returns the raw key, shown once.
+     */
+    async replaceSatelliteKey(tx: Db, s: { tenantId: string; satelliteId: string }, at: Date): Promise<string> {
+      const { key, hash, prefix } = mintKey();
+      await repo.revokeOfSatellite(tx, s.satelliteId, at);
+      await repo.insert(tx, {
+        id: newId(),
+        tenantId: s.tenantId,
+        satelliteId: s.satelliteId,
+        name: 'satellite',
+        role: 'member',
+        keyHash: hash,
+        keyPrefix: prefix,
+        createdBy: null,
+        at,
+        expiresAt: null,
+      });
+      return key;
+    },
+
+    revokeSatelliteKeys: (tx: Db, satelliteId: string, at: Date) => repo.revokeOfSatellite(tx, satelliteId, at),
+
+    deleteSatelliteKeys: (tx: Db, satelliteId: string) => repo.deleteOfSatellite(tx, satelliteId),
+
+    /** The guard's team resolver for `apiKey` resources (team keys only). */
+    teamOfKey: repo.teamOfKey,
 
     /** Departure handler: a person's team keys stop with their membership. */
     revokeCreatedBy: (tx: Db, tenantId: string | null, userId: string) => repo.revokeCreatedBy(tx, tenantId, userId, clock.now()),

@@ -18,12 +18,6 @@ export interface ChunkRow {
 const ROW = `id, tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt", duration_ms AS "durationMs",
   sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt"`;
 
-/** Where a chunk's WAV lives (DESIGN.md §5), dated by its recording day in UTC. */
-export function chunkStorageKey(tenantId: string, satelliteId: string, chunkId: string, recordedAt: Date): string {
-  const d = recordedAt.toISOString();
-  return `audio/${tenantId}/${satelliteId}/${d.slice(0, 4)}/${d.slice(5, 7)}/${d.slice(8, 10)}/${chunkId}.wav`;
-}
-
 export function createAudioRepo(db: Db) {
   return {
     /**

@@ -1,6 +1,13 @@
+import type { Db } from '../../infra/db/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { notFound } from '../../core/errors.ts';
-import type { AudioRepo } from './repo.ts';
+import { createAudioRepo } from './repo.ts';
+
+/** Where a chunk's WAV lives (DESIGN.md §5), dated by its recording day in UTC. */
+export function chunkStorageKey(tenantId: string, satelliteId: string, chunkId: string, recordedAt: Date): string {
+  const d = recordedAt.toISOString();
+  return `audio/${tenantId}/${satelliteId}/${d.slice(0, 4)}/${d.slice(5, 7)}/${d.slice(8, 10)}/${chunkId}.wav`;
+}
 
 /**
  * The byte range a `Range` header asks for, against an object of `size` bytes (RFC 9110 §14).
@@ -32,9 +39,25 @@ export interface AudioResponse {
   body: Buffer | null;
 }
 
-export function createAudioService(deps: { repo: AudioRepo; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange'> }) {
-  const { repo, storage } = deps;
+export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange'> }) {
+  const { storage } = deps;
+  const repo = createAudioRepo(deps.db);
   return {
+    /** Ingest: chunk rows in one statement, each answered with what it found (repo.ts storeMany). */
+    storeChunks: repo.storeMany,
+
+    /** Ingest: whether the satellite exists in that team and who holds the chunk id. */
+    ingestFacts: repo.ingestFacts,
+
+    /** Ingest: the row is taken back when its inference job could not be enqueued. */
+    takeBack: (tenantId: string, chunkId: string) => repo.delete(tenantId, chunkId),
+
+    /** Chunks received since a time without any detection, in pages (start-up re-enqueueing). */
+    unclassifiedSince: repo.withoutDetectionsSince,
+
+    /** The guard's team resolver for `chunk` resources. */
+    teamOfChunk: repo.teamOfChunk,
+
     /** A chunk's WAV, whole or the range asked for. */
     async read(tenantId: string, chunkId: string, range: string | undefined): Promise<AudioResponse> {
       const chunk = await repo.find(tenantId, chunkId);

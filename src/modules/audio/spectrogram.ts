@@ -18,8 +18,9 @@ import FFT from 'fft.js';
 import { PNG } from 'pngjs';
 import { parseWav } from '../../protocol/wav.ts';
 import { AppError, notFound } from '../../core/errors.ts';
+import type { Db } from '../../infra/db/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
-import type { AudioRepo } from './repo.ts';
+import { createAudioRepo } from './repo.ts';
 
 export const SPECTROGRAM_LIMITS = {
   width: { min: 64, max: 2000, default: 600 },
@@ -183,11 +184,12 @@ export function createSpectrogramCache(capacity = 32) {
 }
 
 /** Spectrograms of stored chunks, team-scoped like the audio itself. */
-export function createSpectrogramService(deps: { repo: Pick<AudioRepo, 'find'>; storage: Pick<ObjectStorage, 'get'> }) {
+export function createSpectrogramService(deps: { db: Db; storage: Pick<ObjectStorage, 'get'> }) {
+  const repo = createAudioRepo(deps.db);
   const cache = createSpectrogramCache();
   return {
     async ofChunk(tenantId: string, chunkId: string, opts: SpectrogramOptions): Promise<Spectrogram> {
-      const chunk = await deps.repo.find(tenantId, chunkId);
+      const chunk = await repo.find(tenantId, chunkId);
       if (!chunk) throw notFound('No such chunk');
       const key = `${chunkId}:${opts.width}:${opts.height}:${opts.maxHz}`;
       const hit = cache.get(key);

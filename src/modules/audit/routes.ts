@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
-import type { createAuditRepo } from './repo.ts';
-import { createAuditLogService } from './service.ts';
+import type { AuditLogService } from './service.ts';
 import { AuditLog } from './schemas.ts';
 
 /** Filters shared by the hub's audit log and a team's activity feed. */
@@ -15,8 +14,7 @@ const Filters = {
   ...Paging,
 };
 
-export function auditRoutes(repo: ReturnType<typeof createAuditRepo>) {
-  const log = createAuditLogService({ repo });
+export function auditRoutes(log: AuditLogService) {
   return [
     defineRoute({
       method: 'GET',

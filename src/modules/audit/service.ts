@@ -1,5 +1,6 @@
+import type { Db } from '../../infra/db/index.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditFilter, AuditRow, createAuditRepo } from './repo.ts';
+import { createAuditRepo, eraseFromAuditLog, type AuditFilter, type AuditRow } from './repo.ts';
 
 export interface AuditQuery {
   action?: string;
@@ -15,7 +16,8 @@ export interface AuditQuery {
 const presentEntry = (r: AuditRow) => ({ ...r, at: new Date(r.at).toISOString() });
 
 /** Reading the audit log: the hub's whole log for hub admins, one team's entries for its admins. */
-export function createAuditLogService(deps: { repo: Pick<ReturnType<typeof createAuditRepo>, 'list'> }) {
+export function createAuditLogService(deps: { db: Db }) {
+  const repo = createAuditRepo(deps.db);
   async function list(q: AuditQuery) {
     const filter: AuditFilter = {
       action: q.action,
@@ -27,12 +29,15 @@ export function createAuditLogService(deps: { repo: Pick<ReturnType<typeof creat
       limit: q.limit ?? 50,
       offset: q.offset ?? 0,
     };
-    const { rows, total } = await deps.repo.list(filter);
+    const { rows, total } = await repo.list(filter);
     return { entries: rows.map(presentEntry), total, limit: filter.limit, offset: filter.offset };
   }
 
   return {
     listHub: list,
+
+    /** An erased person's entries keep what happened, not their email or IPs (account deletion). */
+    eraseUser: (tx: Db, userId: string, email: string) => eraseFromAuditLog(tx, userId, email),
 
     /**
      * A team's activity (spec §6: "a team's entries feed its activity page"): only entries

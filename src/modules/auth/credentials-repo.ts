@@ -1,26 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
-import type { MembershipRef, Role } from '../../core/actor.ts';
-
-export interface SessionPrincipal {
-  sessionId: string;
-  userId: string;
-  email: string;
-  name: string;
-  isAdmin: boolean;
-  createdAt: Date;
-  lastLoginAt: Date | null;
-  memberships: MembershipRef[];
-  preferences: Record<string, unknown>;
-  mfaEnrolledAt: Date | null;
-}
-
-export interface ApiKeyPrincipal {
-  id: string;
-  tenantId: string;
-  satelliteId: string | null;
-  role: Role;
-  lastUsedAt: Date | null;
-}
+import type { MembershipRef } from '../../core/actor.ts';
+import type { ApiKeyPrincipal, SessionPrincipal } from './resolver.ts';
 
 // One round trip by primary key per request: the session and its user (admin flag and status
 // read fresh, never from a token), with the user's teams, own preferences and MFA state from

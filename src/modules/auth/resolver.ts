@@ -1,9 +1,37 @@
-import type { Auth } from '../../core/actor.ts';
+import type { Auth, MembershipRef, Role } from '../../core/actor.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import type { AuthResolver } from '../../core/http.ts';
 import { safeEqual, sha256Hex } from '../../core/crypto.ts';
-import type { CredentialsRepo, SessionPrincipal } from './credentials-repo.ts';
+
+export interface SessionPrincipal {
+  sessionId: string;
+  userId: string;
+  email: string;
+  name: string;
+  isAdmin: boolean;
+  createdAt: Date;
+  lastLoginAt: Date | null;
+  memberships: MembershipRef[];
+  preferences: Record<string, unknown>;
+  mfaEnrolledAt: Date | null;
+}
+
+export interface ApiKeyPrincipal {
+  id: string;
+  tenantId: string;
+  satelliteId: string | null;
+  role: Role;
+  lastUsedAt: Date | null;
+}
+
+/** Where credentials are looked up (the auth module's service fills it). */
+export interface CredentialStore {
+  findSessionByTokenHash(tokenHash: string, now: Date): Promise<SessionPrincipal | null>;
+  findSessionById(sessionId: string, userId: string, now: Date): Promise<SessionPrincipal | null>;
+  findApiKeyByHash(keyHash: string, now: Date): Promise<ApiKeyPrincipal | null>;
+  touchApiKey(id: string, now: Date): Promise<unknown>;
+}
 
 export const SESSION_COOKIE = 'chorus_session';
 
@@ -42,7 +70,7 @@ function fromSession(kind: 'session' | 'jwt', p: SessionPrincipal): Auth {
 export function createAuthResolver(deps: {
   internalKey: string | null;
   jwt: JwtService;
-  credentials: CredentialsRepo;
+  credentials: CredentialStore;
   clock: Clock;
 }): AuthResolver {
   const { internalKey, jwt, credentials, clock } = deps;

@@ -5,15 +5,17 @@ import { addSeconds } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { JwtService } from '../../core/jwt.ts';
+import type { CredentialStore } from './resolver.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, locked, tooManyRequests } from '../../core/errors.ts';
-import type { UserRow, UsersRepo } from '../users/repo.ts';
+import type { UserAccounts, UserRow } from '../users/service.ts';
 import { burnPasswordCheck, checkPasswordRule, hashPassword, verifyPassword } from '../users/passwords.ts';
 import { presentUser, type UserView } from '../users/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { InvitesService } from '../invites/service.ts';
 import type { TeamsService } from '../teams/service.ts';
-import type { AuthRepo } from './repo.ts';
+import { createAuthRepo } from './repo.ts';
+import { createCredentialsRepo } from './credentials-repo.ts';
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 export const LOGIN_ATTEMPTS_PER_IP = 20;
@@ -56,8 +58,7 @@ export function createAuthService(deps: {
   audit: AuditWriter;
   mail: Mailer;
   jwt: JwtService;
-  users: UsersRepo;
-  repo: AuthRepo;
+  users: Pick<UserAccounts, 'findByEmail' | 'findById' | 'insert' | 'update' | 'recordFailedLogin'>;
   settings: Pick<SettingsService, 'hubSetting'>;
   invites: Pick<InvitesService, 'consume'>;
   teams: Pick<TeamsService, 'join'>;
@@ -66,7 +67,8 @@ export function createAuthService(deps: {
   /** Bound after construction: the MFA service needs issueSession from this one. */
   secondFactor?: () => SecondFactor;
 }) {
-  const { db, clock, audit, mail, jwt, users, repo, settings, invites, teams } = deps;
+  const { db, clock, audit, mail, jwt, users, settings, invites, teams } = deps;
+  const repo = createAuthRepo(db);
 
   async function issueSession(tx: Db, userId: string, ip: string, userAgent: string | null): Promise<SessionIssue> {
     const cookieToken = randomHex(32);
@@ -114,6 +116,15 @@ export function createAuthService(deps: {
 
   return {
     issueSession,
+
+    /** The credential lookups of each request (resolver.ts). */
+    credentials: createCredentialsRepo(db) satisfies CredentialStore,
+
+    /** Every session of the person ends (password change, blocking), but the one named. */
+    revokeUserSessions: repo.revokeUserSessions,
+
+    /** Login attempts no longer name an erased person's email. */
+    forgetEmail: repo.forgetEmail,
 
     /** Spec §5 "Login security": per-IP limit, lockout after failures, blocked accounts, audit of each refusal. */
     async login(

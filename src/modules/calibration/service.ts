@@ -8,7 +8,7 @@ import type { Clock } from '../../core/clock.ts';
 import { type Actor, roleAtLeast } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { calibrate, fitIsotonic, type Bucket } from './pav.ts';
-import type { CalibrationRepo } from './repo.ts';
+import { createCalibrationRepo } from './repo.ts';
 
 /** A pair needs this many verified samples, both outcomes among them, before it gets a curve. */
 export const MIN_SAMPLES = 10;
@@ -25,8 +25,9 @@ export function adminTeamsOf(actor: Actor): string[] | null {
   return actor.memberships.filter((m) => roleAtLeast(m.role, 'admin')).map((m) => m.tenantId);
 }
 
-export function createCalibrationService(deps: { db: Db; clock: Clock; audit: AuditWriter; repo: CalibrationRepo }) {
-  const { db, clock, audit, repo } = deps;
+export function createCalibrationService(deps: { db: Db; clock: Clock; audit: AuditWriter }) {
+  const { db, clock, audit } = deps;
+  const repo = createCalibrationRepo(db);
   const cache = new Map<string, { buckets: Bucket[] | null; at: number }>();
 
   return {

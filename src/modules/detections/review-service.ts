@@ -5,7 +5,14 @@ import { type Actor, roleAtLeast } from '../../core/actor.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound, validationFailed } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { AnnotationRow, CommentRow, ReviewRepo, VerificationStatus, Vote, VoteCounts } from './review-repo.ts';
+import {
+  createReviewRepo,
+  type AnnotationRow,
+  type CommentRow,
+  type VerificationStatus,
+  type Vote,
+  type VoteCounts,
+} from './review-repo.ts';
 
 export const VOTES = ['confirm', 'reject', 'unsure'] as const;
 /** The spectrogram an annotation is drawn on: one 3-second chunk at 48 kHz (Nyquist 24 kHz). */
@@ -85,14 +92,9 @@ function personOf(actor: Actor): string {
   return actor.userId;
 }
 
-export function createReviewService(deps: {
-  db: Db;
-  clock: Clock;
-  audit: AuditWriter;
-  repo: ReviewRepo;
-  settings: Pick<SettingsService, 'teamSetting'>;
-}) {
-  const { db, clock, audit, repo, settings } = deps;
+export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWriter; settings: Pick<SettingsService, 'teamSetting'> }) {
+  const { db, clock, audit, settings } = deps;
+  const repo = createReviewRepo(db);
 
   /**
    * Records the person's vote and recomputes the status, in the caller's transaction. The quorum

@@ -1,10 +1,15 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
-import type { DetectionListFilter, DetectionRow, DetectionsRepo } from './repo.ts';
-import type { ReviewRepo } from './review-repo.ts';
-import type { AggregationRule } from '../../inference/aggregation.ts';
+import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
+import { createReviewRepo } from './review-repo.ts';
+import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';
+import { createDetectionRecorder } from './recorder.ts';
 
-/** What the list needs from calibration, the aggregation rules and category visibility (src/modules/calibration, src/inference/aggregation.ts, visibility.ts). */
+export type { DetectionRow };
+
+/** What the list needs from calibration, the aggregation rules and category visibility (src/modules/calibration, the settings service, visibility.ts). */
 export interface DetectionReaders {
   calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]>;
   aggregationRule(tenantId: string): Promise<AggregationRule>;
@@ -47,12 +52,12 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
   };
 }
 
-export function createDetectionsService(deps: {
-  repo: DetectionsRepo;
-  review: Pick<ReviewRepo, 'reviewSummary'>;
-  readers: DetectionReaders;
-}) {
-  const { repo, review, readers } = deps;
+export function createDetectionsService(deps: { db: Db; clock: Clock; readers: DetectionReaders }) {
+  const { db, clock, readers } = deps;
+  const repo = createDetectionsRepo(db);
+  const review = createReviewRepo(db);
+  // The inference worker's side: what the model heard in a chunk becomes rows and announcements.
+  const recorder = createDetectionRecorder({ db, clock, aggregationRule: readers.aggregationRule });
 
   /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */
   async function rulesOfTentative(rows: DetectionRow[]): Promise<Record<string, AggregationRule>> {
@@ -78,6 +83,15 @@ export function createDetectionsService(deps: {
       const [calibrated] = await readers.calibrated([r]);
       return { ...detectionView(r, calibrated), storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
     },
+
+    /** The stored row (a share link checks it as it is now), or null. */
+    find: (tenantId: string, id: string) => repo.find(tenantId, id),
+
+    /** The team of a detection (the guard's resolver, share links), or null. */
+    teamOfDetection: (id: string) => repo.teamOfDetection(id),
+
+    chunkToClassify: recorder.chunkToClassify,
+    recordChunk: recorder.recordChunk,
   };
 }
 

@@ -1,6 +1,7 @@
+import type { Db } from '../../infra/db/index.ts';
 import { badRequest } from '../../core/errors.ts';
-import type { AggregationRule } from '../../inference/aggregation.ts';
-import type { BucketUnit, ReviewRepo } from './review-repo.ts';
+import type { AggregationRule } from './aggregation.ts';
+import { createReviewRepo, type BucketUnit } from './review-repo.ts';
 import type { CategoryVisibility } from './visibility.ts';
 
 const HOUR = 3_600_000;
@@ -31,14 +32,14 @@ export function windowOf(q: { start?: string; end?: string }): { start: Date; en
 
 const iso = (d: Date) => new Date(d).toISOString();
 
-/** The rule reader is the one GET /detections uses (src/inference/aggregation.ts), so both show the same rule. */
+/** The rule reader is the one GET /detections uses (the settings service's), so both show the same rule. */
 export function createSummaryService(deps: {
-  repo: ReviewRepo;
+  db: Db;
   aggregationRule: (tenantId: string) => Promise<AggregationRule>;
   /** The list's, so both leave out the same categories (spec §4 Stats note: counts cover what the Detections page lists). */
   visibility: Pick<CategoryVisibility, 'visible'>;
 }) {
-  const { repo } = deps;
+  const repo = createReviewRepo(deps.db);
   const shown = (tenantId: string) => deps.visibility.visible(tenantId);
 
   /** {tenantId: rule}, the shape of the list's `aggregation` member. */

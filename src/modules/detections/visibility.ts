@@ -4,7 +4,7 @@
  * sessions leave the others out; shares refuse them (409 NOT_SHAREABLE).
  */
 import type { SettingsService } from '../settings/service.ts';
-import type { VisibleCategories } from './repo.ts';
+import type { VisibleCategories } from './category-sql.ts';
 
 export const VISIBLE_CATEGORIES_KEY = 'visible_categories';
 

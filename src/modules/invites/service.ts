@@ -6,7 +6,7 @@ import { addSeconds } from '../../core/clock.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, notFound } from '../../core/errors.ts';
 import type { TeamsService } from '../teams/service.ts';
-import type { InviteRow, InvitesRepo } from './repo.ts';
+import { createInvitesRepo, type InviteRow } from './repo.ts';
 
 export const INVITE_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -28,14 +28,14 @@ export function createInvitesService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  repo: InvitesRepo;
   teams: Pick<TeamsService, 'join'>;
   publicUrl: string;
   onInviteCreated: InviteCreatedHandler[];
   /** Run when a person uses an invite (lifts their block in that team). */
   onInviteUsed: Array<(tx: Db, tenantId: string, userId: string) => Promise<void>>;
 }) {
-  const { db, clock, audit, repo, teams, publicUrl } = deps;
+  const { db, clock, audit, teams, publicUrl } = deps;
+  const repo = createInvitesRepo(db);
 
   /** Checks and consumes a raw invite token inside tx; the caller joins the person. */
   async function consume(tx: Db, token: string, userId: string): Promise<InviteRow> {
@@ -51,6 +51,9 @@ export function createInvitesService(deps: {
   }
 
   return {
+    /** The guard's team resolver for `invite` resources. */
+    teamOfInvite: repo.teamOfInvite,
+
     async create(actor: Actor, tenantId: string, role: Exclude<Role, 'owner'>, email: string | null) {
       const token = randomHex(32);
       const now = clock.now();

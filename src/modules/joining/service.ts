@@ -8,7 +8,7 @@ import { newId } from '../../core/crypto.ts';
 import { AppError, conflict, notFound, tooManyRequests } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { TeamsService } from '../teams/service.ts';
-import type { JoiningRepo, TeamCard } from './repo.ts';
+import { createJoiningRepo, type TeamCard } from './repo.ts';
 
 export const JOIN_ATTEMPTS_PER_HOUR = 10;
 
@@ -35,12 +35,12 @@ export function createJoiningService(deps: {
   kv: Kv;
   mail: Mailer;
   audit: AuditWriter;
-  repo: JoiningRepo;
   teams: Pick<TeamsService, 'join'>;
   settings: Pick<SettingsService, 'hubSetting' | 'teamSetting'>;
   publicUrl: string;
 }) {
-  const { db, clock, kv, mail, audit, repo, teams, settings } = deps;
+  const { db, clock, kv, mail, audit, teams, settings } = deps;
+  const repo = createJoiningRepo(db);
 
   async function joinableCard(actor: Actor, tenantId: string) {
     if (!(await settings.hubSetting<boolean>('allow_public_teams'))) throw unreachable();

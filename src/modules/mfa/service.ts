@@ -17,12 +17,11 @@ import type { AuditAction } from '../../core/audit-actions.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, locked, notFound } from '../../core/errors.ts';
-import type { UserRow, UsersRepo } from '../users/repo.ts';
 import { verifyPassword } from '../users/passwords.ts';
 import { presentUser, type UserView } from '../users/schemas.ts';
-import type { MfaSummary } from '../users/service.ts';
+import type { MfaSummary, UserAccounts, UserRow } from '../users/service.ts';
 import { LOCK_AFTER_FAILURES, LOCK_MS, type SecondFactor, type SessionIssue } from '../auth/service.ts';
-import type { MfaRepo, PasskeyRow, RememberedDeviceRow } from './repo.ts';
+import { createMfaRepo, type PasskeyRow, type RememberedDeviceRow } from './repo.ts';
 import { createCodeHasher, createSealer, newBackupCode } from './secrets.ts';
 
 /** Spec §8: the TOTP enrollment secret is held 10 minutes. */
@@ -65,13 +64,13 @@ export function createMfaService(deps: {
   clock: Clock;
   audit: AuditWriter;
   jwt: JwtService;
-  users: Pick<UsersRepo, 'findById' | 'update' | 'recordFailedLogin'>;
-  repo: MfaRepo;
+  users: Pick<UserAccounts, 'findById' | 'update' | 'recordFailedLogin'>;
   sessions: { issueSession(tx: Db, userId: string, ip: string, userAgent: string | null): Promise<SessionIssue> };
   secret: string;
   publicUrl: string;
 }) {
-  const { db, clock, audit, jwt, users, repo, sessions } = deps;
+  const { db, clock, audit, jwt, users, sessions } = deps;
+  const repo = createMfaRepo(db);
   const sealer = createSealer(deps.secret, 'mfa-totp-secret');
   const hashCode = createCodeHasher(deps.secret);
   // Spec: relying-party id and origin come from CHORUS_PUBLIC_URL.

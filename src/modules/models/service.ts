@@ -23,8 +23,8 @@ import { BUILTIN_MODEL_ID } from './model-store.ts';
 import { speciesOfLabel } from '../species/label-species.ts';
 import { speciesCatalog } from '../species/catalog.ts';
 import { ensureModelMapped, mapModelLabels } from '../species/catalog-sync.ts';
-import { createSpeciesRepo, type LabelRow } from '../species/repo.ts';
-import type { ModelRow, ModelsRepo } from './repo.ts';
+import type { LabelRow, SpeciesService } from '../species/service.ts';
+import { createModelsRepo, type ModelRow } from './repo.ts';
 
 /** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
 export const MAX_MODEL_BYTES = 200 * 1024 * 1024;
@@ -71,9 +71,16 @@ export const presentLabel = (l: LabelRow) => ({
   own: l.source === 'model',
 });
 
-export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWriter; storage: ObjectStorage; repo: ModelsRepo }) {
-  const { db, clock, audit, storage, repo } = deps;
-  const species = createSpeciesRepo(db);
+export function createModelsService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  storage: ObjectStorage;
+  /** The species table each model's outputs map into. */
+  species: Pick<SpeciesService, 'find' | 'labelsPage' | 'label' | 'setLabelSpecies'>;
+}) {
+  const { db, clock, audit, storage, species } = deps;
+  const repo = createModelsRepo(db);
 
   /** Maps a model whose labels are not in the species table yet, from its labels file. */
   async function ensureMapped(m: ModelRow): Promise<void> {
@@ -92,6 +99,9 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
 
   return {
     list: async () => ({ models: (await repo.list()).map(presentModel) }),
+
+    /** The model a team's pick runs: the pick when enabled, else the hub default (the worker's model store). */
+    resolve: repo.resolve,
 
     get: async (id: string) => presentModel(await require(id)),
 
@@ -183,7 +193,7 @@ export function createModelsService(deps: { db: Db; clock: Clock; audit: AuditWr
       return db.tx(async (tx) => {
         const label = await species.label(tx, id, index);
         if (!label) throw notFound('No such label: the model has fewer outputs');
-        const target = await createSpeciesRepo(tx).find(speciesCode);
+        const target = await species.find(speciesCode, tx);
         if (!target) throw badRequest(`No species ${JSON.stringify(speciesCode)} in the species table`, 'UNKNOWN_SPECIES');
         if (target.code === label.speciesCode) return presentLabel(label);
         await species.setLabelSpecies(tx, id, index, target.code);

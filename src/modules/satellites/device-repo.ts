@@ -4,7 +4,7 @@ import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages
 /**
  * What satellites report about themselves over the broker (satellite protocol §2): heartbeats,
  * telemetry, log responses, and the offline monitor's view of last-seen times. The tables are
- * the satellites module's; the ingester and the monitor write them through this repo.
+ * the satellites module's; the ingester and the monitor write them through device-service.ts.
  */
 export function createDeviceRepo(db: Db) {
   return {

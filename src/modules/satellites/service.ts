@@ -2,13 +2,13 @@ import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, isPerson, roleAtLeast, systemActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { newId, randomHex, sha256Hex, safeEqual } from '../../core/crypto.ts';
+import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import { findSetting, refuseValue } from '../settings/registry.ts';
-import { mintKey } from '../api-keys/service.ts';
+import type { ApiKeysService } from '../api-keys/service.ts';
 import { HUB_VERSION } from '../system/version.ts';
-import type { SatelliteRow, SatellitesRepo } from './repo.ts';
+import { createSatellitesRepo, type HistoryRow, type SatelliteRow, type SatellitesRepo } from './repo.ts';
 import { createDeviceRepo } from './device-repo.ts';
 import { topicOf } from '../../protocol/topics.ts';
 
@@ -60,12 +60,14 @@ export function createSatellitesService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  repo: SatellitesRepo;
-  settings: Pick<SettingsService, 'teamSetting' | 'write' | 'effective' | 'satelliteConfig'>;
+  settings: Pick<SettingsService, 'teamSetting' | 'write' | 'effective' | 'satelliteConfig' | 'deleteScope'>;
+  /** The satellite's API keys belong to the api-keys module. */
+  apiKeys: Pick<ApiKeysService, 'replaceSatelliteKey' | 'revokeSatelliteKeys' | 'deleteSatelliteKeys'>;
   broker: BrokerCommands;
   storage: ObjectRemover;
 }) {
-  const { db, clock, audit, repo, settings, broker, storage } = deps;
+  const { db, clock, audit, settings, apiKeys, broker, storage } = deps;
+  const repo = createSatellitesRepo(db);
   const devices = createDeviceRepo(db);
 
   /** The device rule as a flag for responses (Outline-style policies in the payload). */
@@ -116,22 +118,12 @@ export function createSatellitesService(deps: {
     return s;
   }
 
-  /**
-   * New broker password and API key; previous keys of the satellite stop working. Satellite
-   * keys belong to the device, not to the person who registered it (created_by stays empty).
-   */
+  /** New broker password and API key; previous keys of the satellite stop working (api-keys module). */
   async function mintCredentials(tx: Db, s: { id: string; tenantId: string }) {
     const password = randomHex(32);
-    const { key, hash, prefix } = mintKey();
-    const now = clock.now();
-    await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [s.id, now]);
-    await tx.query(
-      `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_by, created_at)
-       VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, NULL, $6)`,
-      [newId(), s.tenantId, s.id, hash, prefix, now],
-    );
+    const apiKey = await apiKeys.replaceSatelliteKey(tx, { tenantId: s.tenantId, satelliteId: s.id }, clock.now());
     await tx.query('UPDATE satellites SET mqtt_password_hash = $2 WHERE id = $1', [s.id, sha256Hex(password)]);
-    return { password, apiKey: key };
+    return { password, apiKey };
   }
 
   function reply(id: string, creds: { password: string; apiKey: string }) {
@@ -205,7 +197,7 @@ export function createSatellitesService(deps: {
           if (holding && holding.id !== target.id) {
             if (!mayAdminister(holding)) throw forbidden('You may not administer the entry this device holds');
             await repo.update(tx, tenantId, holding.id, { archived: true, deviceId: null, passwordHash: null }, now);
-            await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [holding.id, now]);
+            await apiKeys.revokeSatelliteKeys(tx, holding.id, now);
             await broker.revokeSatellite(holding.id);
           }
           await repo.update(
@@ -332,13 +324,7 @@ export function createSatellitesService(deps: {
     async rotateApiKey(actor: Actor, tenantId: string, id: string) {
       return db.tx(async (tx) => {
         const s = await require(tenantId, id, tx);
-        const { key, hash, prefix } = mintKey();
-        const now = clock.now();
-        await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [s.id, now]);
-        await tx.query(
-          `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, $6)`,
-          [newId(), tenantId, s.id, hash, prefix, now],
-        );
+        const key = await apiKeys.replaceSatelliteKey(tx, { tenantId, satelliteId: s.id }, clock.now());
         await audit.write(tx, actor, { action: 'admin.satellite_api_key_rotated', targetType: 'satellite', targetId: id });
         return { apiKey: key };
       });
@@ -384,8 +370,8 @@ export function createSatellitesService(deps: {
       const keys = await repo.chunkKeys(db, tenantId, id);
       await storage.deleteMany(keys.map((k) => k.key));
       await db.tx(async (tx) => {
-        await tx.query('DELETE FROM api_keys WHERE satellite_id = $1', [id]);
-        await tx.query(`DELETE FROM settings WHERE level = 'satellite' AND scope_id = $1`, [id]);
+        await apiKeys.deleteSatelliteKeys(tx, id);
+        await settings.deleteScope(tx, 'satellite', id);
         await repo.delete(tx, tenantId, id);
         await audit.write(tx, actor, {
           action: 'admin.satellite_deleted',
@@ -463,6 +449,14 @@ export function createSatellitesService(deps: {
     },
 
     publishConfig,
+
+    /** What the guard and the live hub know of a device (its team, registrant and the team's device policy). */
+    deviceFacts: (satelliteId: string) => repo.deviceFacts(satelliteId),
+
+    /** The satellites a settings change reaches (the settings writer's SatelliteConfigHistory). */
+    reach: (tx: Db, scope: { tenantId: string | null; satelliteId: string | null }) => repo.reach(tx, scope),
+
+    insertHistory: (tx: Db, rows: HistoryRow[]) => repo.insertHistory(tx, rows),
 
     async requestUpdate(actor: Actor, tenantId: string, id: string, latestOf: (stream: string) => Promise<string | null>) {
       const s = await require(tenantId, id);
@@ -554,7 +548,7 @@ export function createSatellitesService(deps: {
           details: { from: userId, to: null, disconnected: !keepDevices },
         });
         if (!keepDevices) {
-          await tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [id, now]);
+          await apiKeys.revokeSatelliteKeys(tx, id, now);
           await broker.revokeSatellite(id);
         }
       }

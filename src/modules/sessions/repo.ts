@@ -5,7 +5,7 @@
  * Computed with window functions, so it runs the same on PGlite and PostgreSQL.
  */
 import type { Db } from '../../infra/db/index.ts';
-import { categoryCondition, type VisibleCategories } from '../detections/repo.ts';
+import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 
 export const SESSION_GAP_MINUTES = 5;
 

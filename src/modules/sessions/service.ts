@@ -1,17 +1,19 @@
+import type { Db } from '../../infra/db/index.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
-import type { SessionFilter, SessionsRepo } from './repo.ts';
+import { createSessionsRepo, type SessionFilter } from './repo.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 
 /** The longest range GET /sessions/timeline answers (a continuously recording satellite sends 28,800 chunks a day). */
 export const TIMELINE_MAX_HOURS = 24;
 
 export function createSessionsService(deps: {
-  repo: SessionsRepo;
+  db: Db;
   calibrated: (rows: Array<{ tenantId: string; modelId: string; confidence: number }>) => Promise<number[]>;
   /** The detections list's: sessions count what that list shows. */
   visibility: Pick<CategoryVisibility, 'of' | 'visible'>;
 }) {
-  const { repo, calibrated, visibility } = deps;
+  const { calibrated, visibility } = deps;
+  const repo = createSessionsRepo(deps.db);
   return {
     /** GET /sessions: {sessions, total}. Detections in categories a team hides are not counted. */
     async list(f: SessionFilter) {

@@ -6,7 +6,6 @@ import type { AuditWriter } from '../audit/writer.ts';
 import type { AuditAction } from '../../core/audit-actions.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, forbidden, validationFailed } from '../../core/errors.ts';
-import type { SatellitesRepo, SatelliteRef } from '../satellites/repo.ts';
 import { type Level, PREFERENCE_KEYS, findSetting, refuseValue, settingsAt } from './registry.ts';
 import { type Layer, type Layers, effectiveValues, inherit, resolveEntry } from './resolve.ts';
 import { HUB_SCOPE, createSettingsRepo } from './repo.ts';
@@ -88,6 +87,41 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>) {
   return changes;
 }
 
+/** The team's aggregation rule as the API shows it (spec §2 Team "aggregation rule"). */
+export interface AggregationRule {
+  enabled: boolean;
+  count: number;
+  windowMinutes: number;
+  confidenceHigh: number;
+  /** null while the hub switch retention_enabled is off. */
+  retentionHours: number | null;
+}
+
+/** A satellite a settings change reaches. */
+export interface ReachedSatellite {
+  id: string;
+  tenantId: string;
+}
+
+/** One row of a satellite's config history, written with the change that made it. */
+export interface ConfigHistoryEntry {
+  id: string;
+  satelliteId: string;
+  tenantId: string;
+  changedAt: Date;
+  source: HistorySource;
+  changedBy: string | null;
+  changes: Record<string, { from: unknown; to: unknown }>;
+  config: Record<string, unknown>;
+}
+
+/** What the settings writer needs of the satellites module (its service fills it in the composition). */
+export interface SatelliteConfigHistory {
+  /** The satellites a change at this scope reaches: one, a team's, or all. */
+  reach(tx: Db, scope: { tenantId: string | null; satelliteId: string | null }): Promise<ReachedSatellite[]>;
+  insertHistory(tx: Db, rows: ConfigHistoryEntry[]): Promise<void>;
+}
+
 /** Checks of `ref` settings by the module that owns the rows: why an id is refused, or null. */
 export type RefCheck = (id: string) => Promise<string | null>;
 
@@ -96,7 +130,7 @@ export function createSettingsService(deps: {
   clock: Clock;
   audit: AuditWriter;
   bus: Bus;
-  satellites: SatellitesRepo;
+  satellites: SatelliteConfigHistory;
   refs?: Partial<Record<'model', RefCheck>>;
 }) {
   const { db, clock, audit, bus, satellites } = deps;
@@ -144,7 +178,7 @@ export function createSettingsService(deps: {
   }
 
   /** Effective configs of the satellites reached, with the scope's own layer optionally replaced. */
-  async function configsOf(tx: Db, reached: SatelliteRef[], layers: Layers, scope: Scope, replaced?: Layer) {
+  async function configsOf(tx: Db, reached: ReachedSatellite[], layers: Layers, scope: Scope, replaced?: Layer) {
     const teamIds = [...new Set(reached.map((s) => s.tenantId))];
     const teamLayers =
       scope.level === 'team' || scope.level === 'satellite'
@@ -206,6 +240,20 @@ export function createSettingsService(deps: {
           confidenceHigh: v.aggregation_confidence_high,
           retentionHours: retention ? v.aggregation_retention_hours : null,
         },
+      };
+    },
+
+    /** The team's aggregation rule, resolved like every setting (team, else hub, else default). */
+    async aggregationRule(tenantId: string): Promise<AggregationRule> {
+      const layers = await repo.layers({ team: tenantId });
+      const v = (key: string) => resolveEntry(findSetting(key)!, 'team', layers).value;
+      const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
+      return {
+        enabled: v('aggregation_enabled') === true,
+        count: Number(v('aggregation_count')),
+        windowMinutes: Number(v('aggregation_window_minutes')),
+        confidenceHigh: Number(v('aggregation_confidence_high')),
+        retentionHours: retention ? Number(v('aggregation_retention_hours')) : null,
       };
     },
 

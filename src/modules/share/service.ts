@@ -15,8 +15,7 @@ import crypto from 'node:crypto';
 import type { Clock } from '../../core/clock.ts';
 import { deriveKey, safeEqual } from '../../core/crypto.ts';
 import { conflict, forbidden, gone, notFound } from '../../core/errors.ts';
-import type { DetectionRow, DetectionsRepo } from '../detections/repo.ts';
-import { detectionView, type DetectionReaders } from '../detections/service.ts';
+import { detectionView, type DetectionReaders, type DetectionRow, type DetectionsService } from '../detections/service.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { AudioService } from '../audio/service.ts';
 import type { SpectrogramOptions, SpectrogramService } from '../audio/spectrogram.ts';
@@ -27,7 +26,7 @@ export const SHARE_TTL_SECONDS = 90 * 86_400;
 const TOKEN = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
 
 export interface ShareDeps {
-  detections: Pick<DetectionsRepo, 'find' | 'teamOfDetection'>;
+  detections: Pick<DetectionsService, 'find' | 'teamOfDetection'>;
   visibility: Pick<CategoryVisibility, 'shows'>;
   audio: Pick<AudioService, 'read'>;
   spectrograms: Pick<SpectrogramService, 'ofChunk'>;

@@ -8,13 +8,13 @@ import { Type } from 'typebox';
 import { access, defineRoute, type RouteDef } from '../../core/permissions.ts';
 import { badRequest, notFound, validationFailed } from '../../core/errors.ts';
 import type { SpeciesCatalog } from './catalog.ts';
-import type { SpeciesRepo } from './repo.ts';
+import type { SpeciesService } from './service.ts';
 import { Languages, SpeciesNames, SpeciesNamesBatch } from './schemas.ts';
 
 const MAX_LANGUAGES = 10;
 const MAX_BULK = 200;
 
-export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesRepo, 'find'>): RouteDef[] {
+export function speciesRoutes(catalog: () => SpeciesCatalog, table: Pick<SpeciesService, 'find'>): RouteDef[] {
   function languagesOf(list: string): string[] {
     const tags = list
       .split(',')

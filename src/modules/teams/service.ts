@@ -5,7 +5,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { TeamRow, TeamsRepo, MemberRow } from './repo.ts';
+import { createTeamsRepo, type TeamRow, type MemberRow } from './repo.ts';
 
 /** Work done when a person leaves a team (their keys, later their devices), inside the same transaction. */
 export type DepartureHandler = (tx: Db, tenantId: string, userId: string, opts: { keepDevices: boolean }) => Promise<void>;
@@ -53,11 +53,11 @@ export function createTeamsService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  repo: TeamsRepo;
   settings: Pick<SettingsService, 'hubSetting'>;
   departureHandlers: DepartureHandler[];
 }) {
-  const { db, clock, audit, repo, settings, departureHandlers } = deps;
+  const { db, clock, audit, settings, departureHandlers } = deps;
+  const repo = createTeamsRepo(db);
 
   async function uniqueSlug(tx: Db, wanted: string | undefined, name: string): Promise<string> {
     if (wanted) {
@@ -242,6 +242,11 @@ export function createTeamsService(deps: {
 
     /** Used by account deletion: every team the person belongs to, as if they left. */
     departAll: depart,
+
+    /** The guard's team resolver for `membership` resources. */
+    teamOfMembership: repo.teamOfMembership,
+
+    teamExists: repo.teamExists,
   };
 }
 

@@ -4,11 +4,18 @@ import type { Actor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex } from '../../core/crypto.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
-import type { AuthRepo } from '../auth/repo.ts';
-import { eraseFromAuditLog } from '../audit/repo.ts';
+import type { AuditLogService } from '../audit/service.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { TeamsService } from '../teams/service.ts';
-import type { UserRow, UsersRepo } from './repo.ts';
+import { createUsersRepo, type UserRow } from './repo.ts';
+
+export type { UserRow };
+
+/** What ending or re-securing an account needs of the auth module (its service fills it). */
+export interface AccountSessions {
+  revokeUserSessions(tx: Db, userId: string, at: Date, exceptSessionId?: string | null): Promise<unknown>;
+  forgetEmail(tx: Db, email: string): Promise<unknown>;
+}
 import { checkPasswordRule, hashPassword, verifyPassword } from './passwords.ts';
 import { presentAdminUser, presentUser } from './schemas.ts';
 
@@ -37,14 +44,15 @@ export function createUsersService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  users: UsersRepo;
-  authRepo: Pick<AuthRepo, 'revokeUserSessions' | 'forgetEmail'>;
+  sessions: AccountSessions;
+  auditLog: Pick<AuditLogService, 'eraseUser'>;
   teams: Pick<TeamsService, 'departAll'>;
   settings: Pick<SettingsService, 'resolvePreferences' | 'deleteScope'>;
   /** The MFA module's summary of a person's factors (GET /auth/me `mfa`). */
   mfa?: { summary(userId: string, isHubAdmin: boolean): Promise<MfaSummary> };
 }) {
-  const { db, clock, audit, users, authRepo, teams, settings } = deps;
+  const { db, clock, audit, sessions, auditLog, teams, settings } = deps;
+  const users = createUsersRepo(db);
 
   async function requireUser(id: string, tx: Db = db): Promise<UserRow> {
     const u = await users.findById(id, tx);
@@ -60,8 +68,8 @@ export function createUsersService(deps: {
   async function erase(tx: Db, user: UserRow) {
     for (const t of await users.teamsOf(user.id, tx)) await teams.departAll(tx, t.id, user.id, false);
     await settings.deleteScope(tx, 'account', user.id);
-    await authRepo.forgetEmail(tx, user.email);
-    await eraseFromAuditLog(tx, user.id, user.email);
+    await sessions.forgetEmail(tx, user.email);
+    await auditLog.eraseUser(tx, user.id, user.email);
     await users.delete(tx, user.id);
   }
 
@@ -147,7 +155,7 @@ export function createUsersService(deps: {
       await db.tx(async (tx) => {
         const now = clock.now();
         await users.update(tx, user.id, { passwordHash }, now);
-        await authRepo.revokeUserSessions(tx, user.id, now, actor.sessionId);
+        await sessions.revokeUserSessions(tx, user.id, now, actor.sessionId);
         await audit.write(tx, actor, { action: 'user.password_changed', tenantId: null, targetType: 'user', targetId: user.id });
       });
     },
@@ -210,7 +218,7 @@ export function createUsersService(deps: {
         const status = user.status === 'active' ? 'blocked' : 'active';
         const now = clock.now();
         await users.update(tx, id, { status }, now);
-        if (status === 'blocked') await authRepo.revokeUserSessions(tx, id, now);
+        if (status === 'blocked') await sessions.revokeUserSessions(tx, id, now);
         await audit.write(tx, actor, {
           action: status === 'blocked' ? 'admin.user_blocked' : 'admin.user_unblocked',
           tenantId: null,
@@ -230,7 +238,7 @@ export function createUsersService(deps: {
       await db.tx(async (tx) => {
         const now = clock.now();
         await users.update(tx, user.id, { passwordHash, failedLoginAttempts: 0, lockedUntil: null }, now);
-        await authRepo.revokeUserSessions(tx, user.id, now);
+        await sessions.revokeUserSessions(tx, user.id, now);
         await audit.write(tx, actor, { action: 'admin.password_reset', tenantId: null, targetType: 'user', targetId: user.id });
       });
       return password ? { id } : { id, temporaryPassword: chosen };
@@ -280,7 +288,17 @@ export function createUsersService(deps: {
     },
 
     countHubAdmins: () => users.countHubAdmins(),
+
+    /** The account rows sign-in and MFA read and write (the auth and mfa modules). */
+    accounts: {
+      findById: users.findById,
+      findByEmail: users.findByEmail,
+      insert: users.insert,
+      update: users.update,
+      recordFailedLogin: users.recordFailedLogin,
+    },
   };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
+export type UserAccounts = UsersService['accounts'];

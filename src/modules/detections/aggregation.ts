@@ -1,8 +1,8 @@
 /**
  * Temporal aggregation and call stitching (spec hub-http-api §2 "Detection" tentative/promoted,
  * §9 0.77.3; the exact rules are in docs/decisions.md "Aggregation, stitched calls, sessions and
- * calibration"). Runs inside the inference worker's insert transaction, after the chunk's rows are
- * inserted (as promoted, non-tentative, their own call), under the team's advisory lock, so the
+ * calibration"). Runs inside the recorder's insert transaction (recorder.ts), after the chunk's rows
+ * are inserted (as promoted, non-tentative, their own call), under the team's advisory lock, so the
  * reads below see every earlier commit of the team.
  *
  * - Stitching: a new detection continues the call of the same satellite and species whose last
@@ -16,39 +16,15 @@
  * - Retention: tentative rows older (by detection time) than the rule's retentionHours are removed
  *   by sweepTentative; nothing is removed while the hub switch retention_enabled is off.
  */
-import type { Db } from '../infra/db/index.ts';
-import type { Clock } from '../core/clock.ts';
-import { findSetting } from '../modules/settings/registry.ts';
-import { resolveEntry } from '../modules/settings/resolve.ts';
-import { createSettingsRepo } from '../modules/settings/repo.ts';
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { AggregationRule, SettingsService } from '../settings/service.ts';
+
+export type { AggregationRule };
 
 /** A gap of at most one 3-second chunk between two detections keeps them in one call. */
 export const STITCH_GAP_MS = 3_000;
 export const TENTATIVE_SWEEP_INTERVAL_MS = 10 * 60_000;
-
-/** The team's rule as the API shows it (spec §2 Team "aggregation rule"). */
-export interface AggregationRule {
-  enabled: boolean;
-  count: number;
-  windowMinutes: number;
-  confidenceHigh: number;
-  /** null while the hub switch retention_enabled is off. */
-  retentionHours: number | null;
-}
-
-/** The team's aggregation rule, resolved like every setting (team, else hub, else default). */
-export async function readAggregationRule(db: Db, tenantId: string): Promise<AggregationRule> {
-  const layers = await createSettingsRepo(db).layers({ team: tenantId }, db);
-  const v = (key: string) => resolveEntry(findSetting(key)!, 'team', layers).value;
-  const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
-  return {
-    enabled: v('aggregation_enabled') === true,
-    count: Number(v('aggregation_count')),
-    windowMinutes: Number(v('aggregation_window_minutes')),
-    confidenceHigh: Number(v('aggregation_confidence_high')),
-    retentionHours: retention ? Number(v('aggregation_retention_hours')) : null,
-  };
-}
 
 /** What aggregate needs of each row the worker has just inserted. */
 export interface InsertedDetection {
@@ -71,10 +47,13 @@ export interface AggregationOutcome {
 
 const endOf = (d: { detectedAt: Date; startMs: number; endMs: number }) => new Date(new Date(d.detectedAt).getTime() + d.endMs - d.startMs);
 
-/** Applies stitching and the team's rule to rows of one satellite just inserted in `tx`. */
+/**
+ * Applies stitching and the team's rule to rows of one satellite just inserted in `tx`. The rule is
+ * read before the transaction opens: on PGlite a read outside it would wait for it forever.
+ */
 export async function aggregate(
   tx: Db,
-  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[]; rule?: AggregationRule | null },
+  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[]; rule: AggregationRule },
 ): Promise<AggregationOutcome> {
   const { tenantId, satelliteId, rows } = input;
   const outcome: AggregationOutcome = { tentative: [], promoted: [], stitched: new Map() };
@@ -118,7 +97,7 @@ export async function aggregate(
     );
   }
 
-  const rule = input.rule ?? (await readAggregationRule(tx, tenantId));
+  const { rule } = input;
   if (!rule.enabled) return outcome;
 
   const windowMs = rule.windowMinutes * 60_000;
@@ -153,12 +132,16 @@ export async function aggregate(
 }
 
 /** Removes tentative detections older than their team's retentionHours; returns how many per team. */
-export async function sweepTentative(deps: { db: Db; clock: Clock }): Promise<Record<string, number>> {
-  const { db, clock } = deps;
+export async function sweepTentative(deps: {
+  db: Db;
+  clock: Clock;
+  settings: Pick<SettingsService, 'aggregationRule'>;
+}): Promise<Record<string, number>> {
+  const { db, clock, settings } = deps;
   const teams = await db.query<{ tenantId: string }>('SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative');
   const removed: Record<string, number> = {};
   for (const { tenantId } of teams) {
-    const rule = await readAggregationRule(db, tenantId);
+    const rule = await settings.aggregationRule(tenantId);
     if (rule.retentionHours === null) continue;
     const cutoff = new Date(clock.now().getTime() - rule.retentionHours * 3_600_000);
     const gone = await db.query<{ id: string }>(
@@ -171,7 +154,13 @@ export async function sweepTentative(deps: { db: Db; clock: Clock }): Promise<Re
 }
 
 /** The periodic sweep the runtime starts (full and dispatcher modes). */
-export function startTentativeSweeper(deps: { db: Db; clock: Clock; onError: (err: unknown) => void; intervalMs?: number }) {
+export function startTentativeSweeper(deps: {
+  db: Db;
+  clock: Clock;
+  settings: Pick<SettingsService, 'aggregationRule'>;
+  onError: (err: unknown) => void;
+  intervalMs?: number;
+}) {
   let running: Promise<unknown> | null = null;
   const tick = async () => {
     while (running) await running.catch(() => {});

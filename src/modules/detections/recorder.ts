@@ -1,0 +1,166 @@
+/**
+ * Recording what the model heard in one chunk (issue 5): the rows, their first-of-day/season and
+ * rare flags, stitching and the team's aggregation rule, and the detection messages the worker
+ * then sends (satellite protocol "Detection message", WebSocket `detection` event).
+ *
+ * - Idempotent per chunk: a chunk that already has detections stores nothing (checked again
+ *   under a per-team lock inside the transaction, which also serialises the first-of-day/season
+ *   decisions of one team).
+ * - First of day / of season: firsts.ts. Rare: judged from the team's own record before the
+ *   detection (rarity.ts). Tentative or promoted: aggregation.ts.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import { newId } from '../../core/crypto.ts';
+import { createDetectionsRepo, type ChunkToClassify, type NewDetection } from './repo.ts';
+import { aggregate, type AggregationRule } from './aggregation.ts';
+import { FEW_RECORDS, judgeRarity } from './rarity.ts';
+import { dayOf, seasonOf } from './firsts.ts';
+
+export type { ChunkToClassify, NewDetection };
+
+/** The detection message (satellite protocol "Detection message"). */
+export interface DetectionMessage {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  satelliteName: string;
+  speciesCode: string;
+  commonName: string;
+  scientificName: string;
+  confidence: number;
+  isRare: boolean;
+  isFirstOfDay: boolean;
+  isFirstOfSeason: boolean;
+  rareReason: string | null;
+  detectedAt: string;
+  audioChunkId: string;
+}
+
+/** One species the model heard in the chunk: its most confident window. */
+export interface HeardSpecies {
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  category: string;
+  confidence: number;
+  /** Where its window starts inside the chunk. */
+  startMs: number;
+}
+
+/** What recording one chunk did: the rows it stored, and the detection messages to send. */
+export interface RecordedChunk {
+  stored: NewDetection[];
+  announced: DetectionMessage[];
+}
+
+const NOTHING: RecordedChunk = Object.freeze({ stored: [], announced: [] }) as RecordedChunk;
+
+export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregationRule: (tenantId: string) => Promise<AggregationRule> }) {
+  const { db, clock } = deps;
+  const repo = createDetectionsRepo(db);
+
+  return {
+    /** The chunk a job names (null when taken back, or its team or satellite deleted). */
+    chunkToClassify: (tenantId: string, chunkId: string): Promise<ChunkToClassify | null> => repo.chunkToClassify(tenantId, chunkId),
+
+    /**
+     * Stores the species heard in one chunk (most confident first, one per species code) and
+     * returns the rows stored and the messages the Detections page's new entries warrant.
+     */
+    async recordChunk(input: {
+      tenantId: string;
+      chunkId: string;
+      chunk: Pick<ChunkToClassify, 'satelliteId' | 'satelliteName' | 'recordedAt' | 'durationMs'>;
+      modelId: string;
+      heard: HeardSpecies[];
+      /** Read with the worker's other settings; null: read here. */
+      rule: AggregationRule | null;
+      /** Categories the team shows (null: every category). */
+      visibleCategories: readonly string[] | null;
+    }): Promise<RecordedChunk> {
+      const { tenantId, chunkId, chunk, modelId } = input;
+      const chunkStart = new Date(chunk.recordedAt).getTime();
+      const found: Array<Omit<NewDetection, 'isFirstOfDay' | 'isFirstOfSeason'>> = input.heard.map((h) => ({
+        id: newId(),
+        tenantId,
+        satelliteId: chunk.satelliteId,
+        chunkId,
+        speciesCode: h.speciesCode,
+        scientificName: h.scientificName,
+        commonName: h.commonName,
+        category: h.category,
+        confidence: h.confidence,
+        // The detection starts where its window does inside the chunk.
+        detectedAt: new Date(chunkStart + h.startMs),
+        startMs: h.startMs,
+        endMs: Math.min(chunk.durationMs, h.startMs + 3000),
+        modelId,
+        isRare: false,
+        rareReason: null,
+        createdAt: clock.now(),
+      }));
+      if (found.length === 0) return NOTHING;
+      const detectedAt = new Date(chunkStart);
+      // Read before the transaction opens: on PGlite a read outside it would wait for it forever.
+      const rule = input.rule ?? (await deps.aggregationRule(tenantId));
+
+      const { rows: stored, outcome } = await db.tx(async (tx) => {
+        // One team at a time: the idempotence check and the first-of-day/season reads see every
+        // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
+        if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
+        const codes = found.map((d) => d.speciesCode);
+        const record = await repo.teamRecord(tx, {
+          tenantId,
+          chunkId,
+          codes,
+          day: dayOf(detectedAt),
+          season: seasonOf(detectedAt),
+          few: FEW_RECORDS,
+        });
+        if (record.done) return { rows: [] as NewDetection[], outcome: null };
+        const { seenToday, seenSeason } = record;
+        const rarity = record;
+        const rows: NewDetection[] = found.map((d) => ({
+          ...d,
+          isFirstOfDay: !seenToday.has(d.speciesCode),
+          isFirstOfSeason: !seenSeason.has(d.speciesCode),
+          ...judgeRarity(d, rarity),
+        }));
+        await repo.insertMany(tx, rows);
+        // Stitching and the team's aggregation rule (aggregation.ts) decide tentative or promoted.
+        const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule });
+        // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
+        const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
+        return { rows: [...rows, ...promotedHeads], outcome };
+      });
+      if (!outcome) return NOTHING;
+
+      // The satellite and the team's sockets hear of each detection the Detections page now lists
+      // (docs/decisions.md "Announcements"): not tentative ones, not a stitched call's
+      // continuations, not categories the team hides.
+      const silent = new Set([...outcome.tentative, ...outcome.stitched.keys()]);
+      const visible = input.visibleCategories;
+      const announced = stored.filter((d) => !silent.has(d.id) && (visible === null || visible.includes(d.category)));
+      const messages = announced.map<DetectionMessage>((d) => ({
+        id: d.id,
+        tenantId,
+        satelliteId: d.satelliteId,
+        satelliteName: chunk.satelliteName ?? '',
+        speciesCode: d.speciesCode,
+        commonName: d.commonName,
+        scientificName: d.scientificName,
+        confidence: d.confidence,
+        isRare: d.isRare,
+        isFirstOfDay: d.isFirstOfDay,
+        isFirstOfSeason: d.isFirstOfSeason,
+        rareReason: d.rareReason,
+        detectedAt: new Date(d.detectedAt).toISOString(),
+        audioChunkId: d.chunkId,
+      }));
+      return { stored: stored.filter((d) => d.chunkId === chunkId), announced: messages };
+    },
+  };
+}
+
+export type DetectionRecorder = ReturnType<typeof createDetectionRecorder>;
