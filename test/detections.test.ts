@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client, type Credential } from './helpers/http.ts';
-import { RawSatellite, audioBody } from './helpers/raw-satellite.ts';
+import { RawSatellite } from './helpers/raw-satellite.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
@@ -93,19 +93,13 @@ describe('detections', () => {
       ws = await socket(team.id, viewer);
       const base = hub.clock.now().getTime() - 3_600_000;
       for (const [i, label] of labels.entries()) {
-        const wav = makeWav(renderChunk({ species: [label], seed: 40 + i }));
-        const body = audioBody(sat, { recordedAt: new Date(base + i * 60_000).toISOString() }, wav);
-        chunkIds.push(body.chunkId);
-        const ack = await sat.sendAudio(body, body.chunkId);
+        const { chunkId, ack } = await sat.publishChunk({ species: [label], seed: 40 + i, recordedAt: new Date(base + i * 60_000) });
+        chunkIds.push(chunkId);
         assert.equal(ack.status, 'stored');
       }
       // A silent chunk: classified, nothing detected.
-      const silent = audioBody(
-        sat,
-        { recordedAt: new Date(base + 10 * 60_000).toISOString() },
-        makeWav(renderChunk({ species: [], seed: 9 })),
-      );
-      assert.equal((await sat.sendAudio(silent, silent.chunkId)).status, 'stored');
+      const silent = await sat.publishChunk({ species: [], seed: 9, recordedAt: new Date(base + 10 * 60_000) });
+      assert.equal(silent.ack.status, 'stored');
       await until('the inference jobs', async () => {
         const s = await hub.infra.queue.stats('inference');
         return s.waiting === 0 && s.active === 0 && s.completed + s.failed >= 4;

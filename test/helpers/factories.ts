@@ -195,7 +195,9 @@ export async function makeChunk(
 
 export interface DetectionSpec extends Parent {
   id?: string;
-  /** The chunk it was heard in; a chunk id without a row when left out. */
+  /** The chunk it was heard in (a makeChunk result); its satellite is then the detection's. */
+  chunk?: { id: string; tenantId: string; satelliteId: string };
+  /** The chunk id alone; a chunk id without a row when neither is given. */
   chunkId?: string;
   code?: string;
   scientificName?: string;
@@ -221,14 +223,14 @@ export interface DetectionSpec extends Parent {
 
 /** A detection row as the worker writes it: a European Robin at 0.9 from the built-in model unless told otherwise. */
 export async function makeDetection(hub: Hub, spec: DetectionSpec = {}): Promise<string> {
-  const sat = await parentSatellite(hub, spec);
+  const sat = spec.chunk ? { id: spec.chunk.satelliteId, tenantId: spec.chunk.tenantId } : await parentSatellite(hub, spec);
   const id = spec.id ?? newId();
   const at = spec.at ?? hub.clock.now();
   const columns: Record<string, unknown> = {
     id,
     tenant_id: sat.tenantId,
     satellite_id: sat.id,
-    chunk_id: spec.chunkId ?? newId(),
+    chunk_id: spec.chunk?.id ?? spec.chunkId ?? newId(),
     species_code: spec.code ?? 'eurrob1',
     scientific_name: spec.scientificName ?? 'Erithacus rubecula',
     common_name: spec.commonName ?? 'European Robin',

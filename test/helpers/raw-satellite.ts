@@ -15,6 +15,7 @@ import { client } from './http.ts';
 import { makeWav } from '../../src/protocol/wav.ts';
 import type { HandledMessage } from '../../src/ingest/ingester.ts';
 import { topicOf } from '../../src/protocol/topics.ts';
+import { renderChunk } from '../../src/satellite/soundscape.ts';
 
 export const TIMEOUT = 8000;
 
@@ -123,6 +124,16 @@ export class RawSatellite {
     );
     await this.send('audio', body);
     return ack;
+  }
+
+  /**
+   * Publishes one valid chunk of the reference satellite's soundscape (`species` heard over its
+   * seeded noise; none is a silent chunk) and waits for its ack.
+   */
+  async publishChunk(opts: { species?: string[]; seed?: number; recordedAt?: Date } = {}): Promise<{ chunkId: string; ack: any }> {
+    const wav = makeWav(renderChunk({ species: opts.species ?? [], seed: opts.seed ?? 1 }));
+    const body = audioBody(this, opts.recordedAt ? { recordedAt: opts.recordedAt.toISOString() } : {}, wav);
+    return { chunkId: body.chunkId, ack: await this.sendAudio(body, body.chunkId) };
   }
 
   /** Sends and waits until the ingester has handled that message (done, refused or failed). */
