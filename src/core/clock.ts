@@ -54,7 +54,8 @@ export class ManualClock implements Clock {
   }
 
   after(ms: number, fn: () => void): () => void {
-    const timer: PendingTimer = { due: this.now().getTime() + Math.max(0, ms), fn, real: null };
+    // At least 1 ms, as Node's own timers: a timer that sets itself again cannot hold the clock still.
+    const timer: PendingTimer = { due: this.now().getTime() + Math.max(1, ms), fn, real: null };
     this.timers.add(timer);
     this.arm(timer);
     return () => this.cancel(timer);
