@@ -56,7 +56,7 @@ export async function createInfra(
       ? noBroker()
       : config.mode === 'api' || config.mode === 'worker'
         ? createBusBroker(config, bus)
-        : await createBroker(config, dbCredentialCheck(db));
+        : await createBroker(config, dbCredentialCheck(db), { failures: kv.limiter('mqtt-failures', config.limits.mqttFailures) });
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

@@ -122,16 +122,17 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   } else {
     db = await pgliteFromSnapshot();
   }
+  const kv = createKv(config, clock);
   const infra: Infra = {
     config,
     db,
     clock,
-    kv: createKv(config, clock),
+    kv,
     mail: createMailer(config, () => clock.now()),
     bus: createBus(config),
     storage: createStorage(config),
     queue: createQueue(config),
-    broker: await createBroker(config, dbCredentialCheck(db)),
+    broker: await createBroker(config, dbCredentialCheck(db), { failures: kv.limiter('mqtt-failures', config.limits.mqttFailures) }),
   };
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -8,6 +8,7 @@ import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
 import type { BrokerLog, MessageHandler } from './hub-client.ts';
 import type { Qos } from '../../protocol/topics.ts';
+import type { RateLimit } from '../../core/rate-limit.ts';
 
 export type { BrokerLog, MessageHandler, MessageMeta } from './hub-client.ts';
 export { createEmbeddedBroker, HUB_USERNAME, WS_PATH, type EmbeddedBrokerOptions } from './embedded.ts';
@@ -56,7 +57,11 @@ export type BrokerConfig = Pick<
 >;
 
 /** The embedded broker by default; Mosquitto (dynamic security) when MQTT_URL is set. */
-export async function createBroker(config: BrokerConfig, check: SatelliteCredentialCheck, opts: { log?: BrokerLog } = {}): Promise<Broker> {
+export async function createBroker(
+  config: BrokerConfig,
+  check: SatelliteCredentialCheck,
+  opts: { log?: BrokerLog; failures?: RateLimit } = {},
+): Promise<Broker> {
   if (config.mqttUrl) {
     if (!config.mqttAdminUsername || !config.mqttAdminPassword)
       throw new Error('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD');
@@ -74,5 +79,6 @@ export async function createBroker(config: BrokerConfig, check: SatelliteCredent
     publicUrl: config.publicUrl,
     check,
     log: opts.log,
+    failures: opts.failures,
   });
 }

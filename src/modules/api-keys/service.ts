@@ -4,6 +4,7 @@ import { type Actor, type Role, roleAtLeast } from '../../core/actor.ts';
 import type { AuditWriter } from '../../core/audit.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
+import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
 import type { ApiKeyRow, ApiKeysRepo } from './repo.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -27,10 +28,18 @@ export function mintKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: sha256Hex(key), prefix: key.slice(0, 8) };
 }
 
-export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditWriter; repo: ApiKeysRepo }) {
+export function createApiKeysService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  repo: ApiKeysRepo;
+  /** API keys created per person. */
+  createLimit: RateLimit;
+}) {
   const { db, clock, audit, repo } = deps;
   return {
     async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
+      await spendOrRefuse(deps.createLimit, actor.userId ?? actor.ip, 'Too many API keys created; try again later');
       if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');
       const now = clock.now();
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;
