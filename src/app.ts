@@ -108,7 +108,6 @@ export interface AppOptions {
   logger?: boolean;
 }
 
-/** Routes served outside the module route lists, declared by path prefix. */
 /** Refusals that mean a guessed secret: forged or unknown share links, unknown invite tokens. */
 const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/share/`, isGuess: (e) => e.status === 403 || e.status === 404 },
@@ -116,6 +115,7 @@ const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/auth/register`, isGuess: (e) => e.code === 'INVALID_INVITE' },
 ];
 
+/** Routes served outside the module route lists, declared by path prefix. */
 const PREFIX_DECLARATIONS: Permission[] = [
   { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
 ];
