@@ -8,6 +8,9 @@ import type { Infra } from './infra/types.ts';
 import { createAuditWriter } from './modules/audit/writer.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './modules/auth/resolver.ts';
+import { trustPredicate } from './core/client-address.ts';
+import { registerSecurityHeaders } from './core/security-headers.ts';
+import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
 import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
 import { access, type Permission, type RouteDef } from './core/permissions.ts';
@@ -69,6 +72,13 @@ export interface AppOptions {
   logger?: boolean;
 }
 
+/** Refusals that mean a guessed secret: forged or unknown share links, unknown invite tokens. */
+const GUESS_RULES: GuessRule[] = [
+  { urlPrefix: `${API_PREFIX}/share/`, isGuess: (e) => e.status === 403 || e.status === 404 },
+  { urlPrefix: `${API_PREFIX}/auth/invites/accept`, isGuess: (e) => e.code === 'INVALID_INVITE' },
+  { urlPrefix: `${API_PREFIX}/auth/register`, isGuess: (e) => e.code === 'INVALID_INVITE' },
+];
+
 /** Routes served outside the module route lists, declared by path prefix. */
 const PREFIX_DECLARATIONS: Permission[] = [
   { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
@@ -77,6 +87,14 @@ const PREFIX_DECLARATIONS: Permission[] = [
 export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
   const { db, clock, mail, bus, kv, config, broker, storage } = infra;
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
+  // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
+  const limits = {
+    register: kv.limiter('register', config.limits.register),
+    resetMail: kv.limiter('reset-mail', config.limits.resetMail),
+    inviteAccept: kv.limiter('invite-accept', config.limits.inviteAccept),
+    tokenGuesses: kv.limiter('token-guesses', config.limits.tokenGuesses),
+    apiKeys: kv.limiter('api-keys', config.limits.apiKeys),
+  };
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
   const species = createSpeciesService({ db });
   const settings = createSettingsService({
@@ -89,7 +107,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   });
   const models = createModelsService({ db, clock, audit, storage, species });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
-  const apiKeys = createApiKeysService({ db, clock, audit });
+  const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
   const satellites = createSatellitesService({ db, clock, audit, settings, apiKeys, broker, storage });
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
@@ -114,6 +132,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
     onInviteCreated: [joining.liftBlockByEmail],
     onInviteUsed: [joining.liftBlock],
+    acceptLimit: limits.inviteAccept,
   });
   const auditLog = createAuditLogService({ db });
   const users = createUsersService({
@@ -142,6 +161,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     teams,
     publicUrl: config.publicUrl,
     sessionTtlSeconds: config.sessionTtlSeconds,
+    limits: { register: limits.register, resetMail: limits.resetMail },
     secondFactor: () => mfa.secondFactor,
   });
   const mfa = createMfaService({
@@ -251,6 +271,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     share,
     models,
     workers,
+    limits,
   };
 }
 
@@ -266,7 +287,8 @@ export async function buildApp(
       opts.logger === false
         ? false
         : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] },
-    trustProxy: config.trustProxy,
+    // The one rule for client addresses: req.ip and req.protocol believe forwarded headers only from these peers.
+    trustProxy: trustPredicate(config.trustProxy),
     bodyLimit: config.bodyLimitBytes,
     // Per-request lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
@@ -280,6 +302,8 @@ export async function buildApp(
   installErrorHandling(app);
   enforceRegistry(app, PREFIX_DECLARATIONS);
 
+  await registerSecurityHeaders(app, { publicUrl: config.publicUrl, docsPrefix: `${API_PREFIX}/docs` });
+  installGuessLimit(app, services.limits.tokenGuesses, GUESS_RULES);
   await app.register(cookie);
   // Multipart uploads (models, and any other upload route): limits are set per request by each route.
   await app.register(multipart);
@@ -316,7 +340,13 @@ export async function buildApp(
     app.swagger(),
   );
   await app.register(websocket, { options: { maxPayload: MAX_CLIENT_FRAME_BYTES } });
-  const live = registerLiveRoutes(app, { hub: services.live, guard: services.guard, resolver: services.resolver, clock: infra.clock });
+  const live = registerLiveRoutes(app, {
+    hub: services.live,
+    guard: services.guard,
+    resolver: services.resolver,
+    clock: infra.clock,
+    allowedOrigins: [new URL(config.publicUrl).origin, ...config.allowedOrigins],
+  });
 
   const web = await registerWebRoutes(app);
 

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { parseTrustProxy, type TrustProxy } from './core/client-address.ts';
+import type { RateRule } from './core/rate-limit.ts';
 
 export type HubMode = 'full' | 'dispatcher' | 'api' | 'worker';
 
@@ -17,7 +19,12 @@ export interface Config {
   readonly secret: string;
   readonly publicUrl: string;
   readonly admin: { readonly email: string | null; readonly password: string | null };
-  readonly trustProxy: boolean | string;
+  /** Which peers may name the client address through X-Forwarded-For (core/client-address.ts). */
+  readonly trustProxy: TrustProxy;
+  /** Browser origins besides the public URL's that may open the WebSocket (`CHORUS_ALLOWED_ORIGINS`). */
+  readonly allowedOrigins: readonly string[];
+  /** Abuse limits (docs/security.md), each tunable through its `LIMIT_*` variable. */
+  readonly limits: AbuseLimits;
   readonly bodyLimitBytes: number;
   readonly logLevel: string;
   readonly jwtTtlSeconds: number;
@@ -39,6 +46,21 @@ export interface Config {
   readonly mqttUrl: string | null;
   readonly mqttAdminUsername: string | null;
   readonly mqttAdminPassword: string | null;
+}
+
+export interface AbuseLimits {
+  /** Self-registrations per client address. */
+  readonly register: RateRule;
+  /** Password-reset mails per account (the per-address limit is the login-attempt ledger's). */
+  readonly resetMail: RateRule;
+  /** Invite acceptances per person. */
+  readonly inviteAccept: RateRule;
+  /** Refused share links and invite tokens per client address. */
+  readonly tokenGuesses: RateRule;
+  /** API keys created per person. */
+  readonly apiKeys: RateRule;
+  /** Refused MQTT logins per address on the embedded broker. */
+  readonly mqttFailures: RateRule;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +100,55 @@ function readOneOf<T extends string>(env: Env, name: string, options: readonly T
   if (!raw) return fallback;
   if (!options.includes(raw as T)) throw new ConfigError(`${name} must be one of ${options.join(', ')}, got "${raw}"`);
   return raw as T;
+}
+
+const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** A limit written as `COUNT/WINDOW`, the window in s, m, h or d: `10/1h`, `50/15m`. */
+function readRate(env: Env, name: string, fallback: string): RateRule {
+  const raw = env[name] || fallback;
+  const m = /^(\d+)\/(\d+)([smhd])$/.exec(raw.trim());
+  const points = m ? Number(m[1]) : 0;
+  const durationSec = m ? Number(m[2]) * UNIT_SECONDS[m[3]] : 0;
+  if (!m || points < 1 || durationSec < 1 || durationSec > 30 * 86_400) {
+    throw new ConfigError(`${name} must be COUNT/WINDOW with a window in s, m, h or d up to 30d (e.g. ${fallback}), got "${raw}"`);
+  }
+  return Object.freeze({ points, durationSec });
+}
+
+function readLimits(env: Env): AbuseLimits {
+  return Object.freeze({
+    register: readRate(env, 'LIMIT_REGISTER', '10/1h'),
+    resetMail: readRate(env, 'LIMIT_RESET_MAIL', '10/1d'),
+    inviteAccept: readRate(env, 'LIMIT_INVITE_ACCEPT', '20/1h'),
+    tokenGuesses: readRate(env, 'LIMIT_TOKEN_GUESSES', '50/15m'),
+    apiKeys: readRate(env, 'LIMIT_API_KEYS', '30/1h'),
+    mqttFailures: readRate(env, 'LIMIT_MQTT_FAILURES', '20/10m'),
+  });
+}
+
+/** Browser origins (scheme://host[:port]) for the WebSocket check, beside the public URL's. */
+function readOrigins(env: Env, name: string): readonly string[] {
+  const raw = env[name];
+  if (!raw) return [];
+  return Object.freeze(
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((item) => {
+        let url: URL | null = null;
+        try {
+          url = new URL(item);
+        } catch {
+          // reported below
+        }
+        if (!url || !['http:', 'https:'].includes(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+          throw new ConfigError(`${name} takes origins like https://app.example.org (no path), got "${item}"`);
+        }
+        return url.origin;
+      }),
+  );
 }
 
 /** S3 settings: credentials from their own variables win over the user:pass of the URL. */
@@ -148,10 +219,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (internalKey !== null && internalKey.length < 32) {
     throw new ConfigError('CHORUS_INTERNAL_KEY must be at least 32 characters');
   }
-  let trustProxy: boolean | string = true;
-  if (env.TRUST_PROXY !== undefined && env.TRUST_PROXY !== '') {
-    trustProxy = env.TRUST_PROXY === 'true' ? true : env.TRUST_PROXY === 'false' ? false : env.TRUST_PROXY;
-  }
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY);
+  if (typeof trustProxy === 'string') throw new ConfigError(`TRUST_PROXY: ${trustProxy}`);
   const mode = readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full');
   if (mode === 'api' || mode === 'dispatcher' || mode === 'worker') {
     // Split mode (DESIGN.md §3): api and dispatcher talk over Redis pub/sub and share one database.
@@ -176,6 +245,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl.replace(/\/$/, ''),
     admin: Object.freeze({ email: adminEmail, password: adminPassword }),
     trustProxy,
+    allowedOrigins: readOrigins(env, 'CHORUS_ALLOWED_ORIGINS'),
+    limits: readLimits(env),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 512 * 1024 * 1024),
     logLevel: readOneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     jwtTtlSeconds: readInt(env, 'JWT_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),

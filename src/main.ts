@@ -9,6 +9,7 @@ import { ensureFirstAdmin } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
+import { describeTrustProxy } from './core/client-address.ts';
 
 const USAGE = `chorus <command>
 
@@ -52,6 +53,8 @@ async function serve(mode?: 'worker') {
   lines.push(
     `Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`,
   );
+  // Which peers may name the client address (rate limits and audit entries depend on it).
+  if (config.mode === 'full' || config.mode === 'api') lines.push(`Proxy trust: ${describeTrustProxy(config.trustProxy)}`);
   if (first.kind === 'generated') {
     lines.push(
       '',

@@ -54,7 +54,9 @@ describe('loadConfig', () => {
     assert.equal(c.bodyLimitBytes, 1_048_576);
     assert.equal(c.logLevel, 'info');
     assert.equal(c.kvPrefix, 'chorus:');
-    assert.equal(c.trustProxy, true);
+    assert.deepEqual(c.trustProxy, { kind: 'list', entries: ['127.0.0.0/8', '::1/128'] }, 'only a proxy on the same host');
+    assert.deepEqual(c.allowedOrigins, []);
+    assert.deepEqual(c.limits.register, { points: 10, durationSec: 3600 });
     assert.ok(Object.isFrozen(c));
   });
 
@@ -85,7 +87,28 @@ describe('loadConfig', () => {
     assert.equal(c.publicUrl, 'https://hub.example.org', 'trailing slash dropped');
     assert.equal(c.bodyLimitBytes, 2048);
     assert.equal(c.mode, 'api');
-    assert.equal(c.trustProxy, false);
+    assert.deepEqual(c.trustProxy, { kind: 'none' });
+  });
+
+  test('TRUST_PROXY takes false, true, or addresses, CIDRs and loopback; anything else is refused', () => {
+    assert.deepEqual(loadConfig(env({ TRUST_PROXY: 'true' })).trustProxy, { kind: 'all' });
+    assert.deepEqual(loadConfig(env({ TRUST_PROXY: '10.0.0.5, 192.168.0.0/16,loopback,fd00::1' })).trustProxy, {
+      kind: 'list',
+      entries: ['10.0.0.5/32', '192.168.0.0/16', '127.0.0.0/8', '::1/128', 'fd00::1/128'],
+    });
+    refuses(env({ TRUST_PROXY: 'proxy.example.org' }), /^TRUST_PROXY: "proxy.example.org" is not an address, a CIDR or "loopback"/);
+    refuses(env({ TRUST_PROXY: '10.0.0.0/33' }), /^TRUST_PROXY: "10.0.0.0\/33"/);
+    refuses(env({ TRUST_PROXY: ' , ' }), /^TRUST_PROXY: name at least one proxy address/);
+  });
+
+  test('CHORUS_ALLOWED_ORIGINS takes origins; LIMIT_* take COUNT/WINDOW', () => {
+    const c = loadConfig(env({ CHORUS_ALLOWED_ORIGINS: 'https://app.example.org, http://localhost:5173', LIMIT_TOKEN_GUESSES: '3/90s' }));
+    assert.deepEqual(c.allowedOrigins, ['https://app.example.org', 'http://localhost:5173']);
+    assert.deepEqual(c.limits.tokenGuesses, { points: 3, durationSec: 90 });
+    refuses(env({ CHORUS_ALLOWED_ORIGINS: 'https://app.example.org/path' }), /^CHORUS_ALLOWED_ORIGINS takes origins/);
+    refuses(env({ CHORUS_ALLOWED_ORIGINS: 'app.example.org' }), /^CHORUS_ALLOWED_ORIGINS takes origins/);
+    refuses(env({ LIMIT_REGISTER: '10 per hour' }), /^LIMIT_REGISTER must be COUNT\/WINDOW/);
+    refuses(env({ LIMIT_API_KEYS: '0/1h' }), /^LIMIT_API_KEYS must be COUNT\/WINDOW/);
   });
 
   test('PORT that is not a whole number, or out of range, is refused naming PORT', () => {

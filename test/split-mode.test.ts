@@ -472,3 +472,58 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     assert.deepEqual(await stopped, { sessionId });
   });
 });
+
+describe('split mode: two api processes share one abuse limit through Redis', { skip }, () => {
+  const schema = `split_limit_${crypto.randomBytes(6).toString('hex')}`;
+  const dirs: string[] = [];
+  const procs: Proc[] = [];
+  const urls: string[] = [];
+
+  before(async () => {
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`CREATE SCHEMA ${schema}`);
+    await c.end();
+    const common = {
+      DATABASE_URL: DATABASE_URL!,
+      DATABASE_SCHEMA: schema,
+      REDIS_URL: REDIS_URL!,
+      CHORUS_KV_PREFIX: `chorus-split-limit:${crypto.randomBytes(4).toString('hex')}:`,
+      CHORUS_SECRET: 'split-secret-0123456789abcdef0123456789abcdef',
+      CHORUS_PUBLIC_URL: 'http://127.0.0.1',
+      CHORUS_MODE: 'api',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      LIMIT_TOKEN_GUESSES: '3/15m',
+    };
+    // One after the other: the first migrates the shared schema.
+    for (let i = 0; i < 2; i++) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-split-limit-'));
+      dirs.push(dir);
+      const proc = await serve({ ...common, CHORUS_DATA_DIR: dir }, /Proxy trust: [^\n]*\n/);
+      procs.push(proc);
+      const a = /is listening on (http:\/\/[^\s]+) /.exec(proc.output());
+      assert.ok(a, `api start-up lines: ${proc.output()}`);
+      urls.push(a[1]);
+    }
+  });
+
+  after(async () => {
+    for (const p of procs) await p.stop();
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await c.end();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  test('forged share links counted on either process exhaust one budget: the fourth gets 429 wherever it lands', async () => {
+    const guess = (url: string) => fetch(`${url}/api/share/detection/some-id/forged`, { headers: { 'x-forwarded-for': '192.0.2.201' } });
+    const statuses: number[] = [];
+    for (const url of [urls[0], urls[1], urls[0], urls[1]]) statuses.push((await guess(url)).status);
+    assert.deepEqual(statuses, [403, 403, 403, 429]);
+    const other = await fetch(`${urls[0]}/api/share/detection/some-id/forged`, { headers: { 'x-forwarded-for': '192.0.2.202' } });
+    assert.equal(other.status, 403, 'another address has its own budget');
+  });
+});

@@ -39,14 +39,16 @@ function noBroker(): Broker {
   };
 }
 
-async function createBrokerPort(config: Config, db: Db, bus: Infra['bus'], opts: InfraOptions): Promise<Broker> {
+async function createBrokerPort(config: Config, db: Db, bus: Infra['bus'], kv: Infra['kv'], opts: InfraOptions): Promise<Broker> {
   if (opts.broker === false) return noBroker();
   // Split mode: an api instance opens no broker listeners; the dispatcher runs its commands (bus-broker.ts).
   if (config.mode === 'api' || config.mode === 'worker') return createBusBroker(config, bus);
   // Mosquitto checks logins itself (dynamic security); the embedded broker asks the check.
   if (!opts.credentialCheck && !config.mqttUrl) throw new Error('createInfra: the embedded broker needs a credentialCheck');
   const refuseAll: SatelliteCredentialCheck = async () => null;
-  return createBroker(config, opts.credentialCheck?.(db) ?? refuseAll);
+  return createBroker(config, opts.credentialCheck?.(db) ?? refuseAll, {
+    failures: kv.limiter('mqtt-failures', config.limits.mqttFailures),
+  });
 }
 
 /**
@@ -61,7 +63,7 @@ export async function createInfra(config: Config, opts: InfraOptions = {}): Prom
   const bus = createBus(config);
   const storage = createStorage(config);
   const queue = createQueue(config);
-  const broker = await createBrokerPort(config, db, bus, opts);
+  const broker = await createBrokerPort(config, db, bus, kv, opts);
   return { config, db, kv, mail, bus, storage, queue, broker, clock };
 }
 

@@ -40,6 +40,25 @@ function initialJsGzip(): { bytes: number; files: string[] } {
   return { bytes, files };
 }
 
+/** Content-Security-Policy violations reported by any page of a watched context: none may occur. */
+const cspViolations: string[] = [];
+
+/** A browser context whose pages report every CSP violation (the DOM event and Chromium's console report). */
+async function newWatchedContext(browser: Browser, options: Parameters<Browser['newContext']>[0]): Promise<BrowserContext> {
+  const ctx = await browser.newContext(options);
+  await ctx.exposeBinding('__reportCspViolation', (_source, text: string) => void cspViolations.push(text));
+  await ctx.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      const report = (window as unknown as { __reportCspViolation(text: string): void }).__reportCspViolation;
+      report(`${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  ctx.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
+  });
+  return ctx;
+}
+
 describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   let hub: Hub;
   let browser: Browser;
@@ -59,7 +78,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   /** A fresh browser context signed in with `u`'s password. */
   const signedIn = async (u: TestUser) => {
-    const ctx = await browser.newContext({ baseURL: hub.url });
+    const ctx = await newWatchedContext(browser, { baseURL: hub.url });
     const page = await ctx.newPage();
     await page.goto('/sign-in');
     await page.getByLabel('Email').fill(u.email);
@@ -92,7 +111,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
 
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'] });
-    ownerCtx = await browser.newContext({ baseURL: hub.url, viewport: { width: 1280, height: 900 } });
+    ownerCtx = await newWatchedContext(browser, { baseURL: hub.url, viewport: { width: 1280, height: 900 } });
     page = await ownerCtx.newPage();
   });
 
@@ -494,7 +513,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const activity = page.getByRole('table', { name: 'Activity' });
     await activity.getByRole('row').filter({ hasText: 'admin.invite_created' }).first().waitFor();
 
-    const ctx = await browser.newContext({ baseURL: hub.url });
+    const ctx = await newWatchedContext(browser, { baseURL: hub.url });
     const p = await ctx.newPage();
     const email = `newcomer-${Date.now()}@example.org`;
     await p.goto(invitePath);
@@ -771,6 +790,9 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.goto('/fleet');
     await page.waitForURL(/\/sign-in\?next=%2Ffleet/);
   });
+  test('no page broke the Content-Security-Policy', () => {
+    assert.deepEqual(cspViolations, [], 'CSP violations');
+  });
 });
 
 describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
@@ -814,7 +836,7 @@ describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
     assert.equal((await api.post('/auth/mfa/totp/confirm', { code: await code() }, user)).status, 200);
     hub.clock.advance(30_000);
 
-    const ctx = await browser.newContext({ baseURL: origin });
+    const ctx = await newWatchedContext(browser, { baseURL: origin });
     const page = await ctx.newPage();
     const cdp = await ctx.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
@@ -854,5 +876,9 @@ describe('web dashboard passkeys (e2e)', { skip, timeout: 180_000 }, () => {
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     await page.getByRole('heading', { name: 'Detections' }).waitFor();
     await ctx.close();
+  });
+
+  test('no page broke the Content-Security-Policy', () => {
+    assert.deepEqual(cspViolations, [], 'CSP violations');
   });
 });

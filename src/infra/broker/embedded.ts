@@ -16,6 +16,7 @@ import { Aedes, type AedesPublishPacket, type AuthenticateError, type Client } f
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { Broker, BrokerLog, MessageHandler, SatelliteCredentialCheck } from './types.ts';
 import { silentLog } from './hub-client.ts';
+import type { RateLimit } from '../../core/rate-limit.ts';
 import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from '../../protocol/topics.ts';
 
 export interface EmbeddedBrokerOptions {
@@ -29,6 +30,8 @@ export interface EmbeddedBrokerOptions {
   readonly publicUrl: string;
   readonly check: SatelliteCredentialCheck;
   readonly log?: BrokerLog;
+  /** Refused logins per peer address; once spent, that address is refused before any check. */
+  readonly failures?: RateLimit;
 }
 
 /** The name the hub's own login had; refused, as any name that is not a topic level. */
@@ -45,6 +48,13 @@ const NOT_AUTHORIZED = 5;
 
 function authError(returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+}
+
+/** The socket peer: the TCP socket itself, or the HTTP upgrade request of a WebSocket client. */
+function peerAddress(client: Client): string {
+  const direct = (client.conn as { remoteAddress?: string }).remoteAddress;
+  const upgraded = (client.req as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress;
+  return direct ?? upgraded ?? 'unknown';
 }
 
 function advertisedHost(bindHost: string, publicUrl: string): string {
@@ -73,36 +83,59 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   const generations = new Map<string, number>();
   const generation = (id: string) => generations.get(id) ?? 0;
 
+  /** The login rule: satellite id, client id of that id, not revoked, the minted secret. */
+  function checkLogin(
+    client: Client,
+    username: string | undefined,
+    password: Buffer | undefined,
+    done: (error: AuthenticateError | null, success: boolean | null) => void,
+    refuse: (returnCode: number, message: string) => void,
+  ): void {
+    if (!username || !password) return refuse(BAD_USERNAME_OR_PASSWORD, 'username and password required');
+    if (!isTopicSegment(username)) return refuse(BAD_USERNAME_OR_PASSWORD, 'bad username');
+    if (client.id !== `satellite-${username}` && client.id !== `mobile-${username}`) {
+      return refuse(IDENTIFIER_REJECTED, 'client id must be satellite-{id} or mobile-{id} of the username');
+    }
+    if (revoked.has(username)) return refuse(NOT_AUTHORIZED, 'access revoked');
+    const gen = generation(username);
+    opts.check(username, password.toString('utf8')).then(
+      (found) => {
+        if (!found || !isTopicSegment(found.tenantId)) return refuse(BAD_USERNAME_OR_PASSWORD, 'bad credentials');
+        if (revoked.has(username)) return refuse(NOT_AUTHORIZED, 'access revoked');
+        // Credentials rotated while we checked: let the client retry against the new state.
+        if (gen !== generation(username)) return done(authError(SERVER_UNAVAILABLE, 'credentials changed, retry'), null);
+        identities.set(client, {
+          satelliteId: username,
+          tenantId: found.tenantId,
+          prefix: satellitePrefix(found.tenantId, username),
+        });
+        done(null, true);
+      },
+      (err) => {
+        log.warn({ err, satelliteId: username }, 'broker: credential check failed');
+        done(authError(SERVER_UNAVAILABLE, 'credential check failed'), null);
+      },
+    );
+  }
+
   const aedes = await Aedes.createBroker({
     id: `chorus-${crypto.randomBytes(4).toString('hex')}`,
     connectTimeout: 10_000,
     maxClientsIdLength: 128,
 
     authenticate(client, username, password, done) {
-      if (!username || !password) return done(authError(BAD_USERNAME_OR_PASSWORD, 'username and password required'), null);
-      if (!isTopicSegment(username)) return done(authError(BAD_USERNAME_OR_PASSWORD, 'bad username'), null);
-      if (client.id !== `satellite-${username}` && client.id !== `mobile-${username}`) {
-        return done(authError(IDENTIFIER_REJECTED, 'client id must be satellite-{id} or mobile-{id} of the username'), null);
-      }
-      if (revoked.has(username)) return done(authError(NOT_AUTHORIZED, 'access revoked'), null);
-      const gen = generation(username);
-      opts.check(username, password.toString('utf8')).then(
-        (found) => {
-          if (!found || !isTopicSegment(found.tenantId)) return done(authError(BAD_USERNAME_OR_PASSWORD, 'bad credentials'), null);
-          if (revoked.has(username)) return done(authError(NOT_AUTHORIZED, 'access revoked'), null);
-          // Credentials rotated while we checked: let the client retry against the new state.
-          if (gen !== generation(username)) return done(authError(SERVER_UNAVAILABLE, 'credentials changed, retry'), null);
-          identities.set(client, {
-            satelliteId: username,
-            tenantId: found.tenantId,
-            prefix: satellitePrefix(found.tenantId, username),
-          });
-          done(null, true);
-        },
-        (err) => {
-          log.warn({ err, satelliteId: username }, 'broker: credential check failed');
-          done(authError(SERVER_UNAVAILABLE, 'credential check failed'), null);
-        },
+      const address = peerAddress(client);
+      const refuse = (returnCode: number, message: string) => {
+        opts.failures?.hit(address).catch((err: unknown) => log.warn({ err }, 'broker: failure count not kept'));
+        done(authError(returnCode, message), null);
+      };
+      if (!opts.failures) return checkLogin(client, username, password, done, refuse);
+      opts.failures.spent(address).then(
+        (wait) =>
+          wait === null
+            ? checkLogin(client, username, password, done, refuse)
+            : done(authError(NOT_AUTHORIZED, `too many refused logins from this address; retry in ${wait} s`), null),
+        () => checkLogin(client, username, password, done, refuse),
       );
     },
 

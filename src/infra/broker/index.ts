@@ -6,6 +6,7 @@
 import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
 import type { Broker, BrokerConfig, BrokerLog, SatelliteCredentialCheck } from './types.ts';
+import type { RateLimit } from '../../core/rate-limit.ts';
 
 export type { Broker, BrokerConfig, BrokerLog, MessageHandler, MessageMeta, SatelliteCredentialCheck } from './types.ts';
 export { createEmbeddedBroker, HUB_USERNAME, WS_PATH, type EmbeddedBrokerOptions } from './embedded.ts';
@@ -19,7 +20,11 @@ export {
 } from './mosquitto.ts';
 
 /** The embedded broker by default; Mosquitto (dynamic security) when MQTT_URL is set. */
-export async function createBroker(config: BrokerConfig, check: SatelliteCredentialCheck, opts: { log?: BrokerLog } = {}): Promise<Broker> {
+export async function createBroker(
+  config: BrokerConfig,
+  check: SatelliteCredentialCheck,
+  opts: { log?: BrokerLog; failures?: RateLimit } = {},
+): Promise<Broker> {
   if (config.mqttUrl) {
     if (!config.mqttAdminUsername || !config.mqttAdminPassword)
       throw new Error('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD');
@@ -37,5 +42,6 @@ export async function createBroker(config: BrokerConfig, check: SatelliteCredent
     publicUrl: config.publicUrl,
     check,
     log: opts.log,
+    failures: opts.failures,
   });
 }

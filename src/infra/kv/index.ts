@@ -1,5 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.ts';
+import type { RateLimitFactory } from '../../core/rate-limit.ts';
+import { createMemoryLimit, createRedisLimit } from './limiter.ts';
 
 /** Key-value store with TTLs: rate limits, short-lived challenges, the service registry. */
 export interface Kv {
@@ -10,6 +12,8 @@ export interface Kv {
   /** Increments a counter, starting its TTL window on first use; returns the new count. */
   incr(key: string, ttlSeconds: number): Promise<number>;
   del(key: string): Promise<void>;
+  /** A named abuse limit in this store: shared by every process that uses the same Redis. */
+  limiter: RateLimitFactory;
   close(): Promise<void>;
 }
 
@@ -51,6 +55,7 @@ export function createMemoryKv(clock: Clock, prefix: string): Kv {
     async del(key) {
       entries.delete(prefix + key);
     },
+    limiter: (name, rule) => createMemoryLimit(prefix, name, rule),
     async close() {
       entries.clear();
     },
@@ -79,6 +84,7 @@ export function createRedisKv(url: string, prefix: string): Kv {
     async del(key) {
       await redis.del(key);
     },
+    limiter: (name, rule) => createRedisLimit(redis, name, rule),
     async close() {
       await redis.quit().catch(() => {});
     },

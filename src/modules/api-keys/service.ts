@@ -5,6 +5,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
 import { createApiKeysRepo, type ApiKeyRow } from './repo.ts';
+import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
@@ -27,11 +28,18 @@ export function mintKey(): { key: string; hash: string; prefix: string } {
   return { key, hash: sha256Hex(key), prefix: key.slice(0, 8) };
 }
 
-export function createApiKeysService(deps: { db: Db; clock: Clock; audit: AuditWriter }) {
+export function createApiKeysService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  /** API keys created per person. */
+  createLimit: RateLimit;
+}) {
   const { db, clock, audit } = deps;
   const repo = createApiKeysRepo(db);
   return {
     async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
+      await spendOrRefuse(deps.createLimit, actor.userId ?? actor.ip, 'Too many API keys created; try again later');
       if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');
       const now = clock.now();
       const expiresAt = input.expiresAt ? new Date(input.expiresAt) : null;

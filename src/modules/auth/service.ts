@@ -6,6 +6,7 @@ import type { Actor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import type { CredentialStore } from './resolver.ts';
+import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, locked, tooManyRequests } from '../../core/errors.ts';
 import type { UserAccounts, UserRow } from '../users/service.ts';
@@ -64,6 +65,8 @@ export function createAuthService(deps: {
   teams: Pick<TeamsService, 'join'>;
   publicUrl: string;
   sessionTtlSeconds: number;
+  /** Abuse limits: registrations per client address, reset mails per account. */
+  limits: { register: RateLimit; resetMail: RateLimit };
   /** Bound after construction: the MFA service needs issueSession from this one. */
   secondFactor?: () => SecondFactor;
 }) {
@@ -216,6 +219,7 @@ export function createAuthService(deps: {
 
     /** Open registration is gated by the hub switch; a valid invite always admits. */
     async register(actor: Actor, input: { email: string; password: string; name: string; inviteToken?: string }) {
+      await spendOrRefuse(deps.limits.register, actor.ip, 'Too many registrations from this address; try again later');
       if (!input.inviteToken && !(await settings.hubSetting<boolean>('allow_self_registration'))) {
         throw forbidden('Registration needs an invite on this hub', 'REGISTRATION_DISABLED');
       }
@@ -260,11 +264,14 @@ export function createAuthService(deps: {
         new Date(now.getTime() - LOGIN_WINDOW_MS),
         FORGOT_PER_IP,
       );
-      const user = attemptId ? await users.findByEmail(email) : null;
+      const found = attemptId ? await users.findByEmail(email) : null;
+      // Past the per-account budget the answer stays 204 and nothing leaves: one inbox cannot be
+      // flooded from many addresses.
+      const user = found?.status === 'active' && (await deps.limits.resetMail.hit(found.id)) === null ? found : null;
       const token = randomHex(32);
       await db.tx(async (tx) => {
-        if (attemptId) await repo.settleAttempt(tx, attemptId, user !== null);
-        if (!user || user.status !== 'active') return;
+        if (attemptId) await repo.settleAttempt(tx, attemptId, found !== null);
+        if (!user) return;
         await repo.insertResetToken(tx, {
           id: newId(),
           userId: user.id,
@@ -278,7 +285,7 @@ export function createAuthService(deps: {
           { action: 'user.password_reset_requested', tenantId: null, targetType: 'user', targetId: user.id },
         );
       });
-      if (!user || user.status !== 'active') return;
+      if (!user) return;
       await mail.send({
         to: user.email,
         subject: 'Reset your Chorus password',

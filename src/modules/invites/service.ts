@@ -5,6 +5,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { addSeconds } from '../../core/clock.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, notFound } from '../../core/errors.ts';
+import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
 import type { TeamsService } from '../teams/service.ts';
 import { createInvitesRepo, type InviteRow } from './repo.ts';
 
@@ -25,6 +26,8 @@ export const presentInvite = (i: InviteRow) => ({
 export type InviteCreatedHandler = (tx: Db, tenantId: string, email: string | null) => Promise<void>;
 
 export function createInvitesService(deps: {
+  /** Invite acceptances per person. */
+  acceptLimit: RateLimit;
   db: Db;
   clock: Clock;
   audit: AuditWriter;
@@ -84,6 +87,7 @@ export function createInvitesService(deps: {
 
     /** A signed-in person follows an invite link: they join with the invite's role. */
     async accept(actor: Actor, token: string) {
+      await spendOrRefuse(deps.acceptLimit, actor.userId!, 'Too many invite links tried; try again later');
       return db.tx(async (tx) => {
         const invite = await consume(tx, token, actor.userId!);
         const membershipId = await teams.join(tx, invite.tenantId, actor.userId!, invite.role);

@@ -17,7 +17,7 @@ import type { AuthResolver } from '../../core/http.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { createGuard } from '../../core/guard.ts';
 import { access, type Permission } from '../../core/permissions.ts';
-import { AppError, badRequest, errorBody } from '../../core/errors.ts';
+import { AppError, badRequest, errorBody, forbidden } from '../../core/errors.ts';
 import { CLOSE_UNAUTHENTICATED, type LiveClient, type LiveHub, socketClient } from './hub.ts';
 
 export const LIVE_WS_PATH = '/ws/events';
@@ -46,9 +46,27 @@ export const liveSocketPermission: Permission = {
   tags: ['live'],
 };
 
+/**
+ * A browser always names the page's origin in the handshake; a cookie-bearing socket from another
+ * site is refused here rather than left to the cookie's SameSite rule. Allowed: the public URL's
+ * origin, CHORUS_ALLOWED_ORIGINS, and the hub's own origin as this request reached it (a dashboard
+ * opened by LAN address). Satellites and scripts send no Origin and pass.
+ */
+export function originAllowed(req: FastifyRequest, allowedOrigins: readonly string[]): boolean {
+  const origin = req.headers.origin;
+  return origin === undefined || allowedOrigins.includes(origin) || origin === `${req.protocol}://${req.host}`;
+}
+
 export function registerLiveRoutes(
   app: FastifyInstance,
-  deps: { hub: LiveHub; guard: ReturnType<typeof createGuard>; resolver: AuthResolver; clock: Clock },
+  deps: {
+    hub: LiveHub;
+    guard: ReturnType<typeof createGuard>;
+    resolver: AuthResolver;
+    clock: Clock;
+    /** The public URL's origin and CHORUS_ALLOWED_ORIGINS. */
+    allowedOrigins: readonly string[];
+  },
 ): Permission[] {
   const { hub, guard, resolver, clock } = deps;
   const perm = liveSocketPermission;
@@ -64,6 +82,9 @@ export function registerLiveRoutes(
     schema: { hide: true },
     config: { permission: perm },
     preValidation: async (req) => {
+      if (!originAllowed(req, deps.allowedOrigins)) {
+        throw forbidden(`Origin ${req.headers.origin} may not open this socket`, 'ORIGIN_NOT_ALLOWED');
+      }
       const auth = await resolver.resolve(req);
       const actor = await guard(req, perm, auth);
       if (actor.teamId === null && !actor.isPlatformAdmin) throw badRequest('Name the team: tenantId is required', 'TENANT_REQUIRED');

@@ -1,0 +1,73 @@
+/**
+ * Whom the hub believes about the client address. Fastify's `req.ip` and `req.protocol` read
+ * X-Forwarded-For / X-Forwarded-Proto only from a peer this rule trusts, so every reader of the
+ * client address (rate limits, the lockout ledger, last-login IP, audit entries, the Secure
+ * cookie decision) follows this one rule.
+ */
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/** `none`: never believe forwarded headers; `all`: believe any peer; `list`: believe these proxies. */
+export type TrustProxy =
+  { readonly kind: 'none' } | { readonly kind: 'all' } | { readonly kind: 'list'; readonly entries: readonly string[] };
+
+/** The default: a reverse proxy on the same host, nothing else. */
+export const LOOPBACK = ['127.0.0.0/8', '::1/128'] as const;
+
+const KEYWORDS: Record<string, readonly string[]> = { loopback: LOOPBACK };
+
+/**
+ * Reads TRUST_PROXY: `false`, `true`, or a comma list of addresses, CIDRs and the keyword
+ * `loopback`. Returns an error message for an entry that is neither.
+ */
+export function parseTrustProxy(raw: string | undefined): TrustProxy | string {
+  if (raw === undefined || raw.trim() === '') return { kind: 'list', entries: [...LOOPBACK] };
+  const value = raw.trim();
+  if (value === 'false') return { kind: 'none' };
+  if (value === 'true') return { kind: 'all' };
+  const entries: string[] = [];
+  for (const item of value.split(',').map((s) => s.trim())) {
+    if (item === '') continue;
+    if (KEYWORDS[item]) {
+      entries.push(...KEYWORDS[item]);
+      continue;
+    }
+    const [address, bits] = item.split('/');
+    const family = net.isIP(address);
+    const cidr = family === 0 ? null : `${address}/${bits ?? (family === 4 ? 32 : 128)}`;
+    if (cidr === null || !ipaddr.isValidCIDR(cidr)) return `"${item}" is not an address, a CIDR or "loopback"`;
+    entries.push(cidr);
+  }
+  if (entries.length === 0) return 'name at least one proxy address, or use false';
+  return { kind: 'list', entries };
+}
+
+/** An IPv4-mapped IPv6 peer (::ffff:127.0.0.1, a dual-stack socket) is matched as IPv4. */
+function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (net.isIP(address) === 0) return null;
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+}
+
+/**
+ * The value for Fastify's `trustProxy`: a predicate over each hop, from the socket peer
+ * inwards. A hop is believed only when the address that handed it over is trusted.
+ */
+export function trustPredicate(rule: TrustProxy): boolean | ((address: string, hop: number) => boolean) {
+  if (rule.kind === 'none') return false;
+  if (rule.kind === 'all') return true;
+  const ranges = rule.entries.map((e) => ipaddr.parseCIDR(e));
+  return (address: string) => {
+    const ip = normalise(address);
+    if (!ip) return false;
+    return ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
+  };
+}
+
+/** For the start-up log: which peers may name the client address. */
+export function describeTrustProxy(rule: TrustProxy): string {
+  if (rule.kind === 'none') return 'client addresses: the socket peer only (TRUST_PROXY=false)';
+  if (rule.kind === 'all')
+    return 'client addresses: X-Forwarded-For from ANY peer (TRUST_PROXY=true; only safe behind a proxy that is the sole way in)';
+  return `client addresses: X-Forwarded-For believed from ${rule.entries.join(', ')}`;
+}

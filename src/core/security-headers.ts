@@ -1,0 +1,71 @@
+/**
+ * Browser defences on every response (docs/security.md), through @fastify/helmet: a
+ * Content-Security-Policy the built dashboard passes, nosniff, framing refused, a referrer rule,
+ * and HSTS when the public URL is https. Share links carry their token in the URL, so their
+ * pages (and the API answers behind them) send no Referer at all.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import helmet from '@fastify/helmet';
+
+type Directives = Record<string, string[]>;
+
+/**
+ * The dashboard is one origin: its scripts and styles are built files, spectrograms and audio
+ * arrive as blob: URLs, the favicon is a data: URL, the live socket is same-origin.
+ */
+export const DASHBOARD_CSP: Directives = {
+  'default-src': ["'self'"],
+  'base-uri': ["'self'"],
+  'script-src': ["'self'"],
+  'script-src-attr': ["'none'"],
+  'style-src': ["'self'"],
+  'img-src': ["'self'", 'data:', 'blob:'],
+  'media-src': ["'self'", 'blob:'],
+  'font-src': ["'self'", 'data:'],
+  'connect-src': ["'self'"],
+  'object-src': ["'none'"],
+  'form-action': ["'self'"],
+  'frame-ancestors': ["'none'"],
+};
+
+/** Swagger UI sets inline styles and data: images; only its own pages get this relaxation. */
+const DOCS_CSP: Directives = {
+  ...DASHBOARD_CSP,
+  'style-src': ["'self'", "'unsafe-inline'"],
+  'img-src': ["'self'", 'data:'],
+};
+
+const HSTS_SECONDS = 365 * 24 * 3600;
+
+export const isSharePath = (url: string) => /^\/(api\/)?share\//.test(url);
+
+function csp(directives: Directives, https: boolean) {
+  return {
+    useDefaults: false,
+    directives: https ? { ...directives, 'upgrade-insecure-requests': [] } : directives,
+  };
+}
+
+/**
+ * Register before the routes: the docs relaxation is attached to each route under `docsPrefix`
+ * as it is declared.
+ */
+export async function registerSecurityHeaders(app: FastifyInstance, opts: { publicUrl: string; docsPrefix: string }): Promise<void> {
+  const https = new URL(opts.publicUrl).protocol === 'https:';
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(opts.docsPrefix)) {
+      // Read by helmet's own onRoute hook, which runs after this one.
+      route.helmet = { contentSecurityPolicy: csp(DOCS_CSP, https) };
+    }
+  });
+  await app.register(helmet, {
+    contentSecurityPolicy: csp(DASHBOARD_CSP, https),
+    // Only when people reach the hub over https: HSTS on a plain-http hub would lock browsers out of it.
+    strictTransportSecurity: https ? { maxAge: HSTS_SECONDS, includeSubDomains: false } : false,
+    referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
+    frameguard: { action: 'deny' },
+  });
+  app.addHook('onSend', async (req: FastifyRequest, reply) => {
+    if (isSharePath(req.url)) reply.header('referrer-policy', 'no-referrer');
+  });
+}
