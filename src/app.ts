@@ -224,6 +224,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       apiKey: apiKeysRepo.teamOfKey,
       chunk: audioRepo.teamOfChunk,
       detection: detectionsRepo.teamOfDetection,
+      satellite: async (id) => (await satellitesRepo.deviceFacts(id))?.tenantId ?? null,
     },
     teamExists: teamsRepo.teamExists,
     deviceFacts: satellitesRepo.deviceFacts,

@@ -17,7 +17,7 @@ export function audioRoutes(audio: AudioService) {
       tags: ['audio'],
       schema: { params: Type.Object({ chunkId: Uuid }) },
       handler: async ({ actor, params, req, reply }) => {
-        const res = await audio.read(actor.teamId!, params.chunkId, req.headers.range);
+        const res = await audio.read(actor.teamId, params.chunkId, req.headers.range);
         reply.code(res.status).headers(res.headers);
         if (res.status === 416) {
           reply.header('content-type', 'application/json; charset=utf-8');

@@ -25,7 +25,7 @@ export function spectrogramRoutes(spectrograms: SpectrogramService) {
       tags: ['audio'],
       schema: { params: Type.Object({ chunkId: Uuid }), querystring: SpectrogramQuery },
       handler: async ({ actor, params, query, reply }) => {
-        const s = await spectrograms.ofChunk(actor.teamId!, params.chunkId, {
+        const s = await spectrograms.ofChunk(actor.teamId, params.chunkId, {
           width: query.width ?? L.width.default,
           height: query.height ?? L.height.default,
           maxHz: query.maxHz ?? L.maxHz.default,

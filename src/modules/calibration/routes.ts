@@ -34,7 +34,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), modelId: ModelId }, { additionalProperties: false }),
       },
-      handler: ({ actor, query }) => calibration.curve(actor.teamId!, query.modelId),
+      handler: ({ actor, query }) => calibration.curve(actor.teamId, query.modelId),
     }),
 
     defineRoute({

@@ -52,7 +52,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       schema: { querystring: Window, response: { 200: DetectionSummary } },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
-        return summary.summary(actor.teamId!, w.start, w.end);
+        return summary.summary(actor.teamId, w.start, w.end);
       },
     }),
 
@@ -69,7 +69,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       schema: { querystring: Window },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
-        return summary.timeline(actor.teamId!, w.start, w.end);
+        return summary.timeline(actor.teamId, w.start, w.end);
       },
     }),
 
@@ -126,7 +126,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary: 'Annotations of the detection, oldest first',
       tags: ['detections'],
       schema: { params: IdParams },
-      handler: ({ actor, params }) => review.annotations(actor.teamId!, params.id),
+      handler: ({ actor, params }) => review.annotations(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -139,7 +139,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary: 'Comments on the detection, oldest first',
       tags: ['detections'],
       schema: { params: IdParams },
-      handler: ({ actor, params }) => review.comments(actor.teamId!, params.id),
+      handler: ({ actor, params }) => review.comments(actor.teamId, params.id),
     }),
 
     defineRoute({

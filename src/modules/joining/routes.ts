@@ -80,7 +80,7 @@ export function joiningRoutes(joining: JoiningService) {
       summary: 'Pending requests with name, email and message',
       tags: ['joining'],
       schema: { params: IdParams },
-      handler: async ({ actor }) => ({ requests: await joining.listRequests(actor.teamId!) }),
+      handler: async ({ actor }) => ({ requests: await joining.listRequests(actor.teamId) }),
     }),
 
     defineRoute({
@@ -100,7 +100,7 @@ export function joiningRoutes(joining: JoiningService) {
           ),
         ),
       },
-      handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId!, params.rid, body?.role),
+      handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId, params.rid, body?.role),
     }),
 
     defineRoute({
@@ -115,7 +115,7 @@ export function joiningRoutes(joining: JoiningService) {
         params: Type.Object({ id: Uuid, rid: Uuid }),
         body: Type.Optional(Type.Object({ block: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
       },
-      handler: ({ actor, params, body }) => joining.deny(actor, actor.teamId!, params.rid, body?.block === true),
+      handler: ({ actor, params, body }) => joining.deny(actor, actor.teamId, params.rid, body?.block === true),
     }),
 
     defineRoute({
@@ -127,7 +127,7 @@ export function joiningRoutes(joining: JoiningService) {
       summary: 'People blocked from this team',
       tags: ['joining'],
       schema: { params: IdParams },
-      handler: async ({ actor }) => ({ blocks: await joining.listBlocks(actor.teamId!) }),
+      handler: async ({ actor }) => ({ blocks: await joining.listBlocks(actor.teamId) }),
     }),
 
     defineRoute({
@@ -140,7 +140,7 @@ export function joiningRoutes(joining: JoiningService) {
       tags: ['joining'],
       schema: { params: Type.Object({ id: Uuid, userId: Uuid }) },
       handler: async ({ actor, params }) => {
-        await joining.unblock(actor, actor.teamId!, params.userId);
+        await joining.unblock(actor, actor.teamId, params.userId);
         return undefined;
       },
     }),

@@ -80,7 +80,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'One satellite with ownership fields',
       schema: { params: IdParams, response: { 200: SatelliteView } },
-      handler: ({ actor, params }) => satellites.get(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.get(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -127,7 +127,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_api_key_rotated'],
       summary: 'New satellite API key; previous keys of that satellite expire',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.rotateApiKey(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.rotateApiKey(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -139,7 +139,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_renamed'],
       summary: 'Renames',
       schema: { params: IdParams, body: Type.Object({ name: Name }, { additionalProperties: false }) },
-      handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId!, params.id, body.name.trim()),
+      handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId, params.id, body.name.trim()),
     }),
 
     defineRoute({
@@ -151,7 +151,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_profile_changed'],
       summary: 'Pushes the recording profile (the whole effective config) over the broker',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.pushProfile(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.pushProfile(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -162,7 +162,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_update_requested'],
       summary: "Sends the update message naming targetVersion, the latest release of the satellite's stream (hub version without a stream)",
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.requestUpdate(actor, actor.teamId!, params.id, latestOf),
+      handler: ({ actor, params }) => satellites.requestUpdate(actor, actor.teamId, params.id, latestOf),
     }),
 
     defineRoute({
@@ -180,7 +180,7 @@ export function satellitesRoutes(
       },
       handler: async ({ actor, params, body, reply }) => {
         reply.code(202);
-        return satellites.requestLogs(actor, actor.teamId!, params.id, body?.tail ?? 200);
+        return satellites.requestLogs(actor, actor.teamId, params.id, body?.tail ?? 200);
       },
     }),
 
@@ -192,7 +192,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'The latest log response (null lines until the satellite answered)',
       schema: { params: IdParams },
-      handler: async ({ actor, params }) => ({ logs: await satellites.logs(actor.teamId!, params.id) }),
+      handler: async ({ actor, params }) => ({ logs: await satellites.logs(actor.teamId, params.id) }),
     }),
 
     defineRoute({
@@ -203,7 +203,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'Effective config: configLocked, recordingProfile, effective, overrides',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.config(actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.config(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -220,7 +220,7 @@ export function satellitesRoutes(
           { additionalProperties: false },
         ),
       },
-      handler: ({ actor, params, body }) => satellites.putConfig(actor, actor.teamId!, params.id, body),
+      handler: ({ actor, params, body }) => satellites.putConfig(actor, actor.teamId, params.id, body),
     }),
 
     defineRoute({
@@ -235,7 +235,7 @@ export function satellitesRoutes(
         querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),
         response: { 200: ConfigHistory },
       },
-      handler: ({ actor, params, query }) => satellites.history(actor.teamId!, params.id, query.limit ?? 50),
+      handler: ({ actor, params, query }) => satellites.history(actor.teamId, params.id, query.limit ?? 50),
     }),
 
     defineRoute({
@@ -246,7 +246,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'Recent telemetry samples (battery, storage, temperature, network), oldest first',
       schema: { params: IdParams, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }) },
-      handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId!, params.id, query.limit ?? 100),
+      handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId, params.id, query.limit ?? 100),
     }),
 
     defineRoute({
@@ -257,7 +257,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_archived'],
       summary: 'Archives: hidden from the fleet list, never offline-alerted, data and credentials kept',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, true),
+      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId, params.id, true),
     }),
 
     defineRoute({
@@ -268,7 +268,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_unarchived'],
       summary: 'Unarchives',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, false),
+      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId, params.id, false),
     }),
 
     defineRoute({
@@ -279,7 +279,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'What a deletion removes or unlinks',
       schema: { params: IdParams },
-      handler: ({ actor, params }) => satellites.deletionPreview(actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.deletionPreview(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -294,7 +294,7 @@ export function satellitesRoutes(
         body: Type.Optional(Type.Object({ confirmName: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })),
       },
       handler: async ({ actor, params, body }) => {
-        await satellites.delete(actor, actor.teamId!, params.id, body?.confirmName);
+        await satellites.delete(actor, actor.teamId, params.id, body?.confirmName);
         return undefined;
       },
     }),
@@ -308,8 +308,8 @@ export function satellitesRoutes(
       summary: 'The recording schedule for a day (?date=YYYY-MM-DD, default today, UTC) with sun times at the satellite position',
       schema: { params: IdParams, querystring: Type.Object({ date: Type.Optional(Type.String({ format: 'date' })) }) },
       handler: async ({ actor, params, query }) => {
-        const s = await satellites.get(actor, actor.teamId!, params.id);
-        const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId!, satelliteId: params.id });
+        const s = await satellites.get(actor, actor.teamId, params.id);
+        const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId, satelliteId: params.id });
         const value = (k: string) => eff.settings.find((e) => e.key === k)!.value;
         return resolveSchedule({
           profile: value('recording_profile') as string,

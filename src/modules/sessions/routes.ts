@@ -74,7 +74,7 @@ export function sessionsRoutes(sessions: SessionsService) {
           { additionalProperties: false },
         ),
       },
-      handler: ({ actor, query }) => sessions.timeline(actor.teamId!, query.satelliteId, new Date(query.from), new Date(query.to)),
+      handler: ({ actor, query }) => sessions.timeline(actor.teamId, query.satelliteId, new Date(query.from), new Date(query.to)),
     }),
   ];
 }
