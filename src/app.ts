@@ -18,6 +18,7 @@ import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './core/auth-resolver.ts';
 import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
+import { checkDeclarations } from './core/declarations.ts';
 import { access, type Permission, type RouteDef } from './core/permissions.ts';
 import { createCredentialsRepo } from './modules/auth/credentials-repo.ts';
 import { createAuthRepo } from './modules/auth/repo.ts';
@@ -356,5 +357,8 @@ export async function buildApp(
 
   const web = await registerWebRoutes(app);
 
-  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS, ...live, ...web] };
+  const all = [...registry, ...PREFIX_DECLARATIONS, ...live, ...web];
+  // Each action names one route across the whole registry, sockets and static files included.
+  checkDeclarations(all);
+  return { app, services, registry: all };
 }
