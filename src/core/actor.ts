@@ -171,8 +171,3 @@ export function anonymousAuth(): AnonymousAuth {
     person: null,
   };
 }
-
-/** Narrows an actor to one that acts in a team; for services reached by routes without a required team. */
-export function hasTeam(actor: Actor): actor is TeamActor {
-  return actor.teamId !== null;
-}

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Auth } from './actor.ts';
+import { type Auth, internalAuth } from './actor.ts';
 import type { Clock } from './clock.ts';
 import type { JwtService } from './jwt.ts';
 import { safeEqual, sha256Hex } from './crypto.ts';
@@ -56,19 +56,7 @@ export function createAuthResolver(deps: {
       const bearer = header && header.startsWith('Bearer ') ? header.slice(7).trim() : null;
 
       if (bearer && internalKey && safeEqual(bearer, internalKey)) {
-        return {
-          kind: 'internal',
-          userId: null,
-          apiKeyId: null,
-          satelliteId: null,
-          tenantId: null,
-          role: null,
-          isPlatformAdmin: true,
-          sessionId: null,
-          email: null,
-          memberships: [],
-          person: null,
-        };
+        return internalAuth();
       }
 
       const now = clock.now();
