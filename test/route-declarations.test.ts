@@ -93,6 +93,10 @@ describe('route declarations at start', () => {
     refusedWith([{ ...listMembers, team: undefined }], /a role-based route must declare how its team is found/);
   });
 
+  test('a public route that names a team is refused (the guard would never look it up)', () => {
+    refusedWith([{ ...listMembers, access: access.public }], /GET \/members: a public route cannot name a team/);
+  });
+
   test('routes outside the module lists (no schema) are held to unique, declared actions too', () => {
     const socket = {
       method: 'GET' as const,

@@ -40,6 +40,8 @@ function problemsOf(d: Declaration): string[] {
     if ((rule.access.kind === 'role' || rule.access.kind === 'device') && !rule.team) {
       problems.push('a role-based route must declare how its team is found');
     }
+    // The guard lets anybody through a public rule without looking for a team, so its handler gets none.
+    if (rule.access.kind === 'public' && rule.team) problems.push('a public route cannot name a team');
     problems.push(...teamProblems(d, rule.team));
   }
   for (const v of d.variants ?? []) {
@@ -52,7 +54,8 @@ function problemsOf(d: Declaration): string[] {
 /**
  * Refuses, at start, declarations the guard would only trip over at the first request: an
  * action not declared in ACTIONS or used twice, a team resource without a resolver, a team
- * or variant key the route's schema does not have, a role-based route with no team source.
+ * or variant key the route's schema does not have, a role-based route with no team source, a
+ * public one with a team source.
  */
 export function checkDeclarations(declarations: readonly Declaration[]): void {
   const problems: string[] = [];

@@ -49,8 +49,8 @@ export interface NamedTeam {
 }
 export type ResourceTeam = { resource: Resource; param: string; query?: never } | { resource: Resource; query: string; param?: never };
 
-/** Whether a team source always yields a team (or the guard refuses the request). */
-type Requires<T> = T extends ResourceTeam ? true : T extends { optional: true } ? false : T extends NamedTeam ? true : false;
+/** Whether a team source always yields a team (or the guard refuses the request); a source typed only as TeamSource may not. */
+type Requires<T> = T extends ResourceTeam ? true : T extends NamedTeam & { optional?: false } ? true : false;
 
 /**
  * The actor a route's handler sees, by what it declares: a team every scope requires gives a
