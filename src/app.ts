@@ -13,6 +13,7 @@ import { registerSecurityHeaders } from './core/security-headers.ts';
 import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
 import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
+import { checkDeclarations } from './core/declarations.ts';
 import { access, type Permission, type RouteDef } from './core/permissions.ts';
 import { createAuthService } from './modules/auth/service.ts';
 import { authRoutes } from './modules/auth/routes.ts';
@@ -208,6 +209,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       apiKey: apiKeys.teamOfKey,
       chunk: audio.teamOfChunk,
       detection: detections.teamOfDetection,
+      satellite: async (id) => (await satellites.deviceFacts(id))?.tenantId ?? null,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -350,5 +352,8 @@ export async function buildApp(
 
   const web = await registerWebRoutes(app);
 
-  return { app, services, registry: [...registry, ...PREFIX_DECLARATIONS, ...live, ...web] };
+  const all = [...registry, ...PREFIX_DECLARATIONS, ...live, ...web];
+  // Each action names one route across the whole registry, sockets and static files included.
+  checkDeclarations(all);
+  return { app, services, registry: all };
 }

@@ -28,29 +28,76 @@ export interface PersonSnapshot {
 
 export type CredentialKind = 'anonymous' | 'session' | 'jwt' | 'api_key' | 'internal';
 
-/** What the resolver learned about the caller: spec §5 request.auth. */
-export interface Auth {
-  kind: CredentialKind;
-  userId: string | null;
-  apiKeyId: string | null;
-  satelliteId: string | null;
-  /** The key's own team for API keys; null for people (their teams are in memberships). */
-  tenantId: string | null;
-  /** The key's role for API keys; null for people. */
-  role: Role | null;
+/** A caller that is not a person: no user, no session, no teams of their own. */
+interface NoPerson {
+  userId: null;
+  sessionId: null;
+  email: null;
+  memberships: readonly [];
+  person: null;
+}
+
+/** A caller that is not an API key: no key, no satellite, no team or role of the key's. */
+interface NoKey {
+  apiKeyId: null;
+  satelliteId: null;
+  /** The key's own team; only API keys have one. */
+  tenantId: null;
+  /** The key's role; only API keys have one (people have a role per membership). */
+  role: null;
+}
+
+export interface AnonymousAuth extends NoPerson, NoKey {
+  kind: 'anonymous';
+  isPlatformAdmin: false;
+}
+
+/** A signed-in person, by session cookie or by bearer JWT. */
+export interface PersonAuth extends NoKey {
+  kind: 'session' | 'jwt';
+  userId: string;
+  sessionId: string;
+  email: string;
+  memberships: MembershipRef[];
+  person: PersonSnapshot;
   /** Read from the store on every request, never from a token. */
   isPlatformAdmin: boolean;
-  sessionId: string | null;
-  email: string | null;
-  memberships: MembershipRef[];
-  person: PersonSnapshot | null;
+}
+
+/** A team API key; a satellite's own key also names its satellite. */
+export interface ApiKeyAuth extends NoPerson {
+  kind: 'api_key';
+  apiKeyId: string;
+  satelliteId: string | null;
+  tenantId: string;
+  role: Role;
+  isPlatformAdmin: false;
+}
+
+/** The hub's internal key: full rights everywhere, nobody in particular. */
+export interface InternalAuth extends NoPerson, NoKey {
+  kind: 'internal';
+  isPlatformAdmin: true;
 }
 
 /**
- * The one identity that flows from the guard into services: who acts, through which
- * credential, from where, and in which team with which role for this action.
+ * The hub acting on a satellite's own broker messages: no key and no person, but that
+ * satellite's team with the role its key carries, so it cannot do what only admins may.
  */
-export interface Actor extends Auth {
+export interface DeviceAuth extends NoPerson {
+  kind: 'internal';
+  isPlatformAdmin: false;
+  apiKeyId: null;
+  satelliteId: string;
+  tenantId: string;
+  role: Role;
+}
+
+/** What the resolver learned about the caller (spec §5 request.auth), by kind of credential. */
+export type Auth = AnonymousAuth | PersonAuth | ApiKeyAuth | InternalAuth | DeviceAuth;
+
+/** What the guard adds to the caller for one request. */
+export interface ActorContext {
   ip: string;
   /** The team the action concerns, when the route names one. */
   teamId: string | null;
@@ -60,7 +107,22 @@ export interface Actor extends Auth {
   declaredAudit: ReadonlySet<string> | null;
 }
 
-export const isPerson = (a: Auth): boolean => a.kind === 'session' || a.kind === 'jwt';
+/**
+ * The one identity that flows from the guard into services: who acts, through which
+ * credential, from where, and in which team with which role for this action.
+ */
+export type Actor = Auth & ActorContext;
+
+/**
+ * The actor of a route that declares a required team: the guard found the team (or refused
+ * the request), so teamId is always there. teamRole is null only for outsiders (joining).
+ */
+export type TeamActor = Actor & { teamId: string };
+
+/** The actor of a route that names no team. */
+export type NoTeamActor = Actor & { teamId: null };
+
+export const isPerson = <A extends Auth>(a: A): a is Extract<A, PersonAuth> => a.kind === 'session' || a.kind === 'jwt';
 
 export function roleIn(auth: Auth, tenantId: string): Role | null {
   if (auth.kind === 'api_key') return auth.tenantId === tenantId ? auth.role : null;
@@ -68,7 +130,17 @@ export function roleIn(auth: Auth, tenantId: string): Role | null {
 }
 
 /** The actor for work nobody asked for over HTTP (start-up, CLI, broker). */
-export function systemActor(declaredAudit: string[] | null = null): Actor {
+export function systemActor(declaredAudit: string[] | null = null): InternalAuth & ActorContext {
+  return {
+    ...internalAuth(),
+    ip: '',
+    teamId: null,
+    teamRole: 'owner',
+    declaredAudit: declaredAudit ? new Set(declaredAudit) : null,
+  };
+}
+
+export function internalAuth(): InternalAuth {
   return {
     kind: 'internal',
     userId: null,
@@ -81,9 +153,21 @@ export function systemActor(declaredAudit: string[] | null = null): Actor {
     email: null,
     memberships: [],
     person: null,
-    ip: '',
-    teamId: null,
-    teamRole: 'owner',
-    declaredAudit: declaredAudit ? new Set(declaredAudit) : null,
+  };
+}
+
+export function anonymousAuth(): AnonymousAuth {
+  return {
+    kind: 'anonymous',
+    userId: null,
+    apiKeyId: null,
+    satelliteId: null,
+    tenantId: null,
+    role: null,
+    isPlatformAdmin: false,
+    sessionId: null,
+    email: null,
+    memberships: [],
+    person: null,
   };
 }

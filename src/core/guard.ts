@@ -1,20 +1,31 @@
 import type { FastifyRequest } from 'fastify';
-import { type Actor, type Auth, type Role, isPerson, roleAtLeast, roleIn } from './actor.ts';
+import { type Actor, type ApiKeyAuth, type Auth, type Role, anonymousAuth, isPerson, roleAtLeast, roleIn } from './actor.ts';
+import { canManageDevice } from './device-rule.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from './errors.ts';
-import type { Access, DeviceFacts, Permission, TeamResolver, TeamSource } from './permissions.ts';
+import {
+  type Access,
+  type DeviceFacts,
+  type Permission,
+  RESOURCES,
+  type Resource,
+  type TeamResolver,
+  type TeamSource,
+} from './permissions.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
 
 export interface GuardDeps {
   /** Looks up the team of a resource id, by resource name. */
-  teamResolvers: Record<string, TeamResolver>;
+  teamResolvers: Record<Resource, TeamResolver>;
   teamExists: (tenantId: string) => Promise<boolean>;
   /** Facts for the device rule; null when no such satellite exists. */
   deviceFacts: (satelliteId: string) => Promise<DeviceFacts | null>;
 }
 
 export const TEAM_OUT_OF_REACH = 'Team or item not found';
+
+const isSatelliteKey = (auth: Auth): auth is ApiKeyAuth & { satelliteId: string } => auth.kind === 'api_key' && auth.satelliteId !== null;
 
 function pick(req: FastifyRequest, where: 'query' | 'body' | 'params', key: string): unknown {
   const source = (where === 'query' ? req.query : where === 'body' ? req.body : req.params) as Record<string, unknown> | undefined | null;
@@ -39,6 +50,9 @@ export function effectiveRule(perm: Permission, query: unknown): { access: Acces
  * The role that counts is the caller's role in the team the action concerns.
  */
 export function createGuard(deps: GuardDeps) {
+  const missing = RESOURCES.filter((r) => typeof deps.teamResolvers[r] !== 'function');
+  if (missing.length > 0) throw new Error(`The guard has no team resolver for: ${missing.join(', ')}`);
+
   async function findTeam(
     req: FastifyRequest,
     src: TeamSource | undefined,
@@ -46,13 +60,9 @@ export function createGuard(deps: GuardDeps) {
   ): Promise<{ team: string | null; resourceId?: string } | 'none'> {
     if (!src) return 'none';
     if ('resource' in src) {
-      const id = src.param ? pick(req, 'params', src.param) : pick(req, 'query', src.query!);
+      const id = src.param !== undefined ? pick(req, 'params', src.param) : pick(req, 'query', src.query);
       if (!isUuid(id)) throw notFound(TEAM_OUT_OF_REACH);
-      const resolve =
-        src.resource === 'satellite'
-          ? async (x: string) => (await deps.deviceFacts(x))?.tenantId ?? null
-          : deps.teamResolvers[src.resource];
-      const tenantId = await resolve(id);
+      const tenantId = await deps.teamResolvers[src.resource](id);
       if (!tenantId) throw notFound(TEAM_OUT_OF_REACH);
       return { team: tenantId, resourceId: id };
     }
@@ -68,15 +78,14 @@ export function createGuard(deps: GuardDeps) {
   }
 
   async function deviceRule(auth: Auth, satelliteId: string, role: Role, perm: Permission): Promise<void> {
-    if (auth.kind === 'api_key' && auth.satelliteId) {
-      if (auth.satelliteId === satelliteId && perm.satelliteKey) return;
-      throw forbidden('A satellite key may only manage its own satellite in a few ways');
-    }
-    if (roleAtLeast(role, 'admin')) return;
     const facts = await deps.deviceFacts(satelliteId);
-    if (facts && isPerson(auth) && roleAtLeast(role, 'member') && facts.devicePolicy === 'members' && facts.registeredBy === auth.userId)
-      return;
-    throw forbidden('Only team admins and the person who registered this device may manage it');
+    if (!facts) throw notFound(TEAM_OUT_OF_REACH);
+    if (canManageDevice(auth, role, { id: satelliteId, ...facts }, { satelliteKeyRoute: perm.satelliteKey === true })) return;
+    throw forbidden(
+      isSatelliteKey(auth)
+        ? 'A satellite key may only manage its own satellite in a few ways'
+        : 'Only team admins and the person who registered this device may manage it',
+    );
   }
 
   return async function guard(req: FastifyRequest, perm: Permission, auth: Auth | null): Promise<Actor> {
@@ -90,11 +99,11 @@ export function createGuard(deps: GuardDeps) {
 
     const { access, team: source } = effectiveRule(perm, req.query);
     if (access.kind === 'public') {
-      return base(auth ?? anonymous(), null, null);
+      return base(auth ?? anonymousAuth(), null, null);
     }
     if (!auth) throw unauthenticated();
     // Spec §5: a satellite key outside its declared routes is refused.
-    if (auth.kind === 'api_key' && auth.satelliteId && !perm.satelliteKey) {
+    if (isSatelliteKey(auth) && !perm.satelliteKey) {
       throw forbidden('A satellite key may not do this');
     }
     if (access.kind === 'session' && !isPerson(auth)) {
@@ -138,21 +147,5 @@ export function createGuard(deps: GuardDeps) {
     }
     if (access.kind === 'device') await deviceRule(auth, found.resourceId!, role, perm);
     return base(auth, team, role);
-  };
-}
-
-export function anonymous(): Auth {
-  return {
-    kind: 'anonymous',
-    userId: null,
-    apiKeyId: null,
-    satelliteId: null,
-    tenantId: null,
-    role: null,
-    isPlatformAdmin: false,
-    sessionId: null,
-    email: null,
-    memberships: [],
-    person: null,
   };
 }

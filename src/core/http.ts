@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import type { Actor, Auth } from './actor.ts';
 import { AppError, errorBody } from './errors.ts';
 import type { Permission, RouteDef } from './permissions.ts';
+import { checkDeclarations } from './declarations.ts';
 import type { createGuard } from './guard.ts';
 
 declare module 'fastify' {
@@ -103,14 +104,10 @@ export function registerRoutes(
   guard: ReturnType<typeof createGuard>,
   resolver: AuthResolver,
 ): Permission[] {
+  checkDeclarations(routes);
   const registry: Permission[] = [];
   for (const def of routes) {
     const { handler, schema, ...permission } = def;
-    for (const rule of [permission, ...(permission.variants ?? [])]) {
-      if ((rule.access.kind === 'role' || rule.access.kind === 'device') && !rule.team) {
-        throw new Error(`${def.method} ${def.url}: a role-based route must declare how its team is found`);
-      }
-    }
     registry.push(permission);
     app.route({
       method: def.method,

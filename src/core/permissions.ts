@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
-import type { Actor, Role } from './actor.ts';
+import type { Actor, NoTeamActor, Role, TeamActor } from './actor.ts';
+import type { Action } from './actions.ts';
 import type { AuditAction } from './audit-actions.ts';
 
 /**
@@ -29,15 +30,38 @@ export const access = {
   device: { kind: 'device' } as Access,
 };
 
+/** Everything whose id a route may take its team from; each has a TeamResolver. */
+export const RESOURCES = ['membership', 'invite', 'apiKey', 'chunk', 'detection', 'satellite'] as const;
+export type Resource = (typeof RESOURCES)[number];
+
 /**
  * How the guard finds the team an action concerns.
  * - a team id named in the query, body or path. `outsiders`: the action is about a team the
  *   caller need not belong to (joining it); the service decides what outsiders may see.
  * - a resource id in the path (param) or query whose team a registered resolver looks up.
  */
-export type TeamSource =
-  | { in: 'query' | 'body' | 'params'; key: string; optional?: boolean; outsiders?: boolean }
-  | { resource: string; param?: string; query?: string };
+export type TeamSource = NamedTeam | ResourceTeam;
+export interface NamedTeam {
+  in: 'query' | 'body' | 'params';
+  key: string;
+  optional?: boolean;
+  outsiders?: boolean;
+}
+export type ResourceTeam = { resource: Resource; param: string; query?: never } | { resource: Resource; query: string; param?: never };
+
+/** Whether a team source always yields a team (or the guard refuses the request); a source typed only as TeamSource may not. */
+type Requires<T> = T extends ResourceTeam ? true : T extends NamedTeam & { optional?: false } ? true : false;
+
+/**
+ * The actor a route's handler sees, by what it declares: a team every scope requires gives a
+ * TeamActor, no team in any scope a NoTeamActor, anything else the plain Actor.
+ */
+export type ActorFor<T, V> = [T | VariantTeams<V>] extends [undefined]
+  ? NoTeamActor
+  : false extends Requires<T> | Requires<VariantTeams<V>>
+    ? Actor
+    : TeamActor;
+type VariantTeams<V> = V extends readonly (infer E)[] ? (E extends { team?: infer U } ? U : undefined) : never;
 
 /** One route, several scopes chosen by the query (e.g. ?satelliteId= or ?level=hub). */
 export interface AccessVariant {
@@ -55,21 +79,21 @@ export interface RouteSchema {
 
 type StaticOr<T, D> = T extends TSchema ? Static<T> : D;
 
-export interface RouteContext<S extends RouteSchema> {
+export interface RouteContext<S extends RouteSchema, A extends Actor = Actor> {
   body: StaticOr<S['body'], undefined>;
   query: StaticOr<S['querystring'], Record<string, never>>;
   params: StaticOr<S['params'], Record<string, never>>;
-  actor: Actor;
+  actor: A;
   req: FastifyRequest;
   reply: FastifyReply;
 }
 
-export interface RouteDef<S extends RouteSchema = RouteSchema> {
+export interface RouteDef<S extends RouteSchema = RouteSchema, A extends Actor = Actor> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path below /api. */
   url: string;
-  /** Dotted action name, e.g. `teams.invites.create`. */
-  action: string;
+  /** Dotted action name from ACTIONS, e.g. `teams.invites.create`. */
+  action: Action;
   access: Access;
   team?: TeamSource;
   /** Scope variants, tried in order; the first whose query matches replaces access and team. */
@@ -82,13 +106,18 @@ export interface RouteDef<S extends RouteSchema = RouteSchema> {
   tags: string[];
   schema: S;
   bodyLimit?: number;
-  handler: (ctx: RouteContext<S>) => Promise<unknown>;
+  handler: (ctx: RouteContext<S, A>) => Promise<unknown>;
 }
 
 /** The registry entry: a route's declaration without its handler. */
 export type Permission = Omit<RouteDef, 'handler' | 'schema'>;
 
-export function defineRoute<S extends RouteSchema>(def: RouteDef<S>): RouteDef<RouteSchema> {
+/** A route whose handler's actor is typed by its team declaration (see ActorFor). */
+export function defineRoute<
+  S extends RouteSchema,
+  const T extends TeamSource | undefined = undefined,
+  const V extends readonly AccessVariant[] | undefined = undefined,
+>(def: Omit<RouteDef<S, ActorFor<T, V>>, 'team' | 'variants'> & { team?: T; variants?: V }): RouteDef<RouteSchema> {
   return def as unknown as RouteDef<RouteSchema>;
 }
 

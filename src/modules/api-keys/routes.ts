@@ -30,7 +30,7 @@ export function apiKeysRoutes(keys: ApiKeysService) {
       },
       handler: async ({ actor, body, reply }) => {
         reply.code(201);
-        return keys.create(actor, actor.teamId!, body);
+        return keys.create(actor, actor.teamId, body);
       },
     }),
 
@@ -44,7 +44,7 @@ export function apiKeysRoutes(keys: ApiKeysService) {
       summary: 'Active team API keys (prefix only, never the key)',
       tags: ['teams'],
       schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: ApiKeyList } },
-      handler: async ({ actor }) => ({ apiKeys: await keys.list(actor.teamId!) }),
+      handler: async ({ actor }) => ({ apiKeys: await keys.list(actor.teamId) }),
     }),
 
     defineRoute({

@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import { type Actor, type Role, roleAtLeast } from '../../core/actor.ts';
+import { type Actor, type Role, roleAtLeast, type TeamActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
@@ -72,8 +72,8 @@ export function createApiKeysService(deps: {
 
     list: async (tenantId: string) => (await repo.listActive(tenantId, clock.now())).map(presentApiKey),
 
-    async revoke(actor: Actor, id: string) {
-      const tenantId = actor.teamId!;
+    async revoke(actor: TeamActor, id: string) {
+      const tenantId = actor.teamId;
       const k = await repo.find(tenantId, id);
       if (!k || k.revokedAt) throw notFound('No such key');
       await db.tx((tx) => repo.revoke(tx, tenantId, id, clock.now()));

@@ -20,7 +20,7 @@ export function audioRoutes(audio: AudioService) {
         response: { 200: NotJson('audio/wav', 'The whole WAV'), 206: NotJson('audio/wav', 'The range asked for') },
       },
       handler: async ({ actor, params, req, reply }) => {
-        const res = await audio.read(actor.teamId!, params.chunkId, req.headers.range);
+        const res = await audio.read(actor.teamId, params.chunkId, req.headers.range);
         reply.code(res.status).headers(res.headers);
         if (res.status === 416) {
           reply.header('content-type', 'application/json; charset=utf-8');

@@ -29,7 +29,7 @@ export function spectrogramRoutes(spectrograms: SpectrogramService) {
         response: { 200: NotJson('image/png', 'The spectrogram') },
       },
       handler: async ({ actor, params, query, reply }) => {
-        const s = await spectrograms.ofChunk(actor.teamId!, params.chunkId, {
+        const s = await spectrograms.ofChunk(actor.teamId, params.chunkId, {
           width: query.width ?? L.width.default,
           height: query.height ?? L.height.default,
           maxHz: query.maxHz ?? L.maxHz.default,

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/index.ts';
-import type { Actor } from '../../core/actor.ts';
+import type { TeamActor } from '../../core/actor.ts';
 import { createAuditRepo, eraseFromAuditLog, type AuditFilter, type AuditRow } from './repo.ts';
 
 export interface AuditQuery {
@@ -44,8 +44,8 @@ export function createAuditLogService(deps: { db: Db }) {
      * written in the team the guard resolved, whatever else the query names; without the client IPs
      * unless a hub admin reads it.
      */
-    listTeam: async (actor: Actor, q: Omit<AuditQuery, 'tenantId'>) => {
-      const page = await list({ ...q, tenantId: actor.teamId! });
+    listTeam: async (actor: TeamActor, q: Omit<AuditQuery, 'tenantId'>) => {
+      const page = await list({ ...q, tenantId: actor.teamId });
       // Client IPs are for the hub's operators (abuse, security), not for a team's admins.
       return actor.isPlatformAdmin ? page : { ...page, entries: page.entries.map((e) => ({ ...e, ip: null })) };
     },

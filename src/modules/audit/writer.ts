@@ -12,9 +12,19 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
+/**
+ * Who an entry names: any Actor, or an actor standing in for the person a sign-in, sign-up or
+ * reset concerns (the caller is anonymous until it succeeds).
+ */
+export type AuditActor = Pick<Actor, 'kind' | 'ip' | 'teamId' | 'declaredAudit'> & {
+  userId: string | null;
+  apiKeyId: string | null;
+  email: string | null;
+};
+
 export interface AuditWriter {
   /** Writes inside the caller's transaction, so the entry and the change commit together. */
-  write(db: Db, actor: Actor, entry: AuditEntry): Promise<void>;
+  write(db: Db, actor: AuditActor, entry: AuditEntry): Promise<void>;
 }
 
 export class UndeclaredAuditError extends Error {}

@@ -1,4 +1,4 @@
-import type { Auth, MembershipRef, Role } from '../../core/actor.ts';
+import { type Auth, type MembershipRef, type Role, internalAuth } from '../../core/actor.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import type { AuthResolver } from '../../core/http.ts';
@@ -80,19 +80,7 @@ export function createAuthResolver(deps: {
       const bearer = header && header.startsWith('Bearer ') ? header.slice(7).trim() : null;
 
       if (bearer && internalKey && safeEqual(bearer, internalKey)) {
-        return {
-          kind: 'internal',
-          userId: null,
-          apiKeyId: null,
-          satelliteId: null,
-          tenantId: null,
-          role: null,
-          isPlatformAdmin: true,
-          sessionId: null,
-          email: null,
-          memberships: [],
-          person: null,
-        };
+        return internalAuth();
       }
 
       const now = clock.now();

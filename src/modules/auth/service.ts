@@ -3,7 +3,7 @@ import type { Mailer } from '../../infra/mail/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { addSeconds } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditActor, AuditWriter } from '../audit/writer.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import type { CredentialStore } from './resolver.ts';
 import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
@@ -47,7 +47,7 @@ export interface SecondFactor {
   /** Issues the mfaToken (and audits user.mfa_challenge_issued) inside the login transaction. */
   issueChallenge(
     tx: Db,
-    actor: Actor,
+    actor: AuditActor,
     userId: string,
     input: { wantToken: boolean; userAgent: string | null },
   ): Promise<{ mfaToken: string; hasPasskeys: boolean }>;

@@ -37,7 +37,7 @@ export function calibrationRoutes(calibration: CalibrationService) {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid), modelId: ModelId }, { additionalProperties: false }),
         response: { 200: CalibrationCurve },
       },
-      handler: ({ actor, query }) => calibration.curve(actor.teamId!, query.modelId),
+      handler: ({ actor, query }) => calibration.curve(actor.teamId, query.modelId),
     }),
 
     defineRoute({

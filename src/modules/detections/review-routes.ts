@@ -64,7 +64,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       schema: { querystring: Window, response: { 200: DetectionSummary } },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
-        return summary.summary(actor.teamId!, w.start, w.end);
+        return summary.summary(actor.teamId, w.start, w.end);
       },
     }),
 
@@ -81,7 +81,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       schema: { querystring: Window, response: { 200: SpeciesTimeline } },
       handler: ({ actor, query }) => {
         const w = windowOf(query);
-        return summary.timeline(actor.teamId!, w.start, w.end);
+        return summary.timeline(actor.teamId, w.start, w.end);
       },
     }),
 
@@ -139,7 +139,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary: 'Annotations of the detection, oldest first',
       tags: ['detections'],
       schema: { params: IdParams, response: { 200: AnnotationList } },
-      handler: ({ actor, params }) => review.annotations(actor.teamId!, params.id),
+      handler: ({ actor, params }) => review.annotations(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -152,7 +152,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
       summary: 'Comments on the detection, oldest first',
       tags: ['detections'],
       schema: { params: IdParams, response: { 200: CommentList } },
-      handler: ({ actor, params }) => review.comments(actor.teamId!, params.id),
+      handler: ({ actor, params }) => review.comments(actor.teamId, params.id),
     }),
 
     defineRoute({

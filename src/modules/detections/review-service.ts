@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { type Actor, roleAtLeast } from '../../core/actor.ts';
+import { type Actor, roleAtLeast, type TeamActor } from '../../core/actor.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound, validationFailed } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
@@ -118,9 +118,9 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
   }
 
   return {
-    async verify(actor: Actor, detectionId: string, vote: Vote) {
+    async verify(actor: TeamActor, detectionId: string, vote: Vote) {
       const userId = personOf(actor);
-      const tenantId = actor.teamId!;
+      const tenantId = actor.teamId;
       const quorum = await quorumOf(tenantId);
       return db.tx(async (tx) => {
         const r = await castVote(tx, actor, tenantId, detectionId, userId, vote, quorum);
@@ -135,11 +135,11 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
       });
     },
 
-    async annotate(actor: Actor, detectionId: string, input: AnnotationInput) {
+    async annotate(actor: TeamActor, detectionId: string, input: AnnotationInput) {
       const userId = personOf(actor);
       const problems = annotationProblems(input);
       if (problems.length) throw validationFailed(problems.join('; '), { problems });
-      const tenantId = actor.teamId!;
+      const tenantId = actor.teamId;
       const quorum = await quorumOf(tenantId);
       return db.tx(async (tx) => {
         const r = await castVote(tx, actor, tenantId, detectionId, userId, input.vote, quorum);
@@ -201,12 +201,12 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
       return { comments: (await repo.comments(detectionId)).map(commentView) };
     },
 
-    async addComment(actor: Actor, detectionId: string, rawText: string) {
+    async addComment(actor: TeamActor, detectionId: string, rawText: string) {
       const userId = personOf(actor);
       const text = rawText.trim();
       if (!text) throw badRequest('A comment needs some text');
       if (text.length > MAX_COMMENT) throw badRequest(`A comment has at most ${MAX_COMMENT} characters`);
-      const tenantId = actor.teamId!;
+      const tenantId = actor.teamId;
       await mustExist(tenantId, detectionId);
       const id = newId();
       await db.tx((tx) => repo.insertComment(tx, { id, detectionId, tenantId, authorId: userId, text, at: clock.now() }));
@@ -214,8 +214,8 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
     },
 
     /** The author deletes their own comment; a team admin or owner (and a hub admin) any comment. */
-    async deleteComment(actor: Actor, detectionId: string, commentId: string) {
-      const tenantId = actor.teamId!;
+    async deleteComment(actor: TeamActor, detectionId: string, commentId: string) {
+      const tenantId = actor.teamId;
       await mustExist(tenantId, detectionId);
       const c = await repo.findComment(detectionId, commentId);
       if (!c) throw notFound('No such comment');
@@ -234,8 +234,8 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
     },
 
     /** Pins are the team's: pinning twice changes nothing and writes no second entry. */
-    async setPinned(actor: Actor, detectionId: string, pinned: boolean) {
-      const tenantId = actor.teamId!;
+    async setPinned(actor: TeamActor, detectionId: string, pinned: boolean) {
+      const tenantId = actor.teamId;
       return db.tx(async (tx) => {
         const d = await repo.lockDetection(tx, tenantId, detectionId);
         if (!d) throw notFound('No such detection');

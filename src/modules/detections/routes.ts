@@ -86,7 +86,7 @@ export function detectionsRoutes(detections: DetectionsService) {
       summary: "One detection with its storage key, vote counts, the caller's vote, annotation and comment counts",
       tags: ['detections'],
       schema: { params: IdParams, response: { 200: DetectionDetail } },
-      handler: ({ actor, params }) => detections.get(actor.teamId!, params.id, actor.userId),
+      handler: ({ actor, params }) => detections.get(actor.teamId, params.id, actor.userId),
     }),
   ];
 }

@@ -22,7 +22,7 @@ export function invitesRoutes(invites: InvitesService) {
       },
       handler: async ({ actor, body, reply }) => {
         reply.code(201);
-        return invites.create(actor, actor.teamId!, body.role, body.email ?? null);
+        return invites.create(actor, actor.teamId, body.role, body.email ?? null);
       },
     }),
 
@@ -36,7 +36,7 @@ export function invitesRoutes(invites: InvitesService) {
       summary: 'Pending invites of the team (never their tokens)',
       tags: ['teams'],
       schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: InviteList } },
-      handler: async ({ actor }) => ({ invites: await invites.listPending(actor.teamId!) }),
+      handler: async ({ actor }) => ({ invites: await invites.listPending(actor.teamId) }),
     }),
 
     defineRoute({

@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Actor, Role } from '../../core/actor.ts';
+import type { Actor, Role, TeamActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { addSeconds } from '../../core/clock.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
@@ -72,8 +72,8 @@ export function createInvitesService(deps: {
 
     listPending: async (tenantId: string) => (await repo.listPending(tenantId, clock.now())).map(presentInvite),
 
-    async revoke(actor: Actor, id: string) {
-      const tenantId = actor.teamId!;
+    async revoke(actor: TeamActor, id: string) {
+      const tenantId = actor.teamId;
       const invite = await repo.find(tenantId, id);
       if (!invite || invite.revokedAt) throw notFound('No such invite');
       if (invite.usedAt) throw new AppError(409, 'INVITE_USED', 'This invite has already been used');

@@ -82,7 +82,7 @@ export function joiningRoutes(joining: JoiningService) {
       summary: 'Pending requests with name, email and message',
       tags: ['joining'],
       schema: { params: IdParams, response: { 200: JoinRequestList } },
-      handler: async ({ actor }) => ({ requests: await joining.listRequests(actor.teamId!) }),
+      handler: async ({ actor }) => ({ requests: await joining.listRequests(actor.teamId) }),
     }),
 
     defineRoute({
@@ -103,7 +103,7 @@ export function joiningRoutes(joining: JoiningService) {
         ),
         response: { 200: ApprovedRequest },
       },
-      handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId!, params.rid, body?.role),
+      handler: ({ actor, params, body }) => joining.approve(actor, actor.teamId, params.rid, body?.role),
     }),
 
     defineRoute({
@@ -119,7 +119,7 @@ export function joiningRoutes(joining: JoiningService) {
         body: Type.Optional(Type.Object({ block: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
         response: { 200: DeniedRequest },
       },
-      handler: ({ actor, params, body }) => joining.deny(actor, actor.teamId!, params.rid, body?.block === true),
+      handler: ({ actor, params, body }) => joining.deny(actor, actor.teamId, params.rid, body?.block === true),
     }),
 
     defineRoute({
@@ -131,7 +131,7 @@ export function joiningRoutes(joining: JoiningService) {
       summary: 'People blocked from this team',
       tags: ['joining'],
       schema: { params: IdParams, response: { 200: BlockList } },
-      handler: async ({ actor }) => ({ blocks: await joining.listBlocks(actor.teamId!) }),
+      handler: async ({ actor }) => ({ blocks: await joining.listBlocks(actor.teamId) }),
     }),
 
     defineRoute({
@@ -144,7 +144,7 @@ export function joiningRoutes(joining: JoiningService) {
       tags: ['joining'],
       schema: { params: Type.Object({ id: Uuid, userId: Uuid }), response: { 204: NoContent } },
       handler: async ({ actor, params }) => {
-        await joining.unblock(actor, actor.teamId!, params.userId);
+        await joining.unblock(actor, actor.teamId, params.userId);
         return undefined;
       },
     }),

@@ -12,7 +12,7 @@ import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { addSeconds } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
-import type { AuditWriter } from '../audit/writer.ts';
+import type { AuditActor, AuditWriter } from '../audit/writer.ts';
 import type { AuditAction } from '../../core/audit-actions.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
@@ -106,7 +106,7 @@ export function createMfaService(deps: {
 
   /** Writes an audit entry in its own committed transaction, then refuses. */
   async function refuseWith(
-    actor: Actor,
+    actor: AuditActor,
     action: AuditAction,
     user: UserRow | null,
     details: Record<string, unknown>,

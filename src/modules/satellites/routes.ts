@@ -94,7 +94,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'One satellite with ownership fields',
       schema: { params: IdParams, response: { 200: SatelliteView } },
-      handler: ({ actor, params }) => satellites.get(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.get(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -142,7 +142,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_api_key_rotated'],
       summary: 'New satellite API key; previous keys of that satellite expire',
       schema: { params: IdParams, response: { 200: RotatedApiKey } },
-      handler: ({ actor, params }) => satellites.rotateApiKey(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.rotateApiKey(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -154,7 +154,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_renamed'],
       summary: 'Renames',
       schema: { params: IdParams, body: Type.Object({ name: Name }, { additionalProperties: false }), response: { 200: SatelliteView } },
-      handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId!, params.id, body.name.trim()),
+      handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId, params.id, body.name.trim()),
     }),
 
     defineRoute({
@@ -166,7 +166,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_profile_changed'],
       summary: 'Pushes the recording profile (the whole effective config) over the broker',
       schema: { params: IdParams, response: { 200: ProfilePushed } },
-      handler: ({ actor, params }) => satellites.pushProfile(actor, actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.pushProfile(actor, actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -177,7 +177,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_update_requested'],
       summary: "Sends the update message naming targetVersion, the latest release of the satellite's stream (hub version without a stream)",
       schema: { params: IdParams, response: { 200: UpdateRequested } },
-      handler: ({ actor, params }) => satellites.requestUpdate(actor, actor.teamId!, params.id, latestOf),
+      handler: ({ actor, params }) => satellites.requestUpdate(actor, actor.teamId, params.id, latestOf),
     }),
 
     defineRoute({
@@ -196,7 +196,7 @@ export function satellitesRoutes(
       },
       handler: async ({ actor, params, body, reply }) => {
         reply.code(202);
-        return satellites.requestLogs(actor, actor.teamId!, params.id, body?.tail ?? 200);
+        return satellites.requestLogs(actor, actor.teamId, params.id, body?.tail ?? 200);
       },
     }),
 
@@ -208,7 +208,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'The latest log response (null lines until the satellite answered)',
       schema: { params: IdParams, response: { 200: SatelliteLogs } },
-      handler: async ({ actor, params }) => ({ logs: await satellites.logs(actor.teamId!, params.id) }),
+      handler: async ({ actor, params }) => ({ logs: await satellites.logs(actor.teamId, params.id) }),
     }),
 
     defineRoute({
@@ -219,7 +219,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'Effective config: configLocked, recordingProfile, effective, overrides',
       schema: { params: IdParams, response: { 200: SatelliteConfig } },
-      handler: ({ actor, params }) => satellites.config(actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.config(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -237,7 +237,7 @@ export function satellitesRoutes(
         ),
         response: { 200: SatelliteConfig },
       },
-      handler: ({ actor, params, body }) => satellites.putConfig(actor, actor.teamId!, params.id, body),
+      handler: ({ actor, params, body }) => satellites.putConfig(actor, actor.teamId, params.id, body),
     }),
 
     defineRoute({
@@ -252,7 +252,7 @@ export function satellitesRoutes(
         querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200 })) }),
         response: { 200: ConfigHistory },
       },
-      handler: ({ actor, params, query }) => satellites.history(actor.teamId!, params.id, query.limit ?? 50),
+      handler: ({ actor, params, query }) => satellites.history(actor.teamId, params.id, query.limit ?? 50),
     }),
 
     defineRoute({
@@ -267,7 +267,7 @@ export function satellitesRoutes(
         querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })) }),
         response: { 200: Telemetry },
       },
-      handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId!, params.id, query.limit ?? 100),
+      handler: ({ actor, params, query }) => satellites.telemetry(actor.teamId, params.id, query.limit ?? 100),
     }),
 
     defineRoute({
@@ -278,7 +278,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_archived'],
       summary: 'Archives: hidden from the fleet list, never offline-alerted, data and credentials kept',
       schema: { params: IdParams, response: { 200: SatelliteView } },
-      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, true),
+      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId, params.id, true),
     }),
 
     defineRoute({
@@ -289,7 +289,7 @@ export function satellitesRoutes(
       audit: ['admin.satellite_unarchived'],
       summary: 'Unarchives',
       schema: { params: IdParams, response: { 200: SatelliteView } },
-      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId!, params.id, false),
+      handler: ({ actor, params }) => satellites.setArchived(actor, actor.teamId, params.id, false),
     }),
 
     defineRoute({
@@ -300,7 +300,7 @@ export function satellitesRoutes(
       audit: [],
       summary: 'What a deletion removes or unlinks',
       schema: { params: IdParams, response: { 200: DeletionPreview } },
-      handler: ({ actor, params }) => satellites.deletionPreview(actor.teamId!, params.id),
+      handler: ({ actor, params }) => satellites.deletionPreview(actor.teamId, params.id),
     }),
 
     defineRoute({
@@ -316,7 +316,7 @@ export function satellitesRoutes(
         response: { 204: NoContent },
       },
       handler: async ({ actor, params, body }) => {
-        await satellites.delete(actor, actor.teamId!, params.id, body?.confirmName);
+        await satellites.delete(actor, actor.teamId, params.id, body?.confirmName);
         return undefined;
       },
     }),
@@ -334,8 +334,8 @@ export function satellitesRoutes(
         response: { 200: Schedule },
       },
       handler: async ({ actor, params, query }) => {
-        const s = await satellites.get(actor, actor.teamId!, params.id);
-        const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId!, satelliteId: params.id });
+        const s = await satellites.get(actor, actor.teamId, params.id);
+        const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId, satelliteId: params.id });
         const value = (k: string) => eff.settings.find((e) => e.key === k)!.value;
         return resolveSchedule({
           profile: value('recording_profile') as string,

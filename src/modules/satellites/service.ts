@@ -1,6 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import { type Actor, isPerson, roleAtLeast, systemActor } from '../../core/actor.ts';
+import { type Actor, isPerson, roleAtLeast, roleIn, systemActor } from '../../core/actor.ts';
+import { canManageDevice } from '../../core/device-rule.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { AppError, badRequest, forbidden, notFound } from '../../core/errors.ts';
@@ -72,10 +73,8 @@ export function createSatellitesService(deps: {
 
   /** The device rule as a flag for responses (Outline-style policies in the payload). */
   function canManage(actor: Actor, s: SatelliteRow, policy: string): boolean {
-    if (actor.isPlatformAdmin) return true;
-    const role = actor.kind === 'api_key' ? actor.role : actor.memberships.find((m) => m.tenantId === s.tenantId)?.role;
-    if (roleAtLeast(role, 'admin')) return true;
-    return isPerson(actor) && roleAtLeast(role, 'member') && policy === 'members' && s.registeredBy === actor.userId;
+    const device = { id: s.id, registeredBy: s.registeredBy, devicePolicy: policy };
+    return canManageDevice(actor, roleIn(actor, s.tenantId), device, { satelliteKeyRoute: false });
   }
 
   async function present(actor: Actor, s: SatelliteRow, team?: { policy: string; thresholdMin: number }) {

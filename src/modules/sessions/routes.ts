@@ -75,7 +75,7 @@ export function sessionsRoutes(sessions: SessionsService) {
         ),
         response: { 200: SessionTimeline },
       },
-      handler: ({ actor, query }) => sessions.timeline(actor.teamId!, query.satelliteId, new Date(query.from), new Date(query.to)),
+      handler: ({ actor, query }) => sessions.timeline(actor.teamId, query.satelliteId, new Date(query.from), new Date(query.to)),
     }),
   ];
 }

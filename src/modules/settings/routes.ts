@@ -55,8 +55,10 @@ const writeVariants: AccessVariant[] = [
 function scopeOf(actor: Actor, q: { satelliteId?: string; tenantId?: string; level?: 'hub' | 'account' }): Scope {
   if (q.level === 'hub') return { level: 'hub' };
   if (q.level === 'account') return { level: 'account', userId: actor.userId! };
-  if (q.satelliteId) return { level: 'satellite', tenantId: actor.teamId!, satelliteId: q.satelliteId };
-  if (q.tenantId || actor.teamId) return { level: 'team', tenantId: actor.teamId! };
+  // The satelliteId and tenantId variants name a team, so the guard has set teamId for them.
+  const team = actor.teamId;
+  if (q.satelliteId && team) return { level: 'satellite', tenantId: team, satelliteId: q.satelliteId };
+  if (team) return { level: 'team', tenantId: team };
   throw badRequest('Choose one scope: satelliteId, tenantId, level=hub or level=account', 'SCOPE_REQUIRED');
 }
 
@@ -117,7 +119,7 @@ export function settingsRoutes(settings: SettingsService) {
       summary: "The team's settings in force (team fields, satellite defaults, aggregation rule)",
       tags: ['settings'],
       schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: JsonObject } },
-      handler: ({ actor }) => settings.teamSettings(actor.teamId!),
+      handler: ({ actor }) => settings.teamSettings(actor.teamId),
     }),
 
     defineRoute({
@@ -135,8 +137,8 @@ export function settingsRoutes(settings: SettingsService) {
         response: { 200: JsonObject },
       },
       handler: async ({ actor, body }) => {
-        await settings.write(actor, { level: 'team', tenantId: actor.teamId! }, flatToWrite('team', body as Record<string, unknown>));
-        return settings.teamSettings(actor.teamId!);
+        await settings.write(actor, { level: 'team', tenantId: actor.teamId }, flatToWrite('team', body as Record<string, unknown>));
+        return settings.teamSettings(actor.teamId);
       },
     }),
 

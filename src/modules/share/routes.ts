@@ -50,7 +50,7 @@ export function shareRoutes(share: ShareService) {
         params: IdParams,
         response: { 200: Type.Object({ shareUrl: Type.String(), expiresAt: Type.String({ format: 'date-time' }) }) },
       },
-      handler: ({ actor, params }) => share.issue(actor.teamId!, params.id),
+      handler: ({ actor, params }) => share.issue(actor.teamId, params.id),
     }),
 
     defineRoute({

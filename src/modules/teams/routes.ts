@@ -69,7 +69,7 @@ export function teamsRoutes(teams: TeamsService) {
       summary: 'Members of the team (membership id, user id, name, email, role)',
       tags: ['teams'],
       schema: { querystring: Type.Object({ tenantId: Type.Optional(Uuid) }), response: { 200: MemberList } },
-      handler: async ({ actor }) => ({ members: await teams.listMembers(actor.teamId!) }),
+      handler: async ({ actor }) => ({ members: await teams.listMembers(actor.teamId) }),
     }),
 
     defineRoute({
@@ -117,7 +117,7 @@ export function teamsRoutes(teams: TeamsService) {
       schema: { params: IdParams, response: { 200: MemberList } },
       handler: async ({ actor, params }) => {
         await teams.transferOwnership(actor, params.id);
-        return { members: await teams.listMembers(actor.teamId!) };
+        return { members: await teams.listMembers(actor.teamId) };
       },
     }),
   ];

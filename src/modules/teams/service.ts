@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { Actor, Role } from '../../core/actor.ts';
+import type { Actor, Role, TeamActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
 import { AppError, badRequest, conflict, forbidden, notFound } from '../../core/errors.ts';
@@ -137,8 +137,8 @@ export function createTeamsService(deps: {
     listMembers: (tenantId: string) => repo.listMembers(tenantId).then((rows) => rows.filter((m) => !m.isAdmin).map(presentMember)),
 
     /** Spec: admins may change roles, but an admin's role is the owner's to change; the owner's never changes here. */
-    async changeRole(actor: Actor, membershipId: string, role: Exclude<Role, 'owner'>) {
-      const tenantId = actor.teamId!;
+    async changeRole(actor: TeamActor, membershipId: string, role: Exclude<Role, 'owner'>) {
+      const tenantId = actor.teamId;
       return db.tx(async (tx) => {
         const m = await requireMember(tx, tenantId, membershipId);
         if (m.role === 'owner') throw badRequest("The owner's role cannot change; transfer ownership instead", 'OWNER_ROLE_FIXED');
@@ -158,8 +158,8 @@ export function createTeamsService(deps: {
       });
     },
 
-    async removeMember(actor: Actor, membershipId: string) {
-      const tenantId = actor.teamId!;
+    async removeMember(actor: TeamActor, membershipId: string) {
+      const tenantId = actor.teamId;
       await db.tx(async (tx) => {
         const m = await requireMember(tx, tenantId, membershipId);
         if (m.role === 'owner') throw badRequest('The owner cannot be removed', 'OWNER_NOT_REMOVABLE');
@@ -178,8 +178,8 @@ export function createTeamsService(deps: {
     },
 
     /** One atomic step: the previous owner becomes admin, the member becomes owner. */
-    async transferOwnership(actor: Actor, membershipId: string) {
-      const tenantId = actor.teamId!;
+    async transferOwnership(actor: TeamActor, membershipId: string) {
+      const tenantId = actor.teamId;
       await db.tx(async (tx) => {
         const target = await requireMember(tx, tenantId, membershipId);
         if (target.role === 'owner') throw badRequest('This member already owns the team', 'ALREADY_OWNER');
