@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { SESSION_COOKIE } from './resolver.ts';
-import { MFA_REMEMBER_COOKIE } from '../mfa/cookie.ts';
+import { MFA_REMEMBER_COOKIE } from './remember-cookie.ts';
 import { NoContent } from '../../core/schemas.ts';
 import { Email, MfaChallenge, Password, PersonName, SignedIn, UserView } from '../users/schemas.ts';
 import type { AuthService, SessionIssue } from './service.ts';

@@ -5,7 +5,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent } from '../../core/schemas.ts';
 import { SignedIn } from '../users/schemas.ts';
 import { setSessionCookie } from '../auth/routes.ts';
-import { setRememberCookie } from './cookie.ts';
+import { setRememberCookie } from '../auth/remember-cookie.ts';
 import type { CompletedSignIn, MfaService } from './service.ts';
 import {
   AssertionResponse,

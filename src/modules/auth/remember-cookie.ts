@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * The mfa-remember cookie: a random 32-byte token (only its SHA-256 is stored) naming one
+ * The mfa-remember cookie (read at sign-in here, set by the mfa module once a second factor passed): a random 32-byte token (only its SHA-256 is stored) naming one
  * remembered device of one person. Logout leaves it in place (spec §4).
  */
 export const MFA_REMEMBER_COOKIE = 'chorus_mfa_remember';
