@@ -2,10 +2,11 @@ import { lazy, Suspense } from 'react';
 import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from './api/client';
-import { atLeast } from './api/types';
+import { atLeast } from './roles';
 import { useRoleName, useT } from './i18n';
 import { LiveProvider } from './live';
-import { LanguageProvider, meKey, SessionProvider, ToastProvider, useMeQuery, useSession, useTheme, type ThemeChoice } from './session';
+import { accountKeys, useMe } from './api/hooks/account';
+import { LanguageProvider, SessionProvider, ToastProvider, useSession, useTheme, type ThemeChoice } from './session';
 import { ErrorText, Loading } from './components/ui';
 import { SignIn } from './pages/SignIn';
 import { ForgotPassword, ResetPassword } from './pages/Password';
@@ -29,7 +30,7 @@ const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register'];
 
 export function App() {
-  const me = useMeQuery();
+  const me = useMe();
   const location = useLocation();
   const isPublic = PUBLIC_PATHS.includes(location.pathname);
 
@@ -109,7 +110,7 @@ function ShellPage() {
 
   async function signOut() {
     await data(api.POST('/api/auth/logout')).catch(() => {});
-    qc.setQueryData(meKey, null);
+    qc.setQueryData(accountKeys.me, null);
     qc.clear();
     navigate('/sign-in');
   }

@@ -5,6 +5,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from './api/client';
+import { detectionKeys } from './api/hooks/detections';
 import { useT } from './i18n';
 import { useSession, useToast } from './session';
 
@@ -115,7 +116,7 @@ export function LiveProvider({ tenantId, children }: { tenantId: string | null; 
       const d = e as unknown as LiveDetection;
       if (tenantId && d.tenantId && d.tenantId !== tenantId) return;
       for (const fn of listeners.current) fn(d);
-      void qc.invalidateQueries({ queryKey: ['detections', tenantId] });
+      void qc.invalidateQueries({ queryKey: detectionKeys.listsOf(tenantId) });
       if (d.isRare) void rareToast(d);
     },
     [qc, tenantId, rareToast],

@@ -1,27 +1,8 @@
 /** Who is signed in, which team is active, the theme, toasts: the state every page shares. */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data, ApiError } from './api/client';
-import type { Me, Preferences, Role, TeamRef } from './api/types';
+import { useQueryClient } from '@tanstack/react-query';
+import { accountKeys, type Me, type Preferences, type Role, type TeamRef } from './api/hooks/account';
 import { I18nContext, pickLang, setActiveLang, translator } from './i18n';
-
-export const meKey = ['me'] as const;
-
-export function useMeQuery() {
-  return useQuery({
-    queryKey: meKey,
-    queryFn: async () => {
-      try {
-        return await data<Me>(api.GET('/api/auth/me'));
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 401) return null;
-        throw err;
-      }
-    },
-    staleTime: 60_000,
-    retry: false,
-  });
-}
 
 interface SessionValue {
   me: Me;
@@ -49,7 +30,7 @@ export function SessionProvider({ me, children }: { me: Me; children: ReactNode 
       localStorage.setItem(TEAM_KEY, id);
       setTeamIdState(id);
       // Team-scoped data of the previous team must not flash on the next one.
-      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== 'me' });
+      qc.removeQueries({ predicate: (q) => q.queryKey[0] !== accountKeys.me[0] });
     },
     [qc],
   );

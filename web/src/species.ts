@@ -4,15 +4,8 @@
  * the names load or when the catalog has no translation.
  */
 import { useCallback, useMemo } from 'react';
-import { useQuery } from '@tanstack/react-query';
-import { api, data } from './api/client';
+import { useTranslatedNames } from './api/hooks/species';
 import { useSession } from './session';
-
-interface Translated {
-  speciesCode: string;
-  scientificName: string;
-  names: Record<string, string>;
-}
 
 export interface SpeciesNames {
   /** The name in the primary language. */
@@ -33,13 +26,7 @@ export function useSpeciesNames(codes: readonly string[]): (code: string, englis
   const languages = useLanguages();
   const unique = useMemo(() => [...new Set(codes)].sort(), [codes]);
   const englishOnly = languages.length === 1 && languages[0] === 'en';
-  const q = useQuery({
-    queryKey: ['species-names', languages.join(','), unique.join(',')],
-    enabled: unique.length > 0 && !englishOnly,
-    staleTime: Infinity,
-    queryFn: () =>
-      data<{ species: Translated[] }>(api.POST('/api/species/translate', { body: { speciesCodes: unique.slice(0, 200), languages } })),
-  });
+  const q = useTranslatedNames(unique, languages, unique.length > 0 && !englishOnly);
   const byCode = useMemo(() => new Map((q.data?.species ?? []).map((s) => [s.speciesCode, s.names])), [q.data]);
   return useCallback(
     (code: string, english: string) => {

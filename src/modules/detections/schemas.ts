@@ -95,8 +95,10 @@ export const DetectionSummary = Open({
 /** review-repo.ts: votes per outcome. */
 export const VoteCountsView = Open({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() });
 
+export const VoteView = Type.Union([Type.Literal('confirm'), Type.Literal('reject'), Type.Literal('unsure')]);
+
 /** GET /detections/votes: the caller's own vote per detection id. */
-export const MyVotes = Open({ votes: Type.Record(Type.String(), Type.String()) });
+export const MyVotes = Open({ votes: Type.Record(Type.String(), VoteView) });
 
 const TimelineBucket = Open({ start: Type.String(), count: Type.Integer(), maxConfidence: Type.Number() });
 
@@ -105,7 +107,7 @@ export const SpeciesTimeline = Open({
   tenantId: Type.String(),
   start: Type.String(),
   end: Type.String(),
-  bucket: Type.String(),
+  bucket: Type.Union([Type.Literal('hour'), Type.Literal('day'), Type.Literal('week')]),
   species: Type.Array(
     Open({
       speciesCode: Type.String(),
@@ -125,7 +127,7 @@ export const SpeciesTimeline = Open({
 const ReviewState = {
   verificationStatus: DetectionView.properties.verificationStatus,
   votes: VoteCountsView,
-  myVote: Type.String(),
+  myVote: VoteView,
 };
 
 export const VerifyReply = Open({ id: Type.String(), ...ReviewState });
@@ -135,7 +137,7 @@ export const AnnotationView = Open({
   detectionId: Type.String(),
   authorId: Nullable(Type.String()),
   authorName: Nullable(Type.String()),
-  vote: Type.String(),
+  vote: VoteView,
   timeStartMs: Type.Number(),
   timeEndMs: Type.Number(),
   freqLowHz: Nullable(Type.Number()),

@@ -1,11 +1,28 @@
 /**
- * The typed client: paths and request shapes come from the hub's OpenAPI document
+ * The typed client: paths, request and response shapes come from the hub's OpenAPI document
  * (schema.d.ts, `npm run gen:api`), so a renamed route or field fails the type-check.
- * Response bodies are not described in that document yet; their shapes live in types.ts.
  */
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 import { tActive } from '../i18n';
+
+/** The JSON body of a route's success answer (200, 201 or 202), as the hub's response schema declares it. */
+export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
+  ? JsonOf<R[keyof R & (200 | 201 | 202)]>
+  : never;
+type JsonOf<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+
+/** The JSON body a route accepts. */
+export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+/** The query string a route accepts. */
+export type Query<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;
 
 export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 
@@ -27,8 +44,8 @@ function toError(status: number, body: unknown): ApiError {
   return new ApiError(status, 'HTTP_' + status, tActive('error.http', { status }));
 }
 
-/** Awaits an openapi-fetch call and returns its body as T, or throws the hub's error. */
-export async function data<T>(p: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+/** Awaits an openapi-fetch call and returns its body (typed by the route's response schema), or throws the hub's error. */
+export async function data<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   let r: { data?: unknown; error?: unknown; response: Response };
   try {
     r = await p;

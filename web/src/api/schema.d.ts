@@ -89,8 +89,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -134,7 +134,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            member: {
+                                email: string;
+                                id: string;
+                                joinedAt: string;
+                                name: string;
+                                role: "viewer" | "member" | "admin" | "owner";
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -171,7 +186,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            members: ({
+                                email: string;
+                                id: string;
+                                joinedAt: string;
+                                name: string;
+                                role: "viewer" | "member" | "admin" | "owner";
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -346,8 +376,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -570,7 +600,7 @@ export interface paths {
                                 tenants: ({
                                     id: string;
                                     name: string;
-                                    role: string;
+                                    role: "viewer" | "member" | "admin" | "owner";
                                     slug: string;
                                 } & {
                                     [key: string]: unknown;
@@ -617,7 +647,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                failedLoginAttempts: number;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                lastLoginIp: string | null;
+                                lockedUntil: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                                tenants: ({
+                                    id: string;
+                                    name: string;
+                                    role: "viewer" | "member" | "admin" | "owner";
+                                    slug: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -647,7 +704,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                failedLoginAttempts: number;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                lastLoginIp: string | null;
+                                lockedUntil: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                                tenants: ({
+                                    id: string;
+                                    name: string;
+                                    role: "viewer" | "member" | "admin" | "owner";
+                                    slug: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -664,8 +748,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -704,7 +788,14 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            status: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -746,7 +837,14 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            temporaryPassword?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -786,11 +884,24 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            membership: {
+                                id: string;
+                                role: "viewer" | "member" | "admin" | "owner";
+                                tenantId: string;
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -825,8 +936,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -858,12 +969,23 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole WAV */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "audio/wav": string;
+                    };
+                };
+                /** @description The range asked for */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "audio/wav": string;
+                    };
                 };
             };
         };
@@ -898,12 +1020,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The spectrogram */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "image/png": string;
+                    };
                 };
             };
         };
@@ -946,7 +1070,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            entries: ({
+                                action: string;
+                                actorApiKeyId: string | null;
+                                actorEmail: string | null;
+                                actorType: string;
+                                actorUserId: string | null;
+                                at: string;
+                                details: unknown;
+                                id: number | string;
+                                ip: string | null;
+                                targetId: string | null;
+                                targetType: string | null;
+                                tenantId: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            limit: number;
+                            offset: number;
+                            total: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -982,7 +1130,26 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            apiKeys: ({
+                                createdAt: string;
+                                createdBy: string | null;
+                                createdByName: string | null;
+                                expiresAt: string | null;
+                                id: string;
+                                lastUsedAt: string | null;
+                                name: string;
+                                prefix: string;
+                                role: "viewer" | "member" | "admin";
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1009,11 +1176,24 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            createdAt: string;
+                            expiresAt: string | null;
+                            id: string;
+                            key: string;
+                            name: string;
+                            prefix: string;
+                            role: "viewer" | "member" | "admin";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1045,8 +1225,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1087,11 +1267,22 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            description: string | null;
+                            id: string;
+                            name: string;
+                            role: string | null;
+                            since: string;
+                            slug: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1126,8 +1317,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1165,7 +1356,24 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            invites: ({
+                                createdAt: string;
+                                createdBy: string | null;
+                                createdByName: string | null;
+                                email: string | null;
+                                expiresAt: string;
+                                id: string;
+                                role: "viewer" | "member" | "admin";
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1191,11 +1399,21 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            expiresAt: string;
+                            id: string;
+                            role: "viewer" | "member" | "admin";
+                            token: string;
+                            url: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1227,8 +1445,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1271,7 +1489,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            membershipId: string;
+                            role: "viewer" | "member" | "admin";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1314,7 +1540,28 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": ({
+                            token?: string;
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        }) | ({
+                            hasPasskeys: boolean;
+                            mfaRequired: boolean;
+                            mfaToken: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
                 };
             };
         };
@@ -1356,7 +1603,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            token?: string;
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1396,7 +1658,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            challenge: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1457,7 +1725,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            token?: string;
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1499,7 +1782,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            token?: string;
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1528,8 +1826,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1582,18 +1880,39 @@ export interface paths {
                                 enabled: boolean;
                                 enrolledAt: string | null;
                                 enrollmentRequired: boolean;
-                                passkeys: unknown[];
-                                rememberedDevices: unknown[];
+                                passkeys: {
+                                    createdAt: string;
+                                    id: string;
+                                    lastUsedAt: string | null;
+                                    name: string;
+                                }[];
+                                rememberedDevices: {
+                                    createdAt: string;
+                                    expiresAt: string;
+                                    id: string;
+                                    ip: string | null;
+                                    lastUsedAt: string | null;
+                                    userAgent: string | null;
+                                }[];
                             } & {
                                 [key: string]: unknown;
                             };
-                            preferences: {
+                            preferences: ({
+                                dateFormatPrimary: string;
+                                dateFormatSecondary: string;
+                                paperSize: string;
+                                primaryLanguage: string;
+                                secondaryLanguages: string[];
+                                showVoting: boolean;
+                                startOfWeek: string;
+                                timeFormat: string;
+                            } & {
                                 [key: string]: unknown;
-                            } | null;
+                            }) | null;
                             tenants: ({
                                 id: string;
                                 name: string;
-                                role: string;
+                                role: "viewer" | "member" | "admin" | "owner";
                                 slug: string;
                             } & {
                                 [key: string]: unknown;
@@ -1634,8 +1953,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1673,8 +1992,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1725,7 +2044,24 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            preferences: {
+                                dateFormatPrimary: string;
+                                dateFormatSecondary: string;
+                                paperSize: string;
+                                primaryLanguage: string;
+                                secondaryLanguages: string[];
+                                showVoting: boolean;
+                                startOfWeek: string;
+                                timeFormat: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1767,7 +2103,21 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            user: {
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                isAdmin: boolean;
+                                lastLoginAt: string | null;
+                                name: string;
+                                status: "active" | "blocked";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -1809,7 +2159,7 @@ export interface paths {
                                 id: string;
                                 joinedAt: string;
                                 name: string;
-                                role: string;
+                                role: "viewer" | "member" | "admin" | "owner";
                                 userId: string;
                             } & {
                                 [key: string]: unknown;
@@ -1850,8 +2200,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1934,8 +2284,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2014,8 +2364,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2052,7 +2402,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            challenge: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2195,8 +2551,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2268,8 +2624,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2413,8 +2769,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2453,7 +2809,30 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            coverage: ({
+                                confirmed: number;
+                                curve: ({
+                                    buckets: number;
+                                    fittedAt: string;
+                                    samples: number;
+                                } & {
+                                    [key: string]: unknown;
+                                }) | null;
+                                enough: boolean;
+                                modelId: string;
+                                rejected: number;
+                                samples: number;
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            minSamples: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2490,7 +2869,24 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            buckets: ({
+                                calibrated: number;
+                                maxConfidence: number;
+                                minConfidence: number;
+                                samples: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            fittedAt: string | null;
+                            modelId: string;
+                            samples: number;
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2534,7 +2930,29 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            refreshed: ({
+                                buckets: number;
+                                fittedAt: string;
+                                modelId: string;
+                                samples: number;
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            skipped: ({
+                                modelId: string;
+                                reason: string;
+                                samples: number;
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2764,11 +3182,40 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            annotation: {
+                                authorId: string | null;
+                                authorName: string | null;
+                                createdAt: string;
+                                detectionId: string;
+                                freqHighHz: number | null;
+                                freqLowHz: number | null;
+                                id: string;
+                                notes: string | null;
+                                timeEndMs: number;
+                                timeStartMs: number;
+                                vote: "confirm" | "reject" | "unsure";
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            myVote: "confirm" | "reject" | "unsure";
+                            verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                            votes: {
+                                confirm: number;
+                                reject: number;
+                                unsure: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2802,7 +3249,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            annotations: ({
+                                authorId: string | null;
+                                authorName: string | null;
+                                createdAt: string;
+                                detectionId: string;
+                                freqHighHz: number | null;
+                                freqLowHz: number | null;
+                                id: string;
+                                notes: string | null;
+                                timeEndMs: number;
+                                timeStartMs: number;
+                                vote: "confirm" | "reject" | "unsure";
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2838,7 +3305,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            comments: ({
+                                authorId: string | null;
+                                authorName: string | null;
+                                createdAt: string;
+                                detectionId: string;
+                                id: string;
+                                text: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2862,11 +3344,22 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                201: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            authorId: string | null;
+                            authorName: string | null;
+                            createdAt: string;
+                            detectionId: string;
+                            id: string;
+                            text: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2904,7 +3397,14 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            deleted: boolean;
+                            id: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2939,7 +3439,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            pinned: boolean;
+                            pinnedAt: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -2960,7 +3468,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            pinned: boolean;
+                            pinnedAt: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3043,7 +3559,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            myVote: "confirm" | "reject" | "unsure";
+                            verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                            votes: {
+                                confirm: number;
+                                reject: number;
+                                unsure: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3079,7 +3610,51 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            aggregation: {
+                                [key: string]: {
+                                    confidenceHigh: number;
+                                    count: number;
+                                    enabled: boolean;
+                                    retentionHours: number | null;
+                                    windowMinutes: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            bucket: "hour" | "day" | "week";
+                            end: string;
+                            species: ({
+                                buckets: ({
+                                    count: number;
+                                    maxConfidence: number;
+                                    start: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                commonName: string;
+                                count: number;
+                                scientificName: string;
+                                speciesCode: string;
+                                tentative?: boolean;
+                                tentative_buckets?: ({
+                                    count: number;
+                                    maxConfidence: number;
+                                    start: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                tentative_count?: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            start: string;
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3191,7 +3766,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            votes: {
+                                [key: string]: "confirm" | "reject" | "unsure";
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3265,7 +3848,23 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            models: ({
+                                builtin: boolean;
+                                description: string | null;
+                                id: string;
+                                isDefault: boolean;
+                                labelCount: number;
+                                name: string;
+                                version: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3377,7 +3976,44 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            apiKey: string;
+                            id: string;
+                            mqtt: {
+                                brokerUrl: string;
+                                password: string;
+                                username: string;
+                                wsUrl?: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            apiKey: string;
+                            id: string;
+                            mqtt: {
+                                brokerUrl: string;
+                                password: string;
+                                username: string;
+                                wsUrl?: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3464,8 +4100,8 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3498,7 +4134,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            archived: boolean;
+                            can_manage: boolean;
+                            configLocked: boolean;
+                            createdAt: string | null;
+                            deviceId: string | null;
+                            filterStats: unknown;
+                            id: string;
+                            lastSeenAt: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            name: string;
+                            noiseFloorRms: number | null;
+                            online: boolean;
+                            outboxStats: unknown;
+                            registered_by: string | null;
+                            registered_by_me: boolean;
+                            registered_by_name: string | null;
+                            state: string | null;
+                            stream: string | null;
+                            targetVersion: string | null;
+                            tenantId: string;
+                            update_status: string | null;
+                            uptimeSeconds: number | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3530,7 +4195,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            archived: boolean;
+                            can_manage: boolean;
+                            configLocked: boolean;
+                            createdAt: string | null;
+                            deviceId: string | null;
+                            filterStats: unknown;
+                            id: string;
+                            lastSeenAt: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            name: string;
+                            noiseFloorRms: number | null;
+                            online: boolean;
+                            outboxStats: unknown;
+                            registered_by: string | null;
+                            registered_by_me: boolean;
+                            registered_by_name: string | null;
+                            state: string | null;
+                            stream: string | null;
+                            targetVersion: string | null;
+                            tenantId: string;
+                            update_status: string | null;
+                            uptimeSeconds: number | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3564,7 +4258,20 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            configLocked: boolean;
+                            effective: {
+                                [key: string]: unknown;
+                            };
+                            overrides: {
+                                [key: string]: unknown;
+                            };
+                            recordingProfile: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3594,7 +4301,20 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            configLocked: boolean;
+                            effective: {
+                                [key: string]: unknown;
+                            };
+                            overrides: {
+                                [key: string]: unknown;
+                            };
+                            recordingProfile: unknown;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3682,7 +4402,18 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            alerts: number;
+                            audioBytes: number;
+                            chunks: number;
+                            detections: number;
+                            fieldNotes: number;
+                            promoted: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3718,7 +4449,20 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            logs: ({
+                                lines: string[] | null;
+                                receivedAt: string | null;
+                                requestedAt: string | null;
+                                requestId: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3758,11 +4502,17 @@ export interface paths {
             };
             responses: {
                 /** @description Default Response */
-                200: {
+                202: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            requestId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3798,7 +4548,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            pushed: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3834,7 +4590,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            apiKey: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3870,7 +4632,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            date: string;
+                            latitude: number | null;
+                            longitude: number | null;
+                            profile: string;
+                            sun: ({
+                                dawn: string | null;
+                                dusk: string | null;
+                                solarNoon: string | null;
+                                sunrise: string | null;
+                                sunset: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            windows: ({
+                                end: string | number;
+                                endsAt: string | null;
+                                reference: string;
+                                start: string | number;
+                                startsAt: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3908,7 +4697,23 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            telemetry: ({
+                                at: string | null;
+                                batteryLevel: number | null;
+                                cpuTemp: number | null;
+                                networkLatencyMs: number | null;
+                                packetLossPct: number | null;
+                                storageFreeBytes: number | null;
+                                uptimeSeconds: number | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3946,7 +4751,36 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            archived: boolean;
+                            can_manage: boolean;
+                            configLocked: boolean;
+                            createdAt: string | null;
+                            deviceId: string | null;
+                            filterStats: unknown;
+                            id: string;
+                            lastSeenAt: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            name: string;
+                            noiseFloorRms: number | null;
+                            online: boolean;
+                            outboxStats: unknown;
+                            registered_by: string | null;
+                            registered_by_me: boolean;
+                            registered_by_name: string | null;
+                            state: string | null;
+                            stream: string | null;
+                            targetVersion: string | null;
+                            tenantId: string;
+                            update_status: string | null;
+                            uptimeSeconds: number | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -3982,7 +4816,14 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            targetVersion: string;
+                            update_status: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4090,7 +4931,41 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            chunks: ({
+                                durationMs: number;
+                                id: string;
+                                recordedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            detections: ({
+                                audioChunkId: string;
+                                calibrated_confidence: number;
+                                callChunks: number;
+                                callEndAt: string;
+                                commonName: string;
+                                confidence: number;
+                                detectedAt: string;
+                                endMs: number;
+                                id: string;
+                                modelId: string;
+                                scientificName: string;
+                                speciesCode: string;
+                                startMs: number;
+                                verificationStatus: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            from: string;
+                            satelliteId: string;
+                            tenantId: string;
+                            to: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4128,7 +5003,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            level: string;
+                            satelliteId?: string;
+                            settings: ({
+                                inherited: {
+                                    from: string;
+                                    value?: unknown;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                key: string;
+                                lockedBy: string | null;
+                                mayOverride?: boolean;
+                                own?: unknown;
+                                source: string;
+                                value?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            tenantId?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4167,7 +5066,31 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            level: string;
+                            satelliteId?: string;
+                            settings: ({
+                                inherited: {
+                                    from: string;
+                                    value?: unknown;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                key: string;
+                                lockedBy: string | null;
+                                mayOverride?: boolean;
+                                own?: unknown;
+                                source: string;
+                                value?: unknown;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            tenantId?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4195,7 +5118,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4220,7 +5151,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4255,7 +5194,11 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4282,7 +5225,11 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4313,12 +5260,23 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The whole WAV */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "audio/wav": string;
+                    };
+                };
+                /** @description The range asked for */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "audio/wav": string;
+                    };
                 };
             };
         };
@@ -4410,12 +5368,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The preview page */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "text/html": string;
+                    };
                 };
             };
         };
@@ -4451,12 +5411,14 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description The spectrogram */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "image/png": string;
+                    };
                 };
             };
         };
@@ -4490,7 +5452,13 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            languages: string[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4527,7 +5495,17 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            names: {
+                                [key: string]: string;
+                            };
+                            scientificName: string;
+                            speciesCode: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4554,7 +5532,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            species: ({
+                                names: {
+                                    [key: string]: string;
+                                };
+                                scientificName: string;
+                                speciesCode: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            unknown: string[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4681,7 +5674,21 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            blocks: ({
+                                blockedAt: string;
+                                blockedBy: string | null;
+                                email: string;
+                                name: string;
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4716,8 +5723,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4754,7 +5761,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            description: string;
+                            deviceCount: number;
+                            has_pending: boolean;
+                            id: string;
+                            is_member: boolean;
+                            memberCount: number;
+                            name: string;
+                            policy: string;
+                            since: string;
+                            slug: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4782,7 +5804,33 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            membershipId: string;
+                            role: string;
+                            /** @enum {string} */
+                            status: "joined";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            requestId: string;
+                            /** @enum {string} */
+                            status: "requested";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4798,8 +5846,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4836,7 +5884,22 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            requests: ({
+                                createdAt: string;
+                                email: string;
+                                id: string;
+                                message: string;
+                                name: string;
+                                userId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4881,7 +5944,16 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            id: string;
+                            role: string;
+                            status: string;
+                            userId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4924,7 +5996,15 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            blocked: boolean;
+                            id: string;
+                            status: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -4955,8 +6035,8 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
-                200: {
+                /** @description No content */
+                204: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4994,7 +6074,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            enabled: boolean;
+                            teams: ({
+                                description: string;
+                                deviceCount: number;
+                                has_pending: boolean;
+                                id: string;
+                                is_member: boolean;
+                                memberCount: number;
+                                name: string;
+                                policy: string;
+                                since: string;
+                                slug: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5030,7 +6130,34 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            queue: {
+                                active: number;
+                                completed: number;
+                                delayed: number;
+                                failed: number;
+                                waiting: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            workers: ({
+                                avgDurationMs: number | null;
+                                hostname: string | null;
+                                id: string;
+                                ip: string | null;
+                                jobsFailed: number;
+                                jobsProcessed: number;
+                                jobsSucceeded: number;
+                                lastSeen: string;
+                                processes: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -5067,7 +6194,27 @@ export interface paths {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            jobs: ({
+                                attempt: number;
+                                chunkId: string;
+                                detections: number;
+                                durationMs: number;
+                                error: string | null;
+                                finishedAt: string;
+                                jobId: string;
+                                modelId: string | null;
+                                status: string;
+                                tenantId: string;
+                                workerId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };

@@ -3,9 +3,7 @@
  * newest first. Both read the same row shape; the team feed carries no client IPs.
  */
 import { useState } from 'react';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import type { AuditEntry } from '../api/types';
+import { useAuditLog } from '../api/hooks/admin';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { ErrorText } from './ui';
@@ -16,16 +14,7 @@ export function AuditLog({ tenantId, label }: { tenantId?: string; label: string
   const t = useT();
   const fmt = useFormat();
   const [offset, setOffset] = useState(0);
-  const audit = useQuery({
-    queryKey: ['audit', tenantId ?? 'hub', offset],
-    placeholderData: keepPreviousData,
-    queryFn: () =>
-      tenantId
-        ? data<{ entries: AuditEntry[]; total: number }>(
-            api.GET('/api/audit-log', { params: { query: { tenantId, limit: PAGE, offset } } }),
-          )
-        : data<{ entries: AuditEntry[]; total: number }>(api.GET('/api/admin/audit-log', { params: { query: { limit: PAGE, offset } } })),
-  });
+  const audit = useAuditLog(tenantId, PAGE, offset);
   return (
     <>
       <ErrorText error={audit.error} />

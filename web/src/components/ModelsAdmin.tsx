@@ -3,9 +3,7 @@
  * into the species table, where a mislabelled output is corrected (docs/model.md).
  */
 import { useState, type FormEvent } from 'react';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data, upload } from '../api/client';
-import type { ModelInfo, ModelLabel } from '../api/types';
+import { useAdminModels, useModelLabels, useModelMutations, useRemapLabel, type ModelInfo, type ModelLabel } from '../api/hooks/models';
 import { useT } from '../i18n';
 import { bytes, ErrorText, Field } from './ui';
 
@@ -13,23 +11,8 @@ const LABELS_PAGE = 50;
 
 export function ModelsAdmin() {
   const t = useT();
-  const qc = useQueryClient();
-  const models = useQuery({ queryKey: ['admin-models'], queryFn: () => data<{ models: ModelInfo[] }>(api.GET('/api/admin/models')) });
-  const refresh = () => qc.invalidateQueries({ queryKey: ['admin-models'] });
-  const setDefault = useMutation({
-    mutationFn: (id: string) => data(api.POST('/api/admin/models/{id}/default', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
-  const enable = useMutation({
-    mutationFn: (m: ModelInfo) =>
-      data(api.PUT('/api/admin/models/{id}', { params: { path: { id: m.id } }, body: { enabled: !m.enabled } })),
-    onSuccess: refresh,
-  });
-  const remove = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/admin/models/{id}', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
-  const add = useMutation({ mutationFn: (form: FormData) => upload<ModelInfo>('/api/admin/models', form), onSuccess: refresh });
+  const models = useAdminModels();
+  const { setDefault, toggle: enable, remove, add } = useModelMutations();
   const [open, setOpen] = useState<string | null>(null);
 
   const onUpload = (e: FormEvent<HTMLFormElement>) => {
@@ -129,17 +112,7 @@ function LabelMapping({ model }: { model: ModelInfo | undefined }) {
   const [own, setOwn] = useState(false);
   const [offset, setOffset] = useState(0);
   const id = model?.id ?? '';
-  const labels = useQuery({
-    queryKey: ['model-labels', id, search, own, offset],
-    enabled: !!model,
-    placeholderData: keepPreviousData,
-    queryFn: () =>
-      data<{ labels: ModelLabel[]; total: number }>(
-        api.GET('/api/admin/models/{id}/labels', {
-          params: { path: { id }, query: { ...(search ? { search } : {}), ...(own ? { own: true } : {}), limit: LABELS_PAGE, offset } },
-        }),
-      ),
-  });
+  const labels = useModelLabels(id, { search, own, limit: LABELS_PAGE, offset }, !!model);
   if (!model) return null;
   const total = labels.data?.total ?? 0;
   return (
@@ -194,18 +167,8 @@ function LabelMapping({ model }: { model: ModelInfo | undefined }) {
 
 function LabelRow({ modelId, label }: { modelId: string; label: ModelLabel }) {
   const t = useT();
-  const qc = useQueryClient();
   const [code, setCode] = useState('');
-  const remap = useMutation({
-    mutationFn: () =>
-      data<ModelLabel>(
-        api.PUT('/api/admin/models/{id}/labels/{index}', {
-          params: { path: { id: modelId, index: label.index } },
-          body: { speciesCode: code.trim() },
-        }),
-      ),
-    onSuccess: () => (setCode(''), qc.invalidateQueries({ queryKey: ['model-labels', modelId] })),
-  });
+  const remap = useRemapLabel(modelId, label.index, () => setCode(''));
   return (
     <tr>
       <td>{label.index}</td>
@@ -215,7 +178,7 @@ function LabelRow({ modelId, label }: { modelId: string; label: ModelLabel }) {
         {label.own ? <span className="badge">{t('models.own')}</span> : null}
       </td>
       <td>
-        <form className="row tight" onSubmit={(e) => (e.preventDefault(), remap.mutate())}>
+        <form className="row tight" onSubmit={(e) => (e.preventDefault(), remap.mutate(code.trim()))}>
           <input
             aria-label={t('models.mapToFor', { label: label.label })}
             value={code}

@@ -5,13 +5,9 @@
  * scope can lock a setting for the levels below — its "may override" switch.
  */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import type { EffectiveSettings, SettingEntry } from '../api/types';
+import { useEffectiveSettings, useSaveSettings, type Scope, type SettingEntry } from '../api/hooks/settings';
 import { useT, type T } from '../i18n';
 import { ErrorText } from './ui';
-
-export type Scope = { satelliteId: string } | { tenantId: string } | { level: 'hub' };
 
 const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -30,18 +26,10 @@ function parseInput(raw: string, like: unknown): unknown {
 
 function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; scope: Scope; disabled: boolean; onSaved?: () => void }) {
   const t = useT();
-  const qc = useQueryClient();
   const current = entry.own ?? entry.value;
   const [draft, setDraft] = useState(() => (typeof current === 'object' ? JSON.stringify(current) : String(current)));
   const [parseError, setParseError] = useState<string | null>(null);
-  const save = useMutation({
-    mutationFn: (body: { values?: Record<string, unknown>; mayOverride?: Record<string, boolean> }) =>
-      data<EffectiveSettings>(api.PATCH('/api/settings/effective', { params: { query: scope }, body })),
-    onSuccess: (res) => {
-      qc.setQueryData(['effective', scope], res);
-      onSaved?.();
-    },
-  });
+  const save = useSaveSettings(scope, onSaved);
   const locked = entry.lockedBy !== null;
   const inputId = `set-${entry.key}`;
 
@@ -121,10 +109,7 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
 
 export function SettingsTable({ scope, disabled, onSaved }: { scope: Scope; disabled: boolean; onSaved?: () => void }) {
   const t = useT();
-  const eff = useQuery({
-    queryKey: ['effective', scope],
-    queryFn: () => data<EffectiveSettings>(api.GET('/api/settings/effective', { params: { query: scope } })),
-  });
+  const eff = useEffectiveSettings(scope);
   return (
     <>
       <ErrorText error={eff.error} />

@@ -1,18 +1,10 @@
 /** Battery, free storage and CPU temperature of a satellite as sparklines (uPlot), newest on the right. */
 import { useEffect, useRef } from 'react';
-import { useQuery } from '@tanstack/react-query';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { api, data } from '../api/client';
+import { useTelemetry } from '../api/hooks/satellites';
 import { useT } from '../i18n';
 import { ErrorText } from './ui';
-
-interface Sample {
-  at: string;
-  batteryLevel: number | null;
-  storageFreeBytes: number | null;
-  cpuTemp: number | null;
-}
 
 function Sparkline({ label, xs, ys, format }: { label: string; xs: number[]; ys: Array<number | null>; format: (v: number) => string }) {
   const box = useRef<HTMLDivElement>(null);
@@ -47,19 +39,12 @@ function Sparkline({ label, xs, ys, format }: { label: string; xs: number[]; ys:
 
 export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
   const t = useT();
-  const q = useQuery({
-    queryKey: ['telemetry', satelliteId],
-    refetchInterval: 60_000,
-    queryFn: () =>
-      data<{ telemetry: Sample[] }>(
-        api.GET('/api/satellites/{id}/telemetry', { params: { path: { id: satelliteId }, query: { limit: 200 } } }),
-      ),
-  });
+  const q = useTelemetry(satelliteId);
   const samples = q.data?.telemetry ?? [];
   if (q.error) return <ErrorText error={q.error} />;
   if (q.isLoading) return null;
   if (samples.length === 0) return <p className="muted">{t('fleet.telemetry.none')}</p>;
-  const xs = samples.map((s) => Date.parse(s.at) / 1000);
+  const xs = samples.map((s) => Date.parse(s.at ?? '') / 1000);
   return (
     <div className="row sparklines" data-testid="telemetry">
       <Sparkline

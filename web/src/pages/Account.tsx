@@ -1,9 +1,11 @@
 /** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useLanguageName, useT } from '../i18n';
-import { meKey, useFormat, useSession } from '../session';
+import { accountKeys } from '../api/hooks/account';
+import { useCatalogLanguages } from '../api/hooks/species';
+import { useFormat, useSession } from '../session';
 import { ErrorText, Field } from '../components/ui';
 import { createCredential, passkeysSupported } from '../webauthn';
 
@@ -15,7 +17,7 @@ export default function Account() {
   const fmt = useFormat();
   const qc = useQueryClient();
   const { me } = useSession();
-  const refresh = () => qc.invalidateQueries({ queryKey: meKey });
+  const refresh = () => qc.invalidateQueries({ queryKey: accountKeys.me });
 
   const [name, setName] = useState(me.user.name);
   const [email, setEmail] = useState(me.user.email);
@@ -24,11 +26,7 @@ export default function Account() {
   const p = me.preferences;
   const secondary = p.secondaryLanguages ?? [];
   // Species names come in every catalog language; the interface itself in English or German.
-  const catalogLanguages = useQuery({
-    queryKey: ['species-languages'],
-    staleTime: Infinity,
-    queryFn: () => data<{ languages: string[] }>(api.GET('/api/species/languages')),
-  });
+  const catalogLanguages = useCatalogLanguages();
   const languages = [...new Set(['en', 'de', ...(catalogLanguages.data?.languages ?? []), p.primaryLanguage, ...secondary])];
   const languageName = useLanguageName();
   const prefs = useMutation({
@@ -352,7 +350,7 @@ export default function Account() {
           <ul className="card">
             {me.mfa.rememberedDevices.map((d) => (
               <li key={d.id} className="row">
-                <span>{d.label ?? d.userAgent ?? d.id}</span>
+                <span>{d.userAgent ?? d.id}</span>
                 <span className="muted small">{fmt.dateTime(d.lastUsedAt ?? d.createdAt ?? null)}</span>
                 <button type="button" className="secondary" onClick={() => forgetDevice.mutate(d.id)}>
                   {t('common.revoke')}

@@ -1,8 +1,6 @@
 /** Hub admins only: people (search, block), hub settings, classifier models and the audit log. */
 import { useState } from 'react';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import type { AdminUser } from '../api/types';
+import { useAdminUsers, useBlockUser, useResetUserMfa, useResetUserPassword } from '../api/hooks/admin';
 import { useRoleName, useT } from '../i18n';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
@@ -12,26 +10,12 @@ import { ModelsAdmin } from '../components/ModelsAdmin';
 export default function Admin() {
   const t = useT();
   const roleName = useRoleName();
-  const qc = useQueryClient();
   const [search, setSearch] = useState('');
-  const users = useQuery({
-    queryKey: ['admin-users', search],
-    placeholderData: keepPreviousData,
-    queryFn: () => data<{ users: AdminUser[] }>(api.GET('/api/admin/users', { params: { query: search ? { search } : {} } })),
-  });
-  const block = useMutation({
-    mutationFn: (id: string) => data(api.POST('/api/admin/users/{id}/block', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['admin-users'] }),
-  });
+  const users = useAdminUsers(search);
+  const block = useBlockUser();
   const [issued, setIssued] = useState<{ name: string; password: string } | null>(null);
-  const resetPassword = useMutation({
-    mutationFn: (u: AdminUser) =>
-      data<{ temporaryPassword?: string }>(api.POST('/api/admin/users/{id}/reset-password', { params: { path: { id: u.id } }, body: {} })),
-    onSuccess: (r, u) => r.temporaryPassword && setIssued({ name: u.name, password: r.temporaryPassword }),
-  });
-  const resetMfa = useMutation({
-    mutationFn: (id: string) => data(api.POST('/api/auth/mfa/admin/users/{id}/reset', { params: { path: { id } } })),
-  });
+  const resetPassword = useResetUserPassword((u, password) => setIssued({ name: u.name, password }));
+  const resetMfa = useResetUserMfa();
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">{t('admin.title')}</h1>

@@ -4,7 +4,8 @@ import { Link, useNavigate } from 'react-router';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { meKey, useSession } from '../session';
+import { accountKeys } from '../api/hooks/account';
+import { useSession } from '../session';
 import { ErrorText, Field, fieldError } from '../components/ui';
 
 export default function CreateTeam() {
@@ -22,7 +23,7 @@ export default function CreateTeam() {
         }),
       ),
     onSuccess: async (team) => {
-      await qc.invalidateQueries({ queryKey: meKey });
+      await qc.invalidateQueries({ queryKey: accountKeys.me });
       setTeamId(team.id);
       navigate('/team');
     },

@@ -7,24 +7,13 @@ import { useEffect, useMemo, useRef, useState, type FormEvent, type PointerEvent
 import { Link, useParams } from 'react-router';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, ApiError } from '../api/client';
-import { atLeast, type Detection, type Vote } from '../api/types';
+import { detectionKeys, useAnnotations, useDetection, type Vote } from '../api/hooks/detections';
+import { atLeast } from '../roles';
 import { tActive, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { useSpeciesNames } from '../species';
-
-interface Annotation {
-  id: string;
-  authorName: string | null;
-  vote: Vote;
-  timeStartMs: number;
-  timeEndMs: number;
-  freqLowHz: number | null;
-  freqHighHz: number | null;
-  notes: string | null;
-  createdAt: string;
-}
 
 interface Spectrogram {
   url: string;
@@ -66,10 +55,7 @@ export default function DetectionDetail() {
   const qc = useQueryClient();
   const { role } = useSession();
   const canAnnotate = atLeast(role, 'member');
-  const det = useQuery({
-    queryKey: ['detection', id],
-    queryFn: () => data<Detection & { startMs?: number; endMs?: number }>(api.GET('/api/detections/{id}', { params: { path: { id } } })),
-  });
+  const det = useDetection(id);
   const chunkId = det.data?.audioChunkId;
   const spec = useQuery({
     queryKey: ['spectrogram', chunkId],
@@ -77,10 +63,7 @@ export default function DetectionDetail() {
     staleTime: Infinity,
     queryFn: () => loadSpectrogram(chunkId!),
   });
-  const annotations = useQuery({
-    queryKey: ['annotations', id],
-    queryFn: () => data<{ annotations: Annotation[] }>(api.GET('/api/detections/{id}/annotations', { params: { path: { id } } })),
-  });
+  const annotations = useAnnotations(id);
 
   const speciesName = useSpeciesNames(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
   const [box, setBox] = useState<Box | null>(null);
@@ -92,9 +75,9 @@ export default function DetectionDetail() {
     onSuccess: () => {
       setBox(null);
       setNotes('');
-      void qc.invalidateQueries({ queryKey: ['annotations', id] });
-      void qc.invalidateQueries({ queryKey: ['detection', id] });
-      void qc.invalidateQueries({ queryKey: ['detections'] });
+      void qc.invalidateQueries({ queryKey: detectionKeys.annotations(id) });
+      void qc.invalidateQueries({ queryKey: detectionKeys.one(id) });
+      void qc.invalidateQueries({ queryKey: detectionKeys.lists });
     },
   });
 

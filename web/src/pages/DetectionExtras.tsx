@@ -1,8 +1,8 @@
 /** Comments and the share link of one detection, opened under its row. */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import type { Comment, Detection } from '../api/types';
+import { detectionKeys, useComments, type Detection } from '../api/hooks/detections';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
@@ -11,23 +11,18 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
   const t = useT();
   const fmt = useFormat();
   const qc = useQueryClient();
-  const key = ['comments', detection.id];
-  const comments = useQuery({
-    queryKey: key,
-    queryFn: () => data<{ comments: Comment[] }>(api.GET('/api/detections/{id}/comments', { params: { path: { id: detection.id } } })),
-  });
+  const comments = useComments(detection.id);
   const [text, setText] = useState('');
   const add = useMutation({
     mutationFn: (body: string) =>
-      data<Comment>(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
+      data(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
     onSuccess: () => {
       setText('');
-      void qc.invalidateQueries({ queryKey: key });
+      void qc.invalidateQueries({ queryKey: detectionKeys.comments(detection.id) });
     },
   });
   const share = useMutation({
-    mutationFn: () =>
-      data<{ shareUrl: string; expiresAt: string }>(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })),
+    mutationFn: () => data(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })),
   });
 
   function submit(e: FormEvent) {
@@ -42,8 +37,7 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
       <ul className="comments">
         {(comments.data?.comments ?? []).map((c) => (
           <li key={c.id}>
-            <strong>{(c as Comment & { authorName?: string }).authorName ?? c.userName ?? ''}</strong>{' '}
-            <span className="muted small">{fmt.dateTime(c.createdAt)}</span>
+            <strong>{c.authorName ?? ''}</strong> <span className="muted small">{fmt.dateTime(c.createdAt)}</span>
             <p>{c.text}</p>
           </li>
         ))}

@@ -5,9 +5,11 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import { atLeast, type Detection, type DetectionList, type Satellite, type Vote } from '../api/types';
+import { detectionKeys, useDetections, useMyVotes, type Detection, type DetectionList, type Vote } from '../api/hooks/detections';
+import { useSatellites } from '../api/hooks/satellites';
+import { atLeast } from '../roles';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { useLive } from '../live';
@@ -56,50 +58,31 @@ export function Detections() {
   const filterKey = JSON.stringify(filters);
 
   const [total, setTotal] = useState<{ key: string; n: number | null } | null>(null);
-  const list = useQuery({
-    queryKey: ['detections', tenantId, filterKey, page],
-    enabled: tenantId !== null,
-    placeholderData: keepPreviousData,
-    queryFn: () => {
-      const countNeeded = page === 0 || total?.key !== filterKey;
-      return data<DetectionList>(
-        api.GET('/api/detections', {
-          params: {
-            query: {
-              tenantId: tenantId!,
-              ...filters,
-              minConfidence: filters.minConfidence ? Number(filters.minConfidence) : undefined,
-              includeTentative: filters.includeTentative === 'true' ? 'true' : undefined,
-              sortBy: filters.sortBy as 'date' | 'confidence' | 'species' | undefined,
-              sortDir: filters.sortDir as 'asc' | 'desc' | undefined,
-              verificationStatus: filters.verificationStatus as DetectionList['detections'][number]['verificationStatus'] | undefined,
-              limit: PAGE,
-              offset: page * PAGE,
-              withCount: countNeeded ? 'true' : 'false',
-            },
-          },
-        }),
-      );
-    },
+  const list = useDetections(tenantId, filterKey, page, () => {
+    const countNeeded = page === 0 || total?.key !== filterKey;
+    return {
+      tenantId: tenantId!,
+      ...filters,
+      minConfidence: filters.minConfidence ? Number(filters.minConfidence) : undefined,
+      includeTentative: filters.includeTentative === 'true' ? 'true' : undefined,
+      sortBy: filters.sortBy as 'date' | 'confidence' | 'species' | undefined,
+      sortDir: filters.sortDir as 'asc' | 'desc' | undefined,
+      verificationStatus: filters.verificationStatus as DetectionList['detections'][number]['verificationStatus'] | undefined,
+      limit: PAGE,
+      offset: page * PAGE,
+      withCount: countNeeded ? 'true' : 'false',
+    };
   });
   useEffect(() => {
     if (list.data && list.data.total !== null && !list.isPlaceholderData) setTotal({ key: filterKey, n: list.data.total });
   }, [list.data, list.isPlaceholderData, filterKey]);
 
-  const satellites = useQuery({
-    queryKey: ['satellites', tenantId, false],
-    enabled: tenantId !== null,
-    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId: tenantId! } } })),
-  });
+  const satellites = useSatellites(tenantId);
 
   const rows = useMemo(() => list.data?.detections ?? [], [list.data]);
   const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
   const ids = rows.map((r) => r.id).join(',');
-  const votes = useQuery({
-    queryKey: ['votes', tenantId, ids],
-    enabled: canVote && ids.length > 0,
-    queryFn: () => data<{ votes: Record<string, Vote> }>(api.GET('/api/detections/votes', { params: { query: { ids } } })),
-  });
+  const votes = useMyVotes(tenantId, ids, canVote && ids.length > 0);
 
   // Live: the app shell's socket refreshes the list; new rows are marked as they arrive.
   const [fresh, setFresh] = useState<Set<string>>(new Set());
@@ -115,16 +98,14 @@ export function Detections() {
 
   const verify = useMutation({
     mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
-      data<{ id: string; verificationStatus: Detection['verificationStatus']; myVote: Vote }>(
-        api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } }),
-      ),
+      data(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
     onSuccess: (res) => {
-      qc.setQueryData<DetectionList>(['detections', tenantId, filterKey, page], (old) =>
+      qc.setQueryData<DetectionList>(detectionKeys.list(tenantId, filterKey, page), (old) =>
         old
           ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) }
           : old,
       );
-      qc.setQueryData<{ votes: Record<string, Vote> }>(['votes', tenantId, ids], (old) => ({
+      qc.setQueryData<{ votes: Record<string, Vote> }>(detectionKeys.votes(tenantId, ids), (old) => ({
         votes: { ...(old?.votes ?? {}), [res.id]: res.myVote },
       }));
     },

@@ -1,17 +1,11 @@
 /** Commands to one satellite: push its profile, request an update, rotate its key, read its logs. */
 import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
+import { satelliteKeys, useSatelliteLogs } from '../api/hooks/satellites';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText } from '../components/ui';
-
-interface Logs {
-  requestId: string;
-  requestedAt: string;
-  receivedAt: string | null;
-  lines: string[] | null;
-}
 
 export function DeviceActions({ id }: { id: string }) {
   const t = useT();
@@ -20,24 +14,20 @@ export function DeviceActions({ id }: { id: string }) {
   const path = { params: { path: { id } } };
   const profile = useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/profile', path)) });
   const update = useMutation({
-    mutationFn: () => data<{ targetVersion?: string }>(api.POST('/api/satellites/{id}/update', path)),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['satellite', id] }),
+    mutationFn: () => data(api.POST('/api/satellites/{id}/update', path)),
+    onSuccess: () => qc.invalidateQueries({ queryKey: satelliteKeys.one(id) }),
   });
-  const rotate = useMutation({ mutationFn: () => data<{ apiKey: string }>(api.POST('/api/satellites/{id}/rotate-api-key', path)) });
+  const rotate = useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/rotate-api-key', path)) });
   const [waiting, setWaiting] = useState(false);
   const requestLogs = useMutation({
     mutationFn: () => data(api.POST('/api/satellites/{id}/logs/request', { ...path, body: {} })),
     onSuccess: () => {
       setWaiting(true);
-      void qc.invalidateQueries({ queryKey: ['logs', id] });
+      void qc.invalidateQueries({ queryKey: satelliteKeys.logs(id) });
     },
   });
-  const logs = useQuery({
-    queryKey: ['logs', id],
-    queryFn: () => data<{ logs: Logs | null }>(api.GET('/api/satellites/{id}/logs', path)),
-    // Poll while the satellite has not answered the latest request.
-    refetchInterval: (q) => (waiting && !q.state.data?.logs?.receivedAt ? 3000 : false),
-  });
+  // Polls while the satellite has not answered the latest request.
+  const logs = useSatelliteLogs(id, waiting);
   const l = logs.data?.logs;
 
   return (

@@ -1,38 +1,27 @@
 /** The team directory: teams accepting newcomers; join an open team or ask to join, with a message. */
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { meKey } from '../session';
+import { accountKeys } from '../api/hooks/account';
+import { joiningKeys, useDirectory, type DirectoryTeam } from '../api/hooks/joining';
 import { ErrorText, Field, Loading } from '../components/ui';
 
-interface Card {
-  id: string;
-  name: string;
-  description: string;
-  policy: string;
-  memberCount: number;
-  deviceCount: number;
-  is_member: boolean;
-  has_pending: boolean;
-}
-
-function TeamCard({ c }: { c: Card }) {
+function TeamCard({ c }: { c: DirectoryTeam }) {
   const t = useT();
   const qc = useQueryClient();
   const [message, setMessage] = useState('');
   const join = useMutation({
-    mutationFn: () =>
-      data<{ status: string }>(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
+    mutationFn: () => data(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
     onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['directory'] });
-      void qc.invalidateQueries({ queryKey: meKey });
+      void qc.invalidateQueries({ queryKey: joiningKeys.directories });
+      void qc.invalidateQueries({ queryKey: accountKeys.me });
     },
   });
   const withdraw = useMutation({
     mutationFn: () => data(api.DELETE('/api/tenants/{id}/join', { params: { path: { id: c.id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['directory'] }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: joiningKeys.directories }),
   });
   return (
     <li className="card" data-testid="team-card">
@@ -75,12 +64,7 @@ function TeamCard({ c }: { c: Card }) {
 export default function Directory() {
   const t = useT();
   const [search, setSearch] = useState('');
-  const dir = useQuery({
-    queryKey: ['directory', search],
-    placeholderData: keepPreviousData,
-    queryFn: () =>
-      data<{ enabled: boolean; teams: Card[] }>(api.GET('/api/tenants/directory', { params: { query: search ? { search } : {} } })),
-  });
+  const dir = useDirectory(search);
   return (
     <section aria-labelledby="dir-title">
       <div className="title-row">

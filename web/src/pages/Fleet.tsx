@@ -1,9 +1,10 @@
 /** The fleet: satellites with state and telemetry, and registration with its one-time credentials. */
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import { atLeast, type Registration, type Satellite } from '../api/types';
+import { satelliteKeys, useSatellites, useTelemetry, type Registration } from '../api/hooks/satellites';
+import { atLeast } from '../roles';
 import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
@@ -35,8 +36,9 @@ const STAT_KEYS = [
   'diskBytes',
 ] as const;
 
-/** Heartbeat counters with translated labels; byte counts in B/KB/MB. */
-function stats(t: T, o: Record<string, number> | null): string {
+/** Heartbeat counters (as the satellite reported them) with translated labels; byte counts in B/KB/MB. */
+function stats(t: T, reported: unknown): string {
+  const o = reported as Record<string, number> | null;
   if (!o) return '—';
   return Object.entries(o)
     .map(([k, v]) => {
@@ -46,21 +48,10 @@ function stats(t: T, o: Record<string, number> | null): string {
     .join(' · ');
 }
 
-interface Sample {
-  at: string;
-  batteryLevel: number | null;
-  cpuTemp: number | null;
-}
-
 /** The latest battery and temperature of one satellite, with a small battery line (last 24 samples). */
 function TelemetryCell({ id }: { id: string }) {
   const t = useT();
-  const q = useQuery({
-    queryKey: ['telemetry-recent', id],
-    refetchInterval: 60_000,
-    queryFn: () =>
-      data<{ telemetry: Sample[] }>(api.GET('/api/satellites/{id}/telemetry', { params: { path: { id }, query: { limit: 24 } } })),
-  });
+  const q = useTelemetry(id, true);
   if (q.error) return <ErrorText error={q.error} />;
   const samples = q.data?.telemetry ?? [];
   const battery = samples.map((x) => x.batteryLevel).filter((v): v is number => v !== null);
@@ -102,24 +93,16 @@ export default function Fleet() {
   const { team, role } = useSession();
   const tenantId = team?.id ?? null;
   const [showArchived, setShowArchived] = useState(false);
-  const list = useQuery({
-    queryKey: ['satellites', tenantId, showArchived],
-    enabled: tenantId !== null,
-    refetchInterval: 30_000,
-    queryFn: () =>
-      data<{ satellites: Satellite[] }>(
-        api.GET('/api/satellites', { params: { query: { tenantId: tenantId!, ...(showArchived ? { includeArchived: '1' } : {}) } } }),
-      ),
-  });
+  const list = useSatellites(tenantId, showArchived, { refetchInterval: 30_000 });
 
   const [name, setName] = useState('');
   const [creds, setCreds] = useState<{ reg: Registration; name: string } | null>(null);
   const register = useMutation({
-    mutationFn: (n: string) => data<Registration>(api.POST('/api/satellites', { body: { tenantId: tenantId!, name: n } })),
+    mutationFn: (n: string) => data(api.POST('/api/satellites', { body: { tenantId: tenantId!, name: n } })),
     onSuccess: (reg, n) => {
       setCreds({ reg, name: n });
       setName('');
-      void qc.invalidateQueries({ queryKey: ['satellites', tenantId] });
+      void qc.invalidateQueries({ queryKey: satelliteKeys.listsOf(tenantId) });
     },
   });
 

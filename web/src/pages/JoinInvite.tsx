@@ -3,7 +3,8 @@ import { useNavigate } from 'react-router';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useRoleName, useT } from '../i18n';
-import { meKey, useSession } from '../session';
+import { accountKeys } from '../api/hooks/account';
+import { useSession } from '../session';
 import { ErrorText } from '../components/ui';
 
 export default function JoinInvite({ token }: { token: string }) {
@@ -15,7 +16,7 @@ export default function JoinInvite({ token }: { token: string }) {
   const accept = useMutation({
     mutationFn: () => data<{ tenantId: string; role: string }>(api.POST('/api/auth/invites/accept', { body: { token } })),
     onSuccess: async (r) => {
-      await qc.invalidateQueries({ queryKey: meKey });
+      await qc.invalidateQueries({ queryKey: accountKeys.me });
       setTeamId(r.tenantId);
       navigate('/detections', { replace: true });
     },

@@ -1,57 +1,16 @@
 /** A team's pending join requests (approve with a role, or deny and optionally block) and its blocks. */
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
+import { useBlocks, useJoinRequestMutations, useJoinRequests } from '../api/hooks/joining';
 import { useRoleName, useT } from '../i18n';
 import { useFormat } from '../session';
 import { ErrorText } from '../components/ui';
-
-interface JoinRequest {
-  id: string;
-  name: string;
-  email: string;
-  message: string;
-  createdAt: string;
-}
-interface Block {
-  userId: string;
-  name: string;
-  email: string;
-  blockedAt: string;
-}
 
 export function JoinRequests({ tenantId }: { tenantId: string }) {
   const t = useT();
   const roleName = useRoleName();
   const fmt = useFormat();
-  const qc = useQueryClient();
-  const id = tenantId;
-  const requests = useQuery({
-    queryKey: ['join-requests', id],
-    queryFn: () => data<{ requests: JoinRequest[] }>(api.GET('/api/tenants/{id}/join-requests', { params: { path: { id } } })),
-  });
-  const blocks = useQuery({
-    queryKey: ['blocks', id],
-    queryFn: () => data<{ blocks: Block[] }>(api.GET('/api/tenants/{id}/blocks', { params: { path: { id } } })),
-  });
-  const refresh = () => {
-    void qc.invalidateQueries({ queryKey: ['join-requests', id] });
-    void qc.invalidateQueries({ queryKey: ['blocks', id] });
-    void qc.invalidateQueries({ queryKey: ['members', id] });
-  };
-  const approve = useMutation({
-    mutationFn: ({ rid, role }: { rid: string; role: 'viewer' | 'member' }) =>
-      data(api.POST('/api/tenants/{id}/join-requests/{rid}/approve', { params: { path: { id, rid } }, body: { role } })),
-    onSuccess: refresh,
-  });
-  const deny = useMutation({
-    mutationFn: ({ rid, block }: { rid: string; block: boolean }) =>
-      data(api.POST('/api/tenants/{id}/join-requests/{rid}/deny', { params: { path: { id, rid } }, body: { block } })),
-    onSuccess: refresh,
-  });
-  const unblock = useMutation({
-    mutationFn: (userId: string) => data(api.DELETE('/api/tenants/{id}/blocks/{userId}', { params: { path: { id, userId } } })),
-    onSuccess: refresh,
-  });
+  const requests = useJoinRequests(tenantId);
+  const blocks = useBlocks(tenantId);
+  const { approve, deny, unblock } = useJoinRequestMutations(tenantId);
 
   return (
     <>

@@ -3,7 +3,7 @@ import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { meKey } from '../session';
+import { accountKeys } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
 
 /** The invite link (`/register?invite=…`) lands here; the new account signs in right after. */
@@ -24,7 +24,7 @@ export function Register() {
     try {
       await data(api.POST('/api/auth/register', { body: { name, email, password, ...(invite ? { inviteToken: invite } : {}) } }));
       await data(api.POST('/api/auth/login', { body: { email, password } }));
-      await qc.invalidateQueries({ queryKey: meKey });
+      await qc.invalidateQueries({ queryKey: accountKeys.me });
       navigate('/detections', { replace: true });
     } catch (err) {
       setError(err);

@@ -1,26 +1,18 @@
 /** One satellite: rename, per-field configuration with inherited value and lock, history, archive, delete. */
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import type { DeletionPreview, Member, Satellite } from '../api/types';
+import { useQueryClient } from '@tanstack/react-query';
+import { useMembers } from '../api/hooks/members';
+import { satelliteKeys, useConfigHistory, useDeletionPreview, useSatellite, useSatelliteMutations } from '../api/hooks/satellites';
 import { TelemetrySparklines } from '../components/Telemetry';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { bytes, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { DeviceActions } from './DeviceActions';
 import { ListenLive } from './ListenLive';
-import { atLeast } from '../api/types';
+import { atLeast } from '../roles';
 import { useSession } from '../session';
 import { SettingsTable, sourceName } from '../components/SettingsTable';
-
-interface HistoryEntry {
-  id: string;
-  changedAt: string;
-  source: string;
-  changedBy: string | null;
-  changes: Record<string, { from: unknown; to: unknown }> | null;
-}
 
 const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -31,62 +23,22 @@ export default function SatelliteDetail() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const { role, me, team } = useSession();
-  const sat = useQuery({
-    queryKey: ['satellite', id],
-    queryFn: () => data<Satellite>(api.GET('/api/satellites/{id}', { params: { path: { id } } })),
-  });
-  const history = useQuery({
-    queryKey: ['config-history', id],
-    queryFn: () => data<{ history: HistoryEntry[] }>(api.GET('/api/satellites/{id}/config/history', { params: { path: { id } } })),
-  });
+  const sat = useSatellite(id);
+  const history = useConfigHistory(id);
   // Who changed it: the members list names them for the team's admins; others see themselves by name.
   const mayListMembers = atLeast(role, 'admin') || me.user.isAdmin;
   const tenantId = team?.id ?? '';
-  const members = useQuery({
-    queryKey: ['members', tenantId],
-    enabled: mayListMembers && !!tenantId,
-    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } } })),
-  });
+  const members = useMembers(tenantId, mayListMembers);
   const who = (userId: string | null) => {
     if (!userId) return null;
     if (userId === me.user.id) return me.user.name;
     return members.data?.members.find((m) => m.userId === userId)?.name ?? t('fleet.history.someone', { id: userId.slice(0, 8) });
   };
   const [name, setName] = useState<string | null>(null);
-  const rename = useMutation({
-    mutationFn: (n: string) => data<Satellite>(api.PATCH('/api/satellites/{id}', { params: { path: { id } }, body: { name: n } })),
-    onSuccess: () => {
-      setName(null);
-      void qc.invalidateQueries({ queryKey: ['satellite', id] });
-      void qc.invalidateQueries({ queryKey: ['satellites'] });
-    },
-  });
-  const archive = useMutation({
-    mutationFn: (archived: boolean) =>
-      data(
-        archived
-          ? api.POST('/api/satellites/{id}/unarchive', { params: { path: { id } } })
-          : api.POST('/api/satellites/{id}/archive', { params: { path: { id } } }),
-      ),
-    onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['satellite', id] });
-      void qc.invalidateQueries({ queryKey: ['satellites'] });
-    },
-  });
+  const { rename, archive, remove } = useSatelliteMutations(id);
   const [deleting, setDeleting] = useState(false);
   const [confirmName, setConfirmName] = useState('');
-  const preview = useQuery({
-    queryKey: ['deletion-preview', id],
-    enabled: deleting,
-    queryFn: () => data<DeletionPreview>(api.GET('/api/satellites/{id}/deletion-preview', { params: { path: { id } } })),
-  });
-  const remove = useMutation({
-    mutationFn: () => data(api.DELETE('/api/satellites/{id}', { params: { path: { id } }, body: { confirmName } })),
-    onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: ['satellites'] });
-      navigate('/fleet');
-    },
-  });
+  const preview = useDeletionPreview(id, deleting);
 
   if (sat.isLoading) return <Loading />;
   if (!sat.data) return <ErrorText error={sat.error} />;
@@ -113,7 +65,7 @@ export default function SatelliteDetail() {
           className="row card"
           onSubmit={(e) => {
             e.preventDefault();
-            if (name?.trim()) rename.mutate(name.trim());
+            if (name?.trim()) rename.mutate(name.trim(), { onSuccess: () => setName(null) });
           }}
         >
           <Field label={t('fleet.rename')} error={fieldError(rename.error, 'name')}>
@@ -138,7 +90,7 @@ export default function SatelliteDetail() {
       <SettingsTable
         scope={{ satelliteId: id }}
         disabled={!manage}
-        onSaved={() => void qc.invalidateQueries({ queryKey: ['config-history', id] })}
+        onSaved={() => void qc.invalidateQueries({ queryKey: satelliteKeys.history(id) })}
       />
 
       <h2>{t('fleet.history')}</h2>
@@ -182,7 +134,7 @@ export default function SatelliteDetail() {
             <form
               onSubmit={(e) => {
                 e.preventDefault();
-                remove.mutate();
+                remove.mutate(confirmName, { onSuccess: () => navigate('/fleet') });
               }}
             >
               <h3>{t('fleet.deleteTitle')}</h3>

@@ -1,33 +1,12 @@
 /** Recording sessions (consecutive chunks of a satellite) and the timeline of one session. */
 import { useMemo, useState } from 'react';
 import { Link } from 'react-router';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import type { Satellite } from '../api/types';
+import { useSatellites } from '../api/hooks/satellites';
+import { sessionKeys, useSessionTimeline, useSessions, type SessionRow } from '../api/hooks/sessions';
 import { useT, type T } from '../i18n';
 import { useSpeciesNames } from '../species';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
-
-interface SessionRow {
-  id: string;
-  satelliteId: string;
-  satelliteName: string | null;
-  start: string;
-  end: string;
-  durationMs: number;
-  chunkCount: number;
-  detectionCount: number;
-  speciesCount: number;
-  topSpecies: Array<{ speciesCode: string; commonName: string; count: number }>;
-}
-
-interface Timeline {
-  from: string;
-  to: string;
-  chunks: Array<{ id: string; recordedAt: string; durationMs: number }>;
-  detections: Array<{ id: string; speciesCode: string; commonName: string; detectedAt: string; calibrated_confidence: number }>;
-}
 
 const PAGE = 25;
 type SortBy = 'date' | 'duration' | 'detections' | 'species' | 'chunks';
@@ -42,11 +21,7 @@ function TimelineView({ tenantId, s }: { tenantId: string; s: SessionRow }) {
   const fmt = useFormat();
   // The last chunk starts at `end`; its own length closes the range.
   const to = new Date(new Date(s.end).getTime() + 60_000).toISOString();
-  const q = useQuery({
-    queryKey: ['timeline', s.id],
-    queryFn: () =>
-      data<Timeline>(api.GET('/api/sessions/timeline', { params: { query: { tenantId, satelliteId: s.satelliteId, from: s.start, to } } })),
-  });
+  const q = useSessionTimeline(s.id, { tenantId, satelliteId: s.satelliteId, from: s.start, to });
   const speciesName = useSpeciesNames(useMemo(() => (q.data?.detections ?? []).map((d) => d.speciesCode), [q.data]));
   if (q.isLoading) return <Loading />;
   if (!q.data) return <ErrorText error={q.error} />;
@@ -92,31 +67,15 @@ export default function Sessions() {
   const [sortBy, setSortBy] = useState<SortBy>('date');
   const [page, setPage] = useState(0);
   const [open, setOpen] = useState<string | null>(null);
-  const sats = useQuery({
-    queryKey: ['satellites', tenantId, false],
-    enabled: !!tenantId,
-    queryFn: () => data<{ satellites: Satellite[] }>(api.GET('/api/satellites', { params: { query: { tenantId } } })),
-  });
-  const list = useQuery({
-    queryKey: ['sessions', tenantId, satelliteId, filter, sortBy, page],
-    enabled: !!tenantId,
-    placeholderData: keepPreviousData,
-    queryFn: () =>
-      data<{ sessions: SessionRow[]; total: number }>(
-        api.GET('/api/sessions', {
-          params: {
-            query: {
-              tenantId,
-              satelliteId: satelliteId || undefined,
-              filter: filter || undefined,
-              sortBy,
-              limit: PAGE,
-              offset: page * PAGE,
-            },
-          },
-        }),
-      ),
-  });
+  const sats = useSatellites(tenantId);
+  const list = useSessions(sessionKeys.list(tenantId, satelliteId, filter, sortBy, page), () => ({
+    tenantId,
+    satelliteId: satelliteId || undefined,
+    filter: filter || undefined,
+    sortBy,
+    limit: PAGE,
+    offset: page * PAGE,
+  }));
   const speciesName = useSpeciesNames(
     useMemo(() => (list.data?.sessions ?? []).flatMap((s) => s.topSpecies.map((x) => x.speciesCode)), [list.data]),
   );
@@ -174,7 +133,7 @@ export default function Sessions() {
                 {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
               </span>
               <span className="small">
-                {s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName).primary} ×${x.count}`).join(', ')}
+                {s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName ?? '').primary} ×${x.count}`).join(', ')}
               </span>
               <span className="spacer" />
               <button

@@ -1,30 +1,13 @@
 /** The public page a share link opens: species, time, confidence, badges and the audio; nothing about the team. */
 import { useParams } from 'react-router';
-import { useQuery } from '@tanstack/react-query';
-import { api, data } from '../api/client';
+import { useSharedDetection } from '../api/hooks/share';
 import { useT } from '../i18n';
 import { ErrorText, Loading } from '../components/ui';
-
-interface SharedDetection {
-  commonName: string;
-  scientificName: string;
-  detectedAt: string;
-  confidence: number;
-  calibrated_confidence: number;
-  isFirstOfSeason: boolean;
-  isRare: boolean;
-  audioUrl: string;
-  spectrogramUrl?: string;
-  expiresAt: string;
-}
 
 export function Shared() {
   const t = useT();
   const { id = '', token = '' } = useParams();
-  const q = useQuery({
-    queryKey: ['shared', id, token],
-    queryFn: () => data<SharedDetection>(api.GET('/api/share/detection/{id}/{token}', { params: { path: { id, token } } })),
-  });
+  const q = useSharedDetection(id, token);
   return (
     <main className="narrow" id="main">
       {q.isLoading ? <Loading /> : null}

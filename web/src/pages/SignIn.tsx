@@ -2,9 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import type { LoginReply } from '../api/types';
 import { useT } from '../i18n';
-import { meKey } from '../session';
+import { accountKeys, type MfaChallenge } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
 import { getAssertion, passkeysSupported } from '../webauthn';
 
@@ -24,7 +23,7 @@ export function SignIn() {
   const [busy, setBusy] = useState(false);
 
   async function done() {
-    await qc.invalidateQueries({ queryKey: meKey });
+    await qc.invalidateQueries({ queryKey: accountKeys.me });
     const next = params.get('next');
     navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/detections', { replace: true });
   }
@@ -34,9 +33,11 @@ export function SignIn() {
     setBusy(true);
     setError(null);
     try {
-      const reply = await data<LoginReply>(api.POST('/api/auth/login', { body: { email, password } }));
-      if ('mfaRequired' in reply) setChallenge({ mfaToken: reply.mfaToken, hasPasskeys: reply.hasPasskeys });
-      else await done();
+      const reply = await data(api.POST('/api/auth/login', { body: { email, password } }));
+      if ('mfaRequired' in reply) {
+        const c = reply as MfaChallenge;
+        setChallenge({ mfaToken: c.mfaToken, hasPasskeys: c.hasPasskeys });
+      } else await done();
     } catch (err) {
       setError(err);
     } finally {

@@ -5,37 +5,16 @@
  */
 import { useMemo } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { api, data } from '../api/client';
+import type { Body } from '../api/client';
+import { useSpeciesSummary, useSpeciesTimeline } from '../api/hooks/detections';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { useSpeciesNames } from '../species';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { ErrorText, Loading } from '../components/ui';
 
-interface SummaryRow {
-  speciesCode: string;
-  commonName: string;
-  scientificName: string;
-  count: number;
-  maxConfidence: number;
-  firstDetectedAt: string;
-  lastDetectedAt: string;
-}
-interface Summary {
-  species: SummaryRow[];
-  total_detections: number;
-  tentative_detections: number;
-  tentative_species: number;
-}
-interface Bucket {
-  start: string;
-  count: number;
-}
-interface Timeline {
-  bucket: 'hour' | 'day' | 'week';
-  species: Array<{ speciesCode: string; buckets: Bucket[] }>;
-}
+type Timeline = Body<'/api/detections/species-timeline', 'get'>;
+type Bucket = Timeline['species'][number]['buckets'][number];
 
 const UNIT_MS = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 } as const;
 const MAX_BARS = 400;
@@ -96,19 +75,8 @@ export default function Species() {
     const w = presetWindow(p, new Date(), me.preferences.startOfWeek);
     setParams({ start: w.start.toISOString(), end: (w.end ?? new Date()).toISOString() });
   };
-  const query = { tenantId: tenantId!, start, end };
-  const summary = useQuery({
-    queryKey: ['species-summary', tenantId, start, end],
-    enabled: tenantId !== null,
-    placeholderData: keepPreviousData,
-    queryFn: () => data<Summary>(api.GET('/api/detections/summary', { params: { query } })),
-  });
-  const timeline = useQuery({
-    queryKey: ['species-timeline', tenantId, start, end],
-    enabled: tenantId !== null,
-    placeholderData: keepPreviousData,
-    queryFn: () => data<Timeline>(api.GET('/api/detections/species-timeline', { params: { query } })),
-  });
+  const summary = useSpeciesSummary(tenantId, start, end);
+  const timeline = useSpeciesTimeline(tenantId, start, end);
   const rows = useMemo(() => summary.data?.species ?? [], [summary.data]);
   const names = useSpeciesNames(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
   const bucketsOf = useMemo(() => new Map((timeline.data?.species ?? []).map((s) => [s.speciesCode, s.buckets])), [timeline.data]);

@@ -1,11 +1,15 @@
 /** The active team for its admins: members and roles, invite links, API keys. */
 import { useEffect, useState, type FormEvent } from 'react';
 import { useParams } from 'react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
-import { atLeast, type ApiKey, type Invite, type Member, type Role } from '../api/types';
+import { accountKeys, type Role } from '../api/hooks/account';
+import { apiKeyKeys, useApiKeys } from '../api/hooks/api-keys';
+import { inviteKeys, useInvites } from '../api/hooks/invites';
+import { memberKeys, useMembers, type Member } from '../api/hooks/members';
+import { atLeast } from '../roles';
 import { useRoleName, useT } from '../i18n';
-import { meKey, useFormat, useSession } from '../session';
+import { useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
 import { SettingsTable } from '../components/SettingsTable';
@@ -22,22 +26,22 @@ function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: 
   const change = useMutation({
     mutationFn: (role: Role) =>
       data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
-    onSettled: () => qc.invalidateQueries({ queryKey: ['members', tenantId] }),
+    onSettled: () => qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) }),
   });
   const remove = useMutation({
     mutationFn: () => data(api.DELETE('/api/admin/members/{id}', { params: { path: { id: m.id } } })),
     onSuccess: () => {
       setConfirming(null);
-      void qc.invalidateQueries({ queryKey: ['members', tenantId] });
+      void qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) });
     },
   });
   const transfer = useMutation({
     mutationFn: () => data(api.POST('/api/admin/members/{id}/transfer-ownership', { params: { path: { id: m.id } } })),
     onSuccess: () => {
       setConfirming(null);
-      void qc.invalidateQueries({ queryKey: ['members', tenantId] });
+      void qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) });
       // The caller's own role changed (owner → admin): the switcher and menus follow.
-      void qc.invalidateQueries({ queryKey: meKey });
+      void qc.invalidateQueries({ queryKey: accountKeys.me });
     },
   });
   // The API: the owner is never removable; an admin is the owner's to change or remove.
@@ -129,51 +133,38 @@ export default function Team() {
   }, [linkedTeam, team?.id, me.tenants, setTeamId]);
   const tenantId = team?.id ?? '';
   const allowed = atLeast(role, 'admin') || me.user.isAdmin;
-  const members = useQuery({
-    queryKey: ['members', tenantId],
-    enabled: allowed && !!tenantId,
-    queryFn: () => data<{ members: Member[] }>(api.GET('/api/auth/members', { params: { query: { tenantId } } })),
-  });
-  const invites = useQuery({
-    queryKey: ['invites', tenantId],
-    enabled: allowed && !!tenantId,
-    queryFn: () => data<{ invites: Invite[] }>(api.GET('/api/auth/invites', { params: { query: { tenantId } } })),
-  });
-  const keys = useQuery({
-    queryKey: ['api-keys', tenantId],
-    enabled: allowed && !!tenantId,
-    queryFn: () => data<{ apiKeys: ApiKey[] }>(api.GET('/api/auth/api-keys', { params: { query: { tenantId } } })),
-  });
+  const members = useMembers(tenantId, allowed);
+  const invites = useInvites(tenantId, allowed);
+  const keys = useApiKeys(tenantId, allowed);
 
   const [inviteRole, setInviteRole] = useState<Role>('member');
   const [link, setLink] = useState<string | null>(null);
   const createInvite = useMutation({
-    mutationFn: () => data<{ url: string }>(api.POST('/api/auth/invites', { body: { tenantId, role: inviteRole as 'viewer' } })),
+    mutationFn: () => data(api.POST('/api/auth/invites', { body: { tenantId, role: inviteRole as 'viewer' } })),
     onSuccess: (r) => {
       setLink(r.url);
-      void qc.invalidateQueries({ queryKey: ['invites', tenantId] });
+      void qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) });
     },
   });
   const revokeInvite = useMutation({
     mutationFn: (id: string) => data(api.DELETE('/api/auth/invites/{id}', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['invites', tenantId] }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) }),
   });
 
   const [keyName, setKeyName] = useState('');
   const [keyRole, setKeyRole] = useState<Role>('viewer');
   const [newKey, setNewKey] = useState<string | null>(null);
   const createKey = useMutation({
-    mutationFn: () =>
-      data<{ key: string }>(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
+    mutationFn: () => data(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
     onSuccess: (r) => {
       setNewKey(r.key);
       setKeyName('');
-      void qc.invalidateQueries({ queryKey: ['api-keys', tenantId] });
+      void qc.invalidateQueries({ queryKey: apiKeyKeys.list(tenantId) });
     },
   });
   const revokeKey = useMutation({
     mutationFn: (id: string) => data(api.DELETE('/api/auth/api-keys/{id}', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['api-keys', tenantId] }),
+    onSuccess: () => qc.invalidateQueries({ queryKey: apiKeyKeys.list(tenantId) }),
   });
 
   if (!team) return <p>{t('common.noTeam')}</p>;
