@@ -1,28 +1,14 @@
 /** The team directory: teams accepting newcomers; join an open team or ask to join, with a message. */
 import { useState } from 'react';
 import { Link } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { accountKeys } from '../api/hooks/account';
-import { joiningKeys, useDirectory, type DirectoryTeam } from '../api/hooks/joining';
+import { useDirectory, useDirectoryMembership, type DirectoryTeam } from '../api/hooks/joining';
 import { ErrorText, Field, Loading } from '../components/ui';
 
 function TeamCard({ c }: { c: DirectoryTeam }) {
   const t = useT();
-  const qc = useQueryClient();
   const [message, setMessage] = useState('');
-  const join = useMutation({
-    mutationFn: () => data(api.POST('/api/tenants/{id}/join', { params: { path: { id: c.id } }, body: message ? { message } : {} })),
-    onSuccess: () => {
-      void qc.invalidateQueries({ queryKey: joiningKeys.directories });
-      void qc.invalidateQueries({ queryKey: accountKeys.me });
-    },
-  });
-  const withdraw = useMutation({
-    mutationFn: () => data(api.DELETE('/api/tenants/{id}/join', { params: { path: { id: c.id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: joiningKeys.directories }),
-  });
+  const { join, withdraw } = useDirectoryMembership(c.id);
   return (
     <li className="card" data-testid="team-card">
       <h2>{c.name}</h2>
@@ -42,7 +28,7 @@ function TeamCard({ c }: { c: DirectoryTeam }) {
           className="row"
           onSubmit={(e) => {
             e.preventDefault();
-            join.mutate();
+            join.mutate(message);
           }}
         >
           {c.policy !== 'open' ? (

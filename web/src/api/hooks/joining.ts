@@ -1,6 +1,7 @@
 /** Joining teams: the directory, and a team's join requests and blocked people. */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, type Body } from '../client';
+import { accountKeys } from './account';
 import { memberKeys } from './members';
 
 export type DirectoryTeam = Body<'/api/tenants/directory', 'get'>['teams'][number];
@@ -58,6 +59,25 @@ export function useJoinRequestMutations(id: string) {
     unblock: useMutation({
       mutationFn: (userId: string) => data(api.DELETE('/api/tenants/{id}/blocks/{userId}', { params: { path: { id, userId } } })),
       onSuccess: refresh,
+    }),
+  };
+}
+
+/** Joining a team from the directory (or asking to, with a message), and withdrawing the request. */
+export function useDirectoryMembership(tenantId: string) {
+  const qc = useQueryClient();
+  return {
+    join: useMutation({
+      mutationFn: (message: string) =>
+        data(api.POST('/api/tenants/{id}/join', { params: { path: { id: tenantId } }, body: message ? { message } : {} })),
+      onSuccess: () => {
+        void qc.invalidateQueries({ queryKey: joiningKeys.directories });
+        void qc.invalidateQueries({ queryKey: accountKeys.me });
+      },
+    }),
+    withdraw: useMutation({
+      mutationFn: () => data(api.DELETE('/api/tenants/{id}/join', { params: { path: { id: tenantId } } })),
+      onSuccess: () => qc.invalidateQueries({ queryKey: joiningKeys.directories }),
     }),
   };
 }
