@@ -1,36 +1,24 @@
 /** Create a team owned by the person; the hub may refuse (allow_tenant_creation), in its own words. */
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { accountKeys } from '../api/hooks/account';
+import { useCreateTeam } from '../api/hooks/account';
 import { useSession } from '../session';
 import { ErrorText, Field, fieldError } from '../components/ui';
 
 export default function CreateTeam() {
   const t = useT();
-  const qc = useQueryClient();
   const navigate = useNavigate();
   const { setTeamId } = useSession();
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
-  const create = useMutation({
-    mutationFn: () =>
-      data<{ id: string; name: string }>(
-        api.POST('/api/auth/create-tenant', {
-          body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
-        }),
-      ),
-    onSuccess: async (team) => {
-      await qc.invalidateQueries({ queryKey: accountKeys.me });
-      setTeamId(team.id);
-      navigate('/team');
-    },
+  const create = useCreateTeam((team) => {
+    setTeamId(team.id);
+    navigate('/team');
   });
   function submit(e: FormEvent) {
     e.preventDefault();
-    create.mutate();
+    create.mutate({ name, description });
   }
   const nameError = fieldError(create.error, 'name');
   const descriptionError = fieldError(create.error, 'description');

@@ -1,25 +1,18 @@
 /** An invite link opened by someone already signed in: join that team with the invite's role. */
 import { useNavigate } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
 import { useRoleName, useT } from '../i18n';
-import { accountKeys } from '../api/hooks/account';
+import { useAcceptInvite } from '../api/hooks/account';
 import { useSession } from '../session';
 import { ErrorText } from '../components/ui';
 
 export default function JoinInvite({ token }: { token: string }) {
   const t = useT();
   const roleName = useRoleName();
-  const qc = useQueryClient();
   const navigate = useNavigate();
   const { me, setTeamId } = useSession();
-  const accept = useMutation({
-    mutationFn: () => data<{ tenantId: string; role: string }>(api.POST('/api/auth/invites/accept', { body: { token } })),
-    onSuccess: async (r) => {
-      await qc.invalidateQueries({ queryKey: accountKeys.me });
-      setTeamId(r.tenantId);
-      navigate('/detections', { replace: true });
-    },
+  const accept = useAcceptInvite(token, (r) => {
+    setTeamId(r.tenantId);
+    navigate('/detections', { replace: true });
   });
   return (
     <section aria-labelledby="join-title" className="narrow">

@@ -1,5 +1,5 @@
-/** The signed-in person (GET /auth/me): the session's one query. */
-import { useQuery } from '@tanstack/react-query';
+/** The signed-in person (GET /auth/me): the session's one query, and the changes that refresh it. */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ApiError, data, type Body } from '../client';
 
 type MeBody = Body<'/api/auth/me', 'get'>;
@@ -29,5 +29,34 @@ export function useMe() {
     },
     staleTime: 60_000,
     retry: false,
+  });
+}
+
+/** Accepts an invite link; `onJoined` runs once the person (and their teams) has been refetched. */
+export function useAcceptInvite(token: string, onJoined: (joined: { tenantId: string; role: string }) => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: () => data<{ tenantId: string; role: string }>(api.POST('/api/auth/invites/accept', { body: { token } })),
+    onSuccess: async (r) => {
+      await qc.invalidateQueries({ queryKey: accountKeys.me });
+      onJoined(r);
+    },
+  });
+}
+
+/** Creates a team owned by the person; `onCreated` runs once the person (and their teams) has been refetched. */
+export function useCreateTeam(onCreated: (team: { id: string; name: string }) => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, description }: { name: string; description: string }) =>
+      data<{ id: string; name: string }>(
+        api.POST('/api/auth/create-tenant', {
+          body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
+        }),
+      ),
+    onSuccess: async (team) => {
+      await qc.invalidateQueries({ queryKey: accountKeys.me });
+      onCreated(team);
+    },
   });
 }
