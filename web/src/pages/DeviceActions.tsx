@@ -1,8 +1,6 @@
 /** Commands to one satellite: push its profile, request an update, rotate its key, read its logs. */
 import { useState } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import { satelliteKeys, useSatelliteLogs } from '../api/hooks/satellites';
+import { useSatelliteCommands, useSatelliteLogs } from '../api/hooks/satellites';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText } from '../components/ui';
@@ -10,22 +8,8 @@ import { CopyButton, ErrorText } from '../components/ui';
 export function DeviceActions({ id }: { id: string }) {
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
-  const path = { params: { path: { id } } };
-  const profile = useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/profile', path)) });
-  const update = useMutation({
-    mutationFn: () => data(api.POST('/api/satellites/{id}/update', path)),
-    onSuccess: () => qc.invalidateQueries({ queryKey: satelliteKeys.one(id) }),
-  });
-  const rotate = useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/rotate-api-key', path)) });
   const [waiting, setWaiting] = useState(false);
-  const requestLogs = useMutation({
-    mutationFn: () => data(api.POST('/api/satellites/{id}/logs/request', { ...path, body: {} })),
-    onSuccess: () => {
-      setWaiting(true);
-      void qc.invalidateQueries({ queryKey: satelliteKeys.logs(id) });
-    },
-  });
+  const { pushProfile: profile, requestUpdate: update, rotateKey: rotate, requestLogs } = useSatelliteCommands(id, () => setWaiting(true));
   // Polls while the satellite has not answered the latest request.
   const logs = useSatelliteLogs(id, waiting);
   const l = logs.data?.logs;

@@ -1,9 +1,7 @@
 /** The fleet: satellites with state and telemetry, and registration with its one-time credentials. */
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import { satelliteKeys, useSatellites, useTelemetry, type Registration } from '../api/hooks/satellites';
+import { useRegisterSatellite, useSatellites, useTelemetry, type Registration } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
@@ -89,7 +87,6 @@ const TELEMETRY_ROWS = 50;
 export default function Fleet() {
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const { team, role } = useSession();
   const tenantId = team?.id ?? null;
   const [showArchived, setShowArchived] = useState(false);
@@ -97,13 +94,9 @@ export default function Fleet() {
 
   const [name, setName] = useState('');
   const [creds, setCreds] = useState<{ reg: Registration; name: string } | null>(null);
-  const register = useMutation({
-    mutationFn: (n: string) => data(api.POST('/api/satellites', { body: { tenantId: tenantId!, name: n } })),
-    onSuccess: (reg, n) => {
-      setCreds({ reg, name: n });
-      setName('');
-      void qc.invalidateQueries({ queryKey: satelliteKeys.listsOf(tenantId) });
-    },
+  const register = useRegisterSatellite(tenantId, (reg, n) => {
+    setCreds({ reg, name: n });
+    setName('');
   });
 
   if (!team) return <p>{t('common.noTeam')}</p>;

@@ -1,4 +1,4 @@
-/** Satellites: the fleet list, one satellite, its config history, logs, telemetry and deletion preview. */
+/** Satellites: the fleet list, one satellite, its config history, logs, telemetry and deletion preview; registration and commands. */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, type Body } from '../client';
 
@@ -97,6 +97,39 @@ export function useSatelliteMutations(id: string) {
     remove: useMutation({
       mutationFn: (confirmName: string) => data(api.DELETE('/api/satellites/{id}', { params: { path: { id } }, body: { confirmName } })),
       onSuccess: () => void qc.invalidateQueries({ queryKey: satelliteKeys.lists }),
+    }),
+  };
+}
+
+/** Registers a satellite in the team; `onRegistered` gets its one-time credentials before the fleet lists refresh. */
+export function useRegisterSatellite(tenantId: string | null, onRegistered: (reg: Registration, name: string) => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => data(api.POST('/api/satellites', { body: { tenantId: tenantId!, name } })),
+    onSuccess: (reg, name) => {
+      onRegistered(reg, name);
+      void qc.invalidateQueries({ queryKey: satelliteKeys.listsOf(tenantId) });
+    },
+  });
+}
+
+/** Commands to one satellite: push its profile, request an update, rotate its key, ask for its logs. */
+export function useSatelliteCommands(id: string, onLogsRequested: () => void) {
+  const qc = useQueryClient();
+  const path = { params: { path: { id } } };
+  return {
+    pushProfile: useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/profile', path)) }),
+    requestUpdate: useMutation({
+      mutationFn: () => data(api.POST('/api/satellites/{id}/update', path)),
+      onSuccess: () => qc.invalidateQueries({ queryKey: satelliteKeys.one(id) }),
+    }),
+    rotateKey: useMutation({ mutationFn: () => data(api.POST('/api/satellites/{id}/rotate-api-key', path)) }),
+    requestLogs: useMutation({
+      mutationFn: () => data(api.POST('/api/satellites/{id}/logs/request', { ...path, body: {} })),
+      onSuccess: () => {
+        onLogsRequested();
+        void qc.invalidateQueries({ queryKey: satelliteKeys.logs(id) });
+      },
     }),
   };
 }
