@@ -1,12 +1,10 @@
 /** The active team for its admins: members and roles, invite links, API keys. */
 import { useEffect, useState, type FormEvent } from 'react';
 import { useParams } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import { accountKeys, type Role } from '../api/hooks/account';
-import { apiKeyKeys, useApiKeys } from '../api/hooks/api-keys';
-import { inviteKeys, useInvites } from '../api/hooks/invites';
-import { memberKeys, useMembers, type Member } from '../api/hooks/members';
+import type { Role } from '../api/hooks/account';
+import { useApiKeys, useCreateApiKey, useRevokeApiKey } from '../api/hooks/api-keys';
+import { useCreateInvite, useInvites, useRevokeInvite } from '../api/hooks/invites';
+import { useMemberMutations, useMembers, type Member } from '../api/hooks/members';
 import { atLeast } from '../roles';
 import { useRoleName, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
@@ -21,29 +19,8 @@ function MemberRow({ m, tenantId, callerIsOwner, self }: { m: Member; tenantId: 
   const t = useT();
   const fmt = useFormat();
   const roleName = useRoleName();
-  const qc = useQueryClient();
   const [confirming, setConfirming] = useState<'remove' | 'transfer' | null>(null);
-  const change = useMutation({
-    mutationFn: (role: Role) =>
-      data(api.PUT('/api/admin/members/{id}/role', { params: { path: { id: m.id } }, body: { role: role as 'viewer' } })),
-    onSettled: () => qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) }),
-  });
-  const remove = useMutation({
-    mutationFn: () => data(api.DELETE('/api/admin/members/{id}', { params: { path: { id: m.id } } })),
-    onSuccess: () => {
-      setConfirming(null);
-      void qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) });
-    },
-  });
-  const transfer = useMutation({
-    mutationFn: () => data(api.POST('/api/admin/members/{id}/transfer-ownership', { params: { path: { id: m.id } } })),
-    onSuccess: () => {
-      setConfirming(null);
-      void qc.invalidateQueries({ queryKey: memberKeys.list(tenantId) });
-      // The caller's own role changed (owner → admin): the switcher and menus follow.
-      void qc.invalidateQueries({ queryKey: accountKeys.me });
-    },
-  });
+  const { changeRole: change, remove, transferOwnership: transfer } = useMemberMutations(tenantId, m.id, () => setConfirming(null));
   // The API: the owner is never removable; an admin is the owner's to change or remove.
   const editable = m.role !== 'owner' && (m.role !== 'admin' || callerIsOwner);
   const removable = editable && !self;
@@ -124,7 +101,6 @@ export default function Team() {
   const t = useT();
   const roleName = useRoleName();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const { team, role, me, setTeamId } = useSession();
   // The join-request mail links to /teams/:id/join-requests: open that team.
   const { id: linkedTeam } = useParams();
@@ -139,33 +115,17 @@ export default function Team() {
 
   const [inviteRole, setInviteRole] = useState<Role>('member');
   const [link, setLink] = useState<string | null>(null);
-  const createInvite = useMutation({
-    mutationFn: () => data(api.POST('/api/auth/invites', { body: { tenantId, role: inviteRole as 'viewer' } })),
-    onSuccess: (r) => {
-      setLink(r.url);
-      void qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) });
-    },
-  });
-  const revokeInvite = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/auth/invites/{id}', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) }),
-  });
+  const createInvite = useCreateInvite(tenantId, (r) => setLink(r.url));
+  const revokeInvite = useRevokeInvite(tenantId);
 
   const [keyName, setKeyName] = useState('');
   const [keyRole, setKeyRole] = useState<Role>('viewer');
   const [newKey, setNewKey] = useState<string | null>(null);
-  const createKey = useMutation({
-    mutationFn: () => data(api.POST('/api/auth/api-keys', { body: { tenantId, name: keyName, role: keyRole as 'viewer' } })),
-    onSuccess: (r) => {
-      setNewKey(r.key);
-      setKeyName('');
-      void qc.invalidateQueries({ queryKey: apiKeyKeys.list(tenantId) });
-    },
+  const createKey = useCreateApiKey(tenantId, (r) => {
+    setNewKey(r.key);
+    setKeyName('');
   });
-  const revokeKey = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/auth/api-keys/{id}', { params: { path: { id } } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: apiKeyKeys.list(tenantId) }),
-  });
+  const revokeKey = useRevokeApiKey(tenantId);
 
   if (!team) return <p>{t('common.noTeam')}</p>;
   if (!allowed) return <p>{t('notFound')}</p>;
@@ -213,7 +173,7 @@ export default function Team() {
         className="row card"
         onSubmit={(e: FormEvent) => {
           e.preventDefault();
-          createInvite.mutate();
+          createInvite.mutate(inviteRole);
         }}
       >
         <Field label={t('team.role')}>
@@ -257,7 +217,7 @@ export default function Team() {
         className="row card"
         onSubmit={(e: FormEvent) => {
           e.preventDefault();
-          createKey.mutate();
+          createKey.mutate({ name: keyName, role: keyRole });
         }}
       >
         <Field label={t('team.keyName')}>

@@ -1,6 +1,7 @@
-/** A team's open invites. */
-import { useQuery } from '@tanstack/react-query';
+/** A team's open invites: the list, creating and revoking one. */
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, type Body } from '../client';
+import type { Role } from './account';
 
 export type Invite = Body<'/api/auth/invites', 'get'>['invites'][number];
 
@@ -11,5 +12,25 @@ export function useInvites(tenantId: string, enabled: boolean) {
     queryKey: inviteKeys.list(tenantId),
     enabled: enabled && !!tenantId,
     queryFn: () => data(api.GET('/api/auth/invites', { params: { query: { tenantId } } })),
+  });
+}
+
+/** Creates an invite link for `role`; `onCreated` gets it before the list refreshes. */
+export function useCreateInvite(tenantId: string, onCreated: (invite: Body<'/api/auth/invites', 'post'>) => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (role: Role) => data(api.POST('/api/auth/invites', { body: { tenantId, role: role as 'viewer' } })),
+    onSuccess: (r) => {
+      onCreated(r);
+      void qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) });
+    },
+  });
+}
+
+export function useRevokeInvite(tenantId: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => data(api.DELETE('/api/auth/invites/{id}', { params: { path: { id } } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) }),
   });
 }
