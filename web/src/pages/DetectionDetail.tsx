@@ -5,80 +5,33 @@
  */
 import { useEffect, useMemo, useRef, useState, type FormEvent, type PointerEvent } from 'react';
 import { Link, useParams } from 'react-router';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, data, ApiError } from '../api/client';
-import { detectionKeys, useAnnotations, useDetection, type Vote } from '../api/hooks/detections';
+import { useSpectrogram } from '../api/hooks/audio';
+import { useAnnotate, useAnnotations, useDetection, type Box, type Vote } from '../api/hooks/detections';
 import { atLeast } from '../roles';
-import { tActive, useT } from '../i18n';
+import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { useSpeciesNames } from '../species';
 
-interface Spectrogram {
-  url: string;
-  minHz: number;
-  maxHz: number;
-  durationMs: number;
-}
-
-interface Box {
-  timeStartMs: number;
-  timeEndMs: number;
-  freqLowHz: number;
-  freqHighHz: number;
-}
-
-async function loadSpectrogram(chunkId: string): Promise<Spectrogram> {
-  const res = await fetch(`/api/audio/${encodeURIComponent(chunkId)}/spectrogram.png`, { credentials: 'same-origin' });
-  if (!res.ok) {
-    const body = await res.json().catch(() => null);
-    throw new ApiError(
-      res.status,
-      body?.error?.code ?? 'HTTP_' + res.status,
-      body?.error?.message ?? tActive('error.http', { status: res.status }),
-    );
-  }
-  const num = (h: string, d: number) => Number(res.headers.get(h) ?? d) || d;
-  return {
-    url: URL.createObjectURL(await res.blob()),
-    minHz: num('x-spectrogram-min-hz', 0),
-    maxHz: num('x-spectrogram-max-hz', 12000),
-    durationMs: num('x-spectrogram-duration-ms', 3000),
-  };
-}
-
 export default function DetectionDetail() {
   const { id = '' } = useParams();
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const { role } = useSession();
   const canAnnotate = atLeast(role, 'member');
   const det = useDetection(id);
   const chunkId = det.data?.audioChunkId;
-  const spec = useQuery({
-    queryKey: ['spectrogram', chunkId],
-    enabled: !!chunkId,
-    staleTime: Infinity,
-    queryFn: () => loadSpectrogram(chunkId!),
-  });
+  const spec = useSpectrogram(chunkId);
   const annotations = useAnnotations(id);
 
   const speciesName = useSpeciesNames(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
   const [box, setBox] = useState<Box | null>(null);
   const [vote, setVote] = useState<Vote>('confirm');
   const [notes, setNotes] = useState('');
-  const annotate = useMutation({
-    mutationFn: (b: Box) =>
-      data(api.POST('/api/detections/{id}/annotate', { params: { path: { id } }, body: { vote, ...b, notes: notes || undefined } })),
-    onSuccess: () => {
-      setBox(null);
-      setNotes('');
-      void qc.invalidateQueries({ queryKey: detectionKeys.annotations(id) });
-      void qc.invalidateQueries({ queryKey: detectionKeys.one(id) });
-      void qc.invalidateQueries({ queryKey: detectionKeys.lists });
-    },
+  const annotate = useAnnotate(id, () => {
+    setBox(null);
+    setNotes('');
   });
 
   // Pointer drag → box in (ms, Hz): x is time from the left, y is frequency from the top (maxHz).
@@ -153,7 +106,7 @@ export default function DetectionDetail() {
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    if (box) annotate.mutate(box);
+    if (box) annotate.mutate({ box, vote, notes });
   }
   const setField = (k: keyof Box, v: string) =>
     setBox((b) => ({

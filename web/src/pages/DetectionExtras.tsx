@@ -1,8 +1,6 @@
 /** Comments and the share link of one detection, opened under its row. */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import { detectionKeys, useComments, type Detection } from '../api/hooks/detections';
+import { useAddComment, useComments, useShareLink, type Detection } from '../api/hooks/detections';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
@@ -10,20 +8,10 @@ import { CopyButton, ErrorText, Field } from '../components/ui';
 export function DetectionExtras({ detection, canComment }: { detection: Detection; canComment: boolean }) {
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const comments = useComments(detection.id);
   const [text, setText] = useState('');
-  const add = useMutation({
-    mutationFn: (body: string) =>
-      data(api.POST('/api/detections/{id}/comments', { params: { path: { id: detection.id } }, body: { text: body } })),
-    onSuccess: () => {
-      setText('');
-      void qc.invalidateQueries({ queryKey: detectionKeys.comments(detection.id) });
-    },
-  });
-  const share = useMutation({
-    mutationFn: () => data(api.GET('/api/detections/{id}/share', { params: { path: { id: detection.id } } })),
-  });
+  const add = useAddComment(detection.id, () => setText(''));
+  const share = useShareLink(detection.id);
 
   function submit(e: FormEvent) {
     e.preventDefault();

@@ -5,9 +5,7 @@
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
-import { detectionKeys, useDetections, useMyVotes, type Detection, type DetectionList, type Vote } from '../api/hooks/detections';
+import { useDetections, useMyVotes, useVote, type Detection, type DetectionList } from '../api/hooks/detections';
 import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useT } from '../i18n';
@@ -45,7 +43,6 @@ const toLocal = (iso: string | undefined) => {
 export function Detections() {
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const { team, role, me } = useSession();
   const tenantId = team?.id ?? null;
   const canVote = atLeast(role, 'member') && me.preferences.showVoting !== false;
@@ -96,20 +93,7 @@ export function Detections() {
   const audio = useRef<HTMLAudioElement>(null);
   const rowRefs = useRef<Map<string, HTMLElement>>(new Map());
 
-  const verify = useMutation({
-    mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
-      data(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
-    onSuccess: (res) => {
-      qc.setQueryData<DetectionList>(detectionKeys.list(tenantId, filterKey, page), (old) =>
-        old
-          ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) }
-          : old,
-      );
-      qc.setQueryData<{ votes: Record<string, Vote> }>(detectionKeys.votes(tenantId, ids), (old) => ({
-        votes: { ...(old?.votes ?? {}), [res.id]: res.myVote },
-      }));
-    },
-  });
+  const verify = useVote(tenantId, filterKey, page, ids);
 
   const togglePlay = useCallback(
     (d: Detection) => {

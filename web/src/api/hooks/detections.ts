@@ -1,5 +1,5 @@
 /** Detections: the list, one detection, votes, annotations, comments, share links and the species summaries. */
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, data, type Body, type Query, type RequestBody } from '../client';
 
 export type DetectionList = Body<'/api/detections', 'get'>;
@@ -10,6 +10,13 @@ export type Annotation = Body<'/api/detections/{id}/annotations', 'get'>['annota
 export type Comment = Body<'/api/detections/{id}/comments', 'get'>['comments'][number];
 export type DetectionQuery = Query<'/api/detections', 'get'>;
 type WindowQuery = { tenantId: string; start: string; end: string };
+/** A time-frequency box drawn on the spectrogram. */
+export interface Box {
+  timeStartMs: number;
+  timeEndMs: number;
+  freqLowHz: number;
+  freqHighHz: number;
+}
 
 export const detectionKeys = {
   /** Every list of every team (a new annotation may change any of them). */
@@ -80,5 +87,58 @@ export function useSpeciesTimeline(tenantId: string | null, start: string, end: 
     enabled: tenantId !== null,
     placeholderData: keepPreviousData,
     queryFn: () => data(api.GET('/api/detections/species-timeline', { params: { query } })),
+  });
+}
+
+/** Votes on a detection of the list page on screen, writing the answer into that page and the votes without a refetch. */
+export function useVote(tenantId: string | null, filterKey: string, page: number, ids: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, vote }: { id: string; vote: Vote }) =>
+      data(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
+    onSuccess: (res) => {
+      qc.setQueryData<DetectionList>(detectionKeys.list(tenantId, filterKey, page), (old) =>
+        old
+          ? { ...old, detections: old.detections.map((d) => (d.id === res.id ? { ...d, verificationStatus: res.verificationStatus } : d)) }
+          : old,
+      );
+      qc.setQueryData<{ votes: Record<string, Vote> }>(detectionKeys.votes(tenantId, ids), (old) => ({
+        votes: { ...(old?.votes ?? {}), [res.id]: res.myVote },
+      }));
+    },
+  });
+}
+
+/** Annotates a detection with a box and a vote; `onAnnotated` runs before the annotations, the detection and every list refresh. */
+export function useAnnotate(id: string, onAnnotated: () => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: ({ box, vote, notes }: { box: Box; vote: Vote; notes: string }) =>
+      data(api.POST('/api/detections/{id}/annotate', { params: { path: { id } }, body: { vote, ...box, notes: notes || undefined } })),
+    onSuccess: () => {
+      onAnnotated();
+      void qc.invalidateQueries({ queryKey: detectionKeys.annotations(id) });
+      void qc.invalidateQueries({ queryKey: detectionKeys.one(id) });
+      void qc.invalidateQueries({ queryKey: detectionKeys.lists });
+    },
+  });
+}
+
+/** Adds a comment; `onAdded` runs before the comments refresh. */
+export function useAddComment(id: string, onAdded: () => void) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (text: string) => data(api.POST('/api/detections/{id}/comments', { params: { path: { id } }, body: { text } })),
+    onSuccess: () => {
+      onAdded();
+      void qc.invalidateQueries({ queryKey: detectionKeys.comments(id) });
+    },
+  });
+}
+
+/** Asks for a share link on demand (each call a fresh link), hence a mutation though it is a GET. */
+export function useShareLink(id: string) {
+  return useMutation({
+    mutationFn: () => data(api.GET('/api/detections/{id}/share', { params: { path: { id } } })),
   });
 }
