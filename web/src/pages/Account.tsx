@@ -1,13 +1,12 @@
 /** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
 import { useState, type FormEvent } from 'react';
-import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api, data } from '../api/client';
 import { useLanguageName, useT } from '../i18n';
-import { accountKeys } from '../api/hooks/account';
+import { useChangePassword, useSavePreferences, useSaveProfile } from '../api/hooks/account';
+import { useForgetDevice, usePasskeyMutations, useTotpMutations } from '../api/hooks/mfa';
 import { useCatalogLanguages } from '../api/hooks/species';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field } from '../components/ui';
-import { createCredential, passkeysSupported } from '../webauthn';
+import { passkeysSupported } from '../webauthn';
 
 const MAX_SECONDARY = 3;
 const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'];
@@ -15,13 +14,11 @@ const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D
 export default function Account() {
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
   const { me } = useSession();
-  const refresh = () => qc.invalidateQueries({ queryKey: accountKeys.me });
 
   const [name, setName] = useState(me.user.name);
   const [email, setEmail] = useState(me.user.email);
-  const profile = useMutation({ mutationFn: () => data(api.PUT('/api/auth/me/profile', { body: { name, email } })), onSuccess: refresh });
+  const profile = useSaveProfile();
 
   const p = me.preferences;
   const secondary = p.secondaryLanguages ?? [];
@@ -29,84 +26,47 @@ export default function Account() {
   const catalogLanguages = useCatalogLanguages();
   const languages = [...new Set(['en', 'de', ...(catalogLanguages.data?.languages ?? []), p.primaryLanguage, ...secondary])];
   const languageName = useLanguageName();
-  const prefs = useMutation({
-    mutationFn: (values: Record<string, unknown>) =>
-      data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
-    onSuccess: refresh,
-  });
+  const prefs = useSavePreferences();
 
   const [enroll, setEnroll] = useState<{ qrDataUrl: string; manualKey: string } | null>(null);
   const [code, setCode] = useState('');
   const [backupCodes, setBackupCodes] = useState<string[] | null>(null);
-  const begin = useMutation({
-    mutationFn: () => data<{ qrDataUrl: string; manualKey: string }>(api.POST('/api/auth/mfa/totp/begin')),
-    onSuccess: (r) => setEnroll(r),
-  });
-  const confirm = useMutation({
-    mutationFn: () => data<{ backupCodes: string[] }>(api.POST('/api/auth/mfa/totp/confirm', { body: { code: code.trim() } })),
-    onSuccess: (r) => {
-      setBackupCodes(r.backupCodes);
+  const [password, setPassword] = useState('');
+  const {
+    begin,
+    confirm,
+    cancel,
+    disable,
+    regenerateBackupCodes: regenerate,
+  } = useTotpMutations({
+    begun: setEnroll,
+    confirmed: (codes) => {
+      setBackupCodes(codes);
       setEnroll(null);
       setCode('');
-      void refresh();
     },
-  });
-  const cancel = useMutation({ mutationFn: () => data(api.POST('/api/auth/mfa/totp/cancel')), onSuccess: () => setEnroll(null) });
-  const [password, setPassword] = useState('');
-  const disable = useMutation({
-    mutationFn: () => data(api.POST('/api/auth/mfa/disable', { body: { password } })),
-    onSuccess: () => {
+    cancelled: () => setEnroll(null),
+    disabled: () => setPassword(''),
+    regenerated: (codes) => {
+      setBackupCodes(codes);
       setPassword('');
-      void refresh();
     },
   });
-  const forgetDevice = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/auth/mfa/remembered-devices/{id}', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
-  const removePasskey = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/auth/mfa/passkeys/{id}', { params: { path: { id } } })),
-    onSuccess: refresh,
-  });
+  const forgetDevice = useForgetDevice();
 
   const [passkeyName, setPasskeyName] = useState('');
-  const addPasskey = useMutation({
-    mutationFn: async () => {
-      const options = await data<unknown>(api.POST('/api/auth/mfa/passkeys/register/begin'));
-      const response = await createCredential(options);
-      return data(
-        api.POST('/api/auth/mfa/passkeys/register/finish', {
-          body: { response: response as never, ...(passkeyName ? { name: passkeyName } : {}) },
-        }),
-      );
-    },
-    onSuccess: () => {
-      setPasskeyName('');
-      void refresh();
-    },
-  });
+  const { add: addPasskey, remove: removePasskey } = usePasskeyMutations(() => setPasskeyName(''));
 
   const [currentPassword, setCurrentPassword] = useState('');
   const [newPassword, setNewPassword] = useState('');
-  const changePassword = useMutation({
-    mutationFn: () => data(api.PUT('/api/auth/me/password', { body: { currentPassword, newPassword } })),
-    onSuccess: () => {
-      setCurrentPassword('');
-      setNewPassword('');
-    },
-  });
-  const regenerate = useMutation({
-    mutationFn: () => data<{ backupCodes: string[] }>(api.POST('/api/auth/mfa/backup-codes/regenerate', { body: { password } })),
-    onSuccess: (r) => {
-      setBackupCodes(r.backupCodes);
-      setPassword('');
-      void refresh();
-    },
+  const changePassword = useChangePassword(() => {
+    setCurrentPassword('');
+    setNewPassword('');
   });
 
   function saveProfile(e: FormEvent) {
     e.preventDefault();
-    profile.mutate();
+    profile.mutate({ name, email });
   }
 
   return (
@@ -130,7 +90,7 @@ export default function Account() {
         className="card grid"
         onSubmit={(e) => {
           e.preventDefault();
-          changePassword.mutate();
+          changePassword.mutate({ currentPassword, newPassword });
         }}
       >
         <Field label={t('account.currentPassword')}>
@@ -286,7 +246,7 @@ export default function Account() {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              confirm.mutate();
+              confirm.mutate(code.trim());
             }}
           >
             <p>{t('account.mfaScan')}</p>
@@ -324,8 +284,8 @@ export default function Account() {
             onSubmit={(e) => {
               e.preventDefault();
               // Hub admins cannot turn the second factor off: Enter asks for new codes instead.
-              if (me.user.isAdmin) regenerate.mutate();
-              else disable.mutate();
+              if (me.user.isAdmin) regenerate.mutate(password);
+              else disable.mutate(password);
             }}
           >
             <Field label={t('signIn.password')}>
@@ -336,7 +296,12 @@ export default function Account() {
                 {t('account.mfaDisable')}
               </button>
             ) : null}
-            <button type="button" className="secondary" disabled={regenerate.isPending || !password} onClick={() => regenerate.mutate()}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={regenerate.isPending || !password}
+              onClick={() => regenerate.mutate(password)}
+            >
               {t('account.regenerate')}
             </button>
           </form>
@@ -366,7 +331,7 @@ export default function Account() {
           className="row card"
           onSubmit={(e) => {
             e.preventDefault();
-            addPasskey.mutate();
+            addPasskey.mutate(passkeyName);
           }}
         >
           <Field label={t('account.passkeyName')}>

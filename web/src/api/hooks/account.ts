@@ -60,3 +60,29 @@ export function useCreateTeam(onCreated: (team: { id: string; name: string }) =>
     },
   });
 }
+
+/** Saves the person's name and email; settles once the person has been refetched. */
+export function useSaveProfile() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (profile: { name: string; email: string }) => data(api.PUT('/api/auth/me/profile', { body: profile })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: accountKeys.me }),
+  });
+}
+
+/** Saves account-level preferences; settles once the person (whose preferences they are) has been refetched. */
+export function useSavePreferences() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (values: Record<string, unknown>) =>
+      data(api.PATCH('/api/settings/effective', { params: { query: { level: 'account' } }, body: { values } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: accountKeys.me }),
+  });
+}
+
+export function useChangePassword(onChanged: () => void) {
+  return useMutation({
+    mutationFn: (body: { currentPassword: string; newPassword: string }) => data(api.PUT('/api/auth/me/password', { body })),
+    onSuccess: onChanged,
+  });
+}
