@@ -1,15 +1,14 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { accountKeys } from '../api/hooks/account';
+import { useRefreshMe } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
 
 /** The invite link (`/register?invite=…`) lands here; the new account signs in right after. */
 export function Register() {
   const t = useT();
-  const qc = useQueryClient();
+  const refreshMe = useRefreshMe();
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const invite = params.get('invite') ?? undefined;
@@ -24,7 +23,7 @@ export function Register() {
     try {
       await data(api.POST('/api/auth/register', { body: { name, email, password, ...(invite ? { inviteToken: invite } : {}) } }));
       await data(api.POST('/api/auth/login', { body: { email, password } }));
-      await qc.invalidateQueries({ queryKey: accountKeys.me });
+      await refreshMe();
       navigate('/detections', { replace: true });
     } catch (err) {
       setError(err);

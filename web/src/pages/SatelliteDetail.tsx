@@ -1,9 +1,14 @@
 /** One satellite: rename, per-field configuration with inherited value and lock, history, archive, delete. */
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { useQueryClient } from '@tanstack/react-query';
 import { useMembers } from '../api/hooks/members';
-import { satelliteKeys, useConfigHistory, useDeletionPreview, useSatellite, useSatelliteMutations } from '../api/hooks/satellites';
+import {
+  useConfigHistory,
+  useDeletionPreview,
+  useRefreshConfigHistory,
+  useSatellite,
+  useSatelliteMutations,
+} from '../api/hooks/satellites';
 import { TelemetrySparklines } from '../components/Telemetry';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
@@ -20,7 +25,7 @@ export default function SatelliteDetail() {
   const { id = '' } = useParams();
   const t = useT();
   const fmt = useFormat();
-  const qc = useQueryClient();
+  const refreshHistory = useRefreshConfigHistory(id);
   const navigate = useNavigate();
   const { role, me, team } = useSession();
   const sat = useSatellite(id);
@@ -87,11 +92,7 @@ export default function SatelliteDetail() {
       ) : null}
 
       <h2>{t('fleet.overrides')}</h2>
-      <SettingsTable
-        scope={{ satelliteId: id }}
-        disabled={!manage}
-        onSaved={() => void qc.invalidateQueries({ queryKey: satelliteKeys.history(id) })}
-      />
+      <SettingsTable scope={{ satelliteId: id }} disabled={!manage} onSaved={refreshHistory} />
 
       <h2>{t('fleet.history')}</h2>
       <ErrorText error={history.error} />

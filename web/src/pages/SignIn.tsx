@@ -1,16 +1,15 @@
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useSearchParams } from 'react-router';
-import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
-import { accountKeys, type MfaChallenge } from '../api/hooks/account';
+import { useRefreshMe, type MfaChallenge } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
 import { getAssertion, passkeysSupported } from '../webauthn';
 
 /** Password first; when the account has a second factor, the TOTP or backup-code step. */
 export function SignIn() {
   const t = useT();
-  const qc = useQueryClient();
+  const refreshMe = useRefreshMe();
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const [email, setEmail] = useState('');
@@ -23,7 +22,7 @@ export function SignIn() {
   const [busy, setBusy] = useState(false);
 
   async function done() {
-    await qc.invalidateQueries({ queryKey: accountKeys.me });
+    await refreshMe();
     const next = params.get('next');
     navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/detections', { replace: true });
   }

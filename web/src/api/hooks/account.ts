@@ -32,6 +32,12 @@ export function useMe() {
   });
 }
 
+/** Refetches the person (after signing in or registering, which the session cookie carries, not a mutation here). */
+export function useRefreshMe() {
+  const qc = useQueryClient();
+  return () => qc.invalidateQueries({ queryKey: accountKeys.me });
+}
+
 /** Accepts an invite link; `onJoined` runs once the person (and their teams) has been refetched. */
 export function useAcceptInvite(token: string, onJoined: (joined: { tenantId: string; role: string }) => void) {
   const qc = useQueryClient();

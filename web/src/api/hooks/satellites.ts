@@ -101,6 +101,12 @@ export function useSatelliteMutations(id: string) {
   };
 }
 
+/** Refetches the config history (after the satellite's setting overrides are saved). */
+export function useRefreshConfigHistory(id: string) {
+  const qc = useQueryClient();
+  return () => void qc.invalidateQueries({ queryKey: satelliteKeys.history(id) });
+}
+
 /** Registers a satellite in the team; `onRegistered` gets its one-time credentials before the fleet lists refresh. */
 export function useRegisterSatellite(tenantId: string | null, onRegistered: (reg: Registration, name: string) => void) {
   const qc = useQueryClient();
