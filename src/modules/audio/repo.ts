@@ -93,27 +93,6 @@ export function createAudioRepo(db: Db) {
       });
     },
 
-    /** Idempotent on the chunk id: a redelivery (or a race with one) inserts nothing. */
-    insert: (c: Omit<ChunkRow, 'receivedAt'> & { receivedAt: Date }) =>
-      db.query(
-        `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT (id) DO NOTHING`,
-        [
-          c.id,
-          c.tenantId,
-          c.satelliteId,
-          c.recordedAt,
-          c.durationMs,
-          c.sampleRate,
-          c.storageKey,
-          c.bytes,
-          c.latitude,
-          c.longitude,
-          c.receivedAt,
-        ],
-      ),
-
     delete: (tenantId: string, id: string) => db.query('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
 
     find: (tenantId: string, id: string) =>
