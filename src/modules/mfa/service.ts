@@ -22,7 +22,8 @@ import { presentUser, type UserView } from '../users/schemas.ts';
 import type { MfaSummary, UserAccounts, UserRow } from '../users/service.ts';
 import { LOCK_AFTER_FAILURES, LOCK_MS, type SecondFactor, type SessionIssue } from '../auth/service.ts';
 import { createMfaRepo, type PasskeyRow, type RememberedDeviceRow } from './repo.ts';
-import { createCodeHasher, createSealer, newBackupCode } from './secrets.ts';
+import { createCodeHasher, newBackupCode } from './secrets.ts';
+import { createSealer } from '../../core/sealer.ts';
 
 /** Spec §8: the TOTP enrollment secret is held 10 minutes. */
 export const TOTP_PENDING_SECONDS = 10 * 60;
