@@ -66,6 +66,8 @@ import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 import { registerWebRoutes } from './modules/web/static.ts';
+import { createAlerting } from './modules/alerts/index.ts';
+import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -109,7 +111,18 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const models = createModelsService({ db, clock, audit, storage, species });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
   const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
-  const satellites = createSatellitesService({ db, clock, audit, settings, apiKeys, broker, storage });
+  // Bound once the alerts module exists (built after live, which needs the satellites).
+  const satellitesLinks = { alerts: async (_satelliteId: string) => 0 };
+  const satellites = createSatellitesService({
+    db,
+    clock,
+    audit,
+    settings,
+    apiKeys,
+    broker,
+    storage,
+    linked: { alerts: (id) => satellitesLinks.alerts(id) },
+  });
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
     (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
@@ -187,7 +200,32 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     clock,
     readers: { calibrated: calibration.calibrated, aggregationRule: settings.aggregationRule, visibility },
   });
-  const review = createReviewService({ db, clock, audit, settings });
+  const review = createReviewService({
+    db,
+    clock,
+    audit,
+    settings,
+    onConfirmed: async (tenantId, id) => {
+      const d = await detections.find(tenantId, id);
+      if (!d || d.tentative || d.callId) return;
+      const { satelliteName, speciesCode, scientificName, commonName, modelId, confidence, isRare, isFirstOfDay, isFirstOfSeason } = d;
+      const detection = {
+        id,
+        tenantId,
+        satelliteId: d.satelliteId,
+        satelliteName: satelliteName ?? '',
+        speciesCode,
+        scientificName,
+        commonName,
+        modelId,
+        confidence,
+      };
+      await bus.publish('detection.announced', {
+        trigger: 'confirmed',
+        detection: { ...detection, isRare, isFirstOfDay, isFirstOfSeason, detectedAt: d.detectedAt },
+      });
+    },
+  });
   const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
 
   const share = createShareService({
@@ -201,6 +239,24 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
 
+  const alerting = createAlerting({
+    db,
+    clock,
+    audit,
+    bus,
+    kv,
+    mail,
+    queue: infra.queue,
+    config,
+    timeZone: (tenantId) => settings.teamSetting<string>(tenantId, 'time_zone'),
+    calibrated: async (tenantId, modelId, confidence) =>
+      modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
+    categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
+    sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
+    warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
+  });
+  satellitesLinks.alerts = alerting.alerts.countOfSatellite;
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -210,6 +266,9 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       chunk: audio.teamOfChunk,
       detection: detections.teamOfDetection,
       satellite: async (id) => (await satellites.deviceFacts(id))?.tenantId ?? null,
+      alert: alerting.alerts.teamOfAlert,
+      alertRule: alerting.rules.teamOfRule,
+      alertChannel: alerting.channels.teamOfChannel,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -248,6 +307,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...settingsRoutes(settings),
     ...modelsRoutes(models),
     ...workersRoutes(workers),
+    ...alertsRoutes(alerting.alerts),
+    ...alertRulesRoutes(alerting.rules, alerting.channels),
   ];
 
   return {
@@ -274,6 +335,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     models,
     workers,
     limits,
+    alerting,
   };
 }
 

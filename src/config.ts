@@ -29,6 +29,8 @@ export interface Config {
   readonly logLevel: string;
   readonly jwtTtlSeconds: number;
   readonly sessionTtlSeconds: number;
+  /** Outbound alert delivery (issue 17, docs/alerts.md). */
+  readonly alerts: AlertDeliveryConfig;
   /** Prefix for every key-value key, so several hubs (or test runs) can share one Redis. */
   readonly kvPrefix: string;
   /** S3-compatible endpoint (`S3_URL`); null keeps audio objects as files under the data dir. */
@@ -202,6 +204,29 @@ function resolveSecret(env: Env, dataDir: string): string {
   return secret;
 }
 
+export interface AlertDeliveryConfig {
+  /** `WEBHOOK_ALLOW_HOSTS`: host names, addresses or CIDRs outbound requests may reach although private (default none). */
+  readonly allowHosts: string;
+  /** `WEBHOOK_TIMEOUT_MS`: one attempt, connect to last byte. */
+  readonly timeoutMs: number;
+  /** `WEBHOOK_MAX_ATTEMPTS`: attempts before a delivery is failed for good. */
+  readonly maxAttempts: number;
+  /** `WEBHOOK_BACKOFF_MS`: retry n waits this · 2^(n-1), or the receiver's Retry-After when longer. */
+  readonly backoffMs: number;
+  /** `TELEGRAM_API_URL`: the Bot API base (tests point it at a local server). */
+  readonly telegramApiUrl: string;
+}
+
+function readAlerts(env: Env): AlertDeliveryConfig {
+  return Object.freeze({
+    allowHosts: env.WEBHOOK_ALLOW_HOSTS ?? '',
+    timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
+    maxAttempts: readInt(env, 'WEBHOOK_MAX_ATTEMPTS', 5, 1, 20),
+    backoffMs: readInt(env, 'WEBHOOK_BACKOFF_MS', 2_000, 1, 3_600_000),
+    telegramApiUrl: (readUrl(env, 'TELEGRAM_API_URL', ['http:', 'https:']) ?? 'https://api.telegram.org').replace(/\/$/, ''),
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(env.CHORUS_DATA_DIR || './data');
   const port = readInt(env, 'PORT', 8080, 0, 65535);
@@ -252,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtTtlSeconds: readInt(env, 'JWT_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
     sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
+    alerts: readAlerts(env),
     ...readS3(env),
     ...readMqtt(env),
   });

@@ -32,7 +32,7 @@ type RuntimeLog = { error: (obj: unknown, msg?: string) => void; warn?: (obj: ob
  *   the live hub takes relayed audio and team events from the bus and runs the session timer.
  * Returns a function that stops them.
  */
-export function startRuntime(infra: Infra, services: Services, log: RuntimeLog): Runtime {
+export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, opts: { timers?: boolean } = {}): Runtime {
   const stops: Array<() => void | Promise<void>> = [];
   const mode = infra.config.mode;
   const ready: Array<Promise<void>> = [];
@@ -105,6 +105,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
       queue: infra.queue,
       broker: infra.broker,
       live: services.live,
+      bus: infra.bus,
       models,
       settings: services.settings,
       reporter,
@@ -124,6 +125,12 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog):
   }
   if (mode === 'full' || mode === 'api') {
     stops.push(services.live.start());
+    // Alerting (issue 17): every api instance evaluates what the bus brings (the database keeps one
+    // alert per event), takes delivery jobs, and runs the absence/trend schedule one minute at a time.
+    const alerts = services.alerting.start({ schedule: opts.timers !== false });
+    ready.push(alerts.then(() => undefined));
+    stops.push(async () => (await alerts.catch(() => () => {}))());
+    alerts.catch((err) => log.error({ err }, 'alerting: starting failed'));
   }
   const stop = async () => {
     for (const s of stops.reverse()) await s();

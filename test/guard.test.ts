@@ -62,6 +62,9 @@ function resolvers(): Record<Resource, TeamResolver> {
     chunk: fixed({ [CHUNK]: TEAM }),
     detection: fixed({}),
     satellite: async (id) => SATELLITES[id]?.tenantId ?? null,
+    alert: fixed({}),
+    alertRule: fixed({}),
+    alertChannel: fixed({}),
   };
 }
 

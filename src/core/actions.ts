@@ -130,6 +130,19 @@ export const ACTIONS = [
   'detections.unpin',
   'web.dashboard',
   'docs.read',
+  'alerts.list',
+  'alerts.acknowledge',
+  'alerts.acknowledge_all',
+  'alerts.rules.list',
+  'alerts.rules.create',
+  'alerts.rules.update',
+  'alerts.rules.delete',
+  'alerts.channels.list',
+  'alerts.channels.create',
+  'alerts.channels.update',
+  'alerts.channels.delete',
+  'alerts.channels.test',
+  'alerts.channels.deliveries',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

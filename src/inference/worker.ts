@@ -23,7 +23,8 @@ import type { Job, JobQueue } from '../infra/queue/index.ts';
 import { topicOf } from '../protocol/topics.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
-import type { DetectionRecorder, HeardSpecies, RecordedChunk } from '../modules/detections/recorder.ts';
+import type { DetectionMessage, DetectionRecorder, HeardSpecies, RecordedChunk } from '../modules/detections/recorder.ts';
+import type { AnnouncedDetection, Bus } from '../infra/bus/index.ts';
 import type { AggregationRule } from '../modules/settings/service.ts';
 import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
@@ -39,6 +40,21 @@ import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 
+const announcedOf = (m: DetectionMessage): Omit<AnnouncedDetection, 'modelId'> => ({
+  id: m.id,
+  tenantId: m.tenantId,
+  satelliteId: m.satelliteId,
+  satelliteName: m.satelliteName,
+  speciesCode: m.speciesCode,
+  scientificName: m.scientificName,
+  commonName: m.commonName,
+  confidence: m.confidence,
+  isRare: m.isRare,
+  isFirstOfDay: m.isFirstOfDay,
+  isFirstOfSeason: m.isFirstOfSeason,
+  detectedAt: m.detectedAt,
+});
+
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
 }
@@ -51,6 +67,8 @@ export interface InferenceWorkerDeps {
   queue: Pick<JobQueue, 'process'>;
   broker: Pick<Broker, 'publish'>;
   live: { sendToTeam(tenantId: string, event: { type: string } & Record<string, unknown>): Promise<void> };
+  /** Where alert rules hear of announced detections (src/modules/alerts); none: no alerts. */
+  bus?: Pick<Bus, 'publish'>;
   log: InferenceLog;
   /** The team's model (cached sessions by model id); without it, the built-in model. */
   models?: Pick<ModelStore, 'forTeam'>;
@@ -216,6 +234,11 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         await live.sendToTeam(tenantId, { type: 'detection', ...m });
       } catch (err) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not send the detection event');
+      }
+      try {
+        await deps.bus?.publish('detection.announced', { trigger: 'announced', detection: { ...announcedOf(m), modelId } });
+      } catch (err) {
+        log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not hand the detection to the alert rules');
       }
     }
     return recorded;

@@ -121,7 +121,8 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   const infra = await createInfra(config, { db, clock, credentialCheck: satelliteCredentialCheck });
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  const stopRuntime = startRuntime(infra, services, { error: () => {} });
+  // Tests drive the schedules themselves (alerting.scheduler.tick()) after moving the clock.
+  const stopRuntime = startRuntime(infra, services, { error: () => {} }, { timers: false });
   await stopRuntime.ready;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -14,6 +14,7 @@ export function inferenceHandler(hub: Hub, over: Partial<InferenceWorkerDeps> = 
     queue: hub.infra.queue,
     broker: hub.infra.broker,
     live: hub.services.live,
+    bus: hub.infra.bus,
     log: { warn: () => {} },
     ...over,
   });

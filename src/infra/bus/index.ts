@@ -12,8 +12,28 @@ export interface BusEvents {
   'broker.command': BrokerCommandEnvelope;
   /** The dispatcher's answer to a broker.command. */
   'broker.command_result': { id: string; ok: boolean; error?: string };
+  /** A detection the Detections page now lists, or one its team's votes just confirmed: alert rules evaluate it (src/modules/alerts). */
+  'detection.announced': { trigger: 'announced' | 'confirmed'; detection: AnnouncedDetection };
+  /** A team's alert rules changed: every process drops its cached copy. */
+  'alerts.rules_changed': { tenantId: string };
   /** An event for a team's WebSocket clients (and hub admins'), from any process (src/modules/live). */
   'live.team_event': { tenantId: string; event: { type: string } & Record<string, unknown> };
+}
+
+export interface AnnouncedDetection {
+  id: string;
+  tenantId: string;
+  satelliteId: string;
+  satelliteName: string;
+  speciesCode: string;
+  scientificName: string;
+  commonName: string;
+  modelId: string | null;
+  confidence: number;
+  isRare: boolean;
+  isFirstOfDay: boolean;
+  isFirstOfSeason: boolean;
+  detectedAt: string;
 }
 
 export type BrokerCommand =

@@ -13,18 +13,19 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
   const workers: Worker[] = [];
   let closed = false;
   /** Jobs enqueued together go to Redis as one addBulk (one round trip), per queue. */
-  const adders = new Map<string, (job: { jobId: string; data: object }) => Promise<void>>();
+  const adders = new Map<string, (job: { jobId: string; data: object; delayMs?: number }) => Promise<void>>();
 
   const adderOf = (name: string) => {
     let add = adders.get(name);
     if (!add) {
-      add = batched(async (jobs: Array<{ jobId: string; data: object }>) => {
+      add = batched(async (jobs: Array<{ jobId: string; data: object; delayMs?: number }>) => {
         await queueOf(name).addBulk(
           jobs.map((j) => ({
             name,
             data: j.data,
             opts: {
               jobId: j.jobId,
+              ...(j.delayMs ? { delay: j.delayMs } : {}),
               attempts,
               backoff: { type: 'exponential', delay: backoffMs },
               removeOnComplete: { count: keepFinished },
@@ -53,12 +54,12 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
   return {
     kind: 'bullmq',
 
-    async enqueue(name, jobId, data) {
+    async enqueue(name, jobId, data, opts) {
       checkQueueName(name);
       checkJobId(jobId);
       if (closed) throw new Error('queue is closed');
       // An id that already exists (waiting, delayed, active, completed or failed) is ignored by BullMQ.
-      await adderOf(name)({ jobId, data: data ?? {} });
+      await adderOf(name)({ jobId, data: data ?? {}, delayMs: opts?.delayMs });
     },
 
     async process<T extends object = Record<string, unknown>>(name: string, concurrency: number, handler: JobHandler<T>) {

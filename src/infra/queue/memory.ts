@@ -52,6 +52,16 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
     while (finished.size > keepFinished) finished.delete(finished.keys().next().value as string);
   };
 
+  /** Real time, not the injected clock: a retry waits for the receiver, not for the test's clock. */
+  function later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      fn();
+    }, ms);
+    timer.unref();
+    timers.add(timer);
+  }
+
   function pump(q: State): void {
     if (closed) return;
     for (const worker of q.workers) {
@@ -78,17 +88,11 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
         (err: unknown) => {
           if (entry.attempts < attempts && !closed) {
             entry.state = 'delayed';
-            const timer = setTimeout(
-              () => {
-                timers.delete(timer);
-                entry.state = 'waiting';
-                q.waiting.push(entry);
-                pump(q);
-              },
-              backoffMs * 2 ** (entry.attempts - 1),
-            );
-            timer.unref();
-            timers.add(timer);
+            later(backoffMs * 2 ** (entry.attempts - 1), () => {
+              entry.state = 'waiting';
+              q.waiting.push(entry);
+              pump(q);
+            });
           } else {
             q.jobs.delete(entry.id);
             q.failed.set(entry.id, err instanceof Error ? err.message : String(err));
@@ -108,7 +112,7 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
   return {
     kind: 'memory',
 
-    async enqueue(name, jobId, data) {
+    async enqueue(name, jobId, data, opts) {
       checkQueueName(name);
       checkJobId(jobId);
       if (closed) throw new Error('queue is closed');
@@ -117,6 +121,15 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       // JSON round trip: the same values a Redis-backed queue would hand the worker.
       const entry: Entry = { id: jobId, data: JSON.parse(JSON.stringify(data ?? {})), attempts: 0, state: 'waiting' };
       q.jobs.set(jobId, entry);
+      if (opts?.delayMs && opts.delayMs > 0) {
+        entry.state = 'delayed';
+        later(opts.delayMs, () => {
+          entry.state = 'waiting';
+          q.waiting.push(entry);
+          pump(q);
+        });
+        return;
+      }
       q.waiting.push(entry);
       pump(q);
     },

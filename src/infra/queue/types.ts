@@ -19,7 +19,7 @@ export interface JobQueue {
    * Idempotent on jobId: enqueueing an id that is waiting, active, completed or failed adds
    * nothing (until that id has left the bounded history of finished jobs).
    */
-  enqueue<T extends object>(queue: string, jobId: string, data: T): Promise<void>;
+  enqueue<T extends object>(queue: string, jobId: string, data: T, opts?: EnqueueOptions): Promise<void>;
   /**
    * Starts workers; handler errors fail the job (recorded, retried with backoff up to the
    * attempts), never the worker. Calling it again adds more workers to the same queue.
@@ -32,6 +32,11 @@ export interface JobQueue {
   /** Stops taking jobs and waits for the running ones to settle. */
   close(): Promise<void>;
   readonly kind: 'memory' | 'bullmq';
+}
+
+export interface EnqueueOptions {
+  /** The job waits this long before a worker may take it (a retry the handler schedules itself, e.g. after Retry-After). */
+  delayMs?: number;
 }
 
 export interface QueueCounts {

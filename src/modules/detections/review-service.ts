@@ -92,8 +92,18 @@ function personOf(actor: Actor): string {
   return actor.userId;
 }
 
-export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWriter; settings: Pick<SettingsService, 'teamSetting'> }) {
+export function createReviewService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  settings: Pick<SettingsService, 'teamSetting'>;
+  /** After the commit, when votes move a detection to confirmed (alert rules that wait for verification). */
+  onConfirmed?: (tenantId: string, detectionId: string) => Promise<void>;
+}) {
   const { db, clock, audit, settings } = deps;
+  const confirmed = async (tenantId: string, r: { id: string; verificationStatus: string; previousStatus: string }) => {
+    if (r.verificationStatus === 'confirmed' && r.previousStatus !== 'confirmed') await deps.onConfirmed?.(tenantId, r.id);
+  };
   const repo = createReviewRepo(db);
 
   /**
@@ -122,7 +132,7 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
       const userId = personOf(actor);
       const tenantId = actor.teamId;
       const quorum = await quorumOf(tenantId);
-      return db.tx(async (tx) => {
+      const r = await db.tx(async (tx) => {
         const r = await castVote(tx, actor, tenantId, detectionId, userId, vote, quorum);
         await audit.write(tx, actor, {
           action: 'detection.voted',
@@ -130,9 +140,11 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
           targetId: detectionId,
           details: { vote, status: r.verificationStatus, previousStatus: r.previousStatus },
         });
-        const { previousStatus: _, ...out } = r;
-        return out;
+        return r;
       });
+      await confirmed(tenantId, r);
+      const { previousStatus: _, ...out } = r;
+      return out;
     },
 
     async annotate(actor: TeamActor, detectionId: string, input: AnnotationInput) {
@@ -141,7 +153,7 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
       if (problems.length) throw validationFailed(problems.join('; '), { problems });
       const tenantId = actor.teamId;
       const quorum = await quorumOf(tenantId);
-      return db.tx(async (tx) => {
+      const { out, r } = await db.tx(async (tx) => {
         const r = await castVote(tx, actor, tenantId, detectionId, userId, input.vote, quorum);
         const id = newId();
         const row = {
@@ -163,13 +175,16 @@ export function createReviewService(deps: { db: Db; clock: Clock; audit: AuditWr
           targetId: detectionId,
           details: { annotationId: id, vote: input.vote, status: r.verificationStatus, previousStatus: r.previousStatus },
         });
-        return {
+        const out = {
           annotation: { ...row, authorName: actor.person?.name ?? null, createdAt: iso(at) },
           verificationStatus: r.verificationStatus,
           votes: r.votes,
           myVote: r.myVote,
         };
+        return { out, r };
       });
+      await confirmed(tenantId, r);
+      return out;
     },
 
     async annotations(tenantId: string, detectionId: string) {

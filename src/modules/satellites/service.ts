@@ -66,6 +66,8 @@ export function createSatellitesService(deps: {
   apiKeys: Pick<ApiKeysService, 'replaceSatelliteKey' | 'revokeSatelliteKeys' | 'deleteSatelliteKeys'>;
   broker: BrokerCommands;
   storage: ObjectRemover;
+  /** What a deletion unlinks but keeps, counted by the modules that own it. */
+  linked: { alerts: (satelliteId: string) => Promise<number> };
 }) {
   const { db, clock, audit, settings, apiKeys, broker, storage } = deps;
   const repo = createSatellitesRepo(db);
@@ -348,13 +350,14 @@ export function createSatellitesService(deps: {
     async deletionPreview(tenantId: string, id: string) {
       await require(tenantId, id);
       const facts = await repo.deletionFacts(tenantId, id);
-      // Alerts and field notes do not exist on this hub yet: nothing to unlink.
+      const alerts = await deps.linked.alerts(id);
+      // Field notes do not exist on this hub yet: nothing to unlink.
       return {
         detections: facts.detections,
         promoted: facts.promoted,
         chunks: facts.chunks,
         audioBytes: Number(facts.audioBytes),
-        alerts: 0,
+        alerts,
         fieldNotes: 0,
       };
     },
@@ -366,6 +369,7 @@ export function createSatellitesService(deps: {
         throw badRequest('confirmName differs from the device name', 'CONFIRM_NAME_MISMATCH');
       }
       const facts = await repo.deletionFacts(tenantId, id);
+      const alerts = await deps.linked.alerts(id);
       const keys = await repo.chunkKeys(db, tenantId, id);
       await storage.deleteMany(keys.map((k) => k.key));
       await db.tx(async (tx) => {
@@ -382,7 +386,7 @@ export function createSatellitesService(deps: {
             audioBytes: Number(facts.audioBytes),
             detections: facts.detections,
             promoted: facts.promoted,
-            alerts: 0,
+            alerts,
             fieldNotes: 0,
           },
         });

@@ -92,6 +92,9 @@ const team = (body: SettingBody) => at(['hub', 'team'], body);
 const teamOnly = (body: SettingBody) => at(['team'], body);
 const preference = (body: SettingBody) => at(['hub', 'account'], body);
 
+/** IANA zone names this Node knows, UTC first. */
+const TIME_ZONES: readonly string[] = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+
 export const SETTINGS: readonly SettingDef[] = [
   // Hub switches
   hubOnly('allow_self_registration', true, 'People may create an account without an invite'),
@@ -305,6 +308,13 @@ export const SETTINGS: readonly SettingDef[] = [
     options: ['invite_only', 'listed', 'request', 'open'],
     default: 'invite_only',
     description: 'How others join: invite only; listed in the directory, by request; by request with the link; open',
+  }),
+  teamOnly({
+    key: 'time_zone',
+    type: 'enum',
+    options: TIME_ZONES,
+    default: 'UTC',
+    description: 'The team time zone: alert quiet hours and daily windows',
   }),
   teamOnly({ key: 'town_opt_in', type: 'boolean', default: false, description: 'Towns appear on the public page' }),
   team({

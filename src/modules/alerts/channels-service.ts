@@ -1,0 +1,173 @@
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { TeamActor } from '../../core/actor.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import { newId } from '../../core/crypto.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
+import { createAlertsRepo, type ChannelRow, type DeliveryRow } from './repo.ts';
+import { hasSecret, splitConfig, urlToCheck, type SplitConfig } from './channel-config.ts';
+import type { ChannelCreateInput, ChannelUpdateInput } from './schemas.ts';
+import type { ChannelType } from './delivery/types.ts';
+import { checkUrl, OutboundRefused, type AllowList } from './delivery/outbound.ts';
+import { SAMPLE_PAYLOAD, validateTemplate } from './delivery/template.ts';
+import type { Dispatcher } from './dispatch.ts';
+
+const iso = (d: Date) => new Date(d).toISOString();
+
+export const presentDelivery = (d: DeliveryRow) => ({
+  id: d.id,
+  alertId: d.alertId,
+  event: d.event,
+  status: d.status,
+  attempts: d.attempts,
+  receiverStatus: d.receiverStatus,
+  durationMs: d.durationMs,
+  error: d.error,
+  createdAt: iso(d.createdAt),
+  updatedAt: iso(d.updatedAt),
+});
+
+export function createChannelsService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  dispatcher: Pick<Dispatcher, 'sealSecrets' | 'openChannel' | 'attempt'>;
+  allow: AllowList;
+}) {
+  const { db, clock, audit, dispatcher } = deps;
+  const repo = createAlertsRepo(db);
+
+  const present = (c: ChannelRow, split: SplitConfig, last: DeliveryRow | null) => ({
+    id: c.id,
+    tenantId: c.tenantId,
+    type: c.type as ChannelType,
+    name: c.name,
+    config: split.config,
+    payload_template: c.payloadTemplate,
+    hasSecret: hasSecret(c.type as ChannelType, split.secrets),
+    lastDelivery: last ? presentDelivery(last) : null,
+    createdAt: iso(c.createdAt),
+    updatedAt: iso(c.updatedAt),
+  });
+
+  async function checkOutbound(url: string | null) {
+    if (!url) return;
+    try {
+      await checkUrl(url, deps.allow);
+    } catch (err) {
+      if (err instanceof OutboundRefused) throw badRequest(err.message, err.code);
+      throw err;
+    }
+  }
+
+  function checkTemplate(type: ChannelType, template: string | null) {
+    if (template === null) return;
+    if (type !== 'webhook') throw badRequest('payload_template applies to webhook channels only', 'INVALID_CHANNEL_CONFIG');
+    const problem = validateTemplate(template);
+    if (problem) throw badRequest(`payload_template does not render to valid JSON: ${problem}`, 'INVALID_TEMPLATE');
+  }
+
+  async function save(actor: TeamActor, existing: ChannelRow | null, input: ChannelUpdateInput & { type: ChannelType; name: string }) {
+    const tenantId = actor.teamId;
+    const id = existing?.id ?? newId();
+    // A channel changing type starts from nothing: no secret of the old type carries over.
+    const previous = existing && existing.type === input.type ? dispatcher.openChannel(existing) : null;
+    const split = splitConfig(input.type, input.config ?? {}, previous);
+    const template = input.payload_template === undefined ? (existing?.payloadTemplate ?? null) : input.payload_template || null;
+    checkTemplate(input.type, template);
+    if (input.config) await checkOutbound(urlToCheck(input.config));
+    const now = clock.now();
+    const row: ChannelRow = {
+      id,
+      tenantId,
+      type: input.type,
+      name: input.name,
+      config: split.config,
+      secrets: dispatcher.sealSecrets(id, split.secrets),
+      payloadTemplate: template,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    await db.tx(async (tx) => {
+      await repo.saveChannel(tx, { ...row, createdBy: actor.userId });
+      await audit.write(tx, actor, {
+        action: existing ? 'admin.alert_channel_updated' : 'admin.alert_channel_created',
+        tenantId,
+        targetType: 'alert_channel',
+        targetId: id,
+        // Names and kinds only: never a URL, address list or secret in the audit log.
+        details: { name: row.name, type: row.type, hasSecret: hasSecret(input.type, split.secrets) },
+      });
+    });
+    return present(row, split, null);
+  }
+
+  async function require(tenantId: string, id: string) {
+    const c = await repo.findChannel(tenantId, id);
+    if (!c) throw notFound('No such channel');
+    return c;
+  }
+
+  return {
+    async list(tenantId: string) {
+      const [rows, last] = await Promise.all([repo.listChannels(tenantId), repo.lastDeliveries(tenantId)]);
+      const lastOf = new Map(last.map((d) => [d.channelId, d]));
+      return rows.map((c) => present(c, dispatcher.openChannel(c), lastOf.get(c.id) ?? null));
+    },
+    create: (actor: TeamActor, input: ChannelCreateInput) => save(actor, null, input),
+    async update(actor: TeamActor, id: string, input: ChannelUpdateInput) {
+      const existing = await require(actor.teamId, id);
+      return save(actor, existing, { ...input, type: (input.type ?? existing.type) as ChannelType, name: input.name ?? existing.name });
+    },
+    async remove(actor: TeamActor, id: string) {
+      const tenantId = actor.teamId;
+      const removed = await db.tx(async (tx) => {
+        const rows = await repo.deleteChannel(tx, tenantId, id);
+        if (rows.length === 0) return false;
+        await audit.write(tx, actor, { action: 'admin.alert_channel_deleted', tenantId, targetType: 'alert_channel', targetId: id });
+        return true;
+      });
+      if (!removed) throw notFound('No such channel');
+    },
+
+    /** A sample alert through the same sender, signature included; recorded among the channel's deliveries. */
+    async test(actor: TeamActor, id: string) {
+      const c = await require(actor.teamId, id);
+      const now = clock.now();
+      const deliveryId = newId();
+      const teamName = (await repo.teamName(db, c.tenantId)) ?? '';
+      const payload = { ...SAMPLE_PAYLOAD, timestamp: now.toISOString(), teamName };
+      await db.tx((tx) =>
+        repo.insertDeliveries(tx, [
+          {
+            id: deliveryId,
+            tenantId: c.tenantId,
+            channelId: c.id,
+            alertId: null,
+            event: 'test',
+            status: 'pending',
+            payload: payload as unknown as Record<string, unknown>,
+            createdAt: now,
+            updatedAt: now,
+          },
+        ]),
+      );
+      const outcome = await dispatcher.attempt(deliveryId, { retry: false });
+      if (!outcome) throw notFound('No such channel');
+      return {
+        delivered: outcome.delivered,
+        status: outcome.status,
+        durationMs: outcome.durationMs,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      };
+    },
+
+    deliveries: async (tenantId: string, id: string, limit: number) => {
+      await require(tenantId, id);
+      return (await repo.deliveriesOf(tenantId, id, limit)).map(presentDelivery);
+    },
+    teamOfChannel: repo.teamOfChannel,
+  };
+}
+
+export type ChannelsService = ReturnType<typeof createChannelsService>;

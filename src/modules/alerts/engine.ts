@@ -1,0 +1,209 @@
+/**
+ * The alert engine: turns events (an announced or confirmed detection, a satellite gone
+ * offline, a scheduled absence or trend finding) into stored alerts, the team's WebSocket
+ * `alert` frame and one delivery per channel of the rule.
+ *
+ * Every process that sees an event may evaluate it (split mode: each api instance hears the
+ * bus). An alert is stored once: its dedup key is unique per team, and the cooldown is checked
+ * under a lock on (rule, cooldown key), so the processes agree on one winner; only the winner
+ * announces and delivers.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { AnnouncedDetection } from '../../infra/bus/index.ts';
+import { newId } from '../../core/crypto.ts';
+import { createAlertsRepo, type AlertRow, type NewAlert, type RuleRow } from './repo.ts';
+import { cooldownKeyOf, describeDetection, eventOfRule, inWindow, matchesDetection, type DetectionTrigger } from './conditions.ts';
+import type { AlertPayload } from './delivery/types.ts';
+import type { Dispatcher } from './dispatch.ts';
+import type { AlertEvent } from './schemas.ts';
+
+export const presentAlert = (a: AlertRow) => ({
+  id: a.id,
+  ruleId: a.ruleId,
+  ruleName: a.ruleName,
+  event: a.event as AlertEvent,
+  satelliteId: a.satelliteId,
+  satelliteName: a.satelliteName,
+  detectionId: a.detectionId,
+  species: a.species,
+  speciesCode: a.speciesCode,
+  commonName: a.commonName,
+  confidence: a.confidence,
+  message: a.message,
+  createdAt: new Date(a.createdAt).toISOString(),
+  acknowledged: a.acknowledgedAt !== null,
+  acknowledgedAt: a.acknowledgedAt ? new Date(a.acknowledgedAt).toISOString() : null,
+});
+
+/** What a rule found, before the engine decides whether to store it. */
+export interface Finding {
+  satelliteId: string | null;
+  satelliteName: string | null;
+  detectionId: string | null;
+  speciesCode: string | null;
+  species: string | null;
+  commonName: string | null;
+  confidence: number | null;
+  message: string;
+  /** Unique per team with the rule id: the same event never stores two alerts. */
+  eventKey: string;
+}
+
+const RULES_TTL_MS = 30_000;
+
+export function createAlertEngine(deps: {
+  db: Db;
+  clock: Clock;
+  dispatcher: Pick<Dispatcher, 'enqueue'>;
+  /** The team's time zone (quiet hours, daily windows). */
+  timeZone: (tenantId: string) => Promise<string>;
+  /** Calibrated confidence of one raw value, for rules that compare it. */
+  calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
+  categoryOf: (speciesCode: string) => string;
+  sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
+  publicUrl: string;
+  warn: (obj: object, msg: string) => void;
+}) {
+  const { db, clock } = deps;
+  const repo = createAlertsRepo(db);
+  const cache = new Map<string, { rules: RuleRow[]; at: number }>();
+
+  async function rulesOf(tenantId: string): Promise<RuleRow[]> {
+    const hit = cache.get(tenantId);
+    const now = Date.now();
+    if (hit && now - hit.at < RULES_TTL_MS) return hit.rules;
+    const rules = await repo.enabledRulesOf(tenantId);
+    cache.set(tenantId, { rules, at: now });
+    return rules;
+  }
+
+  /** Stores the alert unless the cooldown or an earlier store has it; the winner announces and delivers. */
+  async function fire(rule: RuleRow, f: Finding): Promise<AlertRow | null> {
+    const now = clock.now();
+    const event = eventOfRule(rule);
+    const tz = rule.quietHours ? await deps.timeZone(rule.tenantId) : 'UTC';
+    const muted = rule.quietHours ? inWindow(rule.quietHours, now, tz) : false;
+    const cooldownKey = cooldownKeyOf(rule, f.satelliteId, f.speciesCode);
+    const alert: NewAlert = {
+      id: newId(),
+      tenantId: rule.tenantId,
+      ruleId: rule.id,
+      ruleName: rule.name,
+      event,
+      satelliteId: f.satelliteId,
+      satelliteName: f.satelliteName,
+      detectionId: f.detectionId,
+      speciesCode: f.speciesCode,
+      species: f.species,
+      commonName: f.commonName,
+      confidence: f.confidence,
+      message: f.message,
+      createdAt: now,
+      dedupKey: `${rule.id}:${f.eventKey}`,
+      cooldownKey,
+      muted,
+    };
+    const payload: AlertPayload = {
+      event,
+      timestamp: now.toISOString(),
+      ruleName: rule.name,
+      teamName: '',
+      message: f.message,
+      species: f.species,
+      commonName: f.commonName,
+      confidence: f.confidence,
+      satelliteName: f.satelliteName,
+      detectionId: f.detectionId,
+      link: f.detectionId ? `${deps.publicUrl}/detections/${f.detectionId}` : `${deps.publicUrl}/alerts`,
+    };
+    const deliveryIds = await db.tx(async (tx) => {
+      if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
+      if (rule.cooldownMinutes > 0) {
+        const recent = await repo.alertSince(tx, rule.id, cooldownKey, new Date(now.getTime() - rule.cooldownMinutes * 60_000));
+        if (recent) return null;
+      }
+      if (!(await repo.insertAlert(tx, alert))) return null;
+      if (muted || rule.channelIds.length === 0) return [];
+      payload.teamName = (await repo.teamName(tx, rule.tenantId)) ?? '';
+      const rows = rule.channelIds.map((channelId) => ({
+        id: newId(),
+        tenantId: rule.tenantId,
+        channelId,
+        alertId: alert.id,
+        event,
+        status: 'pending' as const,
+        payload: payload as unknown as Record<string, unknown>,
+        createdAt: now,
+        updatedAt: now,
+      }));
+      await repo.insertDeliveries(tx, rows);
+      return rows.map((r) => r.id);
+    });
+    if (deliveryIds === null) return null;
+    const stored: AlertRow = { ...alert, acknowledgedAt: null };
+    try {
+      await deps.sendToTeam(rule.tenantId, { type: 'alert', alert: presentAlert(stored), speciesCode: f.speciesCode });
+    } catch (err) {
+      deps.warn({ err, alertId: alert.id }, 'alerts: could not send the alert event');
+    }
+    await deps.dispatcher.enqueue(deliveryIds);
+    return stored;
+  }
+
+  return {
+    fire,
+    rulesOf,
+    forget: (tenantId: string) => cache.delete(tenantId),
+
+    /** Detection rules against one detection; returns the alerts stored by this call. */
+    async onDetection(trigger: DetectionTrigger, d: AnnouncedDetection): Promise<AlertRow[]> {
+      const rules = (await rulesOf(d.tenantId)).filter((r) => r.type === 'detection');
+      if (rules.length === 0) return [];
+      const facts = { ...d, category: deps.categoryOf(d.speciesCode) };
+      const needsCalibrated = rules.some((r) => r.conditions.confidenceKind === 'calibrated' && r.conditions.minConfidence !== undefined);
+      const calibrated = needsCalibrated ? await deps.calibrated(d.tenantId, d.modelId, d.confidence) : d.confidence;
+      const stored: AlertRow[] = [];
+      for (const rule of rules) {
+        if (!matchesDetection(rule, facts, trigger, () => calibrated)) continue;
+        const a = await fire(rule, {
+          satelliteId: d.satelliteId,
+          satelliteName: d.satelliteName,
+          detectionId: d.id,
+          speciesCode: d.speciesCode,
+          species: d.scientificName,
+          commonName: d.commonName,
+          confidence: d.confidence,
+          message: describeDetection(eventOfRule(rule), d),
+          eventKey: `${trigger}:${d.id}`,
+        });
+        if (a) stored.push(a);
+      }
+      return stored;
+    },
+
+    /** The offline monitor marked a satellite offline: the team's satellite_offline rules fire. */
+    async onOffline(e: { tenantId: string; satelliteId: string; name: string; lastSeenAt: string }): Promise<AlertRow[]> {
+      const rules = (await rulesOf(e.tenantId)).filter((r) => r.type === 'absence' && r.conditions.system === 'satellite_offline');
+      const stored: AlertRow[] = [];
+      for (const rule of rules) {
+        if (rule.conditions.satelliteIds?.length && !rule.conditions.satelliteIds.includes(e.satelliteId)) continue;
+        const a = await fire(rule, {
+          satelliteId: e.satelliteId,
+          satelliteName: e.name,
+          detectionId: null,
+          speciesCode: null,
+          species: null,
+          commonName: null,
+          confidence: null,
+          message: `Satellite offline: ${e.name} (last seen ${e.lastSeenAt})`,
+          eventKey: `offline:${e.satelliteId}:${e.lastSeenAt}`,
+        });
+        if (a) stored.push(a);
+      }
+      return stored;
+    },
+  };
+}
+
+export type AlertEngine = ReturnType<typeof createAlertEngine>;

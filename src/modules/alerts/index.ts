@@ -1,0 +1,99 @@
+/**
+ * The alerting module (issue 17), assembled: services for the routes, the engine and the
+ * delivery dispatcher the runtime starts, and the scheduler of absence and trend rules.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import type { Bus } from '../../infra/bus/index.ts';
+import type { JobQueue } from '../../infra/queue/types.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../config.ts';
+import type { AuditWriter } from '../audit/writer.ts';
+import { parseAllowList } from './delivery/outbound.ts';
+import { createDispatcher, type Mail } from './dispatch.ts';
+import { createAlertsService } from './alerts-service.ts';
+import { createRulesService } from './rules-service.ts';
+import { createChannelsService } from './channels-service.ts';
+import { createAlertEngine } from './engine.ts';
+import { createAlertScheduler } from './scheduler.ts';
+
+export function createAlerting(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditWriter;
+  bus: Bus;
+  kv: { setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> };
+  mail: Mail;
+  queue: JobQueue;
+  config: Pick<Config, 'alerts' | 'secret' | 'publicUrl'>;
+  timeZone: (tenantId: string) => Promise<string>;
+  calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
+  categoryOf: (speciesCode: string) => string;
+  sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
+  warn: (obj: object, msg: string) => void;
+}) {
+  const { db, clock, audit, bus, config } = deps;
+  const allow = parseAllowList(config.alerts.allowHosts);
+  const dispatcher = createDispatcher({
+    db,
+    clock,
+    queue: deps.queue,
+    mail: deps.mail,
+    secret: config.secret,
+    config: config.alerts,
+    allow,
+  });
+  const engine = createAlertEngine({
+    db,
+    clock,
+    dispatcher,
+    timeZone: deps.timeZone,
+    calibrated: deps.calibrated,
+    categoryOf: deps.categoryOf,
+    sendToTeam: deps.sendToTeam,
+    publicUrl: config.publicUrl,
+    warn: deps.warn,
+  });
+  const scheduler = createAlertScheduler({
+    db,
+    clock,
+    kv: deps.kv,
+    engine,
+    dispatcher,
+    timeZone: deps.timeZone,
+    // Past every retry a delivery could still be waiting for (back-off and time-outs), with room.
+    staleAfterMs: Math.max(
+      10 * 60_000,
+      config.alerts.backoffMs * 2 ** config.alerts.maxAttempts + config.alerts.timeoutMs * config.alerts.maxAttempts,
+    ),
+    onError: (err, ruleId) => deps.warn({ err, ruleId }, 'alerts: evaluating a scheduled rule failed'),
+  });
+
+  /** Listens on the bus (detections, offline satellites, rule changes) and takes delivery jobs. Returns the stop function. */
+  async function start(opts: { schedule: boolean }) {
+    const report = (what: string) => (err: unknown) => deps.warn({ err }, `alerts: ${what} failed`);
+    const unsubscribe = [
+      bus.subscribe('alerts.rules_changed', (e) => engine.forget(e.tenantId)),
+      bus.subscribe('detection.announced', (e) => void engine.onDetection(e.trigger, e.detection).catch(report('evaluating a detection'))),
+      bus.subscribe('satellite.offline', (e) => void engine.onOffline(e).catch(report('the offline alert'))),
+    ];
+    await dispatcher.start();
+    const timer = opts.schedule ? setInterval(() => void scheduler.tick().catch(report('the alert schedule')), 60_000) : null;
+    timer?.unref();
+    return () => {
+      if (timer) clearInterval(timer);
+      for (const u of unsubscribe) u();
+    };
+  }
+
+  return {
+    alerts: createAlertsService({ db, clock }),
+    rules: createRulesService({ db, clock, audit, bus }),
+    channels: createChannelsService({ db, clock, audit, dispatcher, allow }),
+    engine,
+    dispatcher,
+    scheduler,
+    start,
+  };
+}
+
+export type Alerting = ReturnType<typeof createAlerting>;
