@@ -1,0 +1,30 @@
+export type AlertEvent =
+  'rare_species' | 'first_of_day' | 'first_of_season' | 'satellite_offline' | 'absence' | 'trend' | 'custom_rule' | 'test';
+
+export type ChannelType = 'email' | 'webhook' | 'chat_blocks' | 'chat_bot' | 'chat_cards' | 'chat_embeds';
+
+/** What a delivery says; built by the alerts engine. */
+export interface AlertPayload {
+  event: AlertEvent;
+  /** ISO 8601 */
+  timestamp: string;
+  ruleName: string;
+  teamName: string;
+  /** One line of human text, e.g. "Rare species: Eurasian Wren (0.91) at Garden". */
+  message: string;
+  /** Scientific name. */
+  species: string | null;
+  commonName: string | null;
+  confidence: number | null;
+  satelliteName: string | null;
+  detectionId: string | null;
+  /** Absolute dashboard URL, or null. */
+  link: string | null;
+}
+
+/** A channel's configuration with its secrets opened (never leaves the process). */
+export type ChannelTarget =
+  | { type: 'email'; addresses: string[] }
+  | { type: 'webhook'; url: string; secret: string | null; payloadTemplate: string | null }
+  | { type: 'chat_blocks' | 'chat_cards' | 'chat_embeds'; webhookUrl: string }
+  | { type: 'chat_bot'; botToken: string; chatId: string };
