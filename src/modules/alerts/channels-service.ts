@@ -6,7 +6,7 @@ import { newId } from '../../core/crypto.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { createAlertsRepo, type ChannelRow, type DeliveryRow } from './repo.ts';
 import { hasSecret, splitConfig, urlToCheck, type SplitConfig } from './channel-config.ts';
-import type { ChannelCreateInput, ChannelUpdateInput } from './schemas.ts';
+import type { ChannelConfigInput, ChannelCreateInput, ChannelUpdateInput } from './schemas.ts';
 import type { ChannelType } from './delivery/types.ts';
 import { checkUrl, OutboundRefused, type AllowList } from './delivery/outbound.ts';
 import { SAMPLE_PAYLOAD, validateTemplate } from './delivery/template.ts';
@@ -67,7 +67,11 @@ export function createChannelsService(deps: {
     if (problem) throw badRequest(`payload_template does not render to valid JSON: ${problem}`, 'INVALID_TEMPLATE');
   }
 
-  async function save(actor: TeamActor, existing: ChannelRow | null, input: ChannelUpdateInput & { type: ChannelType; name: string }) {
+  async function save(
+    actor: TeamActor,
+    existing: ChannelRow | null,
+    input: { type: ChannelType; name: string; config?: ChannelConfigInput; payload_template?: string | null },
+  ) {
     const tenantId = actor.teamId;
     const id = existing?.id ?? newId();
     // A channel changing type starts from nothing: no secret of the old type carries over.
@@ -117,7 +121,12 @@ export function createChannelsService(deps: {
     create: (actor: TeamActor, input: ChannelCreateInput) => save(actor, null, input),
     async update(actor: TeamActor, id: string, input: ChannelUpdateInput) {
       const existing = await require(actor.teamId, id);
-      return save(actor, existing, { ...input, type: (input.type ?? existing.type) as ChannelType, name: input.name ?? existing.name });
+      return save(actor, existing, {
+        config: input.config,
+        payload_template: input.payload_template,
+        type: (input.type ?? existing.type) as ChannelType,
+        name: input.name ?? existing.name,
+      });
     },
     async remove(actor: TeamActor, id: string) {
       const tenantId = actor.teamId;

@@ -21,6 +21,7 @@ export const ALERT_EVENTS = [
   'test',
 ] as const;
 export type AlertEvent = (typeof ALERT_EVENTS)[number];
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -124,7 +125,13 @@ const ChannelFields = {
 };
 export const ChannelCreateBody = Type.Object({ tenantId: Uuid, ...ChannelFields }, { additionalProperties: false });
 export const ChannelUpdateBody = Type.Object(
-  { tenantId: Type.Optional(Uuid), ...ChannelFields, type: Type.Optional(ChannelFields.type), config: Type.Optional(ChannelConfigInput) },
+  {
+    tenantId: Type.Optional(Uuid),
+    ...ChannelFields,
+    type: Type.Optional(ChannelFields.type),
+    name: Type.Optional(ChannelFields.name),
+    config: Type.Optional(ChannelConfigInput),
+  },
   { additionalProperties: false },
 );
 export type ChannelCreateInput = Static<typeof ChannelCreateBody>;

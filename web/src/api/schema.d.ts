@@ -950,6 +950,799 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/alert-rules/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Channels of the team; secrets never shown (hasSecret instead) */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channels: ({
+                                config: {
+                                    [key: string]: unknown;
+                                };
+                                createdAt: string;
+                                hasSecret: boolean;
+                                id: string;
+                                lastDelivery: ({
+                                    alertId: string | null;
+                                    attempts: number;
+                                    createdAt: string;
+                                    durationMs: number | null;
+                                    error: string | null;
+                                    event: string;
+                                    id: string;
+                                    receiverStatus: number | null;
+                                    status: "pending" | "retrying" | "delivered" | "failed";
+                                    updatedAt: string;
+                                } & {
+                                    [key: string]: unknown;
+                                }) | null;
+                                name: string;
+                                payload_template: string | null;
+                                tenantId: string;
+                                type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Creates a channel; URLs are checked against the outbound address policy */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config: {
+                            addresses?: string[];
+                            botToken?: string;
+                            chatId?: string;
+                            secret?: string | null;
+                            url?: string;
+                            webhookUrl?: string;
+                        };
+                        name: string;
+                        payload_template?: string | null;
+                        /** Format: uuid */
+                        tenantId: string;
+                        type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            createdAt: string;
+                            hasSecret: boolean;
+                            id: string;
+                            lastDelivery: ({
+                                alertId: string | null;
+                                attempts: number;
+                                createdAt: string;
+                                durationMs: number | null;
+                                error: string | null;
+                                event: string;
+                                id: string;
+                                receiverStatus: number | null;
+                                status: "pending" | "retrying" | "delivered" | "failed";
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            name: string;
+                            payload_template: string | null;
+                            tenantId: string;
+                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alert-rules/channels/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Updates a channel; a secret left out is kept, null removes it */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        config?: {
+                            addresses?: string[];
+                            botToken?: string;
+                            chatId?: string;
+                            secret?: string | null;
+                            url?: string;
+                            webhookUrl?: string;
+                        };
+                        name?: string;
+                        payload_template?: string | null;
+                        /** Format: uuid */
+                        tenantId?: string;
+                        type?: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            config: {
+                                [key: string]: unknown;
+                            };
+                            createdAt: string;
+                            hasSecret: boolean;
+                            id: string;
+                            lastDelivery: ({
+                                alertId: string | null;
+                                attempts: number;
+                                createdAt: string;
+                                durationMs: number | null;
+                                error: string | null;
+                                event: string;
+                                id: string;
+                                receiverStatus: number | null;
+                                status: "pending" | "retrying" | "delivered" | "failed";
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            name: string;
+                            payload_template: string | null;
+                            tenantId: string;
+                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Deletes a channel and takes it out of every rule */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alert-rules/channels/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The channel's recent deliveries, newest first (docs/decisions.md) */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: ({
+                                alertId: string | null;
+                                attempts: number;
+                                createdAt: string;
+                                durationMs: number | null;
+                                error: string | null;
+                                event: string;
+                                id: string;
+                                receiverStatus: number | null;
+                                status: "pending" | "retrying" | "delivered" | "failed";
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alert-rules/channels/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a sample through the real pipeline (signature included) and reports the receiver's answer */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            delivered: boolean;
+                            durationMs: number;
+                            error?: string;
+                            status: number | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alert-rules/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Rules of the team */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            rules: ({
+                                channelIds: string[];
+                                conditions: {
+                                    [key: string]: unknown;
+                                };
+                                cooldownMinutes: number;
+                                cooldownScope: "satellite" | "species";
+                                createdAt: string;
+                                enabled: boolean;
+                                event: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                                id: string;
+                                name: string;
+                                quietHours: {
+                                    /** @description HH:MM */
+                                    end: string;
+                                    /** @description HH:MM */
+                                    start: string;
+                                } | null;
+                                tenantId: string;
+                                type: "detection" | "absence" | "trend";
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Creates a rule */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        channelIds?: string[];
+                        conditions?: {
+                            categories?: string[];
+                            confidenceKind?: "raw" | "calibrated";
+                            direction?: "fall" | "rise";
+                            firstOfDay?: boolean;
+                            firstOfSeason?: boolean;
+                            metric?: "diversity" | "detections";
+                            /** @description Trend: least count in the earlier window */
+                            minBaseline?: number;
+                            minConfidence?: number;
+                            /** @description Absence: silence that fires the rule */
+                            minutes?: number;
+                            percent?: number;
+                            rareOnly?: boolean;
+                            satelliteIds?: string[];
+                            /** @description Species codes or scientific names; empty: any */
+                            species?: string[];
+                            system?: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline";
+                            /** @description Fires when a matching detection is confirmed by vote */
+                            verifiedOnly?: boolean;
+                            window?: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                            };
+                            windowMinutes?: number;
+                        };
+                        cooldownMinutes?: number;
+                        cooldownScope?: "satellite" | "species";
+                        /** @default true */
+                        enabled?: boolean;
+                        name: string;
+                        quietHours?: {
+                            /** @description HH:MM */
+                            end: string;
+                            /** @description HH:MM */
+                            start: string;
+                        } | null;
+                        /** Format: uuid */
+                        tenantId: string;
+                        type: "detection" | "absence" | "trend";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channelIds: string[];
+                            conditions: {
+                                [key: string]: unknown;
+                            };
+                            cooldownMinutes: number;
+                            cooldownScope: "satellite" | "species";
+                            createdAt: string;
+                            enabled: boolean;
+                            event: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                            id: string;
+                            name: string;
+                            quietHours: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                            } | null;
+                            tenantId: string;
+                            type: "detection" | "absence" | "trend";
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alert-rules/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replaces a rule (members left out take their defaults) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        channelIds?: string[];
+                        conditions?: {
+                            categories?: string[];
+                            confidenceKind?: "raw" | "calibrated";
+                            direction?: "fall" | "rise";
+                            firstOfDay?: boolean;
+                            firstOfSeason?: boolean;
+                            metric?: "diversity" | "detections";
+                            /** @description Trend: least count in the earlier window */
+                            minBaseline?: number;
+                            minConfidence?: number;
+                            /** @description Absence: silence that fires the rule */
+                            minutes?: number;
+                            percent?: number;
+                            rareOnly?: boolean;
+                            satelliteIds?: string[];
+                            /** @description Species codes or scientific names; empty: any */
+                            species?: string[];
+                            system?: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline";
+                            /** @description Fires when a matching detection is confirmed by vote */
+                            verifiedOnly?: boolean;
+                            window?: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                            };
+                            windowMinutes?: number;
+                        };
+                        cooldownMinutes?: number;
+                        cooldownScope?: "satellite" | "species";
+                        /** @default true */
+                        enabled?: boolean;
+                        name: string;
+                        quietHours?: {
+                            /** @description HH:MM */
+                            end: string;
+                            /** @description HH:MM */
+                            start: string;
+                        } | null;
+                        /** Format: uuid */
+                        tenantId?: string;
+                        type: "detection" | "absence" | "trend";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channelIds: string[];
+                            conditions: {
+                                [key: string]: unknown;
+                            };
+                            cooldownMinutes: number;
+                            cooldownScope: "satellite" | "species";
+                            createdAt: string;
+                            enabled: boolean;
+                            event: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                            id: string;
+                            name: string;
+                            quietHours: {
+                                /** @description HH:MM */
+                                end: string;
+                                /** @description HH:MM */
+                                start: string;
+                            } | null;
+                            tenantId: string;
+                            type: "detection" | "absence" | "trend";
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Deletes a rule; its alerts stay, unlinked */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's alerts, newest first; ?acknowledged=true or false */
+        get: {
+            parameters: {
+                query?: {
+                    acknowledged?: boolean;
+                    event?: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                    limit?: number;
+                    offset?: number;
+                    satelliteId?: string;
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            alerts: ({
+                                acknowledged: boolean;
+                                acknowledgedAt: string | null;
+                                commonName: string | null;
+                                confidence: number | null;
+                                createdAt: string;
+                                detectionId: string | null;
+                                event: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                                id: string;
+                                message: string;
+                                ruleId: string | null;
+                                ruleName: string;
+                                satelliteId: string | null;
+                                satelliteName: string | null;
+                                species: string | null;
+                                speciesCode: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            total: number;
+                            unacknowledged: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts/{id}/acknowledge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dismisses an alert for the whole team */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            acknowledged: boolean;
+                            acknowledgedAt: string | null;
+                            commonName: string | null;
+                            confidence: number | null;
+                            createdAt: string;
+                            detectionId: string | null;
+                            event: "rare_species" | "first_of_day" | "first_of_season" | "satellite_offline" | "absence" | "trend" | "custom_rule" | "test";
+                            id: string;
+                            message: string;
+                            ruleId: string | null;
+                            ruleName: string;
+                            satelliteId: string | null;
+                            satelliteName: string | null;
+                            species: string | null;
+                            speciesCode: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/alerts/acknowledge-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Dismisses every unacknowledged alert of the team (docs/decisions.md) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        tenantId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            acknowledged: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audio/{chunkId}": {
         parameters: {
             query?: never;

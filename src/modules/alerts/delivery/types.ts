@@ -1,7 +1,6 @@
-export type AlertEvent =
-  'rare_species' | 'first_of_day' | 'first_of_season' | 'satellite_offline' | 'absence' | 'trend' | 'custom_rule' | 'test';
+import type { AlertEvent, ChannelType } from '../schemas.ts';
 
-export type ChannelType = 'email' | 'webhook' | 'chat_blocks' | 'chat_bot' | 'chat_cards' | 'chat_embeds';
+export type { AlertEvent, ChannelType };
 
 /** What a delivery says; built by the alerts engine. */
 export interface AlertPayload {
