@@ -97,6 +97,15 @@ describe('webhook signatures against a checking receiver', () => {
   });
 });
 
+test('a template that cannot render and a header that cannot be sent are refusals, not rejections', async () => {
+  const r = await sendOnce({ type: 'webhook', url: 'http://127.0.0.1:1/', secret: null, payloadTemplate: '{{#a}}' }, hostile, options());
+  assert.equal(r.refused, true);
+  assert.match(r.error ?? '', /does not render/);
+  const h = await postJson('http://127.0.0.1:1/', '{}', { 'x-bad': 'a\r\nb' }, { allow: LOCAL, timeoutMs: 2000 });
+  assert.equal(h.refused, true);
+  assert.equal(h.status, null);
+});
+
 test('verifySignature refuses near misses and a missing header', () => {
   const body = Buffer.from('{"a":1}');
   const good = signatureOf(SECRET, body);
@@ -297,6 +306,19 @@ describe('sendOnce to chat and mail', () => {
     assert.equal(body.parse_mode, 'HTML');
     assert.ok(body.text.includes('&lt;/script&gt;'));
     assert.ok(!body.text.includes('</script>'));
+  });
+
+  test('a receiver echoing the token back does not get it into the stored response', async () => {
+    const echo = await startReceiver((r) => ({ status: 401, body: `{"ok":false,"description":"Unauthorized: ${r.path}"}` }));
+    try {
+      const r = await sendOnce({ type: 'chat_bot', botToken: TOKEN, chatId: '1' }, hostile, options({ telegramApiUrl: echo.url }));
+      assert.equal(r.status, 401);
+      assert.equal(echo.received.at(-1)!.path, `/bot${TOKEN}/sendMessage`);
+      assert.ok(r.responseBody.includes('Unauthorized'));
+      assert.ok(!r.responseBody.includes('AAH-secret_bot_token'), r.responseBody);
+    } finally {
+      await echo.close();
+    }
   });
 
   test('the bot token never shows in an error', async () => {

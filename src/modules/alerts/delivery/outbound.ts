@@ -131,6 +131,11 @@ export function postJson(
   let target: ReturnType<typeof checkShape>;
   try {
     target = checkShape(url, opts.allow);
+    // request() throws on a bad header, and this function promises to resolve.
+    for (const [name, value] of Object.entries(headers)) {
+      http.validateHeaderName(name);
+      http.validateHeaderValue(name, value);
+    }
   } catch (err) {
     return Promise.resolve(result({ error: (err as Error).message, refused: true }));
   }
@@ -176,8 +181,9 @@ export function postJson(
 
     req.on('socket', (socket) => {
       socket.once('connect', () => {
+        // No peer means the socket is already gone, and the request fails as a network error.
         const peer = socket.remoteAddress;
-        if (!listed && (peer === undefined || !isAddressAllowed(peer, opts.allow))) req.destroy(notAllowed(peer ?? host));
+        if (!listed && peer !== undefined && !isAddressAllowed(peer, opts.allow)) req.destroy(notAllowed(peer));
       });
     });
     req.on('error', (err) => {

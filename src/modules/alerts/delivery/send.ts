@@ -46,6 +46,17 @@ const scrub = (r: OutboundResult, requestBody: string, secrets: Array<string | n
   requestBody,
 });
 
+/** A failure no retry can mend: nothing was sent. */
+const refusal = (error: string, requestBody: string): SendResult => ({
+  status: null,
+  durationMs: 0,
+  error,
+  retryAfterMs: null,
+  responseBody: '',
+  refused: true,
+  requestBody,
+});
+
 /**
  * For email, `status` stays null: the caller treats `error === null` as delivered. A failure
  * after some addresses were mailed is retried whole, so those may get the alert twice.
@@ -78,7 +89,13 @@ export async function sendOnce(target: ChannelTarget, p: AlertPayload, o: SendOp
     case 'email':
       return sendMail(target.addresses, p, o.mail);
     case 'webhook': {
-      const body = target.payloadTemplate ? renderTemplate(target.payloadTemplate, p) : defaultWebhookBody(p);
+      let body: string;
+      try {
+        body = target.payloadTemplate ? renderTemplate(target.payloadTemplate, p) : defaultWebhookBody(p);
+      } catch (err) {
+        // Saved templates were validated; one that still fails will fail on every retry.
+        return refusal(`the payload template does not render: ${(err as Error).message}`, '');
+      }
       const headers: Record<string, string> = { [DELIVERY_ID_HEADER]: o.deliveryId, [EVENT_HEADER]: p.event };
       if (target.secret) headers[SIGNATURE_HEADER] = signatureOf(target.secret, body);
       return scrub(await postJson(target.url, body, headers, net), body, [target.secret, target.url]);
@@ -98,15 +115,7 @@ export async function sendOnce(target: ChannelTarget, p: AlertPayload, o: SendOp
     case 'chat_bot': {
       const body = JSON.stringify(telegramBody(target.chatId, p));
       if (!TELEGRAM_TOKEN.test(target.botToken)) {
-        return {
-          status: null,
-          durationMs: 0,
-          error: 'the bot token is not in the form 123456:ABC…',
-          retryAfterMs: null,
-          responseBody: '',
-          refused: true,
-          requestBody: body,
-        };
+        return refusal('the bot token is not in the form 123456:ABC…', body);
       }
       const url = `${o.telegramApiUrl.replace(/\/+$/, '')}/bot${target.botToken}/sendMessage`;
       return scrub(await postJson(url, body, {}, net), body, [target.botToken, url]);
