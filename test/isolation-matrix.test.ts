@@ -108,6 +108,26 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
   chunk: async ({ hub, w }) => (await makeChunk(hub, { team: w.team, durationMs: 100, audio: makeWav(4800) })).id,
   // A detection of a satellite of the world's team (its chunk need not exist).
   detection: async (c) => (c.detectionId = await makeDetection(c.hub, { team: c.w.team })),
+  // Alerting: an email channel (no outbound URL to allow), a rule, and an alert row of the world's team.
+  alertChannel: async ({ hub, w }) =>
+    (
+      await call(hub.url, 'POST', '/alert-rules/channels', {
+        body: { tenantId: w.team.id, type: 'email', name: 'matrix', config: { addresses: ['matrix@example.org'] } },
+        as: w.admin,
+      })
+    ).body.id,
+  alertRule: async ({ hub, w }) =>
+    (await call(hub.url, 'POST', '/alert-rules/rules', { body: { tenantId: w.team.id, name: 'matrix', type: 'detection' }, as: w.admin }))
+      .body.id,
+  alert: async ({ hub, w }) => {
+    const id = newId();
+    await hub.infra.db.query(
+      `INSERT INTO alerts (id, tenant_id, rule_name, event, message, dedup_key, cooldown_key, created_at)
+       VALUES ($1, $2, 'matrix', 'custom_rule', 'matrix alert', $3, 'x', $4)`,
+      [id, w.team.id, `matrix:${id}`, hub.clock.now()],
+    );
+    return id;
+  },
 };
 
 const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; make: (c: FixtureContext) => Promise<string> }> = [
