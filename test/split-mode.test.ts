@@ -16,7 +16,9 @@ import path from 'node:path';
 import pg from 'pg';
 import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
+import http_ from 'node:http';
 import { makeWav } from '../src/protocol/wav.ts';
+import { verifySignature } from '../src/modules/alerts/delivery/signature.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
@@ -216,6 +218,9 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
   const dirs: string[] = [];
   let dispatcher: Proc | null = null;
   let apiProc: Proc | null = null;
+  /** A second api instance: both evaluate alert rules and take delivery jobs (issue 17). */
+  let apiProc2: Proc | null = null;
+  let apiUrl2 = '';
   let workerProc: Proc | null = null;
   let apiUrl = '';
   let dispatcherUrl = '';
@@ -255,6 +260,7 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       HOST: '127.0.0.1',
       MQTT_HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
+      WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
     };
     // Every port is chosen by the process itself (port 0) and read from its start-up lines: a port
     // probed free here could be taken by an outgoing connection before the child binds it.
@@ -294,6 +300,13 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     const a = /is listening on (http:\/\/[^\s]+) /.exec(apiProc.output());
     assert.ok(a, `api start-up lines: ${apiProc.output()}`);
     apiUrl = a[1];
+    apiProc2 = await serve(
+      { ...common, CHORUS_MODE: 'api', PORT: '0', MQTT_PORT: d[2], MQTT_WS_PORT: d[3], CHORUS_DATA_DIR: dir() },
+      /is listening on[^\n]*\n/,
+    );
+    const a2 = /is listening on (http:\/\/[^\s]+) /.exec(apiProc2.output());
+    assert.ok(a2, `second api start-up lines: ${apiProc2.output()}`);
+    apiUrl2 = a2[1];
 
     const login = await fetch(`${apiUrl}/api/auth/login?returnToken=true`, {
       method: 'POST',
@@ -311,6 +324,7 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     await sat?.mqtt.endAsync(true).catch(() => {});
     await workerProc?.stop();
     await apiProc?.stop();
+    await apiProc2?.stop();
     await dispatcher?.stop();
     const c = new pg.Client({ connectionString: DATABASE_URL });
     await c.connect();
@@ -437,6 +451,80 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       assert.ok(JSON.stringify(workers.body).includes('"jobsSucceeded":1'), `the worker process reports its job: ${workers.text}`);
     } finally {
       ws.close();
+    }
+  });
+
+  test('an alert rule fires once across two api processes: one stored alert, one signed webhook, one frame per socket', async () => {
+    assert.ok(sat, 'the satellite is connected');
+    const secret = 'split-webhook-secret-0123456789';
+    const received: Array<{ headers: Record<string, string | string[] | undefined>; body: Buffer }> = [];
+    const receiver = http_.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        received.push({ headers: req.headers, body });
+        const ok = verifySignature(secret, body, req.headers['x-service-signature'] as string | undefined);
+        res.writeHead(ok ? 200 : 401).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    const port = (receiver.address() as { port: number }).port;
+    const sockets = [apiUrl, apiUrl2].map((u) => {
+      const ws = new WebSocket(`${u.replace(/^http/, 'ws')}/ws/events?tenantId=${tenantId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const frames: any[] = [];
+      ws.on('message', (m) => frames.push(JSON.parse(m.toString())));
+      return { ws, frames, open: new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject)) };
+    });
+    try {
+      await Promise.all(sockets.map((s) => s.open));
+      const label = SPECIES[2].label;
+      const code = speciesCatalog().byLabel(label)!.code;
+      const ch = await http('POST', '/alert-rules/channels', {
+        tenantId,
+        type: 'webhook',
+        name: 'Split hook',
+        config: { url: `http://127.0.0.1:${port}/hook`, secret },
+      });
+      assert.equal(ch.status, 201, ch.text);
+      const rule = await http('POST', '/alert-rules/rules', {
+        tenantId,
+        name: 'Split rule',
+        type: 'detection',
+        conditions: { species: [code] },
+        channelIds: [ch.body.id],
+      });
+      assert.equal(rule.status, 201, rule.text);
+      const chunkId = crypto.randomUUID();
+      const body = {
+        chunkId,
+        satelliteId: sat.id,
+        tenantId,
+        recordedAt: new Date().toISOString(),
+        durationMs: 3000,
+        sampleRate: 48000,
+        audio: makeWav(renderChunk({ species: [label], seed: 43 })).toString('base64'),
+      };
+      const ack = sat.next('ack', (m) => m.chunkId === chunkId);
+      sat.mqtt.publish(`chorus/${tenantId}/${sat.id}/audio`, JSON.stringify(body), { qos: 1 });
+      assert.deepEqual(await ack, { chunkId, status: 'stored' });
+      const deadline = Date.now() + WAIT_MS;
+      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // Both api processes heard the detection; give a duplicate every chance to show up.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.equal(received.length, 1, 'one webhook delivery');
+      assert.equal(JSON.parse(received[0].body.toString()).event, 'custom_rule');
+      for (const u of [apiUrl, apiUrl2]) {
+        const res = await fetch(`${u}/api/alerts?tenantId=${tenantId}`, { headers: { authorization: `Bearer ${token}` } });
+        const list = await res.json();
+        assert.equal(list.alerts.filter((x: any) => x.ruleId === rule.body.id).length, 1, `one alert listed by ${u}`);
+      }
+      for (const s of sockets) assert.equal(s.frames.filter((fr) => fr.type === 'alert').length, 1, 'one alert frame per socket');
+    } finally {
+      for (const s of sockets) s.ws.close();
+      await new Promise((r) => receiver.close(r));
     }
   });
 
