@@ -4,6 +4,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   ingest: () => import('./ingest.ts').then((m) => m.run()),
   inference: () => import('./inference.ts').then((m) => m.run()),
   detections: () => import('./detections.ts').then((m) => m.run()),
+  alerts: () => import('./alerts.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

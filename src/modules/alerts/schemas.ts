@@ -24,7 +24,8 @@ export type AlertEvent = (typeof ALERT_EVENTS)[number];
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
 
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+/** One of the values, typed as their union (a mapped array of literals would widen to string). */
+const literals = <T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>(Type.Union(values.map((v) => Type.Literal(v))));
 
 const Clock = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM' });
 /** A daily window; start after end wraps past midnight (22:00–06:00). */
