@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHub, type Hub } from '../helpers/hub.ts';
+import { CHROMIUM, cspViolations, newWatchedContext, signedIn as signInAs, skip } from '../helpers/browser.ts';
 import { factories, type TestTeam, type TestUser } from '../helpers/factories.ts';
 import { client } from '../helpers/http.ts';
 import { RawSatellite, audioBody } from '../helpers/raw-satellite.ts';
@@ -26,10 +27,8 @@ import { registerSatellite } from '../../src/satellite/cli.ts';
 import { syntheticSource } from '../../src/satellite/sources.ts';
 import { makeWav } from '../../src/protocol/wav.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const root = path.resolve(import.meta.dirname, '../..');
 const SHOTS = path.join(root, 'test-results', 'screenshots');
-const skip = fs.existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt-get install chromium); the dashboard e2e tests need it`;
 
 /** Gzipped bytes of the JavaScript the dashboard's first page loads (entry + modulepreloads). */
 function initialJsGzip(): { bytes: number; files: string[] } {
@@ -38,25 +37,6 @@ function initialJsGzip(): { bytes: number; files: string[] } {
   const files = [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+\.js)"/g)].map((m) => m[1]);
   const bytes = files.reduce((n, f) => n + zlib.gzipSync(fs.readFileSync(path.join(dist, f))).length, 0);
   return { bytes, files };
-}
-
-/** Content-Security-Policy violations reported by any page of a watched context: none may occur. */
-const cspViolations: string[] = [];
-
-/** A browser context whose pages report every CSP violation (the DOM event and Chromium's console report). */
-async function newWatchedContext(browser: Browser, options: Parameters<Browser['newContext']>[0]): Promise<BrowserContext> {
-  const ctx = await browser.newContext(options);
-  await ctx.exposeBinding('__reportCspViolation', (_source, text: string) => void cspViolations.push(text));
-  await ctx.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      const report = (window as unknown as { __reportCspViolation(text: string): void }).__reportCspViolation;
-      report(`${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
-    });
-  });
-  ctx.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-  });
-  return ctx;
 }
 
 describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
@@ -77,15 +57,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
   const totp = () => generate({ secret: totpSecret, epoch: Math.floor(hub.clock.now().getTime() / 1000) });
   const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   /** A fresh browser context signed in with `u`'s password. */
-  const signedIn = async (u: TestUser) => {
-    const ctx = await newWatchedContext(browser, { baseURL: hub.url });
-    const page = await ctx.newPage();
-    await page.goto('/sign-in');
-    await page.getByLabel('Email').fill(u.email);
-    await page.getByLabel('Password').fill(u.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    return { ctx, page };
-  };
+  const signedIn = (u: TestUser) => signInAs(browser, hub.url, u);
 
   before(async () => {
     // The hub serves web/dist: build it when missing or stale (CI builds it up front).
@@ -761,7 +733,18 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const det = (await api.get(`/detections?tenantId=${team.id}`, owner)).body.detections[0];
     const sats = (await api.get(`/satellites?tenantId=${team.id}`, owner)).body.satellites;
-    const paths = ['/detections', `/detections/${det.id}`, '/species', '/sessions', '/fleet', `/fleet/${sats[0].id}`, '/account', '/team'];
+    const paths = [
+      '/detections',
+      `/detections/${det.id}`,
+      '/species',
+      '/sessions',
+      '/fleet',
+      `/fleet/${sats[0].id}`,
+      '/account',
+      '/team',
+      '/alerts',
+      '/team/alerts',
+    ];
     const missing: string[] = [];
     for (const p of paths) {
       await page.goto(p);

@@ -6,6 +6,7 @@ import { atLeast } from './roles';
 import { useRoleName, useT } from './i18n';
 import { LiveProvider } from './live';
 import { accountKeys, useMe } from './api/hooks/account';
+import { useUnreadAlerts } from './api/hooks/alerts';
 import { LanguageProvider, SessionProvider, ToastProvider, useSession, useTheme, type ThemeChoice } from './session';
 import { ErrorText, Loading } from './components/ui';
 import { SignIn } from './pages/SignIn';
@@ -24,6 +25,8 @@ const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
 const Admin = lazy(() => import('./pages/Admin'));
+const Alerts = lazy(() => import('./pages/Alerts'));
+const AlertSettings = lazy(() => import('./pages/AlertSettings'));
 const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 
@@ -99,6 +102,24 @@ function RegisterSignedIn() {
   return invite ? <JoinInvite token={invite} /> : <Navigate to="/detections" replace />;
 }
 
+/** "Alerts" in the navigation, with how many nobody acknowledged yet (alert frames refresh it, see live.tsx). */
+function AlertsLink() {
+  const t = useT();
+  const { team } = useSession();
+  const unread = useUnreadAlerts(team?.id ?? null).data ?? 0;
+  return (
+    <NavLink to="/alerts" end data-testid="nav-alerts">
+      {t('nav.alerts')}
+      {unread > 0 ? (
+        <span className="nav-count" data-testid="nav-alerts-count">
+          {unread}
+          <span className="sr-only"> {t('nav.alerts.unread')}</span>
+        </span>
+      ) : null}
+    </NavLink>
+  );
+}
+
 function ShellPage() {
   const t = useT();
   const roleName = useRoleName();
@@ -127,6 +148,7 @@ function ShellPage() {
           <NavLink to="/species">{t('nav.species')}</NavLink>
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
+          <AlertsLink />
           {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
           <NavLink to="/teams" end>
             {t('nav.directory')}
@@ -184,6 +206,8 @@ function ShellPage() {
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
             <Route path="/account" element={<Account />} />
+            <Route path="/alerts" element={<Alerts />} />
+            <Route path="/team/alerts" element={<AlertSettings />} />
             <Route path="/team" element={<Team />} />
             <Route path="/teams/:id/join-requests" element={<Team />} />
             <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />

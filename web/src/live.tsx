@@ -4,10 +4,11 @@
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
-import { api, data } from './api/client';
 import { detectionKeys } from './api/hooks/detections';
 import { useT } from './i18n';
-import { useSession, useToast } from './session';
+import { useToast } from './session';
+import { useNameInLanguages } from './species';
+import { useRefreshAlerts, type Alert } from './api/hooks/alerts';
 
 export interface LiveDetection {
   type: 'detection';
@@ -23,6 +24,13 @@ export interface LiveDetection {
   isFirstOfSeason: boolean;
   detectedAt: string;
   audioChunkId: string;
+}
+
+/** An alert the team's rules raised (the engine's `alert` frame); speciesCode names the species when there is one. */
+export interface LiveAlert {
+  type: 'alert';
+  alert: Alert;
+  speciesCode: string | null;
 }
 
 export function useLiveEvents(tenantId: string | null, onEvent: (e: { type: string } & Record<string, unknown>) => void): boolean {
@@ -84,34 +92,45 @@ export const useLive = () => useContext(LiveContext);
 /**
  * One socket for the signed-in app shell: every page hears the active team's detections. A
  * detection refreshes the team's detection queries wherever they are shown, a rare species
- * gets a toast naming it in the person's languages, and pages may listen for the rest.
+ * gets a toast naming it in the person's languages, and pages may listen for the rest. An
+ * alert refreshes the alert list and the unread count, and toasts its message (with the
+ * species in the person's languages when it names one).
  */
 export function LiveProvider({ tenantId, children }: { tenantId: string | null; children: ReactNode }) {
   const t = useT();
   const toast = useToast();
   const qc = useQueryClient();
-  const { me } = useSession();
+  const refreshAlerts = useRefreshAlerts(tenantId);
   const listeners = useRef(new Set<Listener>());
-  // A rare species is named in the person's primary and secondary languages (English and the
-  // scientific name when the catalog has no translation or the lookup fails).
-  const languages = [me.preferences.primaryLanguage, ...(me.preferences.secondaryLanguages ?? [])].filter(Boolean).join(',');
+  // Species are named in the person's primary and secondary languages (see useNameInLanguages).
+  const nameOf = useNameInLanguages();
   const rareToast = useCallback(
     async (d: LiveDetection) => {
-      let names = [d.commonName];
-      try {
-        const tr = await data<{ names: Record<string, string> }>(
-          api.GET('/api/species/translate', { params: { query: { speciesCode: d.speciesCode, languages: languages || 'en' } } }),
-        );
-        names = [...new Set(Object.values(tr.names))];
-      } catch {
-        // The English name from the event stands in.
-      }
-      toast(t('toast.rare', { name: `${names.join(' · ')} (${d.scientificName})` }), 'rare');
+      const names = await nameOf(d.speciesCode, d.commonName);
+      toast(t('toast.rare', { name: `${names} (${d.scientificName})` }), 'rare');
     },
-    [languages, toast, t],
+    [nameOf, toast, t],
+  );
+  const alertToast = useCallback(
+    async (f: LiveAlert) => {
+      const a = f.alert;
+      const code = f.speciesCode ?? a.speciesCode;
+      if (!code) return toast(t('toast.alert', { message: a.message }), 'alert');
+      const names = await nameOf(code, a.commonName ?? a.species ?? code);
+      const name = a.species && a.species !== names ? `${names} (${a.species})` : names;
+      toast(t('toast.alertSpecies', { message: a.message, name }), 'alert');
+    },
+    [nameOf, toast, t],
   );
   const onEvent = useCallback(
     (e: { type: string } & Record<string, unknown>) => {
+      if (e.type === 'alert') {
+        const f = e as unknown as LiveAlert;
+        if (!f.alert || typeof f.alert.message !== 'string') return;
+        refreshAlerts();
+        void alertToast(f);
+        return;
+      }
       if (e.type !== 'detection') return;
       const d = e as unknown as LiveDetection;
       if (tenantId && d.tenantId && d.tenantId !== tenantId) return;
@@ -119,7 +138,7 @@ export function LiveProvider({ tenantId, children }: { tenantId: string | null; 
       void qc.invalidateQueries({ queryKey: detectionKeys.listsOf(tenantId) });
       if (d.isRare) void rareToast(d);
     },
-    [qc, tenantId, rareToast],
+    [qc, tenantId, rareToast, alertToast, refreshAlerts],
   );
   const connected = useLiveEvents(tenantId, onEvent);
   const subscribe = useCallback((fn: Listener) => {

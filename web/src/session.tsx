@@ -107,7 +107,7 @@ export function useFormat() {
 export interface Toast {
   id: number;
   text: string;
-  tone: 'info' | 'rare' | 'error';
+  tone: 'info' | 'rare' | 'alert' | 'error';
 }
 const ToastContext = createContext<(text: string, tone?: Toast['tone']) => void>(() => {});
 export const useToast = () => useContext(ToastContext);

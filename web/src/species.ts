@@ -4,7 +4,7 @@
  * the names load or when the catalog has no translation.
  */
 import { useCallback, useMemo } from 'react';
-import { useTranslatedNames } from './api/hooks/species';
+import { fetchSpeciesNames, useTranslatedNames } from './api/hooks/species';
 import { useSession } from './session';
 
 export interface SpeciesNames {
@@ -44,5 +44,25 @@ export function useSpeciesNames(codes: readonly string[]): (code: string, englis
       return { primary, others };
     },
     [byCode, languages],
+  );
+}
+
+/**
+ * Names one species for a toast: "Eurasian Hoopoe · Wiedehopf", the name in each of the
+ * person's languages (primary first). The English name stands in when the catalog has no
+ * translation or the lookup fails.
+ */
+export function useNameInLanguages(): (speciesCode: string, english: string) => Promise<string> {
+  const languages = useLanguages().join(',');
+  return useCallback(
+    async (speciesCode: string, english: string) => {
+      try {
+        const names = await fetchSpeciesNames(speciesCode, languages || 'en');
+        return names.length > 0 ? names.join(' · ') : english;
+      } catch {
+        return english;
+      }
+    },
+    [languages],
   );
 }

@@ -1,6 +1,6 @@
 /** The active team for its admins: members and roles, invite links, API keys. */
 import { useEffect, useState, type FormEvent } from 'react';
-import { useParams } from 'react-router';
+import { Link, useParams } from 'react-router';
 import type { Role } from '../api/hooks/account';
 import { useApiKeys, useCreateApiKey, useRevokeApiKey } from '../api/hooks/api-keys';
 import { useCreateInvite, useInvites, useRevokeInvite } from '../api/hooks/invites';
@@ -164,6 +164,11 @@ export default function Team() {
       </div>
 
       <JoinRequests tenantId={tenantId} />
+
+      <h2>{t('alertSettings.title')}</h2>
+      <p>
+        {t('team.alertsIntro')} <Link to="/team/alerts">{t('team.alertsLink')}</Link>
+      </p>
 
       <h2>{t('settings.team')}</h2>
       <SettingsTable scope={{ tenantId }} disabled={false} />

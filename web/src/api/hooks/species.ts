@@ -20,3 +20,14 @@ export function useTranslatedNames(codes: string[], languages: string[], enabled
     queryFn: () => data(api.POST('/api/species/translate', { body: { speciesCodes: codes.slice(0, 200), languages } })),
   });
 }
+
+/**
+ * One species' names in `languages` (comma-separated), fetched outside a query: the live toasts
+ * name a species once, as its event arrives. Each language's name once, in the hub's order.
+ */
+export async function fetchSpeciesNames(speciesCode: string, languages: string): Promise<string[]> {
+  const tr = await data<{ names: Record<string, string> }>(
+    api.GET('/api/species/translate', { params: { query: { speciesCode, languages } } }),
+  );
+  return [...new Set(Object.values(tr.names))];
+}
