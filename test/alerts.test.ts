@@ -275,10 +275,7 @@ describe('alerts', () => {
       assert.deepEqual([upd.body.name, upd.body.enabled, upd.body.channelIds], ['Rare birds', false, []]);
       assert.equal((await api.del(`/alert-rules/rules/${r.id}`, admin)).status, 204);
       assert.equal((await api.del(`/alert-rules/rules/${r.id}`, admin)).status, 404);
-      const actions = await hub.infra.db.query<{ action: string }>(
-        'SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id',
-        [r.id],
-      );
+      const actions = await hub.infra.db.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [r.id]);
       assert.deepEqual(
         actions.map((a) => a.action),
         ['admin.alert_rule_created', 'admin.alert_rule_updated', 'admin.alert_rule_deleted'],

@@ -16,7 +16,17 @@ import { IdParams, Uuid } from '../src/core/schemas.ts';
 
 const none: TeamResolver = async () => null;
 const guard = createGuard({
-  teamResolvers: { membership: none, invite: none, apiKey: none, chunk: none, detection: none, satellite: none, alert: none, alertRule: none, alertChannel: none },
+  teamResolvers: {
+    membership: none,
+    invite: none,
+    apiKey: none,
+    chunk: none,
+    detection: none,
+    satellite: none,
+    alert: none,
+    alertRule: none,
+    alertChannel: none,
+  },
   teamExists: async () => false,
   deviceFacts: async () => null,
 });

@@ -31,7 +31,17 @@ export const access = {
 };
 
 /** Everything whose id a route may take its team from; each has a TeamResolver. */
-export const RESOURCES = ['membership', 'invite', 'apiKey', 'chunk', 'detection', 'satellite', 'alert', 'alertRule', 'alertChannel'] as const;
+export const RESOURCES = [
+  'membership',
+  'invite',
+  'apiKey',
+  'chunk',
+  'detection',
+  'satellite',
+  'alert',
+  'alertRule',
+  'alertChannel',
+] as const;
 export type Resource = (typeof RESOURCES)[number];
 
 /**
