@@ -198,7 +198,7 @@ async function endToEnd() {
       lane.client.publish(`chorus/${lane.tenantId}/${lane.satelliteId}/audio`, JSON.stringify(body), { qos: 1 });
     }
     const deadline = performance.now() + 30_000;
-    while (webhookAt.size < chunkOf.size || chunkOf.size < total * 0.9) {
+    while (ackAt.size < total || webhookAt.size < chunkOf.size || chunkOf.size < total * 0.9) {
       if (performance.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 100));
     }
