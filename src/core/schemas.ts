@@ -6,6 +6,9 @@ export const MAX_LIMIT = 200;
 
 export const Uuid = Type.String({ format: 'uuid' });
 
+/** One of the values, typed as their union (a mapped array of literals would widen to string). */
+export const OneOf = <T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>(Type.Union(values.map((v) => Type.Literal(v))));
+
 /** A value or null. */
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 

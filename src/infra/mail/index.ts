@@ -1,9 +1,17 @@
 import nodemailer from 'nodemailer';
 
+export interface MailAttachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+}
+
 export interface MailMessage {
   to: string;
   subject: string;
   text: string;
+  /** Files (scheduled exports); the record keeps their names and sizes, not their bytes. */
+  attachments?: MailAttachment[];
 }
 
 export interface RecordedMail extends MailMessage {
@@ -28,7 +36,8 @@ const KEEP = 500;
 export function createMailer(opts: { smtpUrl: string | null; mailFrom: string }, now: () => Date): Mailer {
   const log: RecordedMail[] = [];
   const record = (m: MailMessage, delivered: boolean) => {
-    log.push({ ...m, at: now(), delivered });
+    const attachments = m.attachments?.map((a) => ({ ...a, content: Buffer.alloc(0), bytes: a.content.length }));
+    log.push({ ...m, ...(attachments ? { attachments } : {}), at: now(), delivered });
     if (log.length > KEEP) log.shift();
   };
   const transport = opts.smtpUrl ? nodemailer.createTransport(opts.smtpUrl) : null;
@@ -39,7 +48,13 @@ export function createMailer(opts: { smtpUrl: string | null; mailFrom: string },
         record(message, false);
         return;
       }
-      await transport.sendMail({ from: opts.mailFrom, to: message.to, subject: message.subject, text: message.text });
+      await transport.sendMail({
+        from: opts.mailFrom,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        attachments: message.attachments?.map((a) => ({ filename: a.filename, content: a.content, contentType: a.contentType })),
+      });
       record(message, true);
     },
     recorded: () => log,

@@ -88,6 +88,33 @@ export function createFileStorage(root: string): ObjectStorage {
       await writer.put({ dir, file, tmp, body });
     },
 
+    async putFile(key, source) {
+      const file = fileOf(key);
+      const dir = path.dirname(file);
+      const tmp = path.join(dir, `.${path.basename(file)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+      await fs.mkdir(dir, { recursive: true });
+      try {
+        await fs.copyFile(source, tmp);
+        const fh = await fs.open(tmp, 'r');
+        await fh.sync();
+        await fh.close();
+        await fs.rename(tmp, file);
+      } catch (e) {
+        await fs.rm(tmp, { force: true });
+        throw e;
+      }
+    },
+
+    async stream(key) {
+      try {
+        const fh = await fs.open(fileOf(key), 'r');
+        return fh.createReadStream();
+      } catch (e) {
+        if (isMissing(e)) return null;
+        throw e;
+      }
+    },
+
     async get(key) {
       try {
         return await fs.readFile(fileOf(key));

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
@@ -84,6 +87,25 @@ export function createS3Storage(opts: S3StorageOptions): ObjectStorage {
         if (!isNoSuchBucket(e)) throw e;
         await createBucket();
         await client.send(command());
+      }
+    },
+
+    async putFile(key, file, contentType) {
+      checkKey(key);
+      const { size } = await fsp.stat(file);
+      await client.send(
+        new PutObjectCommand({ Bucket, Key: key, Body: fs.createReadStream(file), ContentLength: size, ContentType: contentType }),
+      );
+    },
+
+    async stream(key) {
+      checkKey(key);
+      try {
+        const res = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        return res.Body as Readable;
+      } catch (e) {
+        if (isNoSuchKey(e)) return null;
+        throw e;
       }
     },
 

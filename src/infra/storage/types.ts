@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /**
  * Object storage (DESIGN.md §2): audio chunks and other blobs, addressed by slash-separated
  * keys such as `audio/{tenant}/{sat}/{yyyy}/{mm}/{dd}/{chunkId}.wav`.
@@ -5,6 +7,10 @@
 export interface ObjectStorage {
   /** Durable when it resolves (files: temp file + fsync + rename; S3: the PUT succeeded). */
   put(key: string, body: Buffer, contentType?: string): Promise<void>;
+  /** Stores a local file's bytes (large blobs such as export files) without holding them in memory. */
+  putFile(key: string, file: string, contentType?: string): Promise<void>;
+  /** The object as a stream, or null when the key does not exist. */
+  stream(key: string): Promise<Readable | null>;
   /** The whole object, or null when the key does not exist. */
   get(key: string): Promise<Buffer | null>;
   /**

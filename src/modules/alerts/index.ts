@@ -15,6 +15,7 @@ import { createRulesService } from './rules-service.ts';
 import { createChannelsService } from './channels-service.ts';
 import { createAlertEngine } from './engine.ts';
 import { createAlertScheduler } from './scheduler.ts';
+import { createFileDelivery, type FileMail } from './file-delivery.ts';
 
 export function createAlerting(deps: {
   db: Db;
@@ -22,7 +23,7 @@ export function createAlerting(deps: {
   audit: AuditWriter;
   bus: Bus;
   kv: { setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> };
-  mail: Mail;
+  mail: Mail & FileMail;
   queue: JobQueue;
   config: Pick<Config, 'alerts' | 'secret' | 'publicUrl'>;
   timeZone: (tenantId: string) => Promise<string>;
@@ -89,6 +90,7 @@ export function createAlerting(deps: {
     alerts: createAlertsService({ db, clock }),
     rules: createRulesService({ db, clock, audit, bus }),
     channels: createChannelsService({ db, clock, audit, dispatcher, allow }),
+    files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, config: config.alerts }),
     engine,
     dispatcher,
     scheduler,

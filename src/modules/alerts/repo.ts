@@ -75,6 +75,23 @@ const ALERT = `id, tenant_id AS "tenantId", rule_id AS "ruleId", rule_name AS "r
 const DELIVERY = `id, tenant_id AS "tenantId", channel_id AS "channelId", alert_id AS "alertId", event, status, attempts,
   receiver_status AS "receiverStatus", duration_ms AS "durationMs", error, payload, created_at AS "createdAt", updated_at AS "updatedAt"`;
 
+export interface AttemptRecord {
+  status: DeliveryRow['status'];
+  attempts: number;
+  receiverStatus: number | null;
+  durationMs: number;
+  error: string | null;
+  at: Date;
+}
+
+/** One attempt's outcome; an attempt older than the one recorded changes nothing. */
+const recordAttempt = (db: Db, id: string, r: AttemptRecord) =>
+  db.query(
+    `UPDATE alert_deliveries SET status = $2, attempts = $3, receiver_status = $4, duration_ms = $5, error = $6, updated_at = $7
+     WHERE id = $1 AND attempts < $3`,
+    [id, r.status, r.attempts, r.receiverStatus, r.durationMs, r.error, r.at],
+  );
+
 export function createAlertsRepo(db: Db) {
   return {
     // Rules
@@ -261,22 +278,8 @@ export function createAlertsRepo(db: Db) {
             ],
           ),
     findDelivery: (id: string) => db.maybeOne<DeliveryRow>(`SELECT ${DELIVERY} FROM alert_deliveries WHERE id = $1`, [id]),
-    recordAttempt: (
-      id: string,
-      r: {
-        status: DeliveryRow['status'];
-        attempts: number;
-        receiverStatus: number | null;
-        durationMs: number;
-        error: string | null;
-        at: Date;
-      },
-    ) =>
-      db.query(
-        `UPDATE alert_deliveries SET status = $2, attempts = $3, receiver_status = $4, duration_ms = $5, error = $6, updated_at = $7
-         WHERE id = $1 AND attempts < $3`,
-        [id, r.status, r.attempts, r.receiverStatus, r.durationMs, r.error, r.at],
-      ),
+    recordAttempt: (id: string, r: AttemptRecord) => recordAttempt(db, id, r),
+    recordAttemptIn: (tx: Db, id: string, r: AttemptRecord) => recordAttempt(tx, id, r),
     deliveriesOf: (tenantId: string, channelId: string, limit: number) =>
       db.query<DeliveryRow>(
         `SELECT ${DELIVERY} FROM alert_deliveries WHERE tenant_id = $1 AND channel_id = $2 ORDER BY created_at DESC, id DESC LIMIT $3`,

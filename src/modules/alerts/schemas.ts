@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable, Open, Paging, Uuid } from '../../core/schemas.ts';
+import { Nullable, OneOf, Open, Paging, Uuid } from '../../core/schemas.ts';
 
 /**
  * Alert rules, channels, alerts and deliveries (issue 17; spec §2 "Alerting and export
@@ -24,9 +24,6 @@ export type AlertEvent = (typeof ALERT_EVENTS)[number];
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'delivered', 'failed'] as const;
 
-/** One of the values, typed as their union (a mapped array of literals would widen to string). */
-const literals = <T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>(Type.Union(values.map((v) => Type.Literal(v))));
-
 const Clock = Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM' });
 /** A daily window; start after end wraps past midnight (22:00–06:00). */
 export const DailyWindow = Type.Object({ start: Clock, end: Clock }, { additionalProperties: false });
@@ -41,7 +38,7 @@ const Ids = Type.Array(Uuid, { maxItems: 200, uniqueItems: true });
 export const RuleConditions = Type.Object(
   {
     /** A system rule: the team switches it on without writing conditions. */
-    system: Type.Optional(literals(SYSTEM_RULES)),
+    system: Type.Optional(OneOf(SYSTEM_RULES)),
     // detection
     species: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
@@ -50,7 +47,7 @@ export const RuleConditions = Type.Object(
       }),
     ),
     minConfidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    confidenceKind: Type.Optional(literals(['raw', 'calibrated'] as const)),
+    confidenceKind: Type.Optional(OneOf(['raw', 'calibrated'] as const)),
     satelliteIds: Type.Optional(Ids),
     categories: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 40 }), { maxItems: 20, uniqueItems: true })),
     rareOnly: Type.Optional(Type.Boolean()),
@@ -61,8 +58,8 @@ export const RuleConditions = Type.Object(
     minutes: Type.Optional(Type.Integer({ minimum: 5, maximum: 43_200, description: 'Absence: silence that fires the rule' })),
     window: Type.Optional(DailyWindow),
     // trend
-    metric: Type.Optional(literals(['diversity', 'detections'] as const)),
-    direction: Type.Optional(literals(['fall', 'rise'] as const)),
+    metric: Type.Optional(OneOf(['diversity', 'detections'] as const)),
+    direction: Type.Optional(OneOf(['fall', 'rise'] as const)),
     percent: Type.Optional(Type.Number({ minimum: 1, maximum: 10_000 })),
     windowMinutes: Type.Optional(Type.Integer({ minimum: 15, maximum: 43_200 })),
     minBaseline: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Trend: least count in the earlier window' })),
@@ -73,12 +70,12 @@ export type RuleConditions = Static<typeof RuleConditions>;
 
 const RuleFields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  type: literals(RULE_TYPES),
+  type: OneOf(RULE_TYPES),
   enabled: Type.Optional(Type.Boolean({ default: true })),
   conditions: Type.Optional(RuleConditions),
   channelIds: Type.Optional(Type.Array(Uuid, { maxItems: 20, uniqueItems: true })),
   cooldownMinutes: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_080 })),
-  cooldownScope: Type.Optional(literals(['satellite', 'species'] as const)),
+  cooldownScope: Type.Optional(OneOf(['satellite', 'species'] as const)),
   quietHours: Type.Optional(Nullable(DailyWindow)),
 };
 export const RuleCreateBody = Type.Object({ tenantId: Uuid, ...RuleFields }, { additionalProperties: false });
@@ -89,14 +86,14 @@ export const AlertRuleView = Open({
   id: Type.String(),
   tenantId: Type.String(),
   name: Type.String(),
-  type: literals(RULE_TYPES),
+  type: OneOf(RULE_TYPES),
   enabled: Type.Boolean(),
   conditions: Open({}),
   channelIds: Type.Array(Type.String()),
   cooldownMinutes: Type.Integer(),
-  cooldownScope: literals(['satellite', 'species'] as const),
+  cooldownScope: OneOf(['satellite', 'species'] as const),
   quietHours: Nullable(DailyWindow),
-  event: literals(ALERT_EVENTS),
+  event: OneOf(ALERT_EVENTS),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -119,7 +116,7 @@ export const ChannelConfigInput = Type.Object(
 export type ChannelConfigInput = Static<typeof ChannelConfigInput>;
 
 const ChannelFields = {
-  type: literals(CHANNEL_TYPES),
+  type: OneOf(CHANNEL_TYPES),
   name: Type.String({ minLength: 1, maxLength: 100 }),
   config: ChannelConfigInput,
   payload_template: Type.Optional(Nullable(Type.String({ maxLength: 8192 }))),
@@ -142,7 +139,7 @@ export const DeliveryView = Open({
   id: Type.String(),
   alertId: Nullable(Type.String()),
   event: Type.String(),
-  status: literals(DELIVERY_STATUSES),
+  status: OneOf(DELIVERY_STATUSES),
   attempts: Type.Integer(),
   receiverStatus: Nullable(Type.Integer()),
   durationMs: Nullable(Type.Integer()),
@@ -154,7 +151,7 @@ export const DeliveryView = Open({
 export const AlertChannelView = Open({
   id: Type.String(),
   tenantId: Type.String(),
-  type: literals(CHANNEL_TYPES),
+  type: OneOf(CHANNEL_TYPES),
   name: Type.String(),
   /** What may be shown: addresses, chat id, the webhook URL without query or user part, a chat webhook's host. */
   config: Open({}),
@@ -178,7 +175,7 @@ export const AlertView = Open({
   id: Type.String(),
   ruleId: Nullable(Type.String()),
   ruleName: Type.String(),
-  event: literals(ALERT_EVENTS),
+  event: OneOf(ALERT_EVENTS),
   satelliteId: Nullable(Type.String()),
   satelliteName: Nullable(Type.String()),
   detectionId: Nullable(Type.String()),
@@ -197,7 +194,7 @@ export const AlertList = Open({ alerts: Type.Array(AlertView), total: Type.Integ
 export const AlertListQuery = Type.Object({
   tenantId: Type.Optional(Uuid),
   acknowledged: Type.Optional(Type.Boolean()),
-  event: Type.Optional(literals(ALERT_EVENTS)),
+  event: Type.Optional(OneOf(ALERT_EVENTS)),
   satelliteId: Type.Optional(Uuid),
   ...Paging,
 });

@@ -73,6 +73,8 @@ export interface DetectionListFilter {
   withCount: boolean;
   /** Only rows in the categories their team shows; absent: every category (the service always sets it). */
   categories?: VisibleCategories;
+  /** One category (exports' filter). */
+  category?: string;
 }
 
 /** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
@@ -220,6 +222,34 @@ export function createDetectionsRepo(db: Db) {
         [tenantId, id],
       ),
 
+    /**
+     * One batch of what an export lists, oldest first after `after` (keyset on detected_at, id,
+     * which the team's time index reads in order): the list's rows plus the satellite's position.
+     */
+    scanForExport(f: DetectionListFilter, after: { detectedAt: string; id: string } | null, limit: number) {
+      const p = new Params();
+      let where = whereOf(f, p, f.start, f.end);
+      if (after) {
+        const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
+        where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
+      }
+      return db.query<DetectionRow & { latitude: number | null; longitude: number | null }>(
+        `SELECT ${ROW}, s.latitude, s.longitude FROM detections d LEFT JOIN satellites s ON s.id = d.satellite_id
+         ${where} ORDER BY d.detected_at, d.id LIMIT ${p.add(limit)}`,
+        p.values,
+      );
+    },
+
+    /** Detections per species under a filter (what an export would list): the eBird checklist's skip report. */
+    speciesTally(f: DetectionListFilter) {
+      const p = new Params();
+      return db.query<{ speciesCode: string; commonName: string; category: string; count: number }>(
+        `SELECT d.species_code AS "speciesCode", min(d.common_name) AS "commonName", min(d.category) AS category, count(*)::int AS count
+         FROM detections d ${whereOf(f, p, f.start, f.end)} GROUP BY d.species_code ORDER BY count(*) DESC`,
+        p.values,
+      );
+    },
+
     /** The guard's team resolver for `detection` resources. */
     teamOfDetection: async (id: string) =>
       (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
@@ -283,6 +313,7 @@ function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: 
   if (from) where.push(`d.detected_at >= ${p.add(from)}`);
   if (to) where.push(`d.detected_at < ${p.add(to)}`);
   if (f.categories) where.push(categoryCondition(f.categories, f.tenantIds, (v) => p.add(v)));
+  if (f.category) where.push(`d.category = ${p.add(f.category)}`);
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 

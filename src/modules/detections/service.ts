@@ -84,6 +84,50 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
       return { ...detectionView(r, calibrated), storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
     },
 
+    /**
+     * What an export lists (issue 18), batch by batch, oldest first: the list's rows under its
+     * filter (promoted, one per stitched call, categories the team shows), with calibrated
+     * confidence and the satellite's position. Memory holds one batch at a time.
+     */
+    async *exportBatches(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>, batchSize = 2000) {
+      const categories = await readers.visibility.of(f.tenantIds);
+      const filter: DetectionListFilter = {
+        ...f,
+        includeTentative: false,
+        categories,
+        sortBy: 'date',
+        sortDir: 'asc',
+        limit: batchSize,
+        offset: 0,
+        withCount: false,
+      };
+      let after: { detectedAt: string; id: string } | null = null;
+      for (;;) {
+        const rows = await repo.scanForExport(filter, after, batchSize);
+        if (rows.length === 0) return;
+        const calibrated = await readers.calibrated(rows);
+        yield rows.map((r, i) => ({ ...r, calibratedConfidence: calibrated[i] ?? r.confidence }));
+        if (rows.length < batchSize) return;
+        const last = rows[rows.length - 1]!;
+        after = { detectedAt: last.detectedAt, id: last.id };
+      }
+    },
+
+    /** Per species, what an export under this filter lists, and how many. */
+    async exportTally(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>) {
+      const categories = await readers.visibility.of(f.tenantIds);
+      return repo.speciesTally({
+        ...f,
+        includeTentative: false,
+        categories,
+        sortBy: 'date',
+        sortDir: 'asc',
+        limit: 1,
+        offset: 0,
+        withCount: false,
+      });
+    },
+
     /** The stored row (a share link checks it as it is now), or null. */
     find: (tenantId: string, id: string) => repo.find(tenantId, id),
 

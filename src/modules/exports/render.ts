@@ -1,0 +1,102 @@
+/**
+ * One export kind → its file: media type, a file name, and the body as a stream. Text formats
+ * stream as the rows arrive; the PDF report folds every row into its aggregates first.
+ */
+import { PassThrough, Readable } from 'node:stream';
+import type { ExportContext, RowSource } from './types.ts';
+import type { ExportKind } from './schemas.ts';
+import { detectionsCsv, detectionsJson } from './formats/csv.ts';
+import { ebirdChecklist } from './formats/ebird.ts';
+import { inaturalistCsv, type Geoprivacy } from './formats/inaturalist.ts';
+import { darwinCoreArchive } from './formats/dwca.ts';
+import { xenoCantoZip } from './formats/xenocanto.ts';
+import { ebirdTaxon } from './formats/ebird-names.ts';
+import type { SkippedSpecies } from './formats/shared.ts';
+import { createReportAccumulator } from './report/data.ts';
+import { renderReport } from './report/pdf.ts';
+
+export interface RenderOptions {
+  counts?: 'presence' | 'calls';
+  geoprivacy?: Geoprivacy;
+  /** The report's period when no window was given (defaults to the rows' own span). */
+  period?: { start: string; end: string };
+  paperSize?: 'a4' | 'letter';
+  language?: 'en' | 'de';
+}
+
+export interface Rendered {
+  contentType: string;
+  filename: string;
+  body: Readable;
+}
+
+const stamp = (d: Date) => d.toISOString().slice(0, 10);
+const slug = (s: string) =>
+  s
+    .normalize('NFKD')
+    .replace(/[^\w-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase()
+    .slice(0, 40) || 'team';
+
+export function renderExport(
+  kind: ExportKind,
+  rows: RowSource,
+  ctx: ExportContext,
+  opts: RenderOptions & { audio: (chunkId: string) => Promise<Buffer | null> },
+): Rendered {
+  const base = `chorus-${slug(ctx.teamName)}-${stamp(ctx.generatedAt)}`;
+  switch (kind) {
+    case 'csv':
+      return { contentType: 'text/csv; charset=utf-8', filename: `${base}-detections.csv`, body: Readable.from(detectionsCsv(rows, ctx)) };
+    case 'json':
+      return { contentType: 'application/json; charset=utf-8', filename: `${base}-detections.json`, body: Readable.from(detectionsJson(rows, ctx)) };
+    case 'checklist':
+      return {
+        contentType: 'text/csv; charset=utf-8',
+        filename: `${base}-ebird.csv`,
+        body: Readable.from(ebirdChecklist(rows, ctx, { counts: opts.counts }).chunks),
+      };
+    case 'inaturalist':
+      return {
+        contentType: 'text/csv; charset=utf-8',
+        filename: `${base}-inaturalist.csv`,
+        body: Readable.from(inaturalistCsv(rows, ctx, { geoprivacy: opts.geoprivacy })),
+      };
+    case 'dwca':
+      return { contentType: 'application/zip', filename: `${base}-dwca.zip`, body: darwinCoreArchive(rows, ctx) };
+    case 'recording':
+      return { contentType: 'application/zip', filename: `${base}-xeno-canto.zip`, body: xenoCantoZip(rows, ctx, opts.audio) };
+    case 'report':
+      return { contentType: 'application/pdf', filename: `${base}-report.pdf`, body: reportStream(rows, ctx, opts) };
+  }
+}
+
+function reportStream(rows: RowSource, ctx: ExportContext, opts: RenderOptions): Readable {
+  const out = new PassThrough();
+  void (async () => {
+    const period = opts.period ?? { start: new Date(0).toISOString(), end: ctx.generatedAt.toISOString() };
+    const acc = createReportAccumulator({
+      teamName: ctx.teamName,
+      title: 'Detections report',
+      period,
+      timeZone: ctx.timeZone,
+      paperSize: opts.paperSize ?? 'a4',
+      language: opts.language ?? 'en',
+      now: ctx.generatedAt,
+    });
+    for await (const batch of rows) acc.add(batch);
+    renderReport(acc.finish()).pipe(out);
+  })().catch((err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))));
+  return out;
+}
+
+/** What an eBird checklist leaves out, from a per-species tally (the export preview says it before the file is made). */
+export function skippedOf(tally: ReadonlyArray<{ speciesCode: string; commonName: string; category: string; count: number }>): SkippedSpecies[] {
+  const out: SkippedSpecies[] = [];
+  for (const t of tally) {
+    if (t.category !== 'bird') out.push({ speciesCode: t.speciesCode, commonName: t.commonName, reason: 'not_a_bird', count: t.count });
+    else if (!ebirdTaxon(t.speciesCode)) out.push({ speciesCode: t.speciesCode, commonName: t.commonName, reason: 'not_in_ebird_taxonomy', count: t.count });
+  }
+  return out;
+}

@@ -1,0 +1,278 @@
+/**
+ * Exports (issue 18): the rows the Detections page lists under the caller's filters, written in
+ * the format asked for and streamed (memory holds one batch), or, for large recording archives
+ * and on request, written by a background job to object storage and downloaded from there.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import type { Db } from '../../infra/db/index.ts';
+import type { JobQueue } from '../../infra/queue/types.ts';
+import type { ObjectStorage } from '../../infra/storage/types.ts';
+import type { Clock } from '../../core/clock.ts';
+import type { TeamActor } from '../../core/actor.ts';
+import { newId } from '../../core/crypto.ts';
+import { badRequest, notFound } from '../../core/errors.ts';
+import type { DetectionsService } from '../detections/service.ts';
+import { createExportsRepo, type ExportJobRow } from './repo.ts';
+import type { ExportContext, ExportRow, RowSource } from './types.ts';
+import type { ExportFilters, ExportKind } from './schemas.ts';
+import { renderExport, skippedOf, type RenderOptions } from './render.ts';
+
+export const EXPORT_QUEUE = 'export';
+/** Recording archives carry audio: past this many recordings they run as a background job. */
+export const RECORDINGS_INLINE_MAX = 300;
+/** A background export's file is kept this long. */
+export const JOB_TTL_MS = 24 * 3600_000;
+export const REPORT_DEFAULT_DAYS = 30;
+
+export interface ExportRequest {
+  kind: ExportKind;
+  filters: ExportFilters;
+  options: RenderOptions;
+  /** Recording archives: confirmed detections only unless asked. */
+  includeUnverified?: boolean;
+}
+
+export type Opened =
+  | { mode: 'stream'; contentType: string; filename: string; body: Readable }
+  | { mode: 'job'; job: ReturnType<typeof presentJob> };
+
+export function presentJob(j: ExportJobRow) {
+  return {
+    id: j.id,
+    tenantId: j.tenantId,
+    format: j.format as ExportKind,
+    status: j.status,
+    rowsDone: j.rowsDone,
+    rowsTotal: j.rowsTotal,
+    filename: j.filename,
+    bytes: j.bytes === null ? null : Number(j.bytes),
+    error: j.error,
+    downloadUrl: j.status === 'done' ? `/api/export/jobs/${j.id}/file` : null,
+    createdAt: new Date(j.createdAt).toISOString(),
+    finishedAt: j.finishedAt ? new Date(j.finishedAt).toISOString() : null,
+    expiresAt: new Date(j.expiresAt).toISOString(),
+  };
+}
+
+export function createExportsService(deps: {
+  db: Db;
+  clock: Clock;
+  queue: JobQueue;
+  storage: Pick<ObjectStorage, 'putFile' | 'stream' | 'delete'>;
+  detections: Pick<DetectionsService, 'exportBatches' | 'exportTally' | 'list'>;
+  audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
+  timeZone: (tenantId: string) => Promise<string>;
+  publicUrl: string;
+}) {
+  const { clock } = deps;
+  const repo = createExportsRepo(deps.db);
+
+  function filterOf(tenantId: string, f: ExportFilters, req?: Pick<ExportRequest, 'kind' | 'includeUnverified'>) {
+    const start = f.start ? new Date(f.start) : undefined;
+    const end = f.end ? new Date(f.end) : undefined;
+    if (start && end && start >= end) throw badRequest('start must be before end', 'VALIDATION_FAILED');
+    const confirmedOnly = req?.kind === 'recording' && !req.includeUnverified && !f.verificationStatus;
+    return {
+      tenantIds: [tenantId],
+      satelliteId: f.satelliteId,
+      species: f.species,
+      minConfidence: f.minConfidence,
+      verificationStatus: confirmedOnly ? ('confirmed' as const) : f.verificationStatus,
+      category: f.category,
+      start,
+      end,
+      includeTentative: false,
+    };
+  }
+
+  async function contextOf(tenantId: string): Promise<ExportContext> {
+    const [teamName, timeZone] = await Promise.all([repo.teamName(tenantId), deps.timeZone(tenantId)]);
+    return {
+      teamName,
+      timeZone,
+      generatedAt: clock.now(),
+      detectionUrl: (id) => `${deps.publicUrl}/detections/${id}`,
+      audioUrl: (chunkId) => `${deps.publicUrl}/api/audio/${chunkId}`,
+      recordist: teamName,
+      license: 'CC BY-NC-SA 4.0',
+    };
+  }
+
+  /** The rows, counted as they pass (job progress, a schedule's row count). */
+  function counted(source: RowSource, onBatch: (n: number) => void): RowSource {
+    return (async function* () {
+      let n = 0;
+      for await (const batch of source) {
+        n += batch.length;
+        onBatch(n);
+        yield batch;
+      }
+    })();
+  }
+
+  async function total(tenantId: string, req: ExportRequest): Promise<number> {
+    const f = filterOf(tenantId, req.filters, req);
+    const page = await deps.detections.list({ ...f, sortBy: 'date', sortDir: 'desc', limit: 1, offset: 0, withCount: true });
+    return page.total ?? 0;
+  }
+
+  /** A report without a window covers the last 30 days (docs/decisions.md "Exports"). */
+  function withReportWindow(req: ExportRequest): ExportRequest {
+    if (req.kind !== 'report') return req;
+    const end = req.filters.end ?? clock.now().toISOString();
+    const start = req.filters.start ?? new Date(new Date(end).getTime() - REPORT_DEFAULT_DAYS * 86_400_000).toISOString();
+    return { ...req, filters: { ...req.filters, start, end }, options: { ...req.options, period: { start, end } } };
+  }
+
+  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}) {
+    const req = withReportWindow(request);
+    const rows = counted(deps.detections.exportBatches(filterOf(tenantId, req.filters, req)) as AsyncIterable<ExportRow[]>, onRows);
+    const ctx = await contextOf(tenantId);
+    return renderExport(req.kind, rows, ctx, { ...req.options, audio: (chunkId) => deps.audio(tenantId, chunkId) });
+  }
+
+  /** Writes an export to a temp file; the caller moves it and removes the file. */
+  async function toFile(tenantId: string, req: ExportRequest, onRows: (n: number) => void) {
+    let rows = 0;
+    const out = await render(tenantId, req, (n) => {
+      rows = n;
+      onRows(n);
+    });
+    const file = path.join(os.tmpdir(), `chorus-export-${newId()}`);
+    try {
+      await pipeline(out.body, fs.createWriteStream(file));
+    } catch (err) {
+      await fsp.rm(file, { force: true });
+      throw err;
+    }
+    const { size } = await fsp.stat(file);
+    return { file, size, rows, contentType: out.contentType, filename: out.filename };
+  }
+
+  async function startJob(actor: TeamActor | null, tenantId: string, req: ExportRequest, rowsTotal: number | null) {
+    const now = clock.now();
+    const id = newId();
+    await repo.insertJob({
+      id,
+      tenantId,
+      requestedBy: actor?.userId ?? null,
+      format: req.kind,
+      filters: { ...req.filters, options: req.options, includeUnverified: req.includeUnverified ?? false },
+      rowsTotal,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + JOB_TTL_MS),
+    });
+    await deps.queue.enqueue(EXPORT_QUEUE, id, { jobId: id });
+    return presentJob((await repo.findJob(tenantId, id))!);
+  }
+
+  /** Runs one queued job (the export queue's handler). */
+  async function runJob(id: string) {
+    const job = await repo.jobById(id);
+    if (!job || !(await repo.startJob(id))) return;
+    const { options, includeUnverified, ...filters } = job.filters as ExportFilters & { options: RenderOptions; includeUnverified: boolean };
+    const req: ExportRequest = { kind: job.format as ExportKind, filters, options, includeUnverified };
+    let last = 0;
+    try {
+      const out = await toFile(job.tenantId, req, (n) => {
+        if (n - last >= 5000) {
+          last = n;
+          void repo.progress(id, n).catch(() => {});
+        }
+      });
+      const key = `exports/${job.tenantId}/${id}/${out.filename}`;
+      try {
+        await deps.storage.putFile(key, out.file, out.contentType);
+      } finally {
+        await fsp.rm(out.file, { force: true });
+      }
+      await repo.finishJob(id, { storageKey: key, filename: out.filename, contentType: out.contentType, bytes: out.size, rowsDone: out.rows, at: clock.now() });
+    } catch (err) {
+      await repo.failJob(id, err instanceof Error ? err.message : String(err), clock.now());
+    }
+  }
+
+  return {
+    filterOf,
+    contextOf,
+    toFile,
+    render,
+
+    /** Streams the export, or starts a background job when asked or when the archive is large. */
+    async open(actor: TeamActor, req: ExportRequest, background: boolean): Promise<Opened> {
+      const tenantId = actor.teamId;
+      filterOf(tenantId, req.filters, req); // refuses a bad window before anything runs
+      const count = background || req.kind === 'recording' ? await total(tenantId, req) : null;
+      if (background || (req.kind === 'recording' && (count ?? 0) > RECORDINGS_INLINE_MAX)) {
+        return { mode: 'job', job: await startJob(actor, tenantId, req, count) };
+      }
+      return { mode: 'stream', ...(await render(tenantId, req)) };
+    },
+
+    /** The first rows of what an export under these filters lists, the total, and (checklists) what eBird cannot take. */
+    async preview(tenantId: string, req: ExportRequest, limit: number) {
+      const filter = filterOf(tenantId, req.filters, req);
+      const page = await deps.detections.list({ ...filter, sortBy: 'date', sortDir: 'asc', limit, offset: 0, withCount: true });
+      const count = page.total ?? 0;
+      return {
+        rows: page.detections,
+        total: count,
+        background: req.kind === 'recording' && count > RECORDINGS_INLINE_MAX,
+        ...(req.kind === 'checklist' ? { skipped: skippedOf(await deps.detections.exportTally(filter)) } : {}),
+      };
+    },
+
+    startJob,
+    runJob,
+
+    /** Keeps a file made elsewhere (a scheduled export too large to attach) as a finished job. */
+    async startJobFromFile(tenantId: string, req: ExportRequest, out: { file: string; size: number; rows: number; contentType: string; filename: string }) {
+      const now = clock.now();
+      const id = newId();
+      const key = `exports/${tenantId}/${id}/${out.filename}`;
+      await deps.storage.putFile(key, out.file, out.contentType);
+      await repo.insertJob({
+        id,
+        tenantId,
+        requestedBy: null,
+        format: req.kind,
+        filters: { ...req.filters },
+        rowsTotal: out.rows,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + JOB_TTL_MS),
+      });
+      await repo.finishJob(id, { storageKey: key, filename: out.filename, contentType: out.contentType, bytes: out.size, rowsDone: out.rows, at: now });
+      return presentJob((await repo.findJob(tenantId, id))!);
+    },
+    jobs: async (tenantId: string) => (await repo.listJobs(tenantId, 50)).map(presentJob),
+    async job(tenantId: string, id: string) {
+      const j = await repo.findJob(tenantId, id);
+      if (!j) throw notFound('No such export');
+      return presentJob(j);
+    },
+    async download(tenantId: string, id: string) {
+      const j = await repo.findJob(tenantId, id);
+      if (!j) throw notFound('No such export');
+      if (j.status !== 'done' || !j.storageKey) throw badRequest('The export is not ready', 'EXPORT_NOT_READY');
+      const body = await deps.storage.stream(j.storageKey);
+      if (!body) throw notFound('The export file has expired');
+      return { body, filename: j.filename!, contentType: j.contentType!, bytes: Number(j.bytes) };
+    },
+    /** Forgets jobs past their time and their files. */
+    async sweep() {
+      const expired = await repo.expiredJobs(clock.now());
+      for (const j of expired) if (j.storageKey) await deps.storage.delete(j.storageKey);
+      if (expired.length) await repo.deleteJobs(expired.map((j) => j.id));
+      return expired.length;
+    },
+    teamOfJob: repo.teamOfJob,
+    start: () => deps.queue.process<{ jobId: string }>(EXPORT_QUEUE, 1, (job) => runJob(job.data.jobId)),
+  };
+}
+
+export type ExportsService = ReturnType<typeof createExportsService>;
