@@ -68,6 +68,9 @@ import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/route
 import { registerWebRoutes } from './modules/web/static.ts';
 import { createAlerting } from './modules/alerts/index.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
+import { createExportsService } from './modules/exports/service.ts';
+import { createScheduledExports } from './modules/exports/scheduled.ts';
+import { exportsRoutes } from './modules/exports/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -256,6 +259,26 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
   satellitesLinks.alerts = alerting.alerts.countOfSatellite;
+  const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
+  const exportsService = createExportsService({
+    db,
+    clock,
+    queue: infra.queue,
+    storage,
+    detections,
+    audio: audio.bytesOf,
+    timeZone: teamTimeZone,
+    publicUrl: config.publicUrl,
+  });
+  const scheduledExports = createScheduledExports({
+    db,
+    clock,
+    audit,
+    exports: exportsService,
+    files: alerting.files,
+    teamTimeZone,
+    publicUrl: config.publicUrl,
+  });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
@@ -269,6 +292,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       alert: alerting.alerts.teamOfAlert,
       alertRule: alerting.rules.teamOfRule,
       alertChannel: alerting.channels.teamOfChannel,
+      exportJob: exportsService.teamOfJob,
+      scheduledExport: scheduledExports.teamOfScheduled,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -309,6 +334,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...workersRoutes(workers),
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),
+    ...exportsRoutes(exportsService, scheduledExports),
   ];
 
   return {
@@ -336,6 +362,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     workers,
     limits,
     alerting,
+    exports: exportsService,
+    scheduledExports,
   };
 }
 

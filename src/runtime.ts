@@ -131,6 +131,19 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     ready.push(alerts.then(() => undefined));
     stops.push(async () => (await alerts.catch(() => () => {}))());
     alerts.catch((err) => log.error({ err }, 'alerting: starting failed'));
+    // Exports (issue 18): background export jobs, and scheduled exports once a minute (each
+    // occurrence claimed in the database, so one process runs it) with the expired files swept.
+    const exportJobs = services.exports.start();
+    ready.push(exportJobs);
+    exportJobs.catch((err) => log.error({ err }, 'exports: starting failed'));
+    if (opts.timers !== false) {
+      const timer = setInterval(() => {
+        void services.scheduledExports.tick().catch((err) => log.error({ err }, 'scheduled exports failed'));
+        void services.exports.sweep().catch((err) => log.error({ err }, 'sweeping expired exports failed'));
+      }, 60_000);
+      timer.unref();
+      stops.push(() => clearInterval(timer));
+    }
   }
   const stop = async () => {
     for (const s of stops.reverse()) await s();

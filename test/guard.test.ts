@@ -65,6 +65,8 @@ function resolvers(): Record<Resource, TeamResolver> {
     alert: fixed({}),
     alertRule: fixed({}),
     alertChannel: fixed({}),
+    exportJob: fixed({}),
+    scheduledExport: fixed({}),
   };
 }
 

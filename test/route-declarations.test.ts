@@ -26,6 +26,8 @@ const guard = createGuard({
     alert: none,
     alertRule: none,
     alertChannel: none,
+    exportJob: none,
+    scheduledExport: none,
   },
   teamExists: async () => false,
   deviceFacts: async () => null,

@@ -143,6 +143,19 @@ export const ACTIONS = [
   'alerts.channels.delete',
   'alerts.channels.test',
   'alerts.channels.deliveries',
+  'exports.detections',
+  'exports.checklist',
+  'exports.observation',
+  'exports.recording',
+  'exports.report',
+  'exports.preview',
+  'exports.jobs.list',
+  'exports.jobs.read',
+  'exports.jobs.download',
+  'exports.scheduled.list',
+  'exports.scheduled.create',
+  'exports.scheduled.update',
+  'exports.scheduled.delete',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

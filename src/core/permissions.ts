@@ -41,6 +41,8 @@ export const RESOURCES = [
   'alert',
   'alertRule',
   'alertChannel',
+  'exportJob',
+  'scheduledExport',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 

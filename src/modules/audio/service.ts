@@ -58,6 +58,12 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
     /** The guard's team resolver for `chunk` resources. */
     teamOfChunk: repo.teamOfChunk,
 
+    /** A chunk's stored WAV bytes as GET /audio/:chunkId serves them, or null (exports with audio). */
+    async bytesOf(tenantId: string, chunkId: string): Promise<Buffer | null> {
+      const chunk = await repo.find(tenantId, chunkId);
+      return chunk ? storage.get(chunk.storageKey) : null;
+    },
+
     /** A chunk's WAV, whole or the range asked for. */
     async read(tenantId: string, chunkId: string, range: string | undefined): Promise<AudioResponse> {
       const chunk = await repo.find(tenantId, chunkId);

@@ -50,7 +50,11 @@ export function renderExport(
     case 'csv':
       return { contentType: 'text/csv; charset=utf-8', filename: `${base}-detections.csv`, body: Readable.from(detectionsCsv(rows, ctx)) };
     case 'json':
-      return { contentType: 'application/json; charset=utf-8', filename: `${base}-detections.json`, body: Readable.from(detectionsJson(rows, ctx)) };
+      return {
+        contentType: 'application/json; charset=utf-8',
+        filename: `${base}-detections.json`,
+        body: Readable.from(detectionsJson(rows, ctx)),
+      };
     case 'checklist':
       return {
         contentType: 'text/csv; charset=utf-8',
@@ -92,11 +96,14 @@ function reportStream(rows: RowSource, ctx: ExportContext, opts: RenderOptions):
 }
 
 /** What an eBird checklist leaves out, from a per-species tally (the export preview says it before the file is made). */
-export function skippedOf(tally: ReadonlyArray<{ speciesCode: string; commonName: string; category: string; count: number }>): SkippedSpecies[] {
+export function skippedOf(
+  tally: ReadonlyArray<{ speciesCode: string; commonName: string; category: string; count: number }>,
+): SkippedSpecies[] {
   const out: SkippedSpecies[] = [];
   for (const t of tally) {
     if (t.category !== 'bird') out.push({ speciesCode: t.speciesCode, commonName: t.commonName, reason: 'not_a_bird', count: t.count });
-    else if (!ebirdTaxon(t.speciesCode)) out.push({ speciesCode: t.speciesCode, commonName: t.commonName, reason: 'not_in_ebird_taxonomy', count: t.count });
+    else if (!ebirdTaxon(t.speciesCode))
+      out.push({ speciesCode: t.speciesCode, commonName: t.commonName, reason: 'not_in_ebird_taxonomy', count: t.count });
   }
   return out;
 }

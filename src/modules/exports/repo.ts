@@ -47,19 +47,26 @@ const SCHEDULED = `id, tenant_id AS "tenantId", name, format, schedule, time_zon
 
 export function createExportsRepo(db: Db) {
   return {
-    teamName: async (tenantId: string) => (await db.maybeOne<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]))?.name ?? '',
+    teamName: async (tenantId: string) =>
+      (await db.maybeOne<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]))?.name ?? '',
 
     // Background jobs
-    insertJob: (j: Pick<ExportJobRow, 'id' | 'tenantId' | 'requestedBy' | 'format' | 'filters' | 'rowsTotal' | 'createdAt' | 'expiresAt'>) =>
+    insertJob: (
+      j: Pick<ExportJobRow, 'id' | 'tenantId' | 'requestedBy' | 'format' | 'filters' | 'rowsTotal' | 'createdAt' | 'expiresAt'>,
+    ) =>
       db.query(
         `INSERT INTO export_jobs (id, tenant_id, requested_by, format, filters, status, rows_total, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)`,
         [j.id, j.tenantId, j.requestedBy, j.format, JSON.stringify(j.filters), j.rowsTotal, j.createdAt, j.expiresAt],
       ),
-    findJob: (tenantId: string, id: string) => db.maybeOne<ExportJobRow>(`SELECT ${JOB} FROM export_jobs WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
+    findJob: (tenantId: string, id: string) =>
+      db.maybeOne<ExportJobRow>(`SELECT ${JOB} FROM export_jobs WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
     jobById: (id: string) => db.maybeOne<ExportJobRow>(`SELECT ${JOB} FROM export_jobs WHERE id = $1`, [id]),
     listJobs: (tenantId: string, limit: number) =>
-      db.query<ExportJobRow>(`SELECT ${JOB} FROM export_jobs WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [tenantId, limit]),
+      db.query<ExportJobRow>(`SELECT ${JOB} FROM export_jobs WHERE tenant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [
+        tenantId,
+        limit,
+      ]),
     /** Takes a queued job; false when another process already did. */
     startJob: async (id: string) =>
       (await db.query(`UPDATE export_jobs SET status = 'running' WHERE id = $1 AND status = 'queued' RETURNING id`, [id])).length === 1,
@@ -73,9 +80,13 @@ export function createExportsRepo(db: Db) {
     failJob: (id: string, error: string, at: Date) =>
       db.query(`UPDATE export_jobs SET status = 'failed', error = $2, finished_at = $3 WHERE id = $1`, [id, error, at]),
     expiredJobs: (now: Date) =>
-      db.query<{ id: string; storageKey: string | null }>(`SELECT id, storage_key AS "storageKey" FROM export_jobs WHERE expires_at <= $1 LIMIT 200`, [now]),
+      db.query<{ id: string; storageKey: string | null }>(
+        `SELECT id, storage_key AS "storageKey" FROM export_jobs WHERE expires_at <= $1 LIMIT 200`,
+        [now],
+      ),
     deleteJobs: (ids: string[]) => db.query('DELETE FROM export_jobs WHERE id = ANY($1::uuid[])', [ids]),
-    teamOfJob: async (id: string) => (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM export_jobs WHERE id = $1', [id]))?.t ?? null,
+    teamOfJob: async (id: string) =>
+      (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM export_jobs WHERE id = $1', [id]))?.t ?? null,
 
     // Scheduled exports
     listScheduled: (tenantId: string) =>
@@ -88,14 +99,31 @@ export function createExportsRepo(db: Db) {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
          ON CONFLICT (id) DO UPDATE SET name = $3, format = $4, schedule = $5, time_zone = $6, filters = $7, channel_id = $8, enabled = $9,
            next_run_at = $10, updated_at = $13`,
-        [r.id, r.tenantId, r.name, r.format, r.schedule, r.timeZone, JSON.stringify(r.filters), r.channelId, r.enabled, r.nextRunAt, r.createdBy, r.createdAt, r.updatedAt],
+        [
+          r.id,
+          r.tenantId,
+          r.name,
+          r.format,
+          r.schedule,
+          r.timeZone,
+          JSON.stringify(r.filters),
+          r.channelId,
+          r.enabled,
+          r.nextRunAt,
+          r.createdBy,
+          r.createdAt,
+          r.updatedAt,
+        ],
       ),
     deleteScheduled: (tx: Db, tenantId: string, id: string) =>
       tx.query<{ id: string }>('DELETE FROM scheduled_exports WHERE tenant_id = $1 AND id = $2 RETURNING id', [tenantId, id]),
     teamOfScheduled: async (id: string) =>
       (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM scheduled_exports WHERE id = $1', [id]))?.t ?? null,
     due: (now: Date) =>
-      db.query<ScheduledRow>(`SELECT ${SCHEDULED} FROM scheduled_exports WHERE enabled AND next_run_at <= $1 ORDER BY next_run_at LIMIT 100`, [now]),
+      db.query<ScheduledRow>(
+        `SELECT ${SCHEDULED} FROM scheduled_exports WHERE enabled AND next_run_at <= $1 ORDER BY next_run_at LIMIT 100`,
+        [now],
+      ),
     /** Claims one occurrence: only the process that still finds the due time moves it on. */
     claim: async (id: string, due: Date, next: Date | null, at: Date) =>
       (
@@ -105,7 +133,12 @@ export function createExportsRepo(db: Db) {
         )
       ).length === 1,
     recordRun: (id: string, r: { status: string; error: string | null; rows: number }) =>
-      db.query('UPDATE scheduled_exports SET last_status = $2, last_error = $3, last_rows = $4 WHERE id = $1', [id, r.status, r.error, r.rows]),
+      db.query('UPDATE scheduled_exports SET last_status = $2, last_error = $3, last_rows = $4 WHERE id = $1', [
+        id,
+        r.status,
+        r.error,
+        r.rows,
+      ]),
   };
 }
 

@@ -22,13 +22,26 @@ import type { ExportsService } from './service.ts';
 export const ATTACH_MAX_BYTES = 5 * 1024 * 1024;
 const FIRST_WINDOW_MAX_MS = 7 * 86_400_000;
 
-const KIND_OF: Record<ScheduledRow['format'], ExportKind> = { csv: 'csv', json: 'json', checklist: 'checklist', observation: 'inaturalist' };
+const KIND_OF: Record<ScheduledRow['format'], ExportKind> = {
+  csv: 'csv',
+  json: 'json',
+  checklist: 'checklist',
+  observation: 'inaturalist',
+};
 
 export interface FileSender {
   send(
     tenantId: string,
     channelId: string,
-    file: { name: string; format: string; filename: string; contentType: string; rows: number; content: Buffer | null; link: string | null },
+    file: {
+      name: string;
+      format: string;
+      filename: string;
+      contentType: string;
+      rows: number;
+      content: Buffer | null;
+      link: string | null;
+    },
   ): Promise<{ delivered: boolean; status: number | null; error: string | null }>;
   channelType(tenantId: string, channelId: string): Promise<string | null>;
 }
@@ -76,7 +89,8 @@ export function createScheduledExports(deps: {
   async function save(actor: TeamActor, existing: ScheduledRow | null, input: ScheduledInput) {
     const tenantId = actor.teamId;
     const timeZone = input.timeZone ?? existing?.timeZone ?? (await deps.teamTimeZone(tenantId));
-    if (!Intl.supportedValuesOf('timeZone').includes(timeZone) && timeZone !== 'UTC') throw badRequest(`Unknown time zone ${timeZone}`, 'INVALID_SCHEDULE');
+    if (!Intl.supportedValuesOf('timeZone').includes(timeZone) && timeZone !== 'UTC')
+      throw badRequest(`Unknown time zone ${timeZone}`, 'INVALID_SCHEDULE');
     const now = clock.now();
     let next: Date | null;
     try {
@@ -87,7 +101,8 @@ export function createScheduledExports(deps: {
     if (!next) throw badRequest('schedule: the expression never fires', 'INVALID_SCHEDULE');
     const type = await deps.files.channelType(tenantId, input.channelId);
     if (!type) throw badRequest('channelId names a channel the team does not have', 'UNKNOWN_CHANNEL');
-    if (type !== 'email' && type !== 'webhook') throw badRequest(`A ${type} channel cannot carry a file: use an email or webhook channel`, 'CHANNEL_CANNOT_CARRY_FILES');
+    if (type !== 'email' && type !== 'webhook')
+      throw badRequest(`A ${type} channel cannot carry a file: use an email or webhook channel`, 'CHANNEL_CANNOT_CARRY_FILES');
     const row: ScheduledRow = {
       id: existing?.id ?? newId(),
       tenantId,
@@ -121,7 +136,9 @@ export function createScheduledExports(deps: {
 
   /** One occurrence: the file for the window since the last run, through the channel. */
   async function run(s: ScheduledRow, due: Date) {
-    const since = s.lastRunAt ? new Date(s.lastRunAt) : new Date(Math.max(new Date(s.createdAt).getTime(), due.getTime() - FIRST_WINDOW_MAX_MS));
+    const since = s.lastRunAt
+      ? new Date(s.lastRunAt)
+      : new Date(Math.max(new Date(s.createdAt).getTime(), due.getTime() - FIRST_WINDOW_MAX_MS));
     const now = clock.now();
     if (!(await repo.claim(s.id, due, nextRun(s.schedule, s.timeZone, now), now))) return false;
     let rows = 0;

@@ -38,8 +38,7 @@ export interface ExportRequest {
 }
 
 export type Opened =
-  | { mode: 'stream'; contentType: string; filename: string; body: Readable }
-  | { mode: 'job'; job: ReturnType<typeof presentJob> };
+  { mode: 'stream'; contentType: string; filename: string; body: Readable } | { mode: 'job'; job: ReturnType<typeof presentJob> };
 
 export function presentJob(j: ExportJobRow) {
   return {
@@ -175,7 +174,10 @@ export function createExportsService(deps: {
   async function runJob(id: string) {
     const job = await repo.jobById(id);
     if (!job || !(await repo.startJob(id))) return;
-    const { options, includeUnverified, ...filters } = job.filters as ExportFilters & { options: RenderOptions; includeUnverified: boolean };
+    const { options, includeUnverified, ...filters } = job.filters as ExportFilters & {
+      options: RenderOptions;
+      includeUnverified: boolean;
+    };
     const req: ExportRequest = { kind: job.format as ExportKind, filters, options, includeUnverified };
     let last = 0;
     try {
@@ -191,7 +193,14 @@ export function createExportsService(deps: {
       } finally {
         await fsp.rm(out.file, { force: true });
       }
-      await repo.finishJob(id, { storageKey: key, filename: out.filename, contentType: out.contentType, bytes: out.size, rowsDone: out.rows, at: clock.now() });
+      await repo.finishJob(id, {
+        storageKey: key,
+        filename: out.filename,
+        contentType: out.contentType,
+        bytes: out.size,
+        rowsDone: out.rows,
+        at: clock.now(),
+      });
     } catch (err) {
       await repo.failJob(id, err instanceof Error ? err.message : String(err), clock.now());
     }
@@ -231,7 +240,11 @@ export function createExportsService(deps: {
     runJob,
 
     /** Keeps a file made elsewhere (a scheduled export too large to attach) as a finished job. */
-    async startJobFromFile(tenantId: string, req: ExportRequest, out: { file: string; size: number; rows: number; contentType: string; filename: string }) {
+    async startJobFromFile(
+      tenantId: string,
+      req: ExportRequest,
+      out: { file: string; size: number; rows: number; contentType: string; filename: string },
+    ) {
       const now = clock.now();
       const id = newId();
       const key = `exports/${tenantId}/${id}/${out.filename}`;
@@ -246,7 +259,14 @@ export function createExportsService(deps: {
         createdAt: now,
         expiresAt: new Date(now.getTime() + JOB_TTL_MS),
       });
-      await repo.finishJob(id, { storageKey: key, filename: out.filename, contentType: out.contentType, bytes: out.size, rowsDone: out.rows, at: now });
+      await repo.finishJob(id, {
+        storageKey: key,
+        filename: out.filename,
+        contentType: out.contentType,
+        bytes: out.size,
+        rowsDone: out.rows,
+        at: now,
+      });
       return presentJob((await repo.findJob(tenantId, id))!);
     },
     jobs: async (tenantId: string) => (await repo.listJobs(tenantId, 50)).map(presentJob),
