@@ -1,0 +1,146 @@
+/**
+ * A Darwin Core Archive for GBIF (FORMATS.md): meta.xml, eml.xml, occurrence.txt (one
+ * MachineObservation per detection) and multimedia.txt (Simple Multimedia: the recording).
+ *
+ * DwC text files are tab-separated and cannot quote, so tabs and line breaks inside values
+ * become spaces. Both data files are written to temp files while the rows stream (one pass
+ * fills both), then zipped. individualCount is left out: one call says nothing about how
+ * many birds called. Rejected detections and sounds that are no species are left out.
+ */
+import type { Readable } from 'node:stream';
+import type { ExportContext, ExportRow, RowSource } from '../types.ts';
+import { conf, coord, isOrganism, localTime, type SkipTally } from './shared.ts';
+import { zipStream } from './zip.ts';
+
+const DWC = 'http://rs.tdwg.org/dwc/terms/';
+const DC = 'http://purl.org/dc/terms/';
+
+export const OCCURRENCE_ROW_TYPE = `${DWC}Occurrence`;
+export const MULTIMEDIA_ROW_TYPE = 'http://rs.gbif.org/terms/1.0/Multimedia';
+
+type Value = (r: ExportRow, ctx: ExportContext) => string;
+
+const eventDate = (iso: string, ctx: ExportContext) => {
+  const t = localTime(iso, ctx.timeZone);
+  return `${t.date}T${t.time}${t.offset}`;
+};
+
+/** occurrence.txt: column name, term URI and value, in file order (meta.xml is built from this). */
+export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
+  ['occurrenceID', `${DWC}occurrenceID`, (r) => r.id],
+  ['basisOfRecord', `${DWC}basisOfRecord`, () => 'MachineObservation'],
+  ['eventDate', `${DWC}eventDate`, (r, ctx) => eventDate(r.detectedAt, ctx)],
+  ['scientificName', `${DWC}scientificName`, (r) => r.scientificName],
+  ['vernacularName', `${DWC}vernacularName`, (r) => r.commonName],
+  ['taxonRank', `${DWC}taxonRank`, () => 'species'],
+  ['kingdom', `${DWC}kingdom`, () => 'Animalia'],
+  ['decimalLatitude', `${DWC}decimalLatitude`, (r) => coord(r.latitude).text],
+  ['decimalLongitude', `${DWC}decimalLongitude`, (r) => coord(r.longitude).text],
+  ['geodeticDatum', `${DWC}geodeticDatum`, (r) => (r.latitude != null && r.longitude != null ? 'WGS84' : '')],
+  ['locality', `${DWC}locality`, (r) => r.satelliteName],
+  ['occurrenceStatus', `${DWC}occurrenceStatus`, () => 'present'],
+  ['recordedBy', `${DWC}recordedBy`, (_r, ctx) => ctx.recordist],
+  ['identifiedBy', `${DWC}identifiedBy`, (r) => `Chorus ${r.modelId}`],
+  ['identificationVerificationStatus', `${DWC}identificationVerificationStatus`, (r) => r.verificationStatus],
+  [
+    'identificationRemarks',
+    `${DWC}identificationRemarks`,
+    (r) => `confidence ${conf(r.confidence)} (calibrated ${conf(r.calibratedConfidence)}), model ${r.modelId}`,
+  ],
+  ['associatedMedia', `${DWC}associatedMedia`, (r, ctx) => ctx.audioUrl(r.chunkId)],
+  ['references', `${DC}references`, (r, ctx) => ctx.detectionUrl(r.id)],
+];
+
+/** multimedia.txt after its coreid column (the occurrenceID). */
+export const MULTIMEDIA_FIELDS: readonly [string, string, Value][] = [
+  ['type', `${DC}type`, () => 'Sound'],
+  ['format', `${DC}format`, () => 'audio/wav'],
+  ['identifier', `${DC}identifier`, (r, ctx) => ctx.audioUrl(r.chunkId)],
+  ['references', `${DC}references`, (r, ctx) => ctx.detectionUrl(r.id)],
+  ['title', `${DC}title`, (r) => `${r.commonName} (${r.scientificName}), Chorus satellite ${r.satelliteName}`],
+  ['created', `${DC}created`, (r, ctx) => eventDate(r.detectedAt, ctx)],
+  ['creator', `${DC}creator`, (_r, ctx) => ctx.recordist],
+  ['license', `${DC}license`, (_r, ctx) => ctx.license],
+  ['rightsHolder', `${DC}rightsHolder`, (_r, ctx) => ctx.recordist],
+];
+
+/** DwC text cannot quote: a tab or line break would split the record. */
+const clean = (v: string) => v.replace(/[\t\r\n]+/g, ' ');
+const line = (cells: string[]) => cells.map(clean).join('\t') + '\n';
+
+const xml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] as string);
+
+function fieldsXml(fields: readonly [string, string, Value][], first: number): string {
+  return fields.map(([, term], i) => `    <field index="${i + first}" term="${term}"/>`).join('\n');
+}
+
+export function metaXml(): string {
+  const attrs = 'encoding="UTF-8" fieldsTerminatedBy="\\t" linesTerminatedBy="\\n" fieldsEnclosedBy="" ignoreHeaderLines="1"';
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<archive xmlns="http://rs.tdwg.org/dwc/text/" metadata="eml.xml">
+  <core ${attrs} rowType="${OCCURRENCE_ROW_TYPE}">
+    <files><location>occurrence.txt</location></files>
+    <id index="0"/>
+${fieldsXml(OCCURRENCE_FIELDS, 0)}
+  </core>
+  <extension ${attrs} rowType="${MULTIMEDIA_ROW_TYPE}">
+    <files><location>multimedia.txt</location></files>
+    <coreid index="0"/>
+${fieldsXml(MULTIMEDIA_FIELDS, 1)}
+  </extension>
+</archive>
+`;
+}
+
+/** A minimal EML 2.1.1 dataset: the elements GBIF requires, in the schema's order. */
+export function emlXml(ctx: ExportContext): string {
+  const team = xml(ctx.teamName);
+  const day = ctx.generatedAt.toISOString().slice(0, 10);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<eml:eml xmlns:eml="eml://ecoinformatics.org/eml-2.1.1" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+  xsi:schemaLocation="eml://ecoinformatics.org/eml-2.1.1 http://rs.gbif.org/schema/eml-gbif-profile/1.1/eml.xsd"
+  packageId="chorus-export-${ctx.generatedAt.getTime()}" system="chorus" scope="system" xml:lang="en">
+  <dataset>
+    <title>${team}: acoustic bird detections (Chorus)</title>
+    <creator><organizationName>${team}</organizationName></creator>
+    <pubDate>${day}</pubDate>
+    <language>en</language>
+    <abstract><para>Species detected in sound recorded by the automated recorders of ${team}, identified by machine-learning models in the Chorus hub. Each occurrence is one call; identificationRemarks gives the model and its confidence, multimedia the recording. Generated ${xml(ctx.generatedAt.toISOString())}.</para></abstract>
+    <intellectualRights><para>Recordings: ${xml(ctx.license)}, ${xml(ctx.recordist)}.</para></intellectualRights>
+    <contact><organizationName>${team}</organizationName></contact>
+  </dataset>
+</eml:eml>
+`;
+}
+
+/** The archive as a zip stream. Rows left out are counted in `opts.skipped` when given. */
+export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { skipped?: SkipTally } = {}): Readable {
+  return zipStream(async (job) => {
+    job.zip.addBuffer(Buffer.from(metaXml()), 'meta.xml');
+    job.zip.addBuffer(Buffer.from(emlXml(ctx)), 'eml.xml');
+    const occurrence = job.temp('occurrence.txt');
+    const multimedia = job.temp('multimedia.txt');
+    await occurrence.write(line(OCCURRENCE_FIELDS.map(([name]) => name)));
+    await multimedia.write(line(['coreid', ...MULTIMEDIA_FIELDS.map(([name]) => name)]));
+    for await (const batch of rows) {
+      job.check();
+      let occ = '';
+      let media = '';
+      for (const r of batch) {
+        if (r.verificationStatus === 'rejected' || !isOrganism(r)) {
+          opts.skipped?.add(r, r.verificationStatus === 'rejected' ? 'rejected' : 'not_a_species');
+          continue;
+        }
+        occ += line(OCCURRENCE_FIELDS.map(([, , value]) => value(r, ctx)));
+        media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
+      }
+      if (occ) await occurrence.write(occ);
+      if (media) await multimedia.write(media);
+    }
+    await occurrence.close();
+    await multimedia.close();
+    job.zip.addFile(occurrence.file, 'occurrence.txt');
+    job.zip.addFile(multimedia.file, 'multimedia.txt');
+  });
+}

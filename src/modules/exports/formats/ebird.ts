@@ -1,0 +1,214 @@
+/**
+ * eBird Record Format (Extended): the CSV eBird's "Import data" accepts (FORMATS.md). No header,
+ * 19 columns, one line per species per checklist.
+ *
+ * A checklist is one satellite on one local day (team time zone): a recorder sits in one place,
+ * so the day's detections are one stationary count from the first call's start to the last
+ * call's end. eBird merges lines sharing location, date, start time and protocol, so each
+ * checklist has one start time (its first detection) on all its lines.
+ *
+ * Country and State are left empty: a satellite carries coordinates, not a country or a
+ * subdivision, and eBird's import asks for the location (and fills both) when they are missing.
+ * Only birds in eBird's taxonomy are written; everything else is counted in skipped().
+ */
+import type { ExportContext, ExportRow, RowSource } from '../types.ts';
+import { ebirdTaxon, type EbirdTaxon } from './ebird-names.ts';
+import { conf, coord, csvLine, localTime, SkipTally, type SkippedSpecies } from './shared.ts';
+
+export const EBIRD_COLUMNS = [
+  'Common Name',
+  'Genus',
+  'Species',
+  'Number',
+  'Species Comments',
+  'Location Name',
+  'Latitude',
+  'Longitude',
+  'Date',
+  'Start Time',
+  'State/Province',
+  'Country Code',
+  'Protocol',
+  'Number of Observers',
+  'Duration (minutes)',
+  'All observations reported?',
+  'Effort Distance Miles',
+  'Effort area acres',
+  'Submission Comments',
+] as const;
+
+export interface EbirdOptions {
+  /** 'presence' (default): Number is `X`. 'calls': the number of calls (rows) that day. */
+  counts?: 'presence' | 'calls';
+}
+
+export interface EbirdExport {
+  /** The file, one string per finished checklist. */
+  chunks: AsyncGenerator<string>;
+  /** Species left out and why; complete once `chunks` has been read to the end. */
+  skipped(): SkippedSpecies[];
+  /** Checklists written so far. */
+  checklists(): number;
+}
+
+interface SpeciesTally {
+  taxon: EbirdTaxon;
+  calls: number;
+  bestConfidence: number;
+  bestModel: string;
+  /** The three most confident detections: the links a reviewer opens first. */
+  top: { id: string; confidence: number }[];
+}
+
+/** What a checklist keeps: per species a few numbers, never the rows themselves. */
+interface Checklist {
+  day: number;
+  satelliteName: string;
+  latitude: number | null;
+  longitude: number | null;
+  firstMs: number;
+  lastEndMs: number;
+  date: string;
+  startTime: string;
+  models: Set<string>;
+  calls: number;
+  species: Map<string, SpeciesTally>;
+}
+
+function addRow(list: Checklist, taxon: EbirdTaxon, r: ExportRow): void {
+  list.lastEndMs = Math.max(list.lastEndMs, Date.parse(r.endAt), Date.parse(r.detectedAt));
+  if (list.latitude == null && r.latitude != null && r.longitude != null) {
+    list.latitude = r.latitude;
+    list.longitude = r.longitude;
+  }
+  list.models.add(r.modelId);
+  list.calls++;
+  let s = list.species.get(taxon.code);
+  if (!s) {
+    s = { taxon, calls: 0, bestConfidence: -Infinity, bestModel: r.modelId, top: [] };
+    list.species.set(taxon.code, s);
+  }
+  s.calls++;
+  if (r.confidence > s.bestConfidence) {
+    s.bestConfidence = r.confidence;
+    s.bestModel = r.modelId;
+  }
+  s.top.push({ id: r.id, confidence: r.confidence });
+  s.top.sort((a, b) => b.confidence - a.confidence);
+  if (s.top.length > 3) s.top.length = 3;
+}
+
+function render(list: Checklist, ctx: ExportContext, opts: EbirdOptions): string {
+  // At least a minute (eBird wants a positive effort), at most a day (a stationary count's limit).
+  const minutes = Math.min(1440, Math.max(1, Math.ceil((list.lastEndMs - list.firstMs) / 60_000)));
+  const models = [...list.models].sort().join(', ');
+  const submission =
+    `Automated acoustic monitoring by Chorus satellite "${list.satelliteName}" (team ${ctx.teamName}). ` +
+    `Species identified by machine learning (${list.models.size > 1 ? 'models' : 'model'} ${models}) from ${list.calls} ` +
+    `${list.calls === 1 ? 'call' : 'calls'}; an automated recorder does not report every species present.`;
+  let out = '';
+  const species = [...list.species.values()].sort((a, b) => a.taxon.taxonomicOrder - b.taxon.taxonomicOrder);
+  for (const s of species) {
+    const sci = s.taxon.scientificName;
+    const cut = sci.indexOf(' ');
+    const links = s.top.map((t) => ctx.detectionUrl(t.id)).join(' ');
+    const comment =
+      `Detected acoustically by Chorus (model ${s.bestModel}, best confidence ${conf(s.bestConfidence)}); ` +
+      `${s.calls} ${s.calls === 1 ? 'call' : 'calls'}; ${links}`;
+    out += csvLine([
+      s.taxon.commonName,
+      cut > 0 ? sci.slice(0, cut) : sci,
+      cut > 0 ? sci.slice(cut + 1) : '',
+      opts.counts === 'calls' ? s.calls : 'X',
+      comment,
+      list.satelliteName,
+      coord(list.latitude),
+      coord(list.longitude),
+      list.date,
+      list.startTime,
+      '',
+      '',
+      'Stationary',
+      1,
+      minutes,
+      'N',
+      '',
+      '',
+      submission,
+    ]);
+  }
+  return out;
+}
+
+/**
+ * Streams the checklists. Rows come oldest first, so a checklist is finished once rows of a
+ * later day arrive. One day stays open behind the current one: if a zone's clocks ever go back
+ * across midnight (00:30 back to 23:30, say), the local day steps back by one, and that late
+ * row must still join its checklist. Memory is per open satellite-day and species, not per row.
+ */
+export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdOptions = {}): EbirdExport {
+  const skips = new SkipTally();
+  let written = 0;
+
+  async function* chunks(): AsyncGenerator<string> {
+    const open = new Map<string, Checklist>();
+    let latestDay = -Infinity;
+    const flush = function* (before: number): Generator<string> {
+      const done = [...open.entries()].filter(([, l]) => l.day < before);
+      done.sort(([, a], [, b]) => a.day - b.day || a.firstMs - b.firstMs || a.satelliteName.localeCompare(b.satelliteName));
+      for (const [key, list] of done) {
+        open.delete(key);
+        if (list.species.size === 0) continue;
+        written++;
+        yield render(list, ctx, opts);
+      }
+    };
+    for await (const batch of rows) {
+      let out = '';
+      for (const r of batch) {
+        if (r.verificationStatus === 'rejected') {
+          skips.add(r, 'rejected');
+          continue;
+        }
+        if (r.category !== 'bird') {
+          skips.add(r, 'not_a_bird');
+          continue;
+        }
+        const taxon = ebirdTaxon(r.speciesCode);
+        if (!taxon) {
+          skips.add(r, 'not_in_ebird_taxonomy');
+          continue;
+        }
+        const t = localTime(r.detectedAt, ctx.timeZone);
+        if (t.day > latestDay) {
+          latestDay = t.day;
+          for (const text of flush(t.day - 1)) out += text;
+        }
+        const key = `${r.satelliteId}\u0000${t.day}`;
+        let list = open.get(key);
+        if (!list) {
+          const [y, m, d] = t.date.split('-');
+          list = {
+            day: t.day,
+            satelliteName: r.satelliteName,
+            latitude: null,
+            longitude: null,
+            firstMs: Date.parse(r.detectedAt),
+            lastEndMs: Date.parse(r.detectedAt),
+            date: `${m}/${d}/${y}`,
+            startTime: t.time.slice(0, 5),
+            models: new Set(),
+            calls: 0,
+            species: new Map(),
+          };
+          open.set(key, list);
+        }
+        addRow(list, taxon, r);
+      }
+      if (out) yield out;
+    }
+    for (const text of flush(Infinity)) yield text;
+  }
+
+  return { chunks: chunks(), skipped: () => skips.list(), checklists: () => written };
+}

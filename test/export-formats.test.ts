@@ -1,0 +1,483 @@
+/**
+ * The export file writers (issue 18): eBird checklists, iNaturalist CSV, detections CSV/JSON,
+ * Darwin Core Archive and the xeno-canto zip, fed from in-memory batches (no hub).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import { parse } from 'csv-parse/sync';
+import yauzl from 'yauzl';
+import type { ExportContext, ExportRow, RowSource } from '../src/modules/exports/types.ts';
+import { DETECTIONS_CSV_COLUMNS, detectionsCsv, detectionsJson } from '../src/modules/exports/formats/csv.ts';
+import { ebirdChecklist } from '../src/modules/exports/formats/ebird.ts';
+import { INATURALIST_COLUMNS, inaturalistCsv } from '../src/modules/exports/formats/inaturalist.ts';
+import { darwinCoreArchive } from '../src/modules/exports/formats/dwca.ts';
+import { XENO_CANTO_COLUMNS, xenoCantoZip } from '../src/modules/exports/formats/xenocanto.ts';
+import { SkipTally, localTime } from '../src/modules/exports/formats/shared.ts';
+
+const ctx: ExportContext = {
+  teamName: 'Hedge Watchers',
+  timeZone: 'Europe/Berlin',
+  generatedAt: new Date('2026-05-03T12:00:00Z'),
+  detectionUrl: (id) => `https://chorus.example/detections/${id}`,
+  audioUrl: (chunkId) => `https://chorus.example/api/audio/${chunkId}`,
+  recordist: 'Hedge Watchers',
+  license: 'CC BY-NC-SA 4.0',
+};
+
+const SPECIES: Record<string, [string, string, string]> = {
+  eurbla: ['Eurasian Blackbird', 'Turdus merula', 'bird'],
+  comred: ['Common Redpoll', 'Acanthis flammea', 'bird'],
+  eurrob1: ['European Robin', 'Erithacus rubecula', 'bird'],
+  pecspa1: ['Pectoral Sparrow', 'Arremon taciturnus', 'bird'],
+  zzznope: ['Nonexistent Warbler', 'Nullus nullus', 'bird'],
+  't-11145339': ['Northern Cricket Frog', 'Acris crepitans', 'amphibian'],
+  dogdog: ['Dog', 'Dog', 'other_animal'],
+};
+
+let seq = 0;
+function row(code: string, at: string, over: Partial<ExportRow> = {}): ExportRow {
+  const [commonName, scientificName, category] = SPECIES[code];
+  const id = `det-${++seq}`;
+  return {
+    id,
+    tenantId: 'team-1',
+    detectedAt: at,
+    endAt: new Date(Date.parse(at) + 3000).toISOString(),
+    speciesCode: code,
+    commonName,
+    scientificName,
+    category,
+    confidence: 0.8,
+    calibratedConfidence: 0.7,
+    satelliteId: 'sat-a',
+    satelliteName: 'North Hedge',
+    latitude: 52.52,
+    longitude: 13.405,
+    verificationStatus: 'unverified',
+    chunkId: `chunk-${id}`,
+    callChunks: 1,
+    modelId: 'birdnet-2.4',
+    isRare: false,
+    ...over,
+  };
+}
+
+async function* source(rows: ExportRow[], size = 2): RowSource {
+  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+}
+
+async function text(gen: AsyncIterable<string>): Promise<string> {
+  let out = '';
+  for await (const s of gen) out += s;
+  return out;
+}
+
+async function bytes(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
+      if (err) return reject(err);
+      const out = new Map<string, Buffer>();
+      zip.on('entry', (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (e, rs) => {
+          if (e) return reject(e);
+          bytes(rs).then((b) => {
+            out.set(entry.fileName, b);
+            zip.readEntry();
+          }, reject);
+        });
+      });
+      zip.on('end', () => resolve(out));
+      zip.on('error', reject);
+      zip.readEntry();
+    });
+  });
+}
+
+const tempDirs = () => new Set(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('chorus-export-')));
+
+describe('eBird checklist', () => {
+  // Berlin is UTC+2 in May: 21:59Z is 23:59 on the 1st, 22:01Z is 00:01 on the 2nd.
+  const rows = [
+    row('comred', '2026-05-01T04:00:00Z', { confidence: 0.91 }),
+    row('t-11145339', '2026-05-01T04:30:00Z'),
+    row('eurrob1', '2026-05-01T05:00:00Z', { satelliteId: 'sat-b', satelliteName: 'Pond', latitude: -33.5, longitude: -70.25 }),
+    row('pecspa1', '2026-05-01T06:00:00Z'),
+    row('eurbla', '2026-05-01T10:00:00Z', { confidence: 0.95, modelId: 'birdnet-2.4-ft' }),
+    row('zzznope', '2026-05-01T11:00:00Z'),
+    row('eurbla', '2026-05-01T12:00:00Z', { verificationStatus: 'rejected' }),
+    row('eurbla', '2026-05-01T21:59:00Z', { confidence: 0.6 }),
+    row('eurbla', '2026-05-01T22:01:00Z'),
+  ];
+
+  test('19 fields, no header, one checklist per satellite and local day, eBird names', async () => {
+    const out = ebirdChecklist(source(rows), ctx);
+    const csv = await text(out.chunks);
+    assert.ok(csv.endsWith('\r\n'));
+    const lines = parse(csv, { relax_column_count: true }) as string[][];
+    assert.equal(lines.length, 4);
+    for (const l of lines) {
+      assert.equal(l.length, 19, l.join('|'));
+      assert.notEqual(l[0], 'Common Name');
+      assert.match(l[8], /^\d\d\/\d\d\/\d{4}$/);
+      assert.match(l[9], /^\d\d:\d\d$/);
+      assert.equal(l[12], 'Stationary');
+      assert.equal(l[13], '1');
+      assert.equal(l[15], 'N');
+      assert.deepEqual([l[10], l[11], l[16], l[17]], ['', '', '', '']);
+      assert.equal(l[3], 'X');
+    }
+    const byChecklist = new Map<string, string[][]>();
+    for (const l of lines) {
+      const key = `${l[5]}|${l[8]}|${l[9]}`;
+      byChecklist.set(key, [...(byChecklist.get(key) ?? []), l]);
+    }
+    assert.deepEqual([...byChecklist.keys()], ['North Hedge|05/01/2026|06:00', 'Pond|05/01/2026|07:00', 'North Hedge|05/02/2026|00:01']);
+    const first = byChecklist.get('North Hedge|05/01/2026|06:00')!;
+    // Taxonomic order: thrushes (Turdus) before finches (Acanthis); redpoll under eBird's own name and taxon.
+    assert.deepEqual(
+      first.map((l) => l.slice(0, 3)),
+      [
+        ['Eurasian Blackbird', 'Turdus', 'merula'],
+        ['Redpoll (Common)', 'Acanthis', 'flammea flammea/rostrata/islandica'],
+      ],
+    );
+    // 04:00:00Z to the last call's end at 21:59:03Z.
+    assert.equal(first[0][14], String(Math.ceil((17 * 3600 + 59 * 60 + 3) / 60)));
+    assert.deepEqual([first[0][6], first[0][7]], ['52.520000', '13.405000']);
+    assert.match(first[0][4], /^Detected acoustically by Chorus \(model birdnet-2\.4-ft, best confidence 0\.95\); 2 calls; /);
+    assert.equal(first[0][4].match(/https:\/\/chorus\.example\/detections\//g)?.length, 2);
+    assert.match(first[0][18], /Chorus satellite "North Hedge"/);
+    const pond = byChecklist.get('Pond|05/01/2026|07:00')!;
+    assert.deepEqual([pond[0][0], pond[0][6], pond[0][7], pond[0][14]], ['European Robin', '-33.500000', '-70.250000', '1']);
+    assert.equal(byChecklist.get('North Hedge|05/02/2026|00:01')![0][0], 'Eurasian Blackbird');
+    assert.equal(out.checklists(), 3);
+
+    const skipped = out.skipped().map((s) => `${s.speciesCode}:${s.reason}:${s.count}`);
+    assert.deepEqual(skipped.sort(), [
+      'eurbla:rejected:1',
+      'pecspa1:not_in_ebird_taxonomy:1',
+      't-11145339:not_a_bird:1',
+      'zzznope:not_in_ebird_taxonomy:1',
+    ]);
+  });
+
+  test('counts: X by default, the number of calls on request', async () => {
+    const lines = parse(await text(ebirdChecklist(source(rows), ctx, { counts: 'calls' }).chunks)) as string[][];
+    assert.deepEqual(
+      lines.map((l) => `${l[8]} ${l[0]} ${l[3]}`),
+      [
+        '05/01/2026 Eurasian Blackbird 2',
+        '05/01/2026 Redpoll (Common) 1',
+        '05/01/2026 European Robin 1',
+        '05/02/2026 Eurasian Blackbird 1',
+      ],
+    );
+  });
+
+  test('no rows, no lines', async () => {
+    const out = ebirdChecklist(source([]), ctx);
+    assert.equal(await text(out.chunks), '');
+    assert.deepEqual(out.skipped(), []);
+  });
+});
+
+describe('iNaturalist CSV', () => {
+  test('the documented columns in order, one observation per organism', async () => {
+    const rows = [row('eurbla', '2026-05-01T04:00:00Z', { satelliteName: '=cmd' }), row('dogdog', '2026-05-01T05:00:00Z')];
+    const skipped = new SkipTally();
+    const lines = parse(await text(inaturalistCsv(source(rows), ctx, { geoprivacy: 'obscured', skipped }))) as string[][];
+    assert.deepEqual(lines[0], [...INATURALIST_COLUMNS]);
+    assert.deepEqual(lines[0], [
+      'Taxon name',
+      'Date observed',
+      'Description',
+      'Place name',
+      'Latitude / y coord / northing',
+      'Longitude / x coord / easting',
+      'Tags',
+      'Geoprivacy',
+    ]);
+    assert.equal(lines.length, 2);
+    const [taxon, date, description, place, lat, lon, tags, geoprivacy] = lines[1];
+    assert.equal(taxon, 'Turdus merula');
+    assert.equal(date, '2026-05-01 06:00:00 +02:00');
+    assert.match(
+      description,
+      /^Eurasian Blackbird, .*confidence 0\.80 .*model birdnet-2\.4\. Detection: https:\/\/chorus\.example\/detections\/det-\d+ Audio: /,
+    );
+    assert.deepEqual([place, lat, lon, tags, geoprivacy], ["'=cmd", '52.520000', '13.405000', 'Chorus,acoustic', 'obscured']);
+    assert.deepEqual(
+      skipped.list().map((s) => s.speciesCode),
+      ['dogdog'],
+    );
+  });
+});
+
+describe('detections CSV and JSON', () => {
+  test('RFC 4180 round trip, formula cells neutralised, numbers left alone', async () => {
+    const tricky = 'Grünfink, "Chloris" \n 金翅雀';
+    const rows = [
+      row('eurbla', '2026-01-15T07:30:05Z', { commonName: tricky, longitude: -3.5, latitude: null, isRare: true }),
+      row('eurbla', '2026-01-15T08:00:00Z', {
+        satelliteName: '=HYPERLINK("http://evil","x")',
+        modelId: '+1',
+        speciesCode: '@x',
+        commonName: '-cmd',
+        scientificName: '\tTab',
+        longitude: -70.25,
+      }),
+    ];
+    const csv = await text(detectionsCsv(source(rows, 1), ctx));
+    assert.ok(csv.startsWith(DETECTIONS_CSV_COLUMNS.join(',') + '\r\n'));
+    assert.ok(csv.endsWith('\r\n'));
+    const records = parse(csv, { columns: true }) as Record<string, string>[];
+    assert.equal(records.length, 2);
+    assert.deepEqual(Object.keys(records[0]), [...DETECTIONS_CSV_COLUMNS]);
+    const [a, b] = records;
+    assert.equal(a.common_name, tricky);
+    assert.equal(a.detected_at_local, '2026-01-15 08:30:05');
+    assert.equal(a.time_zone, 'Europe/Berlin');
+    assert.equal(a.longitude, '-3.5');
+    assert.equal(a.latitude, '');
+    assert.equal(a.confidence, '0.8');
+    assert.equal(a.rare, 'true');
+    assert.equal(a.detection_url, `https://chorus.example/detections/${rows[0].id}`);
+    assert.equal(a.audio_url, `https://chorus.example/api/audio/${rows[0].chunkId}`);
+    assert.equal(b.satellite_name, `'=HYPERLINK("http://evil","x")`);
+    assert.equal(b.model_id, "'+1");
+    assert.equal(b.species_code, "'@x");
+    assert.equal(b.common_name, "'-cmd");
+    assert.equal(b.scientific_name, "'\tTab");
+    assert.equal(b.longitude, '-70.25');
+    assert.equal(b.call_chunks, '1');
+  });
+
+  test('optional BOM for Excel', async () => {
+    const csv = await text(detectionsCsv(source([]), ctx, { bom: true }));
+    assert.ok(csv.startsWith('\uFEFFid,'));
+  });
+
+  for (const n of [0, 1, 2500]) {
+    test(`JSON array of ${n} rows across batches`, async () => {
+      const rows = Array.from({ length: n }, (_, i) => row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString()));
+      const chunks: string[] = [];
+      for await (const c of detectionsJson(source(rows, 1000), ctx)) chunks.push(c);
+      const parsed = JSON.parse(chunks.join('')) as Record<string, unknown>[];
+      assert.ok(Array.isArray(parsed));
+      assert.equal(parsed.length, n);
+      if (n > 0) {
+        assert.equal(parsed[0].id, rows[0].id);
+        assert.equal(parsed[0].detectedAtLocal, '2026-05-01 02:00:00');
+        assert.equal(parsed[0].detectionUrl, `https://chorus.example/detections/${rows[0].id}`);
+        assert.equal(parsed[0].audioUrl, `https://chorus.example/api/audio/${rows[0].chunkId}`);
+        assert.equal(parsed[n - 1].id, rows[n - 1].id);
+      }
+      if (n === 2500) assert.ok(chunks.length >= 4, 'streamed per batch');
+    });
+  }
+});
+
+describe('Darwin Core Archive', () => {
+  test('meta.xml maps every column, MachineObservation, multimedia refers to occurrences, no tabs', async () => {
+    const before = tempDirs();
+    const rows = [
+      row('eurbla', '2026-05-01T04:00:00Z', { satelliteName: 'North\tHedge\nEast' }),
+      row('t-11145339', '2026-05-01T05:00:00Z', { latitude: null, longitude: null }),
+      row('dogdog', '2026-05-01T06:00:00Z'),
+      row('eurrob1', '2026-05-01T07:00:00Z', { verificationStatus: 'confirmed' }),
+    ];
+    const skipped = new SkipTally();
+    const files = await unzip(await bytes(darwinCoreArchive(source(rows), ctx, { skipped })));
+    assert.deepEqual([...files.keys()].sort(), ['eml.xml', 'meta.xml', 'multimedia.txt', 'occurrence.txt']);
+
+    const meta = files.get('meta.xml')!.toString('utf8');
+    const core = meta.match(/<core ([^>]*)>([\s\S]*?)<\/core>/)!;
+    assert.match(core[1], /rowType="http:\/\/rs\.tdwg\.org\/dwc\/terms\/Occurrence"/);
+    assert.match(core[1], /fieldsTerminatedBy="\\t"/);
+    assert.match(core[1], /linesTerminatedBy="\\n"/);
+    assert.match(core[1], /ignoreHeaderLines="1"/);
+    assert.match(core[1], /encoding="UTF-8"/);
+    assert.match(core[2], /<id index="0"\/>/);
+    assert.match(core[2], /<location>occurrence\.txt<\/location>/);
+    const coreFields = [...core[2].matchAll(/<field index="(\d+)" term="([^"]+)"\/>/g)].map((m) => [Number(m[1]), m[2]] as const);
+
+    const occ = files.get('occurrence.txt')!.toString('utf8');
+    assert.ok(occ.endsWith('\n') && !occ.includes('\r'));
+    const [header, ...lines] = occ
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    assert.equal(coreFields.length, header.length);
+    header.forEach((name, i) => {
+      assert.equal(coreFields[i][0], i);
+      assert.match(coreFields[i][1], /^http:\/\/(rs\.tdwg\.org\/dwc\/terms|purl\.org\/dc\/terms)\//);
+      assert.ok(coreFields[i][1].endsWith(`/${name}`), `${name} ↔ ${coreFields[i][1]}`);
+    });
+    assert.equal(lines.length, 3);
+    const col = (name: string) => header.indexOf(name);
+    for (const l of lines) {
+      assert.equal(l.length, header.length);
+      assert.equal(l[col('basisOfRecord')], 'MachineObservation');
+      assert.equal(l[col('occurrenceStatus')], 'present');
+      assert.match(l[col('eventDate')], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
+    }
+    assert.equal(lines[0][col('eventDate')], '2026-05-01T06:00:00+02:00');
+    assert.equal(lines[0][col('locality')], 'North Hedge East');
+    assert.equal(lines[0][col('identificationRemarks')], 'confidence 0.80 (calibrated 0.70), model birdnet-2.4');
+    assert.equal(lines[0][col('associatedMedia')], `https://chorus.example/api/audio/${rows[0].chunkId}`);
+    assert.equal(lines[1][col('decimalLatitude')], '');
+    assert.equal(lines[1][col('geodeticDatum')], '');
+    assert.equal(lines[2][col('identificationVerificationStatus')], 'confirmed');
+
+    const ext = meta.match(/<extension ([^>]*)>([\s\S]*?)<\/extension>/)!;
+    assert.match(ext[1], /rowType="http:\/\/rs\.gbif\.org\/terms\/1\.0\/Multimedia"/);
+    assert.match(ext[2], /<coreid index="0"\/>/);
+    const media = files
+      .get('multimedia.txt')!
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    const extFields = [...ext[2].matchAll(/<field index="(\d+)" term="([^"]+)"\/>/g)].map((m) => m[2]);
+    assert.equal(extFields.length, media[0].length - 1);
+    media[0].slice(1).forEach((name, i) => assert.ok(extFields[i].endsWith(`/${name}`)));
+    const ids = new Set(lines.map((l) => l[0]));
+    assert.equal(media.length - 1, 3);
+    for (const m of media.slice(1)) {
+      assert.ok(ids.has(m[0]), `coreid ${m[0]}`);
+      assert.equal(m[media[0].indexOf('type')], 'Sound');
+      assert.equal(m[media[0].indexOf('format')], 'audio/wav');
+      assert.equal(m[media[0].indexOf('license')], 'CC BY-NC-SA 4.0');
+    }
+
+    const eml = files.get('eml.xml')!.toString('utf8');
+    assert.match(eml, /eml:\/\/ecoinformatics\.org\/eml-2\.1\.1/);
+    for (const tag of ['title', 'creator', 'pubDate', 'abstract', 'intellectualRights', 'contact'])
+      assert.match(eml, new RegExp(`<${tag}>`));
+    assert.match(eml, /<pubDate>2026-05-03<\/pubDate>/);
+    assert.deepEqual(
+      skipped.list().map((s) => `${s.speciesCode}:${s.reason}`),
+      ['dogdog:not_a_species'],
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      [...tempDirs()].filter((d) => !before.has(d)),
+      [],
+      'temp files removed',
+    );
+  });
+
+  test('a failing row source ends the stream with its error and removes the temp files', async () => {
+    const before = tempDirs();
+    async function* broken(): RowSource {
+      yield [row('eurbla', '2026-05-01T04:00:00Z')];
+      throw new Error('database went away');
+    }
+    await assert.rejects(bytes(darwinCoreArchive(broken(), ctx)), /database went away/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(
+      [...tempDirs()].filter((d) => !before.has(d)),
+      [],
+    );
+  });
+});
+
+describe('xeno-canto zip', () => {
+  test('audio byte for byte, metadata.csv header, missing audio listed', async () => {
+    const rows = [
+      row('eurbla', '2026-05-01T04:00:00Z'),
+      row('eurrob1', '2026-05-01T04:10:00Z'),
+      row('comred', '2026-05-01T04:20:00Z'),
+      row('dogdog', '2026-05-01T04:30:00Z'),
+    ];
+    const wavs = new Map<string, Buffer>([
+      [rows[0].chunkId, crypto.randomBytes(200_000)],
+      [rows[2].chunkId, Buffer.concat([Buffer.from('RIFF'), crypto.randomBytes(5000)])],
+    ]);
+    const skipped = new SkipTally();
+    const files = await unzip(await bytes(xenoCantoZip(source(rows), ctx, async (id) => wavs.get(id) ?? null, { skipped })));
+    assert.deepEqual(
+      [...files.keys()].sort(),
+      [`audio/${rows[0].id}.wav`, `audio/${rows[2].id}.wav`, 'metadata.csv', 'missing.txt'].sort(),
+    );
+    assert.ok(files.get(`audio/${rows[0].id}.wav`)!.equals(wavs.get(rows[0].chunkId)!));
+    assert.ok(files.get(`audio/${rows[2].id}.wav`)!.equals(wavs.get(rows[2].chunkId)!));
+
+    const meta = parse(files.get('metadata.csv')!) as string[][];
+    assert.deepEqual(meta[0], [...XENO_CANTO_COLUMNS]);
+    assert.deepEqual(meta[0].slice(0, 4), ['file', 'recordist', 'date', 'time']);
+    assert.equal(meta.length, 3);
+    const rec = Object.fromEntries(meta[0].map((k, i) => [k, meta[1][i]]));
+    assert.deepEqual(
+      [rec.file, rec.recordist, rec.date, rec.time, rec.species, rec.sound_type, rec.equipment, rec.license],
+      [
+        `audio/${rows[0].id}.wav`,
+        'Hedge Watchers',
+        '2026-05-01',
+        '06:00',
+        'Turdus merula',
+        'uncertain',
+        'Chorus satellite North Hedge, 48 kHz mono',
+        'CC BY-NC-SA 4.0',
+      ],
+    );
+    assert.deepEqual(
+      [rec.recording_method, rec.animal_seen, rec.playback_used, rec.latitude],
+      ['field recording', 'unknown', 'no', '52.520000'],
+    );
+    assert.match(rec.remarks, /^Eurasian Blackbird, .*confidence 0\.80.*model birdnet-2\.4\. https:\/\/chorus\.example\/detections\//);
+
+    const missing = parse(files.get('missing.txt')!, { columns: true }) as Record<string, string>[];
+    assert.deepEqual(
+      missing.map((m) => [m.detection_id, m.reason]),
+      [
+        [rows[1].id, 'audio_missing'],
+        [rows[3].id, 'not_a_species'],
+      ],
+    );
+    assert.equal(skipped.total, 2);
+  });
+
+  test('no missing.txt when every recording is there', async () => {
+    const rows = [row('eurbla', '2026-05-01T04:00:00Z')];
+    const files = await unzip(await bytes(xenoCantoZip(source(rows), ctx, async () => Buffer.from('RIFFxxxx'))));
+    assert.deepEqual([...files.keys()].sort(), [`audio/${rows[0].id}.wav`, 'metadata.csv']);
+  });
+
+  test('a reader that goes away stops the rows', async () => {
+    let batches = 0;
+    async function* many(): RowSource {
+      for (let i = 0; i < 1000; i++) {
+        batches++;
+        yield [row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString())];
+      }
+    }
+    const stream = xenoCantoZip(many(), ctx, async () => crypto.randomBytes(100_000));
+    await new Promise<void>((resolve) => stream.once('data', () => resolve()));
+    stream.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(batches < 20, `read ${batches} batches after the reader left`);
+  });
+});
+
+describe('local time', () => {
+  test('offsets across DST in the team zone', () => {
+    assert.deepEqual(localTime('2026-01-15T07:30:05.123Z', 'Europe/Berlin'), {
+      date: '2026-01-15',
+      time: '08:30:05',
+      offset: '+01:00',
+      day: 20468,
+    });
+    assert.equal(localTime('2026-07-01T00:00:00Z', 'America/St_Johns').offset, '-02:30');
+    assert.equal(localTime('2026-07-01T00:00:00Z', 'UTC').offset, '+00:00');
+  });
+});
