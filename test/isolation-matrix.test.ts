@@ -119,6 +119,25 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
   alertRule: async ({ hub, w }) =>
     (await call(hub.url, 'POST', '/alert-rules/rules', { body: { tenantId: w.team.id, name: 'matrix', type: 'detection' }, as: w.admin }))
       .body.id,
+  // A finished background export of the world's team, and a scheduled export through its email channel.
+  exportJob: async ({ hub, w }) => {
+    const id = newId();
+    const now = hub.clock.now();
+    await hub.infra.db.query(
+      `INSERT INTO export_jobs (id, tenant_id, format, status, created_at, expires_at) VALUES ($1, $2, 'csv', 'failed', $3, $4)`,
+      [id, w.team.id, now, new Date(now.getTime() + 3_600_000)],
+    );
+    return id;
+  },
+  scheduledExport: async (c) => {
+    const channelId = await RESOURCE_FIXTURES.alertChannel(c);
+    return (
+      await call(c.hub.url, 'POST', '/exports/scheduled', {
+        body: { tenantId: c.w.team.id, name: 'matrix', format: 'csv', schedule: '0 6 * * *', channelId },
+        as: c.w.admin,
+      })
+    ).body.id;
+  },
   alert: async ({ hub, w }) => {
     const id = newId();
     await hub.infra.db.query(

@@ -2,8 +2,8 @@
  * Scheduled exports (issue 18): a cron expression in a time zone, the export's filters, and an
  * alert channel (email attachment or signed webhook POST). Each occurrence runs once however
  * many processes tick: the run claims it by moving next_run_at on from the due time it read.
- * A run covers what was detected since the previous run (the first run: since the schedule was
- * made, at most a week back).
+ * A run covers what was detected since the previous run (the first run: one interval of the
+ * schedule back, at most a week).
  */
 import fsp from 'node:fs/promises';
 import { Cron } from 'croner';
@@ -136,9 +136,9 @@ export function createScheduledExports(deps: {
 
   /** One occurrence: the file for the window since the last run, through the channel. */
   async function run(s: ScheduledRow, due: Date) {
-    const since = s.lastRunAt
-      ? new Date(s.lastRunAt)
-      : new Date(Math.max(new Date(s.createdAt).getTime(), due.getTime() - FIRST_WINDOW_MAX_MS));
+    // The first run covers one interval of the schedule back (a daily export starts with the day before).
+    const interval = (nextRun(s.schedule, s.timeZone, due)?.getTime() ?? due.getTime()) - due.getTime();
+    const since = s.lastRunAt ? new Date(s.lastRunAt) : new Date(due.getTime() - Math.min(Math.max(interval, 60_000), FIRST_WINDOW_MAX_MS));
     const now = clock.now();
     if (!(await repo.claim(s.id, due, nextRun(s.schedule, s.timeZone, now), now))) return false;
     let rows = 0;

@@ -4579,6 +4579,821 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/export/checklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** eBird Record Format (Extended) CSV: one checklist per satellite and local day */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Run as a background job (202 with the job); large exports do so by themselves */
+                    background?: "1" | "true" | "0" | "false";
+                    category?: string;
+                    counts?: "present" | "calls";
+                    /** @description Exclusive */
+                    end?: string;
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description eBird import file, no header */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/detections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The detections the Detections page lists under the filters, as CSV (RFC 4180) or one JSON array; streamed */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Run as a background job (202 with the job); large exports do so by themselves */
+                    background?: "1" | "true" | "0" | "false";
+                    category?: string;
+                    /** @description Exclusive */
+                    end?: string;
+                    format?: "csv" | "json";
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description CSV with a header, or a JSON array */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's background exports, newest first (kept 24 hours) */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            jobs: ({
+                                bytes: number | null;
+                                createdAt: string;
+                                downloadUrl: string | null;
+                                error: string | null;
+                                expiresAt: string;
+                                filename: string | null;
+                                finishedAt: string | null;
+                                format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                                id: string;
+                                rowsDone: number;
+                                rowsTotal: number | null;
+                                status: "queued" | "running" | "done" | "failed";
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One background export: status and progress */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/jobs/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished background export's file */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/octet-stream": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/observation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** iNaturalist's CSV import (format=inaturalist, default) or a Darwin Core Archive for GBIF (format=dwca) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Run as a background job (202 with the job); large exports do so by themselves */
+                    background?: "1" | "true" | "0" | "false";
+                    category?: string;
+                    /** @description Exclusive */
+                    end?: string;
+                    format?: "inaturalist" | "dwca";
+                    geoprivacy?: "open" | "obscured" | "private";
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description iNaturalist CSV, or a zip (application/zip) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The first rows an export would hold, its total, whether it runs in the background, and what an eBird checklist leaves out */
+        get: {
+            parameters: {
+                query: {
+                    category?: string;
+                    /** @description Exclusive */
+                    end?: string;
+                    kind: "detections" | "checklist" | "observation" | "recording" | "report";
+                    limit?: number;
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            background: boolean;
+                            rows: {
+                                [key: string]: unknown;
+                            }[];
+                            total: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A xeno-canto submission: metadata.csv and each recording's audio in a zip; confirmed detections unless includeUnverified */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Run as a background job (202 with the job); large exports do so by themselves */
+                    background?: "1" | "true" | "0" | "false";
+                    category?: string;
+                    /** @description Exclusive */
+                    end?: string;
+                    includeUnverified?: "1" | "true" | "0" | "false";
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Zip of metadata.csv and audio/*.wav */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/zip": string;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** PDF report of the same detections: totals, top species, daily and hourly charts, satellites, species list */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Run as a background job (202 with the job); large exports do so by themselves */
+                    background?: "1" | "true" | "0" | "false";
+                    category?: string;
+                    /** @description Exclusive */
+                    end?: string;
+                    minConfidence?: number;
+                    satelliteId?: string;
+                    /** @description Species code */
+                    species?: string;
+                    start?: string;
+                    tenantId?: string;
+                    verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The report */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/pdf": string;
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytes: number | null;
+                            createdAt: string;
+                            downloadUrl: string | null;
+                            error: string | null;
+                            expiresAt: string;
+                            filename: string | null;
+                            finishedAt: string | null;
+                            format: "csv" | "json" | "checklist" | "inaturalist" | "dwca" | "recording" | "report";
+                            id: string;
+                            rowsDone: number;
+                            rowsTotal: number | null;
+                            status: "queued" | "running" | "done" | "failed";
+                            tenantId: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/scheduled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's scheduled exports with their last and next runs */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scheduled: ({
+                                channelId: string | null;
+                                createdAt: string;
+                                enabled: boolean;
+                                filters: {
+                                    [key: string]: unknown;
+                                };
+                                format: "csv" | "json" | "checklist" | "observation";
+                                id: string;
+                                lastError: string | null;
+                                lastRows: number | null;
+                                lastRunAt: string | null;
+                                lastStatus: string | null;
+                                name: string;
+                                nextRunAt: string | null;
+                                schedule: string;
+                                tenantId: string;
+                                timeZone: string;
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Creates a scheduled export; the cron expression is checked (400 INVALID_SCHEDULE with the reason) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        channelId: string;
+                        enabled?: boolean;
+                        filters?: {
+                            category?: string;
+                            minConfidence?: number;
+                            /** Format: uuid */
+                            satelliteId?: string;
+                            /** @description Species code */
+                            species?: string;
+                            verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                        };
+                        format: "csv" | "json" | "checklist" | "observation";
+                        name: string;
+                        /** @description Cron expression (5 or 6 fields) */
+                        schedule: string;
+                        /** Format: uuid */
+                        tenantId: string;
+                        /** @description IANA zone; default the team's */
+                        timeZone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channelId: string | null;
+                            createdAt: string;
+                            enabled: boolean;
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                            format: "csv" | "json" | "checklist" | "observation";
+                            id: string;
+                            lastError: string | null;
+                            lastRows: number | null;
+                            lastRunAt: string | null;
+                            lastStatus: string | null;
+                            name: string;
+                            nextRunAt: string | null;
+                            schedule: string;
+                            tenantId: string;
+                            timeZone: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/exports/scheduled/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Replaces a scheduled export */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        channelId: string;
+                        enabled?: boolean;
+                        filters?: {
+                            category?: string;
+                            minConfidence?: number;
+                            /** Format: uuid */
+                            satelliteId?: string;
+                            /** @description Species code */
+                            species?: string;
+                            verificationStatus?: "unverified" | "pending_review" | "confirmed" | "rejected";
+                        };
+                        format: "csv" | "json" | "checklist" | "observation";
+                        name: string;
+                        /** @description Cron expression (5 or 6 fields) */
+                        schedule: string;
+                        /** Format: uuid */
+                        tenantId?: string;
+                        /** @description IANA zone; default the team's */
+                        timeZone?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channelId: string | null;
+                            createdAt: string;
+                            enabled: boolean;
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                            format: "csv" | "json" | "checklist" | "observation";
+                            id: string;
+                            lastError: string | null;
+                            lastRows: number | null;
+                            lastRunAt: string | null;
+                            lastStatus: string | null;
+                            name: string;
+                            nextRunAt: string | null;
+                            schedule: string;
+                            tenantId: string;
+                            timeZone: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Deletes a scheduled export */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;
