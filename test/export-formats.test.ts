@@ -183,6 +183,22 @@ describe('eBird checklist', () => {
     );
   });
 
+  test('a finished day is written while later rows are still being read', async () => {
+    let read = 0;
+    async function* days(): RowSource {
+      for (let d = 1; d <= 5; d++) {
+        read++;
+        yield [row('eurbla', `2026-05-0${d}T08:00:00Z`)];
+      }
+    }
+    const seen: [number, string][] = [];
+    for await (const chunk of ebirdChecklist(days(), ctx).chunks) seen.push([read, (parse(chunk) as string[][])[0][8]]);
+    assert.equal(seen.length, 5);
+    // Day 1 closes when day 3 arrives (one day stays open behind the current one).
+    assert.deepEqual(seen[0], [3, '05/01/2026']);
+    assert.deepEqual(seen[2], [5, '05/03/2026']);
+  });
+
   test('no rows, no lines', async () => {
     const out = ebirdChecklist(source([]), ctx);
     assert.equal(await text(out.chunks), '');
@@ -226,7 +242,13 @@ describe('detections CSV and JSON', () => {
   test('RFC 4180 round trip, formula cells neutralised, numbers left alone', async () => {
     const tricky = 'Grünfink, "Chloris" \n 金翅雀';
     const rows = [
-      row('eurbla', '2026-01-15T07:30:05Z', { commonName: tricky, longitude: -3.5, latitude: null, isRare: true }),
+      row('eurbla', '2026-01-15T07:30:05Z', {
+        commonName: tricky,
+        satelliteName: 'North\nHedge',
+        longitude: -3.5,
+        latitude: null,
+        isRare: true,
+      }),
       row('eurbla', '2026-01-15T08:00:00Z', {
         satelliteName: '=HYPERLINK("http://evil","x")',
         modelId: '+1',
@@ -239,11 +261,15 @@ describe('detections CSV and JSON', () => {
     const csv = await text(detectionsCsv(source(rows, 1), ctx));
     assert.ok(csv.startsWith(DETECTIONS_CSV_COLUMNS.join(',') + '\r\n'));
     assert.ok(csv.endsWith('\r\n'));
+    // A bare LF inside a value is quoted (csv-parse would accept it unquoted once it saw CRLF; Excel would not).
+    assert.ok(csv.includes(',"North\nHedge",'));
+    assert.equal(csv.split('\r\n').length, 4);
     const records = parse(csv, { columns: true }) as Record<string, string>[];
     assert.equal(records.length, 2);
     assert.deepEqual(Object.keys(records[0]), [...DETECTIONS_CSV_COLUMNS]);
     const [a, b] = records;
     assert.equal(a.common_name, tricky);
+    assert.equal(a.satellite_name, 'North\nHedge');
     assert.equal(a.detected_at_local, '2026-01-15 08:30:05');
     assert.equal(a.time_zone, 'Europe/Berlin');
     assert.equal(a.longitude, '-3.5');
@@ -453,12 +479,18 @@ describe('xeno-canto zip', () => {
     assert.deepEqual([...files.keys()].sort(), [`audio/${rows[0].id}.wav`, 'metadata.csv']);
   });
 
-  test('a reader that goes away stops the rows', async () => {
+  test('a reader that goes away stops the rows and the temp files go', async () => {
+    const before = tempDirs();
     let batches = 0;
+    let sourceClosed = false;
     async function* many(): RowSource {
-      for (let i = 0; i < 1000; i++) {
-        batches++;
-        yield [row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString())];
+      try {
+        for (let i = 0; i < 1000; i++) {
+          batches++;
+          yield [row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString())];
+        }
+      } finally {
+        sourceClosed = true;
       }
     }
     const stream = xenoCantoZip(many(), ctx, async () => crypto.randomBytes(100_000));
@@ -466,6 +498,11 @@ describe('xeno-canto zip', () => {
     stream.destroy();
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(batches < 20, `read ${batches} batches after the reader left`);
+    assert.ok(sourceClosed, 'the row source was closed');
+    assert.deepEqual(
+      [...tempDirs()].filter((d) => !before.has(d)),
+      [],
+    );
   });
 });
 
