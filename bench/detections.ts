@@ -97,7 +97,7 @@ async function json(url: string, init: RequestInit = {}) {
   return JSON.parse(text);
 }
 
-async function seed(
+export async function seed(
   db: Db,
   tenantId: string,
   species: Array<{ code: string; sci: string; common: string; category: string }>,

@@ -5,6 +5,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   inference: () => import('./inference.ts').then((m) => m.run()),
   detections: () => import('./detections.ts').then((m) => m.run()),
   alerts: () => import('./alerts.ts').then((m) => m.run()),
+  exports: () => import('./exports.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

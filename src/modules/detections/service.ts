@@ -89,7 +89,7 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
      * filter (promoted, one per stitched call, categories the team shows), with calibrated
      * confidence and the satellite's position. Memory holds one batch at a time.
      */
-    async *exportBatches(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>, batchSize = 2000) {
+    async *exportBatches(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>, batchSize = 5000) {
       const categories = await readers.visibility.of(f.tenantIds);
       const filter: DetectionListFilter = {
         ...f,

@@ -37,20 +37,39 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
+const SLOT_MS = 15 * 60_000;
+/** Offsets by zone and 15-minute slot: every zone's offset changes only on a quarter hour. */
+const offsets = new Map<string, Map<number, number>>();
+
+/** The zone's offset from UTC in minutes at an instant (Intl once per zone and quarter hour). */
+function offsetMinutes(ms: number, timeZone: string): number {
+  let byZone = offsets.get(timeZone);
+  if (!byZone) offsets.set(timeZone, (byZone = new Map()));
+  const slot = Math.floor(ms / SLOT_MS);
+  let minutes = byZone.get(slot);
+  if (minutes === undefined) {
+    const at = slot * SLOT_MS;
+    const p: Record<string, number> = {};
+    for (const part of formatter(timeZone).formatToParts(at)) if (part.type !== 'literal') p[part.type] = Number(part.value);
+    minutes = Math.round((Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second) - at) / 60_000);
+    if (byZone.size > 100_000) byZone.clear();
+    byZone.set(slot, minutes);
+  }
+  return minutes;
+}
+
 /** An instant (ISO string or Date) as a wall-clock time in an IANA zone. */
 export function localTime(at: string | Date, timeZone: string): LocalTime {
   const ms = typeof at === 'string' ? Date.parse(at) : at.getTime();
-  const p: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(ms)) if (part.type !== 'literal') p[part.type] = Number(part.value);
-  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-  // The offset is whatever separates the wall clock from the instant (seconds only: Intl drops ms).
-  const minutes = Math.round((wall - Math.floor(ms / 1000) * 1000) / 60_000);
+  const minutes = offsetMinutes(ms, timeZone);
+  // The wall clock as if it were UTC: its UTC fields are the local date and time.
+  const wall = new Date(Math.floor(ms / 1000) * 1000 + minutes * 60_000);
   const abs = Math.abs(minutes);
   return {
-    date: `${pad(p.year, 4)}-${pad(p.month)}-${pad(p.day)}`,
-    time: `${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}`,
+    date: `${pad(wall.getUTCFullYear(), 4)}-${pad(wall.getUTCMonth() + 1)}-${pad(wall.getUTCDate())}`,
+    time: `${pad(wall.getUTCHours())}:${pad(wall.getUTCMinutes())}:${pad(wall.getUTCSeconds())}`,
     offset: `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`,
-    day: Math.floor(Date.UTC(p.year, p.month - 1, p.day) / 86_400_000),
+    day: Math.floor(wall.getTime() / 86_400_000),
   };
 }
 
