@@ -27,6 +27,8 @@ const Team = lazy(() => import('./pages/Team'));
 const Admin = lazy(() => import('./pages/Admin'));
 const Alerts = lazy(() => import('./pages/Alerts'));
 const AlertSettings = lazy(() => import('./pages/AlertSettings'));
+const Export = lazy(() => import('./pages/Export'));
+const ScheduledExports = lazy(() => import('./pages/ScheduledExports'));
 const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 
@@ -149,6 +151,11 @@ function ShellPage() {
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
           <AlertsLink />
+          {atLeast(role, 'member') ? (
+            <NavLink to="/export" data-testid="nav-export">
+              {t('nav.export')}
+            </NavLink>
+          ) : null}
           {atLeast(role, 'admin') || isAdmin ? <NavLink to="/team">{t('nav.team')}</NavLink> : null}
           <NavLink to="/teams" end>
             {t('nav.directory')}
@@ -208,6 +215,8 @@ function ShellPage() {
             <Route path="/account" element={<Account />} />
             <Route path="/alerts" element={<Alerts />} />
             <Route path="/team/alerts" element={<AlertSettings />} />
+            <Route path="/export" element={<Export />} />
+            <Route path="/team/exports" element={<ScheduledExports />} />
             <Route path="/team" element={<Team />} />
             <Route path="/teams/:id/join-requests" element={<Team />} />
             <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />

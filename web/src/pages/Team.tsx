@@ -170,6 +170,11 @@ export default function Team() {
         {t('team.alertsIntro')} <Link to="/team/alerts">{t('team.alertsLink')}</Link>
       </p>
 
+      <h2>{t('scheduled.title')}</h2>
+      <p>
+        {t('team.exportsIntro')} <Link to="/team/exports">{t('team.exportsLink')}</Link>
+      </p>
+
       <h2>{t('settings.team')}</h2>
       <SettingsTable scope={{ tenantId }} disabled={false} />
 

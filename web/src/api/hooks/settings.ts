@@ -8,9 +8,10 @@ export type Scope = { satelliteId: string } | { tenantId: string } | { level: 'h
 
 export const settingKeys = { effective: (scope: Scope) => ['effective', scope] as const };
 
-export function useEffectiveSettings(scope: Scope) {
+export function useEffectiveSettings(scope: Scope, enabled = true) {
   return useQuery({
     queryKey: settingKeys.effective(scope),
+    enabled,
     queryFn: () => data(api.GET('/api/settings/effective', { params: { query: scope } })),
   });
 }
