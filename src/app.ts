@@ -294,6 +294,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       alertChannel: alerting.channels.teamOfChannel,
       exportJob: exportsService.teamOfJob,
       scheduledExport: scheduledExports.teamOfScheduled,
+      // Field notes (issue 22) replace this with their team resolver.
+      fieldNote: async () => null,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,

@@ -67,6 +67,7 @@ function resolvers(): Record<Resource, TeamResolver> {
     alertChannel: fixed({}),
     exportJob: fixed({}),
     scheduledExport: fixed({}),
+    fieldNote: fixed({}),
   };
 }
 

@@ -28,6 +28,7 @@ const guard = createGuard({
     alertChannel: none,
     exportJob: none,
     scheduledExport: none,
+    fieldNote: none,
   },
   teamExists: async () => false,
   deviceFacts: async () => null,

@@ -156,6 +156,23 @@ export const ACTIONS = [
   'exports.scheduled.create',
   'exports.scheduled.update',
   'exports.scheduled.delete',
+  // Mobile releases (issue 22)
+  'mobile.latest',
+  'mobile.download',
+  'mobile.releases.list',
+  'mobile.upload',
+  'mobile.releases.update',
+  'mobile.releases.delete',
+  // Audio retention (issue 22)
+  'retention.run',
+  'retention.runs.list',
+  // Field notes (issue 22)
+  'field_notes.list',
+  'field_notes.create',
+  'field_notes.update',
+  'field_notes.delete',
+  'field_notes.photo.upload',
+  'field_notes.photo.read',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

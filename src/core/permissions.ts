@@ -43,6 +43,7 @@ export const RESOURCES = [
   'alertChannel',
   'exportJob',
   'scheduledExport',
+  'fieldNote',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 
