@@ -71,6 +71,8 @@ import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { createExportsService } from './modules/exports/service.ts';
 import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
+import { createRetentionService } from './modules/audio/retention.ts';
+import { retentionRoutes } from './modules/audio/retention-routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -280,6 +282,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
 
+  // Audio retention (issue 22): each team's audio_retention_days, while the hub switch retention_enabled is on.
+  const retention = createRetentionService({
+    db,
+    clock,
+    audit,
+    storage,
+    retentionDays: (tenantId) => settings.teamSetting<number | null>(tenantId, 'audio_retention_days'),
+    enabled: async () => (await settings.hubSetting<boolean>('retention_enabled')) !== false,
+  });
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -337,6 +349,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
+    ...retentionRoutes(retention),
   ];
 
   return {
@@ -366,6 +379,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     alerting,
     exports: exportsService,
     scheduledExports,
+    retention,
   };
 }
 

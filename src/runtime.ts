@@ -140,10 +140,14 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       const timer = setInterval(() => {
         void services.scheduledExports.tick().catch((err) => log.error({ err }, 'scheduled exports failed'));
         void services.exports.sweep().catch((err) => log.error({ err }, 'sweeping expired exports failed'));
+        // Audio retention (issue 22): the day's run once across processes, or one a stopped process left.
+        void services.retention.tick().catch((err) => log.error({ err }, 'audio retention failed'));
       }, 60_000);
       timer.unref();
       stops.push(() => clearInterval(timer));
     }
+    // A run in progress stops after its batch and is handed back for another process to finish.
+    stops.push(() => services.retention.stop());
   }
   const stop = async () => {
     for (const s of stops.reverse()) await s();

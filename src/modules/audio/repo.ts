@@ -13,10 +13,13 @@ export interface ChunkRow {
   latitude: number | null;
   longitude: number | null;
   receivedAt: Date;
+  /** When the retention run removed its audio object (the row stays); null while stored. */
+  audioDeletedAt?: Date | null;
 }
 
 const ROW = `id, tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt", duration_ms AS "durationMs",
-  sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt"`;
+  sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt",
+  audio_deleted_at AS "audioDeletedAt"`;
 
 export function createAudioRepo(db: Db) {
   return {

@@ -61,13 +61,15 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
     /** A chunk's stored WAV bytes as GET /audio/:chunkId serves them, or null (exports with audio). */
     async bytesOf(tenantId: string, chunkId: string): Promise<Buffer | null> {
       const chunk = await repo.find(tenantId, chunkId);
-      return chunk ? storage.get(chunk.storageKey) : null;
+      return chunk && !chunk.audioDeletedAt ? storage.get(chunk.storageKey) : null;
     },
 
     /** A chunk's WAV, whole or the range asked for. */
     async read(tenantId: string, chunkId: string, range: string | undefined): Promise<AudioResponse> {
       const chunk = await repo.find(tenantId, chunkId);
       if (!chunk) throw notFound('No such chunk');
+      // Removed by audio retention (src/modules/audio/retention.ts): the row stays, the object is gone.
+      if (chunk.audioDeletedAt) throw notFound('The audio of this chunk is no longer stored');
       const stat = await storage.stat(chunk.storageKey);
       if (!stat) throw notFound('The audio of this chunk is no longer stored');
       const common = { 'content-type': 'audio/wav', 'accept-ranges': 'bytes', 'cache-control': 'private, max-age=86400' };

@@ -191,6 +191,7 @@ export function createSpectrogramService(deps: { db: Db; storage: Pick<ObjectSto
     async ofChunk(tenantId: string, chunkId: string, opts: SpectrogramOptions): Promise<Spectrogram> {
       const chunk = await repo.find(tenantId, chunkId);
       if (!chunk) throw notFound('No such chunk');
+      if (chunk.audioDeletedAt) throw notFound('The audio of this chunk is no longer stored');
       const key = `${chunkId}:${opts.width}:${opts.height}:${opts.maxHz}`;
       const hit = cache.get(key);
       if (hit) return hit;

@@ -553,6 +553,130 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/retention/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts an audio retention run now, in the background (202 with the run); 200 with the run already going; 409 RETENTION_DISABLED while the hub switch retention_enabled is off */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytesFreed: number;
+                            chunksKept: number;
+                            chunksRemoved: number;
+                            error: string | null;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            status: "running" | "finished" | "failed";
+                            trigger: "schedule" | "manual";
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bytesFreed: number;
+                            chunksKept: number;
+                            chunksRemoved: number;
+                            error: string | null;
+                            /** Format: date-time */
+                            finishedAt: string | null;
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: date-time */
+                            startedAt: string;
+                            status: "running" | "finished" | "failed";
+                            trigger: "schedule" | "manual";
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/retention/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The last audio retention runs, newest first: status, trigger, chunks removed and kept, bytes freed */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            runs: {
+                                bytesFreed: number;
+                                chunksKept: number;
+                                chunksRemoved: number;
+                                error: string | null;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                startedAt: string;
+                                status: "running" | "finished" | "failed";
+                                trigger: "schedule" | "manual";
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/users": {
         parameters: {
             query?: never;
