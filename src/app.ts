@@ -1,3 +1,4 @@
+import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -71,6 +72,8 @@ import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { createExportsService } from './modules/exports/service.ts';
 import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
+import { createMobileService } from './modules/mobile/service.ts';
+import { mobileRoutes } from './modules/mobile/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -279,6 +282,14 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     teamTimeZone,
     publicUrl: config.publicUrl,
   });
+  const mobile = createMobileService({
+    db,
+    clock,
+    audit,
+    storage,
+    tempDir: path.join(config.dataDir, 'tmp'),
+    maxBytes: config.mobileMaxBytes,
+  });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
@@ -321,7 +332,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
-    ...versionsRoutes(settings),
+    ...versionsRoutes(settings, mobile.latestVersion),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),
@@ -337,6 +348,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
+    ...mobileRoutes(mobile),
   ];
 
   return {
@@ -366,6 +378,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     alerting,
     exports: exportsService,
     scheduledExports,
+    mobile,
   };
 }
 
