@@ -1,4 +1,4 @@
-/** Hub admins only: people (search, block), hub settings, classifier models and the audit log. */
+/** Hub admins only: people (search, block), hub settings, classifier models, mobile app releases and the audit log. */
 import { useState } from 'react';
 import { useAdminUsers, useBlockUser, useResetUserMfa, useResetUserPassword } from '../api/hooks/admin';
 import { useRoleName, useT } from '../i18n';
@@ -6,6 +6,7 @@ import { CopyButton, ErrorText, Field } from '../components/ui';
 import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
 import { ModelsAdmin } from '../components/ModelsAdmin';
+import { MobileReleases } from '../components/admin/MobileReleases';
 
 export default function Admin() {
   const t = useT();
@@ -80,6 +81,9 @@ export default function Admin() {
 
       <h2>{t('models.title')}</h2>
       <ModelsAdmin />
+
+      <h2>{t('mobile.title')}</h2>
+      <MobileReleases />
 
       <h2>{t('admin.audit')}</h2>
       <AuditLog label={t('admin.audit')} />
