@@ -1,3 +1,4 @@
+import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
@@ -73,6 +74,8 @@ import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
 import { createRetentionService } from './modules/audio/retention.ts';
 import { retentionRoutes } from './modules/audio/retention-routes.ts';
+import { createMobileService } from './modules/mobile/service.ts';
+import { mobileRoutes } from './modules/mobile/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -281,6 +284,14 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     teamTimeZone,
     publicUrl: config.publicUrl,
   });
+  const mobile = createMobileService({
+    db,
+    clock,
+    audit,
+    storage,
+    tempDir: path.join(config.dataDir, 'tmp'),
+    maxBytes: config.mobileMaxBytes,
+  });
 
   // Audio retention (issue 22): each team's audio_retention_days, while the hub switch retention_enabled is on.
   const retention = createRetentionService({
@@ -333,7 +344,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...adminRoutes(users, teams),
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
-    ...versionsRoutes(settings),
+    ...versionsRoutes(settings, mobile.latestVersion),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),
@@ -350,6 +361,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
     ...retentionRoutes(retention),
+    ...mobileRoutes(mobile),
   ];
 
   return {
@@ -380,6 +392,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     exports: exportsService,
     scheduledExports,
     retention,
+    mobile,
   };
 }
 

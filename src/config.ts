@@ -48,6 +48,8 @@ export interface Config {
   readonly mqttUrl: string | null;
   readonly mqttAdminUsername: string | null;
   readonly mqttAdminPassword: string | null;
+  /** Largest mobile app package an upload may carry (`MOBILE_MAX_BYTES`, default 200 MB). */
+  readonly mobileMaxBytes: number;
 }
 
 export interface AbuseLimits {
@@ -278,6 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
     alerts: readAlerts(env),
+    mobileMaxBytes: readInt(env, 'MOBILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     ...readS3(env),
     ...readMqtt(env),
   });

@@ -194,6 +194,22 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   // Classifier models are hub-wide: the built-in one (its delete answers 409, its default is already set).
   { match: (u, n) => n === 'id' && u.startsWith('/admin/models'), make: async () => 'builtin' },
   { match: (u, n) => n === 'index' && u.startsWith('/admin/models'), make: async () => '0' },
+  // Mobile releases are hub-wide: a fresh release with its package in storage.
+  {
+    match: (u, n) => n === 'id' && u.startsWith('/mobile/'),
+    make: async ({ hub }) => {
+      const id = newId();
+      const key = `mobile/${id}.apk`;
+      const bytes = Buffer.from('PK\x03\x04matrix package');
+      await hub.infra.storage.put(key, bytes);
+      await hub.infra.db.query(
+        `INSERT INTO mobile_releases (id, version, version_key, extension, storage_key, file_size, sha256, created_at)
+         VALUES ($1, $2, $2, 'apk', $3, $4, $5, $6)`,
+        [id, `0.0.0-matrix.${id}`, key, bytes.length, 'matrix', hub.clock.now()],
+      );
+      return id;
+    },
+  },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
 ];

@@ -19,7 +19,10 @@ export const latestRelease =
     return Object.hasOwn(releases, stream) ? releases[stream] : null;
   };
 
-/** {hub, satellite, mobile}: the hub's own version, the highest satellite release (null without any), and no mobile releases yet. */
-export async function versions(settings: ReleaseSettings): Promise<{ hub: string; satellite: string | null; mobile: string | null }> {
-  return { hub: HUB_VERSION, satellite: highestSemver(Object.values(await releasesOf(settings))), mobile: null };
+/** {hub, satellite, mobile}: the hub's own version, the highest satellite release and the highest mobile release (each null without any). */
+export async function versions(
+  settings: ReleaseSettings,
+  mobileLatest: () => Promise<string | null>,
+): Promise<{ hub: string; satellite: string | null; mobile: string | null }> {
+  return { hub: HUB_VERSION, satellite: highestSemver(Object.values(await releasesOf(settings))), mobile: await mobileLatest() };
 }

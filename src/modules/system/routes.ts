@@ -24,7 +24,7 @@ export function systemRoutes(clock: Clock) {
 }
 
 /** GET /system/versions, apart from systemRoutes because it reads the hub settings. */
-export function versionsRoutes(settings: ReleaseSettings) {
+export function versionsRoutes(settings: ReleaseSettings, mobileLatest: () => Promise<string | null>) {
   return [
     defineRoute({
       method: 'GET',
@@ -34,7 +34,7 @@ export function versionsRoutes(settings: ReleaseSettings) {
       team: { in: 'query', key: 'tenantId', optional: true },
       audit: [],
       summary:
-        'Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist',
+        'Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), the highest mobile release (GET /mobile/latest; null without one)',
       tags: ['system'],
       schema: {
         querystring: Type.Object({ tenantId: Type.Optional(Uuid) }),
@@ -46,7 +46,7 @@ export function versionsRoutes(settings: ReleaseSettings) {
           }),
         },
       },
-      handler: () => versions(settings),
+      handler: () => versions(settings, mobileLatest),
     }),
   ];
 }

@@ -5558,6 +5558,268 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/mobile/download/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The app package, with HTTP range requests (206, 416, Accept-Ranges: bytes; one range of at most 16 MiB per answer) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The whole package */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.android.package-archive": string;
+                    };
+                };
+                /** @description The range asked for */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/vnd.android.package-archive": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The highest mobile release by SemVer; with ?current=, whether it is newer (updateAvailable) and whether a release newer than current is forced (forceUpdate) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The installed app version (SemVer) */
+                    current?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            downloadUrl: string | null;
+                            fileSize: number | null;
+                            forceUpdate: boolean;
+                            notes: string | null;
+                            sha256: string | null;
+                            updateAvailable: boolean;
+                            version: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The 20 most recent uploads, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            releases: {
+                                createdAt: string;
+                                /** @description Path of the package under the hub URL: /api/mobile/download/{id} */
+                                downloadUrl: string;
+                                fileSize: number;
+                                forceUpdate: boolean;
+                                id: string;
+                                notes: string;
+                                sha256: string;
+                                version: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/releases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set a release's forceUpdate */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        forceUpdate: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            createdAt: string;
+                            /** @description Path of the package under the hub URL: /api/mobile/download/{id} */
+                            downloadUrl: string;
+                            fileSize: number;
+                            forceUpdate: boolean;
+                            id: string;
+                            notes: string;
+                            sha256: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a release: its package and its row */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/mobile/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a release: multipart file (.apk, .aab or .ipa, a zip archive, at most MOBILE_MAX_BYTES), version (SemVer, unique), notes, forceUpdate */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            createdAt: string;
+                            /** @description Path of the package under the hub URL: /api/mobile/download/{id} */
+                            downloadUrl: string;
+                            fileSize: number;
+                            forceUpdate: boolean;
+                            id: string;
+                            notes: string;
+                            sha256: string;
+                            version: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/models": {
         parameters: {
             query?: never;
@@ -7296,7 +7558,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), mobile null until mobile releases exist */
+        /** Latest SemVer per stream: the hub version, the highest satellite release of the hub setting satellite_releases (null without one), the highest mobile release (GET /mobile/latest; null without one) */
         get: {
             parameters: {
                 query?: {

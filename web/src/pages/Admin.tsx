@@ -1,4 +1,4 @@
-/** Hub admins only: people (search, block), hub settings, classifier models, storage and retention, and the audit log. */
+/** Hub admins only: people (search, block), hub settings, classifier models, storage and retention, mobile app releases and the audit log. */
 import { useState } from 'react';
 import { useAdminUsers, useBlockUser, useResetUserMfa, useResetUserPassword } from '../api/hooks/admin';
 import { useRoleName, useT } from '../i18n';
@@ -7,6 +7,7 @@ import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
 import { ModelsAdmin } from '../components/ModelsAdmin';
 import { Retention } from '../components/admin/Retention';
+import { MobileReleases } from '../components/admin/MobileReleases';
 
 export default function Admin() {
   const t = useT();
@@ -84,6 +85,9 @@ export default function Admin() {
 
       <h2>{t('retention.title')}</h2>
       <Retention />
+
+      <h2>{t('mobile.title')}</h2>
+      <MobileReleases />
 
       <h2>{t('admin.audit')}</h2>
       <AuditLog label={t('admin.audit')} />
