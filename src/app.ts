@@ -71,6 +71,8 @@ import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { createExportsService } from './modules/exports/service.ts';
 import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
+import { createFieldNotesService } from './modules/field-notes/service.ts';
+import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -124,7 +126,18 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     apiKeys,
     broker,
     storage,
-    linked: { alerts: (id) => satellitesLinks.alerts(id) },
+    linked: {
+      alerts: (id) => satellitesLinks.alerts(id),
+      fieldNotes: (id) => fieldNotes.countOfSatellite(id),
+      keepName: async (tx, id, name) => void (await fieldNotes.keepSatelliteName(tx, id, name)),
+    },
+  });
+  const fieldNotes = createFieldNotesService({
+    db,
+    clock,
+    audit,
+    storage,
+    satelliteName: (tenantId, id) => satellites.nameOf(tenantId, id),
   });
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
@@ -294,8 +307,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       alertChannel: alerting.channels.teamOfChannel,
       exportJob: exportsService.teamOfJob,
       scheduledExport: scheduledExports.teamOfScheduled,
-      // Field notes (issue 22) replace this with their team resolver.
-      fieldNote: async () => null,
+      fieldNote: fieldNotes.teamOfNote,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -337,6 +349,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
+    ...fieldNotesRoutes(fieldNotes),
   ];
 
   return {
@@ -366,6 +379,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     alerting,
     exports: exportsService,
     scheduledExports,
+    fieldNotes,
   };
 }
 
