@@ -76,6 +76,8 @@ import { createRetentionService } from './modules/audio/retention.ts';
 import { retentionRoutes } from './modules/audio/retention-routes.ts';
 import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
+import { createFieldNotesService } from './modules/field-notes/service.ts';
+import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -129,7 +131,18 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     apiKeys,
     broker,
     storage,
-    linked: { alerts: (id) => satellitesLinks.alerts(id) },
+    linked: {
+      alerts: (id) => satellitesLinks.alerts(id),
+      fieldNotes: (id) => fieldNotes.countOfSatellite(id),
+      keepName: async (tx, id, name) => void (await fieldNotes.keepSatelliteName(tx, id, name)),
+    },
+  });
+  const fieldNotes = createFieldNotesService({
+    db,
+    clock,
+    audit,
+    storage,
+    satelliteName: (tenantId, id) => satellites.nameOf(tenantId, id),
   });
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
@@ -317,8 +330,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
       alertChannel: alerting.channels.teamOfChannel,
       exportJob: exportsService.teamOfJob,
       scheduledExport: scheduledExports.teamOfScheduled,
-      // Field notes (issue 22) replace this with their team resolver.
-      fieldNote: async () => null,
+      fieldNote: fieldNotes.teamOfNote,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -362,6 +374,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...exportsRoutes(exportsService, scheduledExports),
     ...retentionRoutes(retention),
     ...mobileRoutes(mobile),
+    ...fieldNotesRoutes(fieldNotes),
   ];
 
   return {
@@ -393,6 +406,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     scheduledExports,
     retention,
     mobile,
+    fieldNotes,
   };
 }
 

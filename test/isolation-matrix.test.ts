@@ -138,6 +138,17 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
       })
     ).body.id;
   },
+  // A field note of the world's team, written by the caller when a person (authors edit their own), else by the member.
+  fieldNote: async ({ hub, w, caller }) => {
+    const id = newId();
+    const author = (caller as { id?: string } | null)?.id ?? w.member.id;
+    const now = hub.clock.now();
+    await hub.infra.db.query(
+      `INSERT INTO field_notes (id, tenant_id, author_id, author_name, text, at, created_at, updated_at) VALUES ($1, $2, $3, 'matrix', 'matrix note', $4, $4, $4)`,
+      [id, w.team.id, author, now],
+    );
+    return id;
+  },
   alert: async ({ hub, w }) => {
     const id = newId();
     await hub.infra.db.query(

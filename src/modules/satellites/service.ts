@@ -67,7 +67,12 @@ export function createSatellitesService(deps: {
   broker: BrokerCommands;
   storage: ObjectRemover;
   /** What a deletion unlinks but keeps, counted by the modules that own it. */
-  linked: { alerts: (satelliteId: string) => Promise<number> };
+  linked: {
+    alerts: (satelliteId: string) => Promise<number>;
+    fieldNotes: (satelliteId: string) => Promise<number>;
+    /** In the deletion's transaction, before the row goes: notes keep the satellite's name (field-notes module). */
+    keepName: (tx: Db, satelliteId: string, name: string) => Promise<void>;
+  };
 }) {
   const { db, clock, audit, settings, apiKeys, broker, storage } = deps;
   const repo = createSatellitesRepo(db);
@@ -350,15 +355,14 @@ export function createSatellitesService(deps: {
     async deletionPreview(tenantId: string, id: string) {
       await require(tenantId, id);
       const facts = await repo.deletionFacts(tenantId, id);
-      const alerts = await deps.linked.alerts(id);
-      // Field notes do not exist on this hub yet: nothing to unlink.
+      const [alerts, fieldNotes] = await Promise.all([deps.linked.alerts(id), deps.linked.fieldNotes(id)]);
       return {
         detections: facts.detections,
         promoted: facts.promoted,
         chunks: facts.chunks,
         audioBytes: Number(facts.audioBytes),
         alerts,
-        fieldNotes: 0,
+        fieldNotes,
       };
     },
 
@@ -369,12 +373,13 @@ export function createSatellitesService(deps: {
         throw badRequest('confirmName differs from the device name', 'CONFIRM_NAME_MISMATCH');
       }
       const facts = await repo.deletionFacts(tenantId, id);
-      const alerts = await deps.linked.alerts(id);
+      const [alerts, fieldNotes] = await Promise.all([deps.linked.alerts(id), deps.linked.fieldNotes(id)]);
       const keys = await repo.chunkKeys(db, tenantId, id);
       await storage.deleteMany(keys.map((k) => k.key));
       await db.tx(async (tx) => {
         await apiKeys.deleteSatelliteKeys(tx, id);
         await settings.deleteScope(tx, 'satellite', id);
+        await deps.linked.keepName(tx, id, s.name);
         await repo.delete(tx, tenantId, id);
         await audit.write(tx, actor, {
           action: 'admin.satellite_deleted',
@@ -387,7 +392,7 @@ export function createSatellitesService(deps: {
             detections: facts.detections,
             promoted: facts.promoted,
             alerts,
-            fieldNotes: 0,
+            fieldNotes,
           },
         });
       });
@@ -455,6 +460,9 @@ export function createSatellitesService(deps: {
 
     /** What the guard and the live hub know of a device (its team, registrant and the team's device policy). */
     deviceFacts: (satelliteId: string) => repo.deviceFacts(satelliteId),
+
+    /** The satellite's name when it is one of the team's, else null (field notes name their satellite). */
+    nameOf: async (tenantId: string, id: string) => (await repo.find(tenantId, id))?.name ?? null,
 
     /** The satellites a settings change reaches (the settings writer's SatelliteConfigHistory). */
     reach: (tx: Db, scope: { tenantId: string | null; satelliteId: string | null }) => repo.reach(tx, scope),

@@ -5518,6 +5518,316 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/field-notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's field notes, newest first; by satellite and time window (from inclusive, to exclusive) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Inclusive */
+                    from?: string;
+                    limit?: number;
+                    offset?: number;
+                    satelliteId?: string;
+                    tenantId?: string;
+                    /** @description Exclusive */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notes: ({
+                                /** Format: date-time */
+                                at: string;
+                                /** Format: uuid */
+                                authorId: string | null;
+                                authorName: string;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                latitude: number | null;
+                                longitude: number | null;
+                                photoUrl: string | null;
+                                /** Format: uuid */
+                                satelliteId: string | null;
+                                satelliteName: string | null;
+                                /** Format: uuid */
+                                tenantId: string;
+                                text: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Writes a field note (1-5000 characters), optionally at one of the team's satellites and a position */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description When the note was written; defaults to now
+                         */
+                        at?: string;
+                        latitude?: number | null;
+                        longitude?: number | null;
+                        /** Format: uuid */
+                        satelliteId?: string | null;
+                        /** Format: uuid */
+                        tenantId: string;
+                        text: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            at: string;
+                            /** Format: uuid */
+                            authorId: string | null;
+                            authorName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            latitude: number | null;
+                            longitude: number | null;
+                            photoUrl: string | null;
+                            /** Format: uuid */
+                            satelliteId: string | null;
+                            satelliteName: string | null;
+                            /** Format: uuid */
+                            tenantId: string;
+                            text: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field-notes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Rewrites one of your own field notes (fields left out are cleared; `at` stays unless given) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description When the note was written; defaults to now
+                         */
+                        at?: string;
+                        latitude?: number | null;
+                        longitude?: number | null;
+                        /** Format: uuid */
+                        satelliteId?: string | null;
+                        text: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            at: string;
+                            /** Format: uuid */
+                            authorId: string | null;
+                            authorName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            latitude: number | null;
+                            longitude: number | null;
+                            photoUrl: string | null;
+                            /** Format: uuid */
+                            satelliteId: string | null;
+                            satelliteName: string | null;
+                            /** Format: uuid */
+                            tenantId: string;
+                            text: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Deletes a field note and its photo: your own, or any as a team admin */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/field-notes/{id}/photo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A field note's photo, with its image type */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The photo (image/jpeg, image/png or image/webp) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/jpeg": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Attaches (or replaces) the photo of one of your own notes: multipart file "photo", JPEG, PNG or WebP, at most 10 MB */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            at: string;
+                            /** Format: uuid */
+                            authorId: string | null;
+                            authorName: string;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: uuid */
+                            id: string;
+                            latitude: number | null;
+                            longitude: number | null;
+                            photoUrl: string | null;
+                            /** Format: uuid */
+                            satelliteId: string | null;
+                            satelliteName: string | null;
+                            /** Format: uuid */
+                            tenantId: string;
+                            text: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/health": {
         parameters: {
             query?: never;

@@ -15,6 +15,7 @@ import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
+import { FieldNotes } from '../components/notes/FieldNotes';
 
 const PAGE = 25;
 const FILTERS = [
@@ -169,6 +170,12 @@ export function Detections() {
     setSelected(0);
     setParams(next);
   };
+
+  // The notes of the shown window (and satellite), beside the list; without a window, the latest.
+  const notesQuery = useMemo(
+    () => ({ satelliteId: filters.satelliteId, from: filters.start, to: filters.end, limit: 20 }),
+    [filters.satelliteId, filters.start, filters.end],
+  );
 
   if (!team) return <p>{t('common.noTeam')}</p>;
   const knownTotal = total?.key === filterKey ? total.n : null;
@@ -362,6 +369,13 @@ export function Detections() {
           {t('det.next')}
         </button>
       </nav>
+      <aside className="card" data-testid="window-notes">
+        <FieldNotes
+          tenantId={team.id}
+          query={notesQuery}
+          title={filters.start || filters.end ? t('notes.windowTitle') : t('notes.title')}
+        />
+      </aside>
     </section>
   );
 }

@@ -18,6 +18,7 @@ import { ListenLive } from './ListenLive';
 import { atLeast } from '../roles';
 import { useSession } from '../session';
 import { SettingsTable, sourceName } from '../components/SettingsTable';
+import { FieldNotes } from '../components/notes/FieldNotes';
 
 const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -90,6 +91,13 @@ export default function SatelliteDetail() {
           <ErrorText error={formError(rename.error, ['name'])} />
         </form>
       ) : null}
+
+      <FieldNotes
+        tenantId={s.tenantId}
+        query={{ satelliteId: s.id, limit: 50 }}
+        satellite={{ id: s.id, latitude: s.latitude, longitude: s.longitude }}
+        compose
+      />
 
       <h2>{t('fleet.overrides')}</h2>
       <SettingsTable scope={{ satelliteId: id }} disabled={!manage} onSaved={refreshHistory} />
