@@ -173,6 +173,12 @@ export const ACTIONS = [
   'field_notes.delete',
   'field_notes.photo.upload',
   'field_notes.photo.read',
+  // Operations (issue 21)
+  'system.status',
+  'system.ready',
+  'system.metrics',
+  'jobs.failed.list',
+  'jobs.failed.retry',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
