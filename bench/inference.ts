@@ -122,7 +122,7 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     settings,
     loadClassifier: async () => timed,
   });
-  const job = (chunkId: string) => ({ id: chunkId, attempt: 1, data: { chunkId, tenantId, satelliteId } });
+  const job = (chunkId: string) => ({ id: chunkId, attempt: 1, maxAttempts: 1, data: { chunkId, tenantId, satelliteId } });
   // Warm-up: ONNX Runtime's buffers, the catalog, prepared statements.
   for (let i = 0; i < 20; i++) await handle(job(chunkIds[i]));
   f.modelMs = 0;

@@ -74,6 +74,8 @@ import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
 import { createRetentionService } from './modules/audio/retention.ts';
 import { retentionRoutes } from './modules/audio/retention-routes.ts';
+import { createJobsService } from './modules/jobs/service.ts';
+import { jobsRoutes } from './modules/jobs/routes.ts';
 import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
@@ -316,6 +318,9 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     enabled: async () => (await settings.hubSetting<boolean>('retention_enabled')) !== false,
   });
 
+  // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
+  const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -373,6 +378,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
     ...retentionRoutes(retention),
+    ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
   ];
@@ -405,6 +411,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     exports: exportsService,
     scheduledExports,
     retention,
+    jobs,
     mobile,
     fieldNotes,
   };

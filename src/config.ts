@@ -50,6 +50,15 @@ export interface Config {
   readonly mqttAdminPassword: string | null;
   /** Largest mobile app package an upload may carry (`MOBILE_MAX_BYTES`, default 200 MB). */
   readonly mobileMaxBytes: number;
+  /**
+   * `CHORUS_MIGRATE` (on by default): off, a process does not migrate at start; it checks that the
+   * schema is current and refuses to start when it is behind (`chorus migrate` runs first).
+   */
+  readonly migrate: boolean;
+  /** Job queue: runs per job before it fails for good (`QUEUE_ATTEMPTS`, default 3). */
+  readonly queueAttempts: number;
+  /** Job queue: retry n waits this · 2^(n-1) ms (`QUEUE_BACKOFF_MS`, default 1000). */
+  readonly queueBackoffMs: number;
 }
 
 export interface AbuseLimits {
@@ -173,13 +182,20 @@ function readS3(env: Env) {
   return { s3Url, s3Bucket, s3Region: env.S3_REGION || 'us-east-1', s3AccessKeyId, s3SecretAccessKey };
 }
 
-/** MQTT broker: embedded listeners, or an external Mosquitto with its dynsec admin login. */
-function readMqtt(env: Env) {
+/**
+ * MQTT broker: embedded listeners, or an external Mosquitto with its dynsec admin login. Only the
+ * processes that dial the broker (modes full and dispatcher) need that login; api and worker
+ * processes send their broker commands over the bus, so the superuser password stays off them.
+ */
+function readMqtt(env: Env, mode: HubMode) {
   const mqttUrl = readUrl(env, 'MQTT_URL', ['mqtt:', 'mqtts:', 'ws:', 'wss:']);
-  const mqttAdminUsername = env.MQTT_ADMIN_USERNAME || null;
-  const mqttAdminPassword = env.MQTT_ADMIN_PASSWORD || null;
-  if (mqttUrl !== null && (mqttAdminUsername === null || mqttAdminPassword === null)) {
-    throw new ConfigError('MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD (the dynamic-security admin)');
+  const dials = mode === 'full' || mode === 'dispatcher';
+  const mqttAdminUsername = (dials && env.MQTT_ADMIN_USERNAME) || null;
+  const mqttAdminPassword = (dials && env.MQTT_ADMIN_PASSWORD) || null;
+  if (dials && mqttUrl !== null && (mqttAdminUsername === null || mqttAdminPassword === null)) {
+    throw new ConfigError(
+      `MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD (the dynamic-security admin) in CHORUS_MODE=${mode}`,
+    );
   }
   const mqttPort = readInt(env, 'MQTT_PORT', 1884, 0, 65535);
   const mqttWsPort = readInt(env, 'MQTT_WS_PORT', 8084, 0, 65535);
@@ -281,7 +297,10 @@ export function loadConfig(env: Env = process.env): Config {
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
     alerts: readAlerts(env),
     mobileMaxBytes: readInt(env, 'MOBILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    migrate: readOneOf(env, 'CHORUS_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
+    queueAttempts: readInt(env, 'QUEUE_ATTEMPTS', 3, 1, 50),
+    queueBackoffMs: readInt(env, 'QUEUE_BACKOFF_MS', 1000, 1, 3_600_000),
     ...readS3(env),
-    ...readMqtt(env),
+    ...readMqtt(env, mode),
   });
 }

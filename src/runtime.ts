@@ -6,6 +6,7 @@ import { startLiveRelay } from './modules/live/relay.ts';
 import { startIngester, type Ingester } from './ingest/ingester.ts';
 import { startOfflineMonitor, type OfflineMonitor } from './ingest/offline-monitor.ts';
 import { requeueRecentChunks } from './ingest/requeue.ts';
+import { REDRIVE_INTERVAL_MS } from './modules/jobs/service.ts';
 import { startInferenceWorker } from './inference/worker.ts';
 import { startTentativeSweeper } from './modules/detections/aggregation.ts';
 import { createModelStore } from './modules/models/model-store.ts';
@@ -84,6 +85,20 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       log.error({ err }, 'requeueing recent chunks failed'),
     );
     stops.push(() => requeued.then(() => undefined));
+    // Failed inference jobs (issue 21): re-driven with a bound once at start (retries asked for while
+    // the hub was down) and every 5 minutes (src/modules/jobs/service.ts).
+    const redrive = () =>
+      services.jobs.redrive().catch((err) => {
+        log.error({ err }, 're-driving failed inference jobs failed');
+        return 0;
+      });
+    const firstRedrive = requeued.then(redrive);
+    stops.push(() => firstRedrive.then(() => undefined));
+    if (opts.timers !== false) {
+      const timer = setInterval(() => void redrive(), REDRIVE_INTERVAL_MS);
+      timer.unref();
+      stops.push(() => clearInterval(timer));
+    }
   }
   if (mode === 'full' || mode === 'worker') {
     // Inference (issue 5): each team's model loads on its first job and stays cached by model id;
@@ -109,6 +124,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       models,
       settings: services.settings,
       reporter,
+      failures: services.jobs,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     });
     ready.push(worker);

@@ -62,6 +62,8 @@ export const AUDIT_ACTIONS = [
   'admin.calibration_refreshed',
   'admin.satellite_logs_requested',
   'admin.ownership_transferred',
+  // Not in spec §6 (docs/decisions.md "Recovering failed jobs"): a hub admin retried failed inference jobs.
+  'admin.jobs_retried',
   'member.left_team',
   'member.joined_team',
   'member.join_requested',

@@ -15,6 +15,8 @@
  *   Sessions are cached per model id; a model that fails to load or run fails this job only.
  * - Every finished attempt is reported (counts, duration, outcome) for GET /workers
  *   (src/modules/workers/reporter.ts).
+ * - A job failing its last attempt marks its chunk failed in the database, and a later success
+ *   clears the mark (src/modules/jobs/service.ts re-drives and lists them, issue 21).
  */
 import type { Clock } from '../core/clock.ts';
 import type { Broker } from '../infra/broker/index.ts';
@@ -76,6 +78,8 @@ export interface InferenceWorkerDeps {
   settings?: { teamSettings(tenantId: string): Promise<Record<string, unknown>> };
   /** Where finished attempts are reported (GET /workers). */
   reporter?: Pick<WorkerReporter, 'record'>;
+  /** Where chunks whose job failed for good are marked, and unmarked once classified (src/modules/jobs). */
+  failures?: { failed(tenantId: string, chunkId: string, error: string): Promise<void>; recovered(tenantId: string, chunkId: string): Promise<void> };
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
@@ -172,7 +176,11 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const { chunkId, tenantId } = job.data;
     const chunk = await detections.chunkToClassify(tenantId, chunkId);
     // The chunk was taken back (or its team or satellite deleted), or is classified already.
-    if (!chunk || chunk.done) return NOTHING;
+    if (!chunk) return NOTHING;
+    if (chunk.done) {
+      if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
+      return NOTHING;
+    }
 
     const wav = await storage.get(chunk.storageKey);
     if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
@@ -221,6 +229,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       rule: opts.aggregation,
       visibleCategories: opts.visibleCategories,
     });
+    if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
 
     // After the commit: the satellite and the team's sockets hear of each detection recorded for
     // the Detections page (docs/decisions.md "Announcements").
@@ -267,8 +276,15 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
       const { stored } = await handle(job);
       report('completed', stored.length, null);
     } catch (err) {
-      report('failed', 0, (err as Error)?.message ?? String(err));
+      const message = (err as Error)?.message ?? String(err);
+      report('failed', 0, message);
       deps.log.warn({ err, jobId: job.id, attempt: job.attempt }, 'inference: job failed');
+      // The last attempt: the queue gives up, the database remembers (re-driven and listed by src/modules/jobs).
+      if (job.attempt >= job.maxAttempts) {
+        await deps.failures?.failed(job.data.tenantId, job.data.chunkId, message).catch((markErr: unknown) => {
+          deps.log.warn({ err: markErr, jobId: job.id }, 'inference: could not mark the chunk as failed');
+        });
+      }
       throw err;
     }
   });

@@ -32,6 +32,7 @@ export function classifyChunk(
   )({
     id: chunk.id,
     attempt: 1,
+    maxAttempts: 1,
     data: { chunkId: chunk.id, tenantId: chunk.tenantId, satelliteId: chunk.satelliteId },
   });
 }

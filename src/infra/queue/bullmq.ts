@@ -69,7 +69,7 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       const worker = new Worker(
         name,
         async (job) => {
-          await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1 });
+          await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? attempts });
         },
         { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency },
       );

@@ -6,7 +6,14 @@ import { QUEUE_DEFAULTS, type JobQueue, type QueueOptions } from './types.ts';
 export type { Job, JobHandler, JobQueue, QueueCounts, QueueOptions } from './types.ts';
 
 /** In-process by default; BullMQ on Redis when `REDIS_URL` is set (keys under the kv prefix). */
-export function createQueue(config: Pick<Config, 'redisUrl' | 'kvPrefix'>, opts: QueueOptions = {}): JobQueue {
-  const options = { ...QUEUE_DEFAULTS, ...opts };
+export function createQueue(
+  config: Pick<Config, 'redisUrl' | 'kvPrefix'> & Partial<Pick<Config, 'queueAttempts' | 'queueBackoffMs'>>,
+  opts: QueueOptions = {},
+): JobQueue {
+  const fromConfig: QueueOptions = {
+    ...(config.queueAttempts ? { attempts: config.queueAttempts } : {}),
+    ...(config.queueBackoffMs ? { backoffMs: config.queueBackoffMs } : {}),
+  };
+  const options = { ...QUEUE_DEFAULTS, ...fromConfig, ...opts };
   return config.redisUrl ? createBullmqQueue(config.redisUrl, `${config.kvPrefix}bull`, options) : createMemoryQueue(options);
 }

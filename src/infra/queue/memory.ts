@@ -76,7 +76,7 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
     entry.attempts += 1;
     worker.running += 1;
     q.active += 1;
-    const job = { id: entry.id, data: entry.data, attempt: entry.attempts };
+    const job = { id: entry.id, data: entry.data, attempt: entry.attempts, maxAttempts: attempts };
     const p = Promise.resolve()
       .then(() => worker.handler(job))
       .then(

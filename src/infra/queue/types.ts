@@ -6,6 +6,8 @@ export interface Job<T = Record<string, unknown>> {
   data: T;
   /** 1 on the first run, 2 on the first retry, … */
   attempt: number;
+  /** Runs the job gets before it fails for good: an error in run `maxAttempts` is the last (the worker records it). */
+  maxAttempts: number;
 }
 
 export type JobHandler<T = Record<string, unknown>> = (job: Job<T>) => Promise<void>;

@@ -118,6 +118,8 @@ export interface ChunkToClassify {
   storageKey: string;
   /** It has detections already: classified before. */
   done: boolean;
+  /** Marked as failed by an earlier job (migration 0020): a success clears the mark. */
+  failed: boolean;
 }
 
 export function createDetectionsRepo(db: Db) {
@@ -125,7 +127,7 @@ export function createDetectionsRepo(db: Db) {
     chunkToClassify: (tenantId: string, chunkId: string) =>
       db.maybeOne<ChunkToClassify>(
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
-           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done
+           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
          WHERE c.id = $1 AND c.tenant_id = $2`,
         [chunkId, tenantId],
