@@ -6,10 +6,18 @@ import type { Services } from './app.ts';
 export type BootstrapResult =
   { kind: 'existing' } | { kind: 'from_env'; email: string } | { kind: 'generated'; email: string; password: string };
 
+/** The account exists: found before inserting, or inserted by another process in the meantime (unique index). */
+const emailTaken = (err: unknown) => ['EMAIL_TAKEN', '23505'].includes((err as { code?: string })?.code ?? '');
+
 /**
  * A hub always has a hub admin. With CHORUS_ADMIN_EMAIL/PASSWORD the first start creates
  * (or promotes) that account; without them it creates one and the caller prints the
  * one-time credentials.
+ *
+ * Safe when several processes start at once on an empty database (issue 21): whoever loses the
+ * race to insert the account finds it there (EMAIL_TAKEN, or the unique index's 23505 when both
+ * looked before either inserted) and promotes it, or, for the generated account, reports it as
+ * existing (the process that created it prints the credentials).
  */
 export async function ensureFirstAdmin(config: Config, services: Services): Promise<BootstrapResult> {
   if ((await services.users.countHubAdmins()) > 0) return { kind: 'existing' };
@@ -21,13 +29,18 @@ export async function ensureFirstAdmin(config: Config, services: Services): Prom
         actor,
       );
     } catch (err) {
-      if ((err as { code?: string }).code !== 'EMAIL_TAKEN') throw err;
+      if (!emailTaken(err)) throw err;
       await services.users.setHubAdmin(config.admin.email, true, actor);
     }
     return { kind: 'from_env', email: config.admin.email };
   }
   const email = 'admin@chorus.local';
   const password = randomHex(10);
-  await services.users.createUser({ email, name: 'Hub admin', password, isAdmin: true }, actor);
+  try {
+    await services.users.createUser({ email, name: 'Hub admin', password, isAdmin: true }, actor);
+  } catch (err) {
+    if (emailTaken(err) && (await services.users.countHubAdmins()) > 0) return { kind: 'existing' };
+    throw err;
+  }
   return { kind: 'generated', email, password };
 }

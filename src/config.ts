@@ -193,9 +193,7 @@ function readMqtt(env: Env, mode: HubMode) {
   const mqttAdminUsername = (dials && env.MQTT_ADMIN_USERNAME) || null;
   const mqttAdminPassword = (dials && env.MQTT_ADMIN_PASSWORD) || null;
   if (dials && mqttUrl !== null && (mqttAdminUsername === null || mqttAdminPassword === null)) {
-    throw new ConfigError(
-      `MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD (the dynamic-security admin) in CHORUS_MODE=${mode}`,
-    );
+    throw new ConfigError(`MQTT_URL needs MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD (the dynamic-security admin) in CHORUS_MODE=${mode}`);
   }
   const mqttPort = readInt(env, 'MQTT_PORT', 1884, 0, 65535);
   const mqttWsPort = readInt(env, 'MQTT_WS_PORT', 8084, 0, 65535);

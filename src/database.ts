@@ -1,5 +1,5 @@
 import type { Db } from './infra/db/types.ts';
-import { migrate } from './infra/db/migrate.ts';
+import { migrate, pendingMigrations } from './infra/db/migrate.ts';
 import { syncSpeciesCatalog } from './modules/species/catalog-sync.ts';
 import { speciesCatalog } from './modules/species/catalog.ts';
 
@@ -11,4 +11,24 @@ export async function prepareDatabase(db: Db, now: Date): Promise<{ applied: str
   const applied = await migrate(db);
   const species = await syncSpeciesCatalog(db, speciesCatalog(), now);
   return { applied, species };
+}
+
+export class SchemaBehindError extends Error {}
+
+/**
+ * At start: migrate and sync the catalog (CHORUS_MIGRATE=on, the default), or only check that the
+ * schema is current (off: a rolling upgrade runs `chorus migrate` once, before new processes start).
+ */
+export async function prepareOrCheckDatabase(db: Db, now: Date, migrateAtStart: boolean): Promise<void> {
+  if (migrateAtStart) {
+    await prepareDatabase(db, now);
+    return;
+  }
+  const pending = await pendingMigrations(db);
+  if (pending.length > 0) {
+    throw new SchemaBehindError(
+      `The database schema is behind this version of Chorus (not applied: ${pending.join(', ')}). ` +
+        'CHORUS_MIGRATE=off: run `chorus migrate` once (npm run chorus -- migrate), then start the processes again.',
+    );
+  }
 }

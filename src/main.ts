@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { buildApp, createServices } from './app.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
-import { prepareDatabase } from './database.ts';
+import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from './database.ts';
 import { satelliteCredentialCheck } from './modules/satellites/broker-credentials.ts';
 import { ensureFirstAdmin } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
@@ -15,7 +15,9 @@ const USAGE = `chorus <command>
 
   serve                         start the hub (default)
   worker                        run inference workers only (CHORUS_MODE=worker; needs REDIS_URL and DATABASE_URL)
-  migrate                       apply database migrations and exit
+  migrate                       apply database migrations and exit (the species catalog too)
+  jobs failed [--limit N]       list chunks whose inference job failed all its attempts
+  jobs retry [CHUNK_ID ...]     retry failed inference jobs (all of them when no id is given)
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
@@ -28,7 +30,11 @@ Configuration comes from the environment; see README.md.`;
 async function serve(mode?: 'worker') {
   const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
   const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck });
-  await prepareDatabase(infra.db, infra.clock.now());
+  // CHORUS_MIGRATE=off (rolling upgrades): `chorus migrate` ran first; refuse to start on an older schema.
+  await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate).catch(async (err) => {
+    await closeInfra(infra);
+    throw err;
+  });
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
   const first =
@@ -103,7 +109,7 @@ async function admin(args: string[]) {
   if (!values.email) throw new Error('--email is required');
   const config = loadConfig();
   const infra = await createInfra(config, { broker: false });
-  await prepareDatabase(infra.db, infra.clock.now());
+  await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate);
   const services = createServices(infra);
   const actor = systemActor();
   try {
@@ -136,6 +142,45 @@ async function admin(args: string[]) {
   }
 }
 
+/**
+ * Failed inference jobs (issue 21, docs/operations-jobs.md), on the database directly as the other
+ * operator commands. A retry on the in-process queue cannot reach the hub's worker: the chunks are
+ * marked as asked for and the running hub enqueues them at its next re-drive tick (or start).
+ */
+async function jobs(args: string[]) {
+  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { limit: { type: 'string' } } });
+  const [sub, ...ids] = positionals;
+  if (sub !== 'failed' && sub !== 'retry') throw new Error(`Unknown jobs command "${sub ?? ''}"\n\n${USAGE}`);
+  const limit = values.limit === undefined ? 100 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new Error('--limit must be a whole number from 1 to 100000');
+  const bad = ids.find((id) => !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+  if (bad) throw new Error(`"${bad}" is not a chunk id (a UUID)`);
+  const config = loadConfig();
+  const infra = await createInfra(config, { broker: false });
+  try {
+    await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate);
+    const services = createServices(infra);
+    if (sub === 'failed') {
+      const failed = await services.jobs.list(limit);
+      if (failed.length === 0) console.log('No failed inference jobs');
+      for (const j of failed) {
+        console.log(
+          `${j.failedAt}  chunk ${j.chunkId}  team ${j.tenantId}  satellite ${j.satelliteId}  re-drives ${j.redrives}  ${j.error ?? ''}`.trimEnd(),
+        );
+      }
+      return;
+    }
+    const shared = infra.queue.kind === 'bullmq';
+    const { retried } = await services.jobs.retry(systemActor(), ids.length > 0 ? ids : null, { enqueue: shared });
+    console.log(
+      `Retried ${retried} failed inference job${retried === 1 ? '' : 's'}` +
+        (retried > 0 && !shared ? ' (the running hub enqueues them within 5 minutes, or when it starts)' : ''),
+    );
+  } finally {
+    await closeInfra(infra);
+  }
+}
+
 async function main() {
   const [command = 'serve', ...rest] = process.argv.slice(2);
   if (command === 'serve') return serve();
@@ -143,6 +188,7 @@ async function main() {
   if (command === 'worker') return serve('worker');
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
+  if (command === 'jobs') return jobs(rest);
   if (command === 'satellite') {
     const { satelliteCommand } = await import('./satellite/cli.ts');
     process.exit(await satelliteCommand(rest));
@@ -153,6 +199,7 @@ async function main() {
 
 main().catch((err) => {
   if (err instanceof ConfigError) console.error(`Configuration error: ${err.message}`);
+  else if (err instanceof SchemaBehindError) console.error(err.message);
   else if (err instanceof AppError) console.error(`${err.code}: ${err.message}`);
   else console.error(err instanceof Error ? err.message : err);
   process.exit(1);

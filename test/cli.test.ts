@@ -379,6 +379,26 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     assert.equal(second.trim(), 'Database is up to date');
   });
 
+  test(
+    'CHORUS_MIGRATE=off refuses a schema behind; after `migrate`, jobs failed and jobs retry answer',
+    { timeout: TEST_TIMEOUT },
+    async () => {
+      const inst = await install();
+      const refused = await run(['jobs', 'failed'], { ...inst.env, CHORUS_MIGRATE: 'off' });
+      assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+      assert.match(
+        refused.stderr,
+        /The database schema is behind this version of Chorus \(not applied: 0001_foundation.*run `chorus migrate` once/,
+      );
+      await runOk(['migrate'], inst.env);
+      assert.equal((await runOk(['jobs', 'failed'], { ...inst.env, CHORUS_MIGRATE: 'off' })).trim(), 'No failed inference jobs');
+      assert.equal((await runOk(['jobs', 'retry'], inst.env)).trim(), 'Retried 0 failed inference jobs');
+      const bad = await run(['jobs', 'retry', 'not-a-chunk'], inst.env);
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /"not-a-chunk" is not a chunk id/);
+    },
+  );
+
   test('admin create-user, make-admin and reset-password change what serve then accepts', { timeout: TEST_TIMEOUT }, async () => {
     const inst = await install();
 

@@ -188,4 +188,36 @@ describe('loadConfig', () => {
     assert.equal(c.secret, 'z'.repeat(48));
     assert.equal(fs.existsSync(path.join(dir, 'secret')), false);
   });
+  test('MQTT_ADMIN_* is required with MQTT_URL only in the modes that dial the broker (full, dispatcher)', () => {
+    const split = { DATABASE_URL: 'postgres://db/chorus', REDIS_URL: 'redis://kv:6379', MQTT_URL: 'mqtt://broker:1883' };
+    for (const mode of ['full', 'dispatcher']) {
+      refuses(env({ ...split, CHORUS_MODE: mode }), new RegExp(`MQTT_ADMIN_USERNAME and MQTT_ADMIN_PASSWORD .*CHORUS_MODE=${mode}`));
+      const c = loadConfig(env({ ...split, CHORUS_MODE: mode, MQTT_ADMIN_USERNAME: 'admin', MQTT_ADMIN_PASSWORD: 'pw' }));
+      assert.equal(c.mqttAdminUsername, 'admin');
+      assert.equal(c.mqttAdminPassword, 'pw');
+    }
+    for (const mode of ['api', 'worker']) {
+      const c = loadConfig(env({ ...split, CHORUS_MODE: mode }));
+      assert.equal(c.mqttUrl, 'mqtt://broker:1883');
+      assert.equal(c.mqttAdminUsername, null);
+      // Given anyway (one environment file for every process), the superuser login is not kept where it is not used.
+      const given = loadConfig(env({ ...split, CHORUS_MODE: mode, MQTT_ADMIN_USERNAME: 'admin', MQTT_ADMIN_PASSWORD: 'pw' }));
+      assert.equal(given.mqttAdminUsername, null);
+      assert.equal(given.mqttAdminPassword, null);
+    }
+  });
+
+  test('CHORUS_MIGRATE on by default, off skips migrating at start; QUEUE_ATTEMPTS and QUEUE_BACKOFF_MS', () => {
+    const c = loadConfig(env());
+    assert.equal(c.migrate, true);
+    assert.equal(c.queueAttempts, 3);
+    assert.equal(c.queueBackoffMs, 1000);
+    assert.equal(loadConfig(env({ CHORUS_MIGRATE: 'off' })).migrate, false);
+    assert.equal(loadConfig(env({ CHORUS_MIGRATE: 'on' })).migrate, true);
+    refuses(env({ CHORUS_MIGRATE: 'no' }), /CHORUS_MIGRATE must be one of on, off/);
+    const q = loadConfig(env({ QUEUE_ATTEMPTS: '5', QUEUE_BACKOFF_MS: '20' }));
+    assert.equal(q.queueAttempts, 5);
+    assert.equal(q.queueBackoffMs, 20);
+    refuses(env({ QUEUE_ATTEMPTS: '0' }), /QUEUE_ATTEMPTS must be between 1 and 50/);
+  });
 });

@@ -53,7 +53,9 @@ describe('failed inference jobs', () => {
       return e?.redrives === redrives && e;
     });
   const detectionsOf = async (id: string) =>
-    (await hub.infra.db.query<{ code: string }>('SELECT species_code AS code FROM detections WHERE chunk_id = $1', [id])).map((r) => r.code);
+    (await hub.infra.db.query<{ code: string }>('SELECT species_code AS code FROM detections WHERE chunk_id = $1', [id])).map(
+      (r) => r.code,
+    );
   /** Classified, and nothing more arrives once the queue is idle. */
   async function classifiedOnce(id: string): Promise<string[]> {
     const codes = await until(`chunk ${id} classified`, async () => {
@@ -92,7 +94,12 @@ describe('failed inference jobs', () => {
     assert.equal(typeof entry.recordedAt, 'string');
 
     // The original job id is remembered as failed: enqueueing it again (what the start-up re-queue does) adds nothing.
-    await hub.infra.queue.enqueue(INFERENCE_QUEUE, a.id, { chunkId: a.id, tenantId: team.id, satelliteId: a.satelliteId, storageKey: a.key });
+    await hub.infra.queue.enqueue(INFERENCE_QUEUE, a.id, {
+      chunkId: a.id,
+      tenantId: team.id,
+      satelliteId: a.satelliteId,
+      storageKey: a.key,
+    });
     assert.ok(await failedEntry(a.id));
 
     await hub.infra.storage.put(a.key, a.wav);

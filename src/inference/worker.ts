@@ -79,7 +79,10 @@ export interface InferenceWorkerDeps {
   /** Where finished attempts are reported (GET /workers). */
   reporter?: Pick<WorkerReporter, 'record'>;
   /** Where chunks whose job failed for good are marked, and unmarked once classified (src/modules/jobs). */
-  failures?: { failed(tenantId: string, chunkId: string, error: string): Promise<void>; recovered(tenantId: string, chunkId: string): Promise<void> };
+  failures?: {
+    failed(tenantId: string, chunkId: string, error: string): Promise<void>;
+    recovered(tenantId: string, chunkId: string): Promise<void>;
+  };
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;

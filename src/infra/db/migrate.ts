@@ -18,16 +18,26 @@ export function listMigrations(): Migration[] {
     .map((f) => ({ version: f.replace(/\.sql$/, ''), sql: fs.readFileSync(path.join(migrationsDir, f), 'utf8') }));
 }
 
+/** One lock for every step of migrating: two processes starting at once take turns (issue 21). */
+const MIGRATION_LOCK = 734112;
+
 /**
  * Applies pending migrations in order, each in its own transaction. Migrations only move
- * forward. An advisory lock keeps two processes starting at once from racing.
+ * forward. An advisory lock keeps two processes starting at once from racing: it is taken by
+ * the bookkeeping table's creation too (two concurrent `CREATE TABLE IF NOT EXISTS` can both
+ * find it missing, and one then fails on the catalog's unique index).
  */
 export async function migrate(db: Db): Promise<string[]> {
-  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+  await db.tx(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+  });
   const applied: string[] = [];
   for (const m of listMigrations()) {
     const done = await db.tx(async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock(734112)');
+      await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
       const exists = await tx.maybeOne('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
       if (exists) return false;
       await tx.exec(m.sql);
@@ -37,4 +47,18 @@ export async function migrate(db: Db): Promise<string[]> {
     if (done) applied.push(m.version);
   }
   return applied;
+}
+
+/**
+ * The migrations this version knows that the database has not applied (all of them on an empty
+ * database). A process started with CHORUS_MIGRATE=off refuses to start while any is pending.
+ */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const table = await db.maybeOne<{ name: string | null }>(`SELECT to_regclass('schema_migrations')::text AS name`);
+  const done = new Set(
+    table?.name ? (await db.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version) : [],
+  );
+  return listMigrations()
+    .map((m) => m.version)
+    .filter((v) => !done.has(v));
 }
