@@ -116,14 +116,19 @@ const METRICS_PERMISSION: Permission = {
 /** Gauges read at each scrape from the ports: queue depths, the database pool, MQTT sessions. */
 function installCollectors(metrics: Metrics, infra: Infra): void {
   const { queue, db, broker } = infra;
-  metrics.gauge('chorus_queue_jobs', 'Jobs per queue and state (waiting, active, delayed, failed, completed)', ['queue', 'state'], async () => {
-    const out: Array<[Record<string, string>, number]> = [];
-    for (const name of [INFERENCE_QUEUE, ALERT_DELIVERY_QUEUE, EXPORT_QUEUE]) {
-      const counts = await queue.counts(name);
-      for (const [state, n] of Object.entries(counts)) out.push([{ queue: name, state }, n]);
-    }
-    return out;
-  });
+  metrics.gauge(
+    'chorus_queue_jobs',
+    'Jobs per queue and state (waiting, active, delayed, failed, completed)',
+    ['queue', 'state'],
+    async () => {
+      const out: Array<[Record<string, string>, number]> = [];
+      for (const name of [INFERENCE_QUEUE, ALERT_DELIVERY_QUEUE, EXPORT_QUEUE]) {
+        const counts = await queue.counts(name);
+        for (const [state, n] of Object.entries(counts)) out.push([{ queue: name, state }, n]);
+      }
+      return out;
+    },
+  );
   if (db.poolStats) {
     const stats = db.poolStats.bind(db);
     metrics.gauge('chorus_db_pool_connections', 'PostgreSQL pool clients: total, idle, and requests waiting for one', ['state'], () =>
@@ -132,7 +137,9 @@ function installCollectors(metrics: Metrics, infra: Infra): void {
   }
   if (broker.connectedClients) {
     const count = broker.connectedClients.bind(broker);
-    metrics.gauge('chorus_mqtt_connections', 'MQTT sessions connected to the embedded broker (the hub client included)', [], () => [[{}, count()]]);
+    metrics.gauge('chorus_mqtt_connections', 'MQTT sessions connected to the embedded broker (the hub client included)', [], () => [
+      [{}, count()],
+    ]);
   }
 }
 

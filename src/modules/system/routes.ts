@@ -62,7 +62,8 @@ export function statusRoutes(status: SystemStatusService) {
       action: 'system.ready',
       access: access.public,
       audit: [],
-      summary: 'Readiness: 200 when the database (and, in the modes that hold it, the broker) answers; 503 with the failing checks otherwise',
+      summary:
+        'Readiness: 200 when the database (and, in the modes that hold it, the broker) answers; 503 with the failing checks otherwise',
       tags: ['system'],
       schema: { response: { 200: Readiness, 503: Readiness } },
       handler: async ({ reply }) => {

@@ -40,7 +40,12 @@ export async function probe(kind: string, fn: () => Promise<unknown>, timeoutMs 
     ]);
     return { ok: true, latencyMs: Math.round((performance.now() - started) * 10) / 10, kind };
   } catch (err) {
-    return { ok: false, latencyMs: Math.round((performance.now() - started) * 10) / 10, kind, error: (err as Error)?.message ?? String(err) };
+    return {
+      ok: false,
+      latencyMs: Math.round((performance.now() - started) * 10) / 10,
+      kind,
+      error: (err as Error)?.message ?? String(err),
+    };
   } finally {
     clearTimeout(timer);
   }
