@@ -57,7 +57,14 @@ import { sessionsRoutes } from './modules/sessions/routes.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
-import { systemRoutes, versionsRoutes } from './modules/system/routes.ts';
+import { statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
+import { createSystemStatusService } from './modules/system/status.ts';
+import { createMetrics, type Metrics } from './infra/metrics/index.ts';
+import { INFERENCE_QUEUE } from './protocol/jobs.ts';
+import { ALERT_DELIVERY_QUEUE } from './modules/alerts/dispatch.ts';
+import { EXPORT_QUEUE } from './modules/exports/service.ts';
+import { addressIn } from './core/client-address.ts';
+import type { FastifyRequest } from 'fastify';
 import { latestRelease } from './modules/system/releases.ts';
 import { createModelsService } from './modules/models/service.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
@@ -94,6 +101,50 @@ const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/auth/register`, isGuess: (e) => e.code === 'INVALID_INVITE' },
 ];
 
+/**
+ * GET /metrics, beside /api where scrapers look: hub admins and the internal key, or anyone
+ * from the addresses of METRICS_ALLOW (the guard is skipped for them).
+ */
+const METRICS_PERMISSION: Permission = {
+  method: 'GET',
+  url: '/metrics',
+  action: 'system.metrics',
+  access: access.hubAdmin,
+  audit: [],
+  summary: 'Prometheus metrics (text format): the internal key, a hub admin, or a client address in METRICS_ALLOW',
+  tags: ['system'],
+};
+
+/** Gauges read at each scrape from the ports: queue depths, the database pool, MQTT sessions. */
+function installCollectors(metrics: Metrics, infra: Infra): void {
+  const { queue, db, broker } = infra;
+  metrics.gauge(
+    'chorus_queue_jobs',
+    'Jobs per queue and state (waiting, active, delayed, failed, completed)',
+    ['queue', 'state'],
+    async () => {
+      const out: Array<[Record<string, string>, number]> = [];
+      for (const name of [INFERENCE_QUEUE, ALERT_DELIVERY_QUEUE, EXPORT_QUEUE]) {
+        const counts = await queue.counts(name);
+        for (const [state, n] of Object.entries(counts)) out.push([{ queue: name, state }, n]);
+      }
+      return out;
+    },
+  );
+  if (db.poolStats) {
+    const stats = db.poolStats.bind(db);
+    metrics.gauge('chorus_db_pool_connections', 'PostgreSQL pool clients: total, idle, and requests waiting for one', ['state'], () =>
+      Object.entries(stats()).map(([state, n]) => [{ state }, n]),
+    );
+  }
+  if (broker.connectedClients) {
+    const count = broker.connectedClients.bind(broker);
+    metrics.gauge('chorus_mqtt_connections', 'MQTT sessions connected to the embedded broker (the hub client included)', [], () => [
+      [{}, count()],
+    ]);
+  }
+}
+
 /** Routes served outside the module route lists, declared by path prefix. */
 const PREFIX_DECLARATIONS: Permission[] = [
   { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
@@ -102,6 +153,10 @@ const PREFIX_DECLARATIONS: Permission[] = [
 export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
   const { db, clock, mail, bus, kv, config, broker, storage } = infra;
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
+  // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
+  const metrics = createMetrics({ labels: { mode: config.mode } });
+  installCollectors(metrics, infra);
+  const systemStatus = createSystemStatusService({ db, kv, clock, mode: config.mode, broker, storage, queue: infra.queue });
   // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
   const limits = {
     register: kv.limiter('register', config.limits.register),
@@ -270,6 +325,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     kv,
     mail,
     queue: infra.queue,
+    metrics,
     config,
     timeZone: (tenantId) => settings.teamSetting<string>(tenantId, 'time_zone'),
     calibrated: async (tenantId, modelId, confidence) =>
@@ -352,6 +408,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
 
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
+    ...statusRoutes(systemStatus),
     ...authRoutes(auth),
     ...mfaRoutes(mfa),
     ...accountRoutes(users, settings),
@@ -414,6 +471,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     jobs,
     mobile,
     fieldNotes,
+    metrics,
+    systemStatus,
   };
 }
 
@@ -443,6 +502,11 @@ export async function buildApp(
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
   enforceRegistry(app, PREFIX_DECLARATIONS);
+  // Every answer counted by the route's pattern (not the raw path, which would be unbounded).
+  app.addHook('onResponse', async (req, reply) => {
+    services.metrics.httpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  const metricsRoute = registerMetricsRoute(app, infra, services);
 
   await registerSecurityHeaders(app, { publicUrl: config.publicUrl, docsPrefix: `${API_PREFIX}/docs` });
   installGuessLimit(app, services.limits.tokenGuesses, GUESS_RULES);
@@ -454,11 +518,11 @@ export async function buildApp(
     // DESIGN.md §3: a dispatcher (and an inference worker) serves no HTTP API, only its health endpoint.
     const registry = registerRoutes(
       app,
-      services.routes.filter((r) => r.url === '/health'),
+      services.routes.filter((r) => r.url === '/health' || r.url === '/health/ready'),
       services.guard,
       services.resolver,
     );
-    return { app, services, registry };
+    return { app, services, registry: [...registry, metricsRoute] };
   }
 
   await app.register(swagger, {
@@ -492,8 +556,29 @@ export async function buildApp(
 
   const web = await registerWebRoutes(app);
 
-  const all = [...registry, ...PREFIX_DECLARATIONS, ...live, ...web];
+  const all = [...registry, ...PREFIX_DECLARATIONS, metricsRoute, ...live, ...web];
   // Each action names one route across the whole registry, sockets and static files included.
   checkDeclarations(all);
   return { app, services, registry: all };
+}
+
+/** GET /metrics: an address of METRICS_ALLOW reads it openly; anyone else passes the guard (hub admin or the internal key). */
+function registerMetricsRoute(app: FastifyInstance, infra: Infra, services: Services): Permission {
+  const allowed = addressIn(infra.config.metricsAllow);
+  const perm = METRICS_PERMISSION;
+  app.route({
+    method: 'GET',
+    url: perm.url,
+    schema: { hide: true },
+    config: { permission: perm },
+    preValidation: async (req: FastifyRequest) => {
+      if (allowed(req.ip)) return;
+      req.actor = await services.guard(req, perm, await services.resolver.resolve(req));
+    },
+    handler: async (_req, reply) => {
+      const { contentType, body } = await services.metrics.render();
+      return reply.header('content-type', contentType).header('cache-control', 'no-store').send(body);
+    },
+  });
+  return perm;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { parseTrustProxy, type TrustProxy } from './core/client-address.ts';
+import { parseAddressList, parseTrustProxy, type TrustProxy } from './core/client-address.ts';
 import type { RateRule } from './core/rate-limit.ts';
 
 export type HubMode = 'full' | 'dispatcher' | 'api' | 'worker';
@@ -23,6 +23,8 @@ export interface Config {
   readonly trustProxy: TrustProxy;
   /** Browser origins besides the public URL's that may open the WebSocket (`CHORUS_ALLOWED_ORIGINS`). */
   readonly allowedOrigins: readonly string[];
+  /** Client addresses (CIDRs) that may read GET /metrics without a key (`METRICS_ALLOW`); empty: the key only. */
+  readonly metricsAllow: readonly string[];
   /** Abuse limits (docs/security.md), each tunable through its `LIMIT_*` variable. */
   readonly limits: AbuseLimits;
   readonly bodyLimitBytes: number;
@@ -262,6 +264,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const trustProxy = parseTrustProxy(env.TRUST_PROXY);
   if (typeof trustProxy === 'string') throw new ConfigError(`TRUST_PROXY: ${trustProxy}`);
+  const metricsAllow = parseAddressList(env.METRICS_ALLOW);
+  if (typeof metricsAllow === 'string') throw new ConfigError(`METRICS_ALLOW: ${metricsAllow}`);
   const mode = readOneOf(env, 'CHORUS_MODE', ['full', 'dispatcher', 'api', 'worker'] as const, 'full');
   if (mode === 'api' || mode === 'dispatcher' || mode === 'worker') {
     // Split mode (DESIGN.md §3): api and dispatcher talk over Redis pub/sub and share one database.
@@ -287,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     admin: Object.freeze({ email: adminEmail, password: adminPassword }),
     trustProxy,
     allowedOrigins: readOrigins(env, 'CHORUS_ALLOWED_ORIGINS'),
+    metricsAllow,
     limits: readLimits(env),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 512 * 1024 * 1024),
     logLevel: readOneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

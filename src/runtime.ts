@@ -13,6 +13,8 @@ import { createModelStore } from './modules/models/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 import { createLabelSpecies } from './modules/species/catalog-sync.ts';
 import { speciesCatalog } from './modules/species/catalog.ts';
+import { createServiceRegistration, type ServiceRegistration } from './modules/system/registry.ts';
+import { INFERENCE_QUEUE } from './protocol/jobs.ts';
 
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {
@@ -20,6 +22,8 @@ export type Runtime = (() => Promise<void>) & {
   ready: Promise<void>;
   ingester: Ingester | null;
   offlineMonitor: OfflineMonitor | null;
+  /** This process in the service registry (GET /system/status); tests call register() themselves. */
+  registration: ServiceRegistration;
 };
 
 type RuntimeLog = { error: (obj: unknown, msg?: string) => void; warn?: (obj: object, msg: string) => void };
@@ -39,6 +43,14 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
   const ready: Array<Promise<void>> = [];
   let ingester: Ingester | null = null;
   let offlineMonitor: OfflineMonitor | null = null;
+  // Inference attempts this process ran, for its registry entry (details).
+  const jobs = { completed: 0, failed: 0 };
+  const inferenceMetrics = {
+    inferenceJob: (outcome: 'completed' | 'failed', seconds: number) => {
+      jobs[outcome] += 1;
+      services.metrics.inferenceJob(outcome, seconds);
+    },
+  };
   if (mode === 'full' || mode === 'dispatcher') {
     stops.push(
       startConfigPusher({
@@ -61,6 +73,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       devices: services.devices,
       audio: services.audio,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+      metrics: services.metrics,
     }));
     stops.push(() => ing.stop());
     ready.push(ing.ready);
@@ -125,6 +138,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       settings: services.settings,
       reporter,
       failures: services.jobs,
+      metrics: inferenceMetrics,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     });
     ready.push(worker);
@@ -165,10 +179,25 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     // A run in progress stops after its batch and is handed back for another process to finish.
     stops.push(() => services.retention.stop());
   }
+  // Every process, whatever its mode, in the service registry (spec §8: entries live 30 s, rewritten every 10 s).
+  const registration = createServiceRegistration({
+    kv: infra.kv,
+    clock: infra.clock,
+    mode,
+    timers: opts.timers !== false,
+    warn: (obj, msg) => log.warn?.(obj, msg),
+    details: async () => ({
+      inferenceQueue: await infra.queue.counts(INFERENCE_QUEUE),
+      ...(infra.broker.connectedClients ? { mqttClients: infra.broker.connectedClients() } : {}),
+      ...(mode === 'full' || mode === 'worker' ? { inferenceJobs: { ...jobs } } : {}),
+    }),
+  });
+  // Stopped last (stops run in reverse): the entry leaves once everything else has.
+  stops.unshift(() => registration.stop());
   const stop = async () => {
     for (const s of stops.reverse()) await s();
   };
   const allReady = Promise.all(ready).then(() => undefined);
   allReady.catch(() => {}); // reported above; a caller that awaits it still sees the rejection
-  return Object.assign(stop, { ready: allReady, ingester, offlineMonitor });
+  return Object.assign(stop, { ready: allReady, ingester, offlineMonitor, registration });
 }

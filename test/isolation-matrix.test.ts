@@ -358,7 +358,9 @@ describe('isolation matrix', () => {
 
         const as = caller === 'satelliteKey' && ctx.satelliteKey ? { token: ctx.satelliteKey } : creds[caller];
         // The WebSocket lives outside /api/: a plain GET passes the same guard as the upgrade and answers 426.
-        const res = p.url.startsWith('/ws/') ? await callRoot(hub.url + url, as) : await call(hub.url, p.method, url, { body, as });
+        // So does /metrics (beside /api, where scrapers look).
+        const outsideApi = p.url.startsWith('/ws/') || p.url === '/metrics';
+        const res = outsideApi ? await callRoot(hub.url + url, as) : await call(hub.url, p.method, url, { body, as });
         calls++;
         exercised.set(routeKey(p), (exercised.get(routeKey(p)) ?? new Set()).add(caller));
         const want = expected(c, caller);

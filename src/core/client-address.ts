@@ -25,8 +25,19 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy | string {
   const value = raw.trim();
   if (value === 'false') return { kind: 'none' };
   if (value === 'true') return { kind: 'all' };
+  const entries = parseAddressList(value);
+  if (typeof entries === 'string') return entries;
+  if (entries.length === 0) return 'name at least one proxy address, or use false';
+  return { kind: 'list', entries };
+}
+
+/**
+ * A comma list of addresses, CIDRs and the keyword `loopback` (TRUST_PROXY, METRICS_ALLOW) as
+ * CIDRs; empty or unset gives none. Returns an error message for an entry that is neither.
+ */
+export function parseAddressList(raw: string | undefined): string[] | string {
   const entries: string[] = [];
-  for (const item of value.split(',').map((s) => s.trim())) {
+  for (const item of (raw ?? '').split(',').map((s) => s.trim())) {
     if (item === '') continue;
     if (KEYWORDS[item]) {
       entries.push(...KEYWORDS[item]);
@@ -38,8 +49,16 @@ export function parseTrustProxy(raw: string | undefined): TrustProxy | string {
     if (cidr === null || !ipaddr.isValidCIDR(cidr)) return `"${item}" is not an address, a CIDR or "loopback"`;
     entries.push(cidr);
   }
-  if (entries.length === 0) return 'name at least one proxy address, or use false';
-  return { kind: 'list', entries };
+  return entries;
+}
+
+/** Whether an address lies in one of the CIDRs (an IPv4-mapped IPv6 address matched as IPv4). */
+export function addressIn(entries: readonly string[]): (address: string) => boolean {
+  const ranges = entries.map((e) => ipaddr.parseCIDR(e));
+  return (address: string) => {
+    const ip = normalise(address);
+    return ip !== null && ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
+  };
 }
 
 /** An IPv4-mapped IPv6 peer (::ffff:127.0.0.1, a dual-stack socket) is matched as IPv4. */
@@ -56,12 +75,8 @@ function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
 export function trustPredicate(rule: TrustProxy): boolean | ((address: string, hop: number) => boolean) {
   if (rule.kind === 'none') return false;
   if (rule.kind === 'all') return true;
-  const ranges = rule.entries.map((e) => ipaddr.parseCIDR(e));
-  return (address: string) => {
-    const ip = normalise(address);
-    if (!ip) return false;
-    return ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
-  };
+  const trusted = addressIn(rule.entries);
+  return (address: string) => trusted(address);
 }
 
 /** For the start-up log: which peers may name the client address. */

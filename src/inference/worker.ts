@@ -41,6 +41,7 @@ import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.
 import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
+import type { Metrics } from '../infra/metrics/index.ts';
 
 const announcedOf = (m: DetectionMessage): Omit<AnnouncedDetection, 'modelId'> => ({
   id: m.id,
@@ -83,6 +84,8 @@ export interface InferenceWorkerDeps {
     failed(tenantId: string, chunkId: string, error: string): Promise<void>;
     recovered(tenantId: string, chunkId: string): Promise<void>;
   };
+  /** Job durations by outcome (GET /metrics). */
+  metrics?: Pick<Metrics, 'inferenceJob'>;
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
@@ -262,7 +265,8 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
   const handle = createInferenceHandler(deps);
   await deps.queue.process<InferenceJob>(INFERENCE_QUEUE, concurrency, async (job) => {
     const started = performance.now();
-    const report = (status: 'completed' | 'failed', detections: number, error: string | null) =>
+    const report = (status: 'completed' | 'failed', detections: number, error: string | null) => {
+      deps.metrics?.inferenceJob(status, (performance.now() - started) / 1000);
       deps.reporter?.record({
         jobId: job.id,
         chunkId: job.data.chunkId,
@@ -275,6 +279,7 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
         finishedAt: deps.clock.now().toISOString(),
         error,
       });
+    };
     try {
       const { stored } = await handle(job);
       report('completed', stored.length, null);

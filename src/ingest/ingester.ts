@@ -36,6 +36,7 @@ import { checkChunkWav } from '../protocol/wav.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { batched } from '../core/batch.ts';
 import { failpoint } from '../core/failpoints.ts';
+import { noMetrics, refusalKind, type Metrics } from '../infra/metrics/index.ts';
 
 /** The channels this ingester takes (live-audio belongs to live listening). */
 export const INGESTED_CHANNELS = [
@@ -60,6 +61,8 @@ export interface IngesterDeps {
   devices: Pick<DeviceService, 'find' | 'recordHeartbeat' | 'recordTelemetry' | 'storeLogResponse' | 'recordDeviceRequest'>;
   audio: Pick<AudioService, 'storeChunks' | 'ingestFacts' | 'takeBack'>;
   log: IngestLog;
+  /** Chunks stored and refused, ack latency (GET /metrics); none by default. */
+  metrics?: Pick<Metrics, 'chunkIngested' | 'chunkRefused'>;
 }
 
 /** What became of one message: done, refused (with the reason) or failed (a fault of ours). */
@@ -110,6 +113,7 @@ class Refusal extends Error {}
 
 export function startIngester(deps: IngesterDeps): Ingester {
   const { clock, broker, storage, queue, settings, satellites, devices, audio, log } = deps;
+  const metrics = deps.metrics ?? noMetrics;
   // Chunks arriving together share one statement each for their facts and their rows (batch.ts).
   const storeChunk = batched(audio.storeChunks);
   const inFlight = new Set<Promise<void>>();
@@ -145,10 +149,12 @@ export function startIngester(deps: IngesterDeps): Ingester {
   // audio
 
   async function onAudio(tenantId: string, satelliteId: string, payload: Buffer): Promise<void> {
+    const arrived = performance.now();
     const parsed = parseAudioBody(payload);
     const body = parsed.ok ? parsed.value : null;
     const refuse = async (reason: string, from: Record<string, unknown> | null = body) => {
       const chunkId = chunkIdOf(from);
+      metrics.chunkRefused(refusalKind(reason));
       await ack(tenantId, satelliteId, { ...(chunkId ? { chunkId } : {}), status: 'error', error: reason });
       throw new Refusal(reason);
     };
@@ -232,6 +238,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     }
     // 4. Only now: stored.
     await ack(tenantId, satelliteId, { chunkId: chunk.chunkId, status: 'stored' });
+    metrics.chunkIngested((performance.now() - arrived) / 1000);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -258,6 +258,8 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   const host = advertisedHost(opts.host, opts.publicUrl);
   return {
     kind: 'embedded',
+    connectedClients: () => aedes.connectedClients,
+    connected: () => !closed,
     brokerUrl: `mqtt://${host}:${port}`,
     wsUrl: `ws://${host}:${wsPort}${WS_PATH}`,
 

@@ -148,6 +148,7 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
   let closed = false;
   return {
     kind: 'mosquitto',
+    connected: () => hub.mqtt.connected,
     brokerUrl: publicUrl(opts.url),
     wsUrl: /^wss?:/.test(opts.url) ? publicUrl(opts.url) : null,
 

@@ -45,6 +45,10 @@ export interface Broker {
    */
   subscribe(pattern: string, handler: MessageHandler, opts?: { qos?: Qos }): Promise<void>;
   close(): Promise<void>;
+  /** The embedded broker: MQTT sessions connected now (system status, GET /metrics); absent elsewhere. */
+  connectedClients?(): number;
+  /** Whether the hub's own connection to the broker is up (embedded: open; Mosquitto: the client's state); absent for the bus. */
+  connected?(): boolean;
 }
 
 export type BrokerConfig = Pick<

@@ -56,7 +56,7 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     return txDb;
   };
 
-  return withHelpers(
+  const db = withHelpers(
     'postgres',
     run(pool),
     exec(pool),
@@ -76,4 +76,6 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     },
     () => pool.end(),
   );
+  // What GET /metrics reports of the pool (chorus_db_pool_connections).
+  return Object.assign(db, { poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
 }

@@ -14,6 +14,8 @@ export interface Db {
   /** Runs fn in one transaction; inside a transaction it joins the outer one. */
   tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** PostgreSQL: the connection pool's clients (GET /metrics); PGlite has no pool. */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }
 
 type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;

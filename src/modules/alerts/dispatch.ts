@@ -7,6 +7,7 @@
  */
 import type { Db } from '../../infra/db/index.ts';
 import type { JobQueue } from '../../infra/queue/types.ts';
+import type { Metrics } from '../../infra/metrics/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { AlertDeliveryConfig } from '../../config.ts';
 import { createSealer } from '../../core/sealer.ts';
@@ -35,6 +36,7 @@ export function createDispatcher(deps: {
   db: Db;
   clock: Clock;
   queue: JobQueue;
+  metrics?: Pick<Metrics, 'alertDelivery'>;
   mail: Mail;
   secret: string;
   config: AlertDeliveryConfig;
@@ -72,6 +74,7 @@ export function createDispatcher(deps: {
     const error = delivered ? null : (result.error ?? `the receiver answered ${result.status}`);
     const durationMs = Math.round(result.durationMs);
     await repo.recordAttempt(d.id, { status: state, attempts, receiverStatus: result.status, durationMs, error, at: clock.now() });
+    deps.metrics?.alertDelivery(channel.type, state);
     if (retry) {
       const backoff = config.backoffMs * 2 ** (attempts - 1);
       await queue.enqueue(

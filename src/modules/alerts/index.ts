@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../config.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { parseAllowList } from './delivery/outbound.ts';
+import type { Metrics } from '../../infra/metrics/index.ts';
 import { createDispatcher, type Mail } from './dispatch.ts';
 import { createAlertsService } from './alerts-service.ts';
 import { createRulesService } from './rules-service.ts';
@@ -25,6 +26,8 @@ export function createAlerting(deps: {
   kv: { setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> };
   mail: Mail & FileMail;
   queue: JobQueue;
+  /** Delivery attempts by outcome (GET /metrics). */
+  metrics?: Pick<Metrics, 'alertDelivery'>;
   config: Pick<Config, 'alerts' | 'secret' | 'publicUrl'>;
   timeZone: (tenantId: string) => Promise<string>;
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
@@ -38,6 +41,7 @@ export function createAlerting(deps: {
     db,
     clock,
     queue: deps.queue,
+    metrics: deps.metrics,
     mail: deps.mail,
     secret: config.secret,
     config: config.alerts,

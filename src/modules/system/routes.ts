@@ -4,6 +4,8 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { Uuid } from '../../core/schemas.ts';
 import { HUB_VERSION } from './version.ts';
 import { type ReleaseSettings, versions } from './releases.ts';
+import type { SystemStatusService } from './status.ts';
+import { Readiness, SystemStatus } from './schemas.ts';
 
 export function systemRoutes(clock: Clock) {
   return [
@@ -47,6 +49,40 @@ export function versionsRoutes(settings: ReleaseSettings, mobileLatest: () => Pr
         },
       },
       handler: () => versions(settings, mobileLatest),
+    }),
+  ];
+}
+
+/** GET /system/status (hub admins) and GET /health/ready (anyone: what a load balancer or an orchestrator asks). */
+export function statusRoutes(status: SystemStatusService) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/health/ready',
+      action: 'system.ready',
+      access: access.public,
+      audit: [],
+      summary:
+        'Readiness: 200 when the database (and, in the modes that hold it, the broker) answers; 503 with the failing checks otherwise',
+      tags: ['system'],
+      schema: { response: { 200: Readiness, 503: Readiness } },
+      handler: async ({ reply }) => {
+        const r = await status.readiness();
+        if (!r.ready) reply.code(503);
+        return r;
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/system/status',
+      action: 'system.status',
+      access: access.hubAdmin,
+      audit: [],
+      summary:
+        'Hub processes from the service registry (entries live 30 s), connectivity and latency of the database, key-value store, broker and object storage, and the data summary',
+      tags: ['system'],
+      schema: { response: { 200: SystemStatus } },
+      handler: () => status.status(),
     }),
   ];
 }

@@ -5965,6 +5965,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: 200 when the database (and, in the modes that hold it, the broker) answers; 503 with the failing checks otherwise */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checks: {
+                                [key: string]: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            ready: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checks: {
+                                [key: string]: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            ready: boolean;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/mobile/download/{id}": {
         parameters: {
             query?: never;
@@ -7952,6 +8025,136 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/system/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Hub processes from the service registry (entries live 30 s), connectivity and latency of the database, key-value store, broker and object storage, and the data summary */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                chunks: number;
+                                detections: {
+                                    listed: number;
+                                    tentative: number;
+                                    total: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                inferenceQueue: {
+                                    active: number;
+                                    completed: number;
+                                    delayed: number;
+                                    failed: number;
+                                    waiting: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                speciesImages: {
+                                    supported: boolean;
+                                    total: number;
+                                    withImage: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                tenants: number;
+                                users: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            infrastructure: {
+                                broker: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                database: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                kv: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                storage: {
+                                    error?: string;
+                                    kind: string;
+                                    latencyMs: number;
+                                    ok: boolean;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            services: ({
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                expiresAt: string;
+                                hostname: string;
+                                id: string;
+                                ip: string;
+                                lastSeen: string;
+                                memory: {
+                                    heapUsed: number;
+                                    rss: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                mode: string;
+                                pid: number;
+                                startedAt: string;
+                                /** @enum {string} */
+                                status: "up";
+                                uptimeSeconds: number;
+                                version: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -8,6 +8,7 @@ import { AuditLog } from '../components/AuditLog';
 import { ModelsAdmin } from '../components/ModelsAdmin';
 import { Retention } from '../components/admin/Retention';
 import { MobileReleases } from '../components/admin/MobileReleases';
+import { SystemStatus } from '../components/admin/SystemStatus';
 
 export default function Admin() {
   const t = useT();
@@ -76,6 +77,9 @@ export default function Admin() {
           </tbody>
         </table>
       </div>
+
+      <h2>{t('system.title')}</h2>
+      <SystemStatus />
 
       <h2>{t('settings.hub')}</h2>
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />

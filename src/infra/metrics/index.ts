@@ -1,0 +1,131 @@
+/**
+ * Prometheus metrics (GET /metrics, docs/operations.md "Health, status and metrics"). One
+ * registry per hub instance, never prom-client's global one, so several hubs in one process
+ * (the tests) keep their own counts. Layers below the composition get the narrow recorders of
+ * the `Metrics` port; the composition adds the collectors that read other ports (queue depth,
+ * database pool).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Why a chunk was refused, in few values (the reason text itself is in the log and the ack). */
+export type RefusalKind = 'invalid' | 'unknown_satellite' | 'unavailable';
+
+export type Sample = [labels: Record<string, string>, value: number];
+
+export interface Metrics {
+  /** One HTTP request answered: the route's URL pattern (not the raw path), method and status. */
+  httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** A chunk acknowledged as stored, with the time from its arrival to the ack. */
+  chunkIngested(ackSeconds: number): void;
+  chunkRefused(kind: RefusalKind): void;
+  /** One inference job attempt finished. */
+  inferenceJob(outcome: 'completed' | 'failed', seconds: number): void;
+  /** One webhook (or other channel) delivery attempt: delivered, retrying or failed. */
+  alertDelivery(channelType: string, outcome: string): void;
+  /** A gauge read when scraped; `read` answers its samples (labels → value). */
+  gauge(name: string, help: string, labelNames: string[], read: () => Promise<Sample[]> | Sample[]): void;
+  /** The Prometheus text exposition. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Classifies an ingest refusal reason (see src/ingest/ingester.ts). */
+export function refusalKind(reason: string): RefusalKind {
+  if (reason.includes('unavailable')) return 'unavailable';
+  if (reason === 'unknown satellite') return 'unknown_satellite';
+  return 'invalid';
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60];
+
+export function createMetrics(opts: { defaultMetrics?: boolean; labels?: Record<string, string> } = {}): Metrics {
+  const registry = new Registry();
+  if (opts.labels) registry.setDefaultLabels(opts.labels);
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const http = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers,
+  });
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency, by route pattern and method',
+    labelNames: ['route', 'method'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const ingested = new Counter({ name: 'chorus_chunks_ingested_total', help: 'Audio chunks stored and acknowledged', registers });
+  const refused = new Counter({
+    name: 'chorus_chunks_refused_total',
+    help: 'Audio chunks refused with an error ack, by kind (invalid, unknown_satellite, unavailable)',
+    labelNames: ['kind'],
+    registers,
+  });
+  const ackLatency = new Histogram({
+    name: 'chorus_chunk_ack_latency_seconds',
+    help: 'Time from a chunk message arriving to its stored ack',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const jobs = new Histogram({
+    name: 'chorus_inference_job_duration_seconds',
+    help: 'Inference job attempts, by outcome',
+    labelNames: ['outcome'],
+    buckets: JOB_BUCKETS,
+    registers,
+  });
+  const deliveries = new Counter({
+    name: 'chorus_alert_deliveries_total',
+    help: 'Alert delivery attempts (webhooks and other channels), by channel type and outcome (delivered, retrying, failed)',
+    labelNames: ['channel', 'outcome'],
+    registers,
+  });
+  // Labelled series appear at 0 before their first event, so dashboards and alerts see them from the start.
+  for (const kind of ['invalid', 'unknown_satellite', 'unavailable']) refused.labels(kind).inc(0);
+  for (const outcome of ['completed', 'failed']) jobs.zero({ outcome });
+  return {
+    httpRequest(route, method, status, seconds) {
+      http.labels(route, method, String(status)).inc();
+      httpDuration.labels(route, method).observe(seconds);
+    },
+    chunkIngested(ackSeconds) {
+      ingested.inc();
+      ackLatency.observe(ackSeconds);
+    },
+    chunkRefused: (kind) => refused.labels(kind).inc(),
+    inferenceJob: (outcome, seconds) => jobs.labels(outcome).observe(seconds),
+    alertDelivery: (channel, outcome) => deliveries.labels(channel, outcome).inc(),
+    gauge(name, help, labelNames, read) {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          this.reset();
+          try {
+            for (const [labels, value] of await read()) this.set(labels, value);
+          } catch {
+            // A port that cannot answer leaves its gauge empty for this scrape.
+          }
+        },
+      });
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
+
+/** Records nothing (one-shot commands, unit tests of the layers below). */
+export const noMetrics: Metrics = {
+  httpRequest: () => {},
+  chunkIngested: () => {},
+  chunkRefused: () => {},
+  inferenceJob: () => {},
+  alertDelivery: () => {},
+  gauge: () => {},
+  render: async () => ({ contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '' }),
+};

@@ -1,0 +1,218 @@
+/**
+ * GET /system/status, GET /health/ready and GET /metrics (spec hub-http-api §4 "Workers and
+ * system", §8: service registry entries live 30 s; issue 21).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
+import { INTERNAL_KEY, startHub, type Hub } from './helpers/hub.ts';
+import { factories, makeChunk, makeDetection, type TestUser } from './helpers/factories.ts';
+import { assertError, client } from './helpers/http.ts';
+import { createServiceRegistration, SERVICE_TTL_SECONDS } from '../src/modules/system/registry.ts';
+
+async function scrape(hub: Hub, headers: Record<string, string> = {}) {
+  const res = await fetch(`${hub.url}/metrics`, { headers });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+const family = (families: PromFamily[], name: string) => families.find((f) => f.name === name);
+
+/** http_requests_total of one route pattern and status (0 when the series does not exist yet). */
+function requests(families: PromFamily[], route: string, status: string): number {
+  const f = family(families, 'http_requests_total');
+  const s = f?.metrics.find((m) => m.labels?.route === route && m.labels?.status === status);
+  return Number(s?.value ?? 0);
+}
+
+describe('system status', () => {
+  let hub: Hub;
+  let api: ReturnType<typeof client>;
+  let hubAdmin: TestUser;
+  let person: TestUser;
+
+  before(async () => {
+    hub = await startHub();
+    api = client(hub.url);
+    const f = factories(hub);
+    hubAdmin = await f.user({ admin: true });
+    person = await f.user();
+  });
+  after(() => hub.close());
+
+  test('lists every registered process; an entry not rewritten for 30 s of the hub clock is gone', async () => {
+    // Test hubs run without timers: the hub registers itself when told to.
+    await hub.runtime.registration.register();
+    const fake = createServiceRegistration({
+      kv: hub.infra.kv,
+      clock: hub.clock,
+      mode: 'worker',
+      timers: false,
+      identity: { id: 'worker-elsewhere', ip: '10.0.0.9', hostname: 'elsewhere', pid: 4242 },
+      details: () => ({ inferenceJobs: { completed: 3, failed: 0 } }),
+    });
+    await fake.register();
+
+    let res = await api.get('/system/status', hubAdmin);
+    assert.equal(res.status, 200);
+    const ids = res.body.services.map((s: { id: string }) => s.id);
+    assert.ok(ids.includes(hub.runtime.registration.id), 'the hub itself');
+    assert.ok(ids.includes('worker-elsewhere'), 'the second process');
+    const own = res.body.services.find((s: { id: string }) => s.id === hub.runtime.registration.id);
+    assert.equal(own.status, 'up');
+    assert.equal(own.mode, 'full');
+    assert.match(own.version, /^\d+\.\d+\.\d+/);
+    assert.ok(own.memory.rss > 0 && own.memory.heapUsed > 0);
+    assert.equal(own.pid, process.pid);
+    assert.ok(typeof own.ip === 'string' && own.ip.length > 0);
+    assert.ok(own.details.inferenceQueue, 'queue depth in the details');
+    assert.equal(typeof own.details.mqttClients, 'number', 'the process holding the embedded broker names its clients');
+    const other = res.body.services.find((s: { id: string }) => s.id === 'worker-elsewhere');
+    assert.deepEqual(
+      { mode: other.mode, ip: other.ip, hostname: other.hostname, pid: other.pid, details: other.details },
+      { mode: 'worker', ip: '10.0.0.9', hostname: 'elsewhere', pid: 4242, details: { inferenceJobs: { completed: 3, failed: 0 } } },
+    );
+
+    // 20 s on, the hub beats again; the other process does not. 11 s later it has been silent for 31 s.
+    hub.clock.advance(20_000);
+    await hub.runtime.registration.register();
+    hub.clock.advance((SERVICE_TTL_SECONDS - 20 + 1) * 1000);
+    res = await api.get('/system/status', hubAdmin);
+    const after = res.body.services.map((s: { id: string }) => s.id);
+    assert.ok(after.includes(hub.runtime.registration.id), 'the hub beat 11 s ago');
+    assert.ok(!after.includes('worker-elsewhere'), 'the silent process left after 30 s');
+    const ownLater = res.body.services.find((s: { id: string }) => s.id === hub.runtime.registration.id);
+    assert.ok(ownLater.uptimeSeconds >= 20, 'uptime counts on the hub clock');
+
+    // Stopping removes the entry at once.
+    await fake.register();
+    await fake.stop();
+    res = await api.get('/system/status', hubAdmin);
+    assert.ok(!res.body.services.some((s: { id: string }) => s.id === 'worker-elsewhere'));
+  });
+
+  test('infrastructure: database, key-value store, broker and object storage answer, with their latency', async () => {
+    const res = await api.get('/system/status', hubAdmin);
+    assert.equal(res.status, 200);
+    for (const part of ['database', 'kv', 'broker', 'storage'] as const) {
+      const c = res.body.infrastructure[part];
+      assert.equal(c.ok, true, `${part}: ${c.error ?? ''}`);
+      assert.equal(typeof c.latencyMs, 'number');
+      assert.equal(typeof c.kind, 'string');
+      assert.equal(c.error, undefined);
+    }
+    assert.equal(res.body.infrastructure.database.kind, hub.infra.db.kind);
+    assert.equal(res.body.infrastructure.kv.kind, hub.infra.kv.kind);
+    assert.equal(res.body.infrastructure.broker.kind, hub.infra.broker.kind);
+    assert.equal(res.body.infrastructure.storage.kind, hub.infra.storage.kind);
+  });
+
+  test('data: counts move by the rows seeded', async () => {
+    const before = (await api.get('/system/status', hubAdmin)).body.data;
+    const f = factories(hub);
+    const w = await f.world();
+    const chunk = await makeChunk(hub, { team: w.team });
+    await makeDetection(hub, { chunk });
+    await makeDetection(hub, { chunk, tentative: true });
+    await makeChunk(hub, { satellite: { id: chunk.satelliteId, tenantId: chunk.tenantId } });
+    const res = await api.get('/system/status', hubAdmin);
+    const data = res.body.data;
+    // world(): a team of owner, admin, member, viewer, another team with its owner, a hub admin.
+    const users = Number((await hub.infra.db.one<{ n: string }>('SELECT count(*) AS n FROM users')).n);
+    const tenants = Number((await hub.infra.db.one<{ n: string }>('SELECT count(*) AS n FROM tenants')).n);
+    assert.equal(data.users, users);
+    assert.equal(data.tenants, tenants);
+    assert.ok(data.tenants >= before.tenants + 2);
+    assert.equal(data.chunks, before.chunks + 2);
+    assert.equal(data.detections.total, before.detections.total + 2);
+    assert.equal(data.detections.listed, before.detections.listed + 1);
+    assert.equal(data.detections.tentative, before.detections.tentative + 1);
+    assert.deepEqual(Object.keys(data.inferenceQueue).sort(), ['active', 'completed', 'delayed', 'failed', 'waiting']);
+    assert.deepEqual(data.speciesImages, { total: 0, withImage: 0, supported: false });
+  });
+
+  test('hub admins and the internal key only', async () => {
+    assertError(await api.get('/system/status', person), 403, 'FORBIDDEN');
+    assertError(await api.get('/system/status'), 401, 'UNAUTHENTICATED');
+    assert.equal((await api.get('/system/status', { token: INTERNAL_KEY })).status, 200);
+  });
+
+  test('readiness: 200 with its checks while the database and the broker answer; /health stays as it was', async () => {
+    const res = await api.get('/health/ready');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.ready, true);
+    assert.deepEqual(Object.keys(res.body.checks).sort(), ['broker', 'database']);
+    assert.equal(res.body.checks.database.ok, true);
+    const health = await api.get('/health');
+    assert.deepEqual(Object.keys(health.body).sort(), ['status', 'timestamp', 'version']);
+  });
+
+  test('metrics: the Prometheus text format, read with the internal key, counting requests by route pattern', async () => {
+    assert.equal((await scrape(hub)).status, 401);
+    assert.equal((await scrape(hub, { authorization: `Bearer ${person.token}` })).status, 403);
+    const first = await scrape(hub, { authorization: `Bearer ${INTERNAL_KEY}` });
+    assert.equal(first.status, 200);
+    assert.match(first.type, /^text\/plain; version=0\.0\.4/);
+    const families = parsePrometheusTextFormat(first.text);
+    for (const name of [
+      'http_requests_total',
+      'http_request_duration_seconds',
+      'chorus_chunks_ingested_total',
+      'chorus_chunks_refused_total',
+      'chorus_chunk_ack_latency_seconds',
+      'chorus_inference_job_duration_seconds',
+      'chorus_alert_deliveries_total',
+      'chorus_queue_jobs',
+      'chorus_mqtt_connections',
+      'process_cpu_user_seconds_total',
+      'nodejs_heap_size_used_bytes',
+    ]) {
+      assert.ok(family(families, name), `${name} is exposed`);
+    }
+    if (hub.infra.db.kind === 'postgres') assert.ok(family(families, 'chorus_db_pool_connections'));
+    const route = '/api/detections/:id';
+    const before = requests(families, route, '404');
+    // Three different raw paths, one route pattern.
+    for (let i = 0; i < 3; i++) await api.get(`/detections/${crypto.randomUUID()}`, hubAdmin);
+    const text = (await scrape(hub, { authorization: `Bearer ${INTERNAL_KEY}` })).text;
+    const later = parsePrometheusTextFormat(text);
+    assert.equal(requests(later, route, '404'), before + 3);
+    // The parser keeps only a histogram's buckets, without labels: its _count line is read as text.
+    const count = text.split('\n').find((l) => l.startsWith('http_request_duration_seconds_count{') && l.includes(`route="${route}"`));
+    assert.ok(count && Number(count.split(' ').at(-1)) >= 3, 'the latency histogram counts them too');
+    const queue = family(later, 'chorus_queue_jobs')!.metrics;
+    assert.ok(queue.some((m) => m.labels?.queue === 'inference' && m.labels?.state === 'waiting'));
+    assert.ok(!family(later, 'http_requests_total')!.metrics.some((m) => /[0-9a-f]{8}-/.test(m.labels?.route ?? '')), 'no raw ids');
+  });
+});
+
+describe('system status: an open metrics address and a dead database', () => {
+  let hub: Hub;
+  before(async () => {
+    hub = await startHub({ env: { METRICS_ALLOW: '127.0.0.1' } });
+  });
+  after(async () => {
+    await hub.close().catch(() => {});
+  });
+
+  test('METRICS_ALLOW opens /metrics to its addresses without a key', async () => {
+    const res = await scrape(hub);
+    assert.equal(res.status, 200);
+    assert.ok(family(parsePrometheusTextFormat(res.text), 'http_requests_total'));
+  });
+
+  test('readiness answers 503 with the failing check once the database is gone', async () => {
+    const api = client(hub.url);
+    assert.equal((await api.get('/health/ready')).status, 200);
+    await hub.infra.db.close();
+    const started = performance.now();
+    const res = await api.get('/health/ready');
+    assert.equal(res.status, 503);
+    assert.equal(res.body.ready, false);
+    assert.equal(res.body.checks.database.ok, false);
+    assert.equal(typeof res.body.checks.database.error, 'string');
+    assert.equal(res.body.checks.broker.ok, true);
+    assert.ok(performance.now() - started < 5000, 'a dead part answers within its time-out');
+    // Liveness is not readiness.
+    assert.equal((await api.get('/health')).status, 200);
+  });
+});

@@ -1,0 +1,20 @@
+/** Hub status (hub admins): the hub's processes, its infrastructure checks and the data summary. */
+import { useQuery } from '@tanstack/react-query';
+import { api, data, type Body } from '../client';
+
+export type SystemStatus = Body<'/api/system/status', 'get'>;
+export type ServiceEntry = SystemStatus['services'][number];
+export type InfraCheck = SystemStatus['infrastructure']['database'];
+
+export const systemKeys = {
+  status: ['system-status'] as const,
+};
+
+/** Refreshed every 10 s (the processes rewrite their entries as often). */
+export function useSystemStatus() {
+  return useQuery({
+    queryKey: systemKeys.status,
+    queryFn: () => data(api.GET('/api/system/status')),
+    refetchInterval: 10_000,
+  });
+}
