@@ -10,12 +10,17 @@ import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
+import { lockDataDir } from './ops/data-dir-lock.ts';
 
 const USAGE = `chorus <command>
 
   serve                         start the hub (default)
   worker                        run inference workers only (CHORUS_MODE=worker; needs REDIS_URL and DATABASE_URL)
   migrate                       apply database migrations and exit
+  backup --out FILE [--data DIR] [--force]
+                                archive the embedded database, objects and secret (hub stopped)
+  restore FILE [--data DIR] [--force]
+                                restore such an archive into an empty data dir
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
@@ -27,6 +32,14 @@ Configuration comes from the environment; see README.md.`;
 
 async function serve(mode?: 'worker') {
   const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
+  // One process per embedded database: PGlite keeps no lock of its own (docs/operations.md).
+  const lock = config.databaseUrl
+    ? null
+    : lockDataDir(config.dataDir, {
+        purpose: 'serve',
+        takeForeign: true,
+        onForeign: (h) => console.warn(`Taking over ${config.dataDir}/chorus.lock left by process ${h.pid} on host ${h.hostname}`),
+      });
   const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck });
   await prepareDatabase(infra.db, infra.clock.now());
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
@@ -72,6 +85,7 @@ async function serve(mode?: 'worker') {
     await stopRuntime();
     await app.close();
     await closeInfra(infra);
+    lock?.release();
     process.exit(0);
   };
   process.once('SIGINT', stop);
@@ -143,6 +157,10 @@ async function main() {
   if (command === 'worker') return serve('worker');
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
+  if (command === 'backup' || command === 'restore') {
+    const { backupCommand, restoreCommand } = await import('./ops/backup.ts');
+    process.exit(await (command === 'backup' ? backupCommand : restoreCommand)(rest));
+  }
   if (command === 'satellite') {
     const { satelliteCommand } = await import('./satellite/cli.ts');
     process.exit(await satelliteCommand(rest));
