@@ -7,7 +7,7 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'web/dist/', 'web/src/api/schema.d.ts', 'data/', '.tmp/', 'assets/', 'models/'] },
+  { ignores: ['node_modules/', 'dist/', 'web/dist/', 'web/src/api/schema.d.ts', 'data/', '.tmp/', 'assets/', 'models/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -10,6 +10,7 @@ import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
+import { lockDataDir } from './ops/data-dir-lock.ts';
 
 const USAGE = `chorus <command>
 
@@ -18,6 +19,10 @@ const USAGE = `chorus <command>
   migrate                       apply database migrations and exit (the species catalog too)
   jobs failed [--limit N]       list chunks whose inference job failed all its attempts
   jobs retry [CHUNK_ID ...]     retry failed inference jobs (all of them when no id is given)
+  backup --out FILE [--data DIR] [--force]
+                                archive the embedded database, objects and secret (hub stopped)
+  restore FILE [--data DIR] [--force]
+                                restore such an archive into an empty data dir
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
@@ -29,6 +34,14 @@ Configuration comes from the environment; see README.md.`;
 
 async function serve(mode?: 'worker') {
   const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
+  // One process per embedded database: PGlite keeps no lock of its own (docs/operations.md).
+  const lock = config.databaseUrl
+    ? null
+    : lockDataDir(config.dataDir, {
+        purpose: 'serve',
+        takeForeign: true,
+        onForeign: (h) => console.warn(`Taking over ${config.dataDir}/chorus.lock left by process ${h.pid} on host ${h.hostname}`),
+      });
   const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck });
   // CHORUS_MIGRATE=off (rolling upgrades): `chorus migrate` ran first; refuse to start on an older schema.
   await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate).catch(async (err) => {
@@ -78,6 +91,7 @@ async function serve(mode?: 'worker') {
     await stopRuntime();
     await app.close();
     await closeInfra(infra);
+    lock?.release();
     process.exit(0);
   };
   process.once('SIGINT', stop);
@@ -189,6 +203,10 @@ async function main() {
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
   if (command === 'jobs') return jobs(rest);
+  if (command === 'backup' || command === 'restore') {
+    const { backupCommand, restoreCommand } = await import('./ops/backup.ts');
+    process.exit(await (command === 'backup' ? backupCommand : restoreCommand)(rest));
+  }
   if (command === 'satellite') {
     const { satelliteCommand } = await import('./satellite/cli.ts');
     process.exit(await satelliteCommand(rest));
