@@ -31,6 +31,8 @@ export interface Config {
   readonly logLevel: string;
   readonly jwtTtlSeconds: number;
   readonly sessionTtlSeconds: number;
+  /** `SHUTDOWN_TIMEOUT_MS`: the bound on draining at SIGTERM before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
   /** Outbound alert delivery (issue 17, docs/alerts.md). */
   readonly alerts: AlertDeliveryConfig;
   /** Prefix for every key-value key, so several hubs (or test runs) can share one Redis. */
@@ -299,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
     alerts: readAlerts(env),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
     mobileMaxBytes: readInt(env, 'MOBILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     migrate: readOneOf(env, 'CHORUS_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
     queueAttempts: readInt(env, 'QUEUE_ATTEMPTS', 3, 1, 50),

@@ -87,7 +87,14 @@ async function serve(mode?: 'worker') {
     lines.push(`Hub admin ${first.email} created from CHORUS_ADMIN_EMAIL.`);
   }
   console.log(lines.join('\n'));
+  // Drain in order (ingest stops taking chunks and finishes its acks, queue workers finish their
+  // running jobs, then HTTP and the ports close), within a bound: a stuck step never keeps the
+  // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.
   const stop = async () => {
+    setTimeout(() => {
+      console.error(`Shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting anyway`);
+      process.exit(1);
+    }, config.shutdownTimeoutMs).unref();
     await stopRuntime();
     await app.close();
     await closeInfra(infra);

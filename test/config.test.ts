@@ -220,4 +220,13 @@ describe('loadConfig', () => {
     assert.equal(q.queueBackoffMs, 20);
     refuses(env({ QUEUE_ATTEMPTS: '0' }), /QUEUE_ATTEMPTS must be between 1 and 50/);
   });
+
+  test('SHUTDOWN_TIMEOUT_MS bounds draining at SIGTERM (20 s by default); the webhook delivery settings', () => {
+    assert.equal(loadConfig(env()).shutdownTimeoutMs, 20_000);
+    assert.equal(loadConfig(env({ SHUTDOWN_TIMEOUT_MS: '5000' })).shutdownTimeoutMs, 5000);
+    refuses(env({ SHUTDOWN_TIMEOUT_MS: '10' }), /SHUTDOWN_TIMEOUT_MS must be between 1000 and 600000/);
+    const a = loadConfig(env()).alerts;
+    assert.deepEqual(a, { allowHosts: '', timeoutMs: 10_000, maxAttempts: 5, backoffMs: 2000, telegramApiUrl: 'https://api.telegram.org' });
+    assert.equal(loadConfig(env({ WEBHOOK_ALLOW_HOSTS: '10.0.0.0/8' })).alerts.allowHosts, '10.0.0.0/8');
+  });
 });
