@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -493,6 +494,16 @@ export async function buildApp(
     bodyLimit: config.bodyLimitBytes,
     // Per-request lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // Every request has an id in its log lines and its X-Request-Id answer: a proxy's id is kept
+    // when it looks like one, else a fresh UUID.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,100}$/.test(given) ? given : crypto.randomUUID();
+    },
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
   });
   const services = createServices(infra, opts, (m) => app.log.warn(m));
 

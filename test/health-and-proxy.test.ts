@@ -71,6 +71,17 @@ describe('health, and a hub that does not trust a proxy', () => {
     );
   });
 
+  test("every answer carries an X-Request-Id: a proxy's well-formed id is kept, anything else replaced by a UUID", async () => {
+    const fresh = await fetch(`${hub.url}/api/health`);
+    assert.match(fresh.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const kept = await fetch(`${hub.url}/api/health`, { headers: { 'x-request-id': 'edge-4711.a' } });
+    assert.equal(kept.headers.get('x-request-id'), 'edge-4711.a');
+    const bad = await fetch(`${hub.url}/api/nope`, { headers: { 'x-request-id': 'bad id <script>' } });
+    assert.equal(bad.status, 404);
+    assert.match(bad.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assert.notEqual(fresh.headers.get('x-request-id'), bad.headers.get('x-request-id'));
+  });
+
   test('GET /api/health answers {status: "ok", version: the hub version, timestamp: the injected clock as ISO}', async () => {
     // Frozen far from real time, so only the injected clock can produce this timestamp (last test: the clock stays frozen).
     hub.clock.freeze(new Date('2031-05-06T07:08:09.123Z'));
