@@ -3,6 +3,7 @@
  * so they read only values already in memory (bench/alerts.ts measures them).
  */
 import type { RuleRow } from './repo.ts';
+import { localTime } from '../../core/local-time.ts';
 
 import type { AlertEvent, DailyWindow } from './schemas.ts';
 
@@ -69,9 +70,8 @@ export const cooldownKeyOf = (rule: Pick<RuleRow, 'cooldownScope'>, satelliteId:
 
 /** Minutes since midnight at `at` in the time zone. */
 export function minuteOfDay(at: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(at);
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
-  return get('hour') * 60 + get('minute');
+  const { time } = localTime(at, timeZone);
+  return Number(time.slice(0, 2)) * 60 + Number(time.slice(3, 5));
 }
 
 const minutesOf = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));

@@ -20,6 +20,7 @@
  *   detections, most first, then name. topSpecies is at most 10.
  */
 import type { ExportRow } from '../types.ts';
+import { localTime } from '../../../core/local-time.ts';
 
 export type ReportLanguage = 'en' | 'de';
 export type PaperSize = 'a4' | 'letter';
@@ -80,8 +81,6 @@ export const MAX_DAILY_DAYS = 366;
 export const TOP_SPECIES = 10;
 
 const DAY_MS = 86_400_000;
-/** Every zone in use today is offset from UTC by a multiple of 15 minutes, and changes offset on such a boundary. */
-const SLOT_MS = 15 * 60_000;
 
 export interface LocalParts {
   /** YYYY-MM-DD */
@@ -93,38 +92,15 @@ export interface LocalParts {
 }
 
 /**
- * Local calendar day, hour and time of an instant in an IANA zone. Results are cached per 15-minute
- * UTC slot, so a batch of calls costs one Intl lookup per slot rather than per row.
- * Throws a RangeError for an unknown zone.
+ * Local calendar day, hour and time of an instant in an IANA zone (src/core/local-time.ts: one
+ * Intl lookup per zone and quarter hour). Throws a RangeError for an unknown zone.
  */
 export function zonedClock(timeZone: string): (ms: number) => LocalParts {
-  const fmt = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  });
-  const cache = new Map<number, { day: string; hour: number; minute: number }>();
+  new Intl.DateTimeFormat('en-US', { timeZone }); // refuses an unknown zone now, not at the first row
   return (ms: number) => {
-    const slot = Math.floor(ms / SLOT_MS);
-    let base = cache.get(slot);
-    if (!base) {
-      const parts: Record<string, string> = {};
-      for (const p of fmt.formatToParts(slot * SLOT_MS)) parts[p.type] = p.value;
-      base = { day: `${parts.year}-${parts.month}-${parts.day}`, hour: Number(parts.hour) % 24, minute: Number(parts.minute) };
-      if (cache.size > 10_000) cache.clear();
-      cache.set(slot, base);
-    }
-    const minute = base.minute + Math.floor((ms - slot * SLOT_MS) / 60_000);
-    return { day: base.day, hour: base.hour, time: `${pad(base.hour)}:${pad(minute)}` };
+    const t = localTime(new Date(ms), timeZone);
+    return { day: t.date, hour: Number(t.time.slice(0, 2)), time: t.time.slice(0, 5) };
   };
-}
-
-function pad(n: number): string {
-  return String(n).padStart(2, '0');
 }
 
 /** Days from the epoch of a YYYY-MM-DD calendar date (zone-free date arithmetic). */
