@@ -285,24 +285,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     audit,
     settings,
     onConfirmed: async (tenantId, id) => {
-      const d = await detections.find(tenantId, id);
-      if (!d || d.tentative || d.callId) return;
-      const { satelliteName, speciesCode, scientificName, commonName, modelId, confidence, isRare, isFirstOfDay, isFirstOfSeason } = d;
-      const detection = {
-        id,
-        tenantId,
-        satelliteId: d.satelliteId,
-        satelliteName: satelliteName ?? '',
-        speciesCode,
-        scientificName,
-        commonName,
-        modelId,
-        confidence,
-      };
-      await bus.publish('detection.announced', {
-        trigger: 'confirmed',
-        detection: { ...detection, isRare, isFirstOfDay, isFirstOfSeason, detectedAt: d.detectedAt },
-      });
+      const detection = await detections.announcementOf(tenantId, id);
+      if (detection) await bus.publish('detection.announced', { trigger: 'confirmed', detection });
     },
   });
   const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });

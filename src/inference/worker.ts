@@ -25,8 +25,8 @@ import type { Job, JobQueue } from '../infra/queue/index.ts';
 import { topicOf } from '../protocol/topics.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
-import type { DetectionMessage, DetectionRecorder, HeardSpecies, RecordedChunk } from '../modules/detections/recorder.ts';
-import type { AnnouncedDetection, Bus } from '../infra/bus/index.ts';
+import { announcement, type DetectionRecorder, type HeardSpecies, type RecordedChunk } from '../modules/detections/recorder.ts';
+import type { Bus } from '../infra/bus/index.ts';
 import type { AggregationRule } from '../modules/settings/service.ts';
 import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
@@ -42,21 +42,6 @@ import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
-
-const announcedOf = (m: DetectionMessage): Omit<AnnouncedDetection, 'modelId'> => ({
-  id: m.id,
-  tenantId: m.tenantId,
-  satelliteId: m.satelliteId,
-  satelliteName: m.satelliteName,
-  speciesCode: m.speciesCode,
-  scientificName: m.scientificName,
-  commonName: m.commonName,
-  confidence: m.confidence,
-  isRare: m.isRare,
-  isFirstOfDay: m.isFirstOfDay,
-  isFirstOfSeason: m.isFirstOfSeason,
-  detectedAt: m.detectedAt,
-});
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
@@ -251,7 +236,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not send the detection event');
       }
       try {
-        await deps.bus?.publish('detection.announced', { trigger: 'announced', detection: { ...announcedOf(m), modelId } });
+        await deps.bus?.publish('detection.announced', { trigger: 'announced', detection: announcement(m, modelId) });
       } catch (err) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not hand the detection to the alert rules');
       }

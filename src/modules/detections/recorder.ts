@@ -10,6 +10,7 @@
  *   detection (rarity.ts). Tentative or promoted: aggregation.ts.
  */
 import type { Db } from '../../infra/db/index.ts';
+import type { AnnouncedDetection } from '../../infra/bus/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { newId } from '../../core/crypto.ts';
 import { createDetectionsRepo, type ChunkToClassify, type NewDetection } from './repo.ts';
@@ -35,6 +36,43 @@ export interface DetectionMessage {
   rareReason: string | null;
   detectedAt: string;
   audioChunkId: string;
+}
+
+/** The fields alert rules read of a detection (bus `detection.announced`), from a detection message or a stored row. */
+export function announcement(
+  d: Pick<
+    DetectionMessage,
+    | 'id'
+    | 'tenantId'
+    | 'satelliteId'
+    | 'speciesCode'
+    | 'scientificName'
+    | 'commonName'
+    | 'confidence'
+    | 'isRare'
+    | 'isFirstOfDay'
+    | 'isFirstOfSeason'
+    | 'detectedAt'
+  > & {
+    satelliteName: string | null;
+  },
+  modelId: string | null,
+): AnnouncedDetection {
+  return {
+    id: d.id,
+    tenantId: d.tenantId,
+    satelliteId: d.satelliteId,
+    satelliteName: d.satelliteName ?? '',
+    speciesCode: d.speciesCode,
+    scientificName: d.scientificName,
+    commonName: d.commonName,
+    modelId,
+    confidence: d.confidence,
+    isRare: d.isRare,
+    isFirstOfDay: d.isFirstOfDay,
+    isFirstOfSeason: d.isFirstOfSeason,
+    detectedAt: d.detectedAt,
+  };
 }
 
 /** One species the model heard in the chunk: its most confident window. */

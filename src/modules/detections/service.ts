@@ -5,7 +5,7 @@ import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } fro
 import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';
-import { createDetectionRecorder } from './recorder.ts';
+import { announcement, createDetectionRecorder } from './recorder.ts';
 
 export type { DetectionRow };
 
@@ -126,6 +126,12 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
         offset: 0,
         withCount: false,
       });
+    },
+
+    /** What alert rules read of a stored detection the Detections page lists (a call's head, not tentative), or null. */
+    async announcementOf(tenantId: string, id: string) {
+      const d = await repo.find(tenantId, id);
+      return d && !d.tentative && !d.callId ? announcement(d, d.modelId) : null;
     },
 
     /** The stored row (a share link checks it as it is now), or null. */
