@@ -316,6 +316,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     calibrated: async (tenantId, modelId, confidence) =>
       modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
+    teamName: (tenantId) => teams.teamName(tenantId),
     sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
@@ -329,6 +330,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     detections,
     audio: audio.bytesOf,
     timeZone: teamTimeZone,
+    teamName: teams.teamName,
     publicUrl: config.publicUrl,
   });
   const scheduledExports = createScheduledExports({

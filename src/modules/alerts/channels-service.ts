@@ -33,6 +33,7 @@ export function createChannelsService(deps: {
   audit: AuditWriter;
   dispatcher: Pick<Dispatcher, 'sealSecrets' | 'openChannel' | 'attempt'>;
   allow: AllowList;
+  teamName: (tenantId: string) => Promise<string | null>;
 }) {
   const { db, clock, audit, dispatcher } = deps;
   const repo = createAlertsRepo(db);
@@ -144,7 +145,7 @@ export function createChannelsService(deps: {
       const c = await require(actor.teamId, id);
       const now = clock.now();
       const deliveryId = newId();
-      const teamName = (await repo.teamName(db, c.tenantId)) ?? '';
+      const teamName = (await deps.teamName(c.tenantId)) ?? '';
       const payload = { ...SAMPLE_PAYLOAD, timestamp: now.toISOString(), teamName };
       await db.tx((tx) =>
         repo.insertDeliveries(tx, [

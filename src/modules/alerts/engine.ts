@@ -61,6 +61,7 @@ export function createAlertEngine(deps: {
   /** Calibrated confidence of one raw value, for rules that compare it. */
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
   categoryOf: (speciesCode: string) => string;
+  teamName: (tenantId: string) => Promise<string | null>;
   sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
   publicUrl: string;
   warn: (obj: object, msg: string) => void;
@@ -117,6 +118,8 @@ export function createAlertEngine(deps: {
       detectionId: f.detectionId,
       link: f.detectionId ? `${deps.publicUrl}/detections/${f.detectionId}` : `${deps.publicUrl}/alerts`,
     };
+    // Read before the transaction: on PGlite a read outside it would wait for it.
+    if (!muted && rule.channelIds.length > 0) payload.teamName = (await deps.teamName(rule.tenantId)) ?? '';
     const deliveryIds = await db.tx(async (tx) => {
       if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
       if (rule.cooldownMinutes > 0) {
@@ -125,7 +128,6 @@ export function createAlertEngine(deps: {
       }
       if (!(await repo.insertAlert(tx, alert))) return null;
       if (muted || rule.channelIds.length === 0) return [];
-      payload.teamName = (await repo.teamName(tx, rule.tenantId)) ?? '';
       const rows = rule.channelIds.map((channelId) => ({
         id: newId(),
         tenantId: rule.tenantId,

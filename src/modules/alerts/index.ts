@@ -32,6 +32,7 @@ export function createAlerting(deps: {
   timeZone: (tenantId: string) => Promise<string>;
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
   categoryOf: (speciesCode: string) => string;
+  teamName: (tenantId: string) => Promise<string | null>;
   sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
   warn: (obj: object, msg: string) => void;
 }) {
@@ -54,6 +55,7 @@ export function createAlerting(deps: {
     timeZone: deps.timeZone,
     calibrated: deps.calibrated,
     categoryOf: deps.categoryOf,
+    teamName: deps.teamName,
     sendToTeam: deps.sendToTeam,
     publicUrl: config.publicUrl,
     warn: deps.warn,
@@ -93,7 +95,7 @@ export function createAlerting(deps: {
   return {
     alerts: createAlertsService({ db, clock }),
     rules: createRulesService({ db, clock, audit, bus }),
-    channels: createChannelsService({ db, clock, audit, dispatcher, allow }),
+    channels: createChannelsService({ db, clock, audit, dispatcher, allow, teamName: deps.teamName }),
     files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, config: config.alerts }),
     engine,
     dispatcher,

@@ -229,8 +229,6 @@ export function createAlertsRepo(db: Db) {
       ).length,
     teamOfAlert: async (id: string) =>
       (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM alerts WHERE id = $1', [id]))?.t ?? null,
-    teamName: async (tx: Db, tenantId: string) =>
-      (await tx.maybeOne<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]))?.name ?? null,
 
     // What the scheduled rules read: the Detections page's rows (promoted, one per stitched call).
     lastActivity: async (tenantId: string, satelliteId: string | null, species: readonly string[] | null) =>

@@ -47,9 +47,6 @@ const SCHEDULED = `id, tenant_id AS "tenantId", name, format, schedule, time_zon
 
 export function createExportsRepo(db: Db) {
   return {
-    teamName: async (tenantId: string) =>
-      (await db.maybeOne<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]))?.name ?? '',
-
     // Background jobs
     insertJob: (
       j: Pick<ExportJobRow, 'id' | 'tenantId' | 'requestedBy' | 'format' | 'filters' | 'rowsTotal' | 'createdAt' | 'expiresAt'>,

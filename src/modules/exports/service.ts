@@ -66,6 +66,7 @@ export function createExportsService(deps: {
   detections: Pick<DetectionsService, 'exportBatches' | 'exportTally' | 'list'>;
   audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
   timeZone: (tenantId: string) => Promise<string>;
+  teamName: (tenantId: string) => Promise<string | null>;
   publicUrl: string;
 }) {
   const { clock } = deps;
@@ -90,7 +91,7 @@ export function createExportsService(deps: {
   }
 
   async function contextOf(tenantId: string): Promise<ExportContext> {
-    const [teamName, timeZone] = await Promise.all([repo.teamName(tenantId), deps.timeZone(tenantId)]);
+    const [teamName, timeZone] = await Promise.all([deps.teamName(tenantId).then((n) => n ?? ''), deps.timeZone(tenantId)]);
     return {
       teamName,
       timeZone,

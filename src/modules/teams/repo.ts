@@ -87,6 +87,8 @@ export function createTeamsRepo(db: Db) {
     teamOfMembership: async (membershipId: string) =>
       (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM memberships WHERE id = $1', [membershipId]))?.t ?? null,
 
+    nameOf: async (tenantId: string) =>
+      (await db.maybeOne<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [tenantId]))?.name ?? null,
     teamExists: async (tenantId: string) => (await db.maybeOne('SELECT 1 FROM tenants WHERE id = $1', [tenantId])) !== null,
   };
 }

@@ -247,6 +247,8 @@ export function createTeamsService(deps: {
     teamOfMembership: repo.teamOfMembership,
 
     teamExists: repo.teamExists,
+    /** A team's name (files and messages that name it), or null. */
+    teamName: repo.nameOf,
   };
 }
 
