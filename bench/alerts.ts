@@ -18,7 +18,7 @@ import http from 'node:http';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import mqtt, { type MqttClient } from 'mqtt';
-import { startHubProcess } from './hub-process.ts';
+import { adminAuth, api, startHubProcess } from './hub-process.ts';
 import { matchesDetection, type DetectionFacts } from '../src/modules/alerts/conditions.ts';
 import type { RuleRow } from '../src/modules/alerts/repo.ts';
 import type { RuleConditions } from '../src/modules/alerts/schemas.ts';
@@ -109,17 +109,6 @@ function evaluationCost() {
   );
 }
 
-async function json(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
-  const res = await fetch(url, {
-    method: init.method ?? (init.body ? 'POST' : 'GET'),
-    headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
-    body: init.body ? JSON.stringify(init.body) : undefined,
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
 async function endToEnd() {
   const webhookAt = new Map<string, number>();
   const receiver = http.createServer((req, res) => {
@@ -136,16 +125,13 @@ async function endToEnd() {
   const hub = await startHubProcess({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
   const clients: MqttClient[] = [];
   try {
-    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
-      body: { email: hub.adminEmail, password: hub.adminPassword },
-    });
-    const auth = { authorization: `Bearer ${login.token}` };
+    const auth = await adminAuth(hub);
     const lanes: Array<{ tenantId: string; satelliteId: string; client: MqttClient }> = [];
     const ackAt = new Map<string, number>();
     const chunkOf = new Map<string, string>();
     for (let t = 0; t < TEAMS; t++) {
-      const team = await json(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: `Alerts bench ${t}` } });
-      const ch = await json(`${hub.url}/api/alert-rules/channels`, {
+      const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: `Alerts bench ${t}` } });
+      const ch = await api(`${hub.url}/api/alert-rules/channels`, {
         headers: auth,
         body: { tenantId: team.id, type: 'webhook', name: 'bench', config: { url: hookUrl, secret: 'bench-secret' } },
       });
@@ -154,13 +140,13 @@ async function endToEnd() {
       rules[6] = { rareOnly: true };
       rules[0] = { minConfidence: 0.01 }; // matches every detection: the one that delivers
       for (const [i, conditions] of rules.entries()) {
-        await json(`${hub.url}/api/alert-rules/rules`, {
+        await api(`${hub.url}/api/alert-rules/rules`, {
           headers: auth,
           body: { tenantId: team.id, name: `r${i}`, type: 'detection', conditions, channelIds: i === 0 ? [ch.id] : [] },
         });
       }
       if (t >= SATELLITES) continue;
-      const sat = await json(`${hub.url}/api/satellites`, { headers: auth, body: { tenantId: team.id, name: `bench ${t}` } });
+      const sat = await api(`${hub.url}/api/satellites`, { headers: auth, body: { tenantId: team.id, name: `bench ${t}` } });
       const client = await mqtt.connectAsync(sat.mqtt.brokerUrl, {
         clientId: `satellite-${sat.id}`,
         username: sat.mqtt.username,

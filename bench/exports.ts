@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import pg from 'pg';
-import { startHubProcess } from './hub-process.ts';
+import { adminAuth, api, startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { seed } from './detections.ts';
@@ -23,13 +23,6 @@ const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 };
-
-async function json(url: string, init: RequestInit = {}) {
-  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
-  return JSON.parse(text);
-}
 
 /** Streams one export, counting bytes and lines; the hub's RSS is sampled meanwhile. */
 function measure(url: string, headers: Record<string, string>, pid: number) {
@@ -80,16 +73,8 @@ export async function run(): Promise<void> {
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema });
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
-    const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
-      method: 'POST',
-      body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }),
-    });
-    const auth = { authorization: `Bearer ${login.token}` };
-    const team = await json(`${hub.url}/api/auth/create-tenant`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ name: 'Export bench' }),
-    });
+    const auth = await adminAuth(hub);
+    const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: 'Export bench' } });
     const species = speciesCatalog()
       .all()
       .filter((s) => s.category === 'bird')

@@ -123,3 +123,21 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
   }
   return { url: `http://127.0.0.1:${port}`, adminEmail, adminPassword, pid: child.pid!, stop };
 }
+
+/** A JSON call to a hub: POST when a body is given; throws with the answer on a non-2xx. */
+export async function api(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
+  const res = await fetch(url, {
+    method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+    headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** The hub admin's bearer header (the credentials startHubProcess made). */
+export async function adminAuth(hub: Pick<HubProcess, 'url' | 'adminEmail' | 'adminPassword'>): Promise<Record<string, string>> {
+  const login = await api(`${hub.url}/api/auth/login?returnToken=true`, { body: { email: hub.adminEmail, password: hub.adminPassword } });
+  return { authorization: `Bearer ${login.token}` };
+}
