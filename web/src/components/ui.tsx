@@ -100,3 +100,27 @@ export function bytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
+
+/** A Delete button that asks once more: the question, then Delete or Cancel. */
+export function ConfirmDelete({ question, pending, onDelete }: { question: string; pending: boolean; onDelete: () => void }) {
+  const t = useT();
+  const [confirming, setConfirming] = useState(false);
+  if (!confirming) {
+    return (
+      <button type="button" className="secondary" onClick={() => setConfirming(true)}>
+        {t('common.delete')}
+      </button>
+    );
+  }
+  return (
+    <>
+      <span className="small">{question}</span>
+      <button type="button" className="danger" disabled={pending} onClick={onDelete}>
+        {t('common.delete')}
+      </button>
+      <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+        {t('common.cancel')}
+      </button>
+    </>
+  );
+}

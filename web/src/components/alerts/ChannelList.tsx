@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useChannelMutations, useDeliveries, useTestChannel, type AlertChannel } from '../../api/hooks/alert-rules';
 import { useT } from '../../i18n';
 import { useFormat } from '../../session';
-import { ErrorText } from '../ui';
+import { ConfirmDelete, ErrorText } from '../ui';
 import { ChannelForm } from './ChannelForm';
 import { channelTarget, channelTypeName, deliveryOutcome, eventName, testOutcome } from './labels';
 
@@ -38,7 +38,6 @@ function ChannelItem({ tenantId, c, editable }: { tenantId: string; c: AlertChan
   const t = useT();
   const fmt = useFormat();
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const [open, setOpen] = useState(false);
   const test = useTestChannel(tenantId, c.id);
   const { remove } = useChannelMutations(tenantId);
@@ -63,21 +62,11 @@ function ChannelItem({ tenantId, c, editable }: { tenantId: string; c: AlertChan
           <button type="button" className="secondary" onClick={() => setEditing(true)}>
             {t('channels.editButton')}
           </button>
-          {confirming ? (
-            <>
-              <span className="small">{t('channels.deleteConfirm', { name: c.name })}</span>
-              <button type="button" className="danger" disabled={remove.isPending} onClick={() => remove.mutate(c.id)}>
-                {t('common.delete')}
-              </button>
-              <button type="button" className="secondary" onClick={() => setConfirming(false)}>
-                {t('common.cancel')}
-              </button>
-            </>
-          ) : (
-            <button type="button" className="secondary" onClick={() => setConfirming(true)}>
-              {t('common.delete')}
-            </button>
-          )}
+          <ConfirmDelete
+            question={t('channels.deleteConfirm', { name: c.name })}
+            pending={remove.isPending}
+            onDelete={() => remove.mutate(c.id)}
+          />
         </div>
       ) : null}
       {test.data ? (

@@ -8,7 +8,7 @@ import type { AlertChannel } from '../../api/hooks/alert-rules';
 import type { Satellite } from '../../api/hooks/satellites';
 import { useT, type T } from '../../i18n';
 import { useFormat } from '../../session';
-import { ErrorText } from '../ui';
+import { ConfirmDelete, ErrorText } from '../ui';
 import { categoryName } from './FilterFields';
 import { ScheduledForm } from './ScheduledForm';
 
@@ -63,7 +63,6 @@ function ScheduledItem({ s, tenantId, channels, satellites, teamTimeZone }: Prop
   const t = useT();
   const fmt = useFormat();
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const { save, remove } = useScheduledMutations(tenantId);
   const channel = channels.find((c) => c.id === s.channelId);
   const filters = s.filters as ExportFilters;
@@ -124,21 +123,11 @@ function ScheduledItem({ s, tenantId, channels, satellites, teamTimeZone }: Prop
         <button type="button" className="secondary" onClick={() => setEditing(true)}>
           {t('channels.editButton')}
         </button>
-        {confirming ? (
-          <>
-            <span className="small">{t('scheduled.deleteConfirm', { name: s.name })}</span>
-            <button type="button" className="danger" disabled={remove.isPending} onClick={() => remove.mutate(s.id)}>
-              {t('common.delete')}
-            </button>
-            <button type="button" className="secondary" onClick={() => setConfirming(false)}>
-              {t('common.cancel')}
-            </button>
-          </>
-        ) : (
-          <button type="button" className="secondary" onClick={() => setConfirming(true)}>
-            {t('common.delete')}
-          </button>
-        )}
+        <ConfirmDelete
+          question={t('scheduled.deleteConfirm', { name: s.name })}
+          pending={remove.isPending}
+          onDelete={() => remove.mutate(s.id)}
+        />
       </div>
       <ErrorText error={save.error ?? remove.error} />
     </li>
