@@ -179,6 +179,38 @@ export const ACTIONS = [
   'system.metrics',
   'jobs.failed.list',
   'jobs.failed.retry',
+  // Statistics (issue 19)
+  'stats.dashboard',
+  'stats.trends',
+  'stats.top_species',
+  'stats.activity',
+  'stats.verification',
+  'stats.leaderboard',
+  'stats.species.list',
+  'stats.species.read',
+  'stats.compare',
+  'stats.weather_correlation',
+  'stats.migration',
+  'stats.biodiversity',
+  'stats.expected_species',
+  'stats.activity_heatmap',
+  'stats.satellite_activity',
+  'stats.map',
+  'stats.map.detections',
+  'stats.species_accuracy',
+  // Species photos (issue 20)
+  'species.images.request',
+  'species.images.gallery',
+  'species.images.proxy',
+  'species.images.by_key',
+  'species.images.showcase',
+  'species.image_cache.stats',
+  'species.image_cache.clear',
+  'species.image_cache.retry',
+  'species.image_cache.recrop',
+  // Public team pages (issue 20)
+  'public.team_page',
+  'public.team_og',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
