@@ -58,7 +58,7 @@ import { sessionsRoutes } from './modules/sessions/routes.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
-import { statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
+import { infoRoutes, statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
 import { createSystemStatusService } from './modules/system/status.ts';
 import { createMetrics, type Metrics } from './infra/metrics/index.ts';
 import { INFERENCE_QUEUE } from './protocol/jobs.ts';
@@ -406,6 +406,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
     ...versionsRoutes(settings, mobile.latestVersion),
+    ...infoRoutes(settings, config.publicUrl),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),

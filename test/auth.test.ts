@@ -614,6 +614,23 @@ describe('auth', () => {
       assert.equal((await post('/auth/register', fresh(), newIp())).status, 201);
     });
 
+    test('GET /api/system/info tells anyone whether registration and team creation are open, and the public URL', async () => {
+      const open = await api.get('/system/info');
+      assert.equal(open.status, 200, open.text);
+      assert.deepEqual(Object.keys(open.body).sort(), ['publicUrl', 'selfRegistration', 'teamCreation', 'version']);
+      assert.equal(open.body.selfRegistration, true);
+      assert.equal(open.body.teamCreation, true);
+      assert.match(open.body.publicUrl, /^https?:\/\//);
+      await setHubSettings({ allow_self_registration: false, allow_tenant_creation: false });
+      try {
+        const closed = await api.get('/system/info');
+        assert.equal(closed.body.selfRegistration, false);
+        assert.equal(closed.body.teamCreation, false);
+      } finally {
+        await setHubSettings({ allow_self_registration: null, allow_tenant_creation: null });
+      }
+    });
+
     test('an invite is single use: 400 INVITE_USED, and no account is left behind', async () => {
       const owner = await f.user();
       const team = await f.team(owner);

@@ -211,6 +211,8 @@ export const ACTIONS = [
   // Public team pages (issue 20)
   'public.team_page',
   'public.team_og',
+  // The first hour (issue 23)
+  'system.info',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

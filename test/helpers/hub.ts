@@ -106,7 +106,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   });
 }
 
-export async function startHub(opts: { env?: Record<string, string> } = {}): Promise<Hub> {
+/** `port`: listen there instead of a free port, for a test whose hub must know its own public URL (CHORUS_PUBLIC_URL) before it starts. */
+export async function startHub(opts: { env?: Record<string, string>; port?: number } = {}): Promise<Hub> {
   const config = testConfig(opts.env);
   const clock = new ManualClock();
   let drop = async () => {};
@@ -120,7 +121,7 @@ export async function startHub(opts: { env?: Record<string, string> } = {}): Pro
   }
   const infra = await createInfra(config, { db, clock, credentialCheck: satelliteCredentialCheck });
   const { app, services, registry } = await buildApp(infra, { strictAudit: true, logger: false });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });
   // Tests drive the schedules themselves (alerting.scheduler.tick()) after moving the clock.
   const stopRuntime = startRuntime(infra, services, { error: () => {} }, { timers: false });
   await stopRuntime.ready;

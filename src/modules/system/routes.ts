@@ -53,6 +53,41 @@ export function versionsRoutes(settings: ReleaseSettings, mobileLatest: () => Pr
   ];
 }
 
+/**
+ * GET /system/info: what a person sees before signing in (the sign-in page's "Create an account"
+ * link) and what the fleet page writes into the satellite command (the hub's public URL).
+ */
+export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
+  return [
+    defineRoute({
+      method: 'GET',
+      url: '/system/info',
+      action: 'system.info',
+      access: access.public,
+      audit: [],
+      summary: 'The hub version, its public URL, and whether people may register and create teams',
+      tags: ['system'],
+      schema: {
+        response: {
+          200: Type.Object({
+            version: Type.String(),
+            publicUrl: Type.String(),
+            selfRegistration: Type.Boolean(),
+            teamCreation: Type.Boolean(),
+          }),
+        },
+      },
+      handler: async () => {
+        const [selfRegistration, teamCreation] = await Promise.all([
+          settings.hubSetting<boolean>('allow_self_registration'),
+          settings.hubSetting<boolean>('allow_tenant_creation'),
+        ]);
+        return { version: HUB_VERSION, publicUrl, selfRegistration, teamCreation };
+      },
+    }),
+  ];
+}
+
 /** GET /system/status (hub admins) and GET /health/ready (anyone: what a load balancer or an orchestrator asks). */
 export function statusRoutes(status: SystemStatusService) {
   return [

@@ -13,6 +13,7 @@ import { ErrorText, Loading } from '../components/ui';
 import { SystemRules } from '../components/alerts/SystemRules';
 import { RuleList } from '../components/alerts/RuleList';
 import { ChannelList } from '../components/alerts/ChannelList';
+import { NoTeam } from '../components/NoTeam';
 
 export default function AlertSettings() {
   const t = useT();
@@ -23,7 +24,7 @@ export default function AlertSettings() {
   const channels = useAlertChannels(tenantId);
   const satellites = useSatellites(team?.id ?? null);
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const ruleRows = rules.data?.rules ?? [];
   const channelRows = channels.data?.channels ?? [];
   const sats = satellites.data?.satellites ?? [];

@@ -12,6 +12,7 @@ import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { useSpeciesNames } from '../species';
 import { EventBadge } from '../components/alerts/labels';
+import { NoTeam } from '../components/NoTeam';
 
 const PAGE = 25;
 type State = 'all' | 'unacknowledged' | 'acknowledged';
@@ -44,7 +45,7 @@ export default function Alerts() {
     setParams(next);
   };
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const total = list.data?.total ?? 0;
   const unread = list.data?.unacknowledged ?? 0;
   const lastPage = Math.max(0, Math.ceil(total / PAGE) - 1);

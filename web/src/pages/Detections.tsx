@@ -16,6 +16,7 @@ import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
 import { FieldNotes } from '../components/notes/FieldNotes';
+import { NoTeam } from '../components/NoTeam';
 
 const PAGE = 25;
 const FILTERS = [
@@ -177,7 +178,7 @@ export function Detections() {
     [filters.satelliteId, filters.start, filters.end],
   );
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const knownTotal = total?.key === filterKey ? total.n : null;
   const lastPage = knownTotal !== null ? Math.max(0, Math.ceil(knownTotal / PAGE) - 1) : rows.length < PAGE ? page : page + 1;
 

@@ -30,6 +30,7 @@ import { bytes, ErrorText, Field, Loading } from '../components/ui';
 import { FilterFields, readFilters } from '../components/exports/FilterFields';
 import { presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
+import { NoTeam } from '../components/NoTeam';
 
 const FILTER_KEYS = ['satelliteId', 'species', 'minConfidence', 'verificationStatus', 'category', 'start', 'end'] as const;
 
@@ -70,7 +71,7 @@ export default function Export() {
   const preview = useExportPreview(allowed ? tenantId : null, previewKindOf(what, includeUnverified), filters);
   const start = useStartExport(tenantId);
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   if (!allowed) return <p className="card banner">{t('export.membersOnly')}</p>;
 
   function choose(c: ExportChoice) {

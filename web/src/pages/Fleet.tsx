@@ -6,6 +6,8 @@ import { atLeast } from '../roles';
 import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
+import { NoTeam } from '../components/NoTeam';
+import { SatelliteSetup } from '../components/SatelliteSetup';
 
 function uptime(t: T, s: number | null): string {
   if (s === null) return '—';
@@ -99,8 +101,10 @@ export default function Fleet() {
     setName('');
   });
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const mayRegister = atLeast(role, 'member');
+  const mayMintKey = atLeast(role, 'admin');
+  const empty = list.data?.satellites.length === 0 && !showArchived;
 
   function submit(e: FormEvent) {
     e.preventDefault();
@@ -128,6 +132,7 @@ export default function Fleet() {
   return (
     <section aria-labelledby="fleet-title">
       <h1 id="fleet-title">{t('fleet.title')}</h1>
+      {mayMintKey && list.data ? <SatelliteSetup key={String(empty)} tenantId={team.id} first={empty} /> : null}
       {mayRegister ? (
         <form onSubmit={submit} className="row card" aria-label={t('fleet.register')}>
           <Field label={t('fleet.name')} error={fieldError(register.error, 'name')}>

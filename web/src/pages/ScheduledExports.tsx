@@ -12,6 +12,7 @@ import { useT } from '../i18n';
 import { useSession } from '../session';
 import { ErrorText, Loading } from '../components/ui';
 import { ScheduledList } from '../components/exports/ScheduledList';
+import { NoTeam } from '../components/NoTeam';
 
 export default function ScheduledExports() {
   const t = useT();
@@ -23,7 +24,7 @@ export default function ScheduledExports() {
   const satellites = useSatellites(admin ? (team?.id ?? null) : null);
   const settings = useEffectiveSettings({ tenantId }, admin && !!tenantId);
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const zone = settings.data?.settings.find((s) => s.key === 'time_zone')?.value;
   const teamTimeZone = typeof zone === 'string' && zone ? zone : 'UTC';
   return (

@@ -7,6 +7,7 @@ import { useT, type T } from '../i18n';
 import { useSpeciesNames } from '../species';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
+import { NoTeam } from '../components/NoTeam';
 
 const PAGE = 25;
 type SortBy = 'date' | 'duration' | 'detections' | 'species' | 'chunks';
@@ -79,7 +80,7 @@ export default function Sessions() {
   const speciesName = useSpeciesNames(
     useMemo(() => (list.data?.sessions ?? []).flatMap((s) => s.topSpecies.map((x) => x.speciesCode)), [list.data]),
   );
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const total = list.data?.total ?? 0;
 
   return (

@@ -5,11 +5,13 @@ import { useT } from '../i18n';
 import { useRefreshMe, type MfaChallenge } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
 import { getAssertion, passkeysSupported } from '../webauthn';
+import { useHubInfo } from '../api/hooks/system';
 
 /** Password first; when the account has a second factor, the TOTP or backup-code step. */
 export function SignIn() {
   const t = useT();
   const refreshMe = useRefreshMe();
+  const info = useHubInfo();
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const [email, setEmail] = useState('');
@@ -171,6 +173,7 @@ export function SignIn() {
             {t('signIn.submit')}
           </button>
           <Link to="/forgot-password">{t('signIn.forgot')}</Link>
+          {info.data?.selfRegistration ? <Link to="/register">{t('signIn.register')}</Link> : null}
         </div>
       </form>
     </main>

@@ -12,6 +12,7 @@ import { useFormat, useSession } from '../session';
 import { useSpeciesNames } from '../species';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { ErrorText, Loading } from '../components/ui';
+import { NoTeam } from '../components/NoTeam';
 
 type Timeline = Body<'/api/detections/species-timeline', 'get'>;
 type Bucket = Timeline['species'][number]['buckets'][number];
@@ -81,7 +82,7 @@ export default function Species() {
   const names = useSpeciesNames(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
   const bucketsOf = useMemo(() => new Map((timeline.data?.species ?? []).map((s) => [s.speciesCode, s.buckets])), [timeline.data]);
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   const s = summary.data;
   return (
     <section aria-labelledby="species-title">

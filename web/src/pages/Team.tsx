@@ -12,6 +12,7 @@ import { CopyButton, ErrorText, Field } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
 import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
+import { NoTeam } from '../components/NoTeam';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
@@ -119,7 +120,7 @@ export default function Team() {
   const revokeInvite = useRevokeInvite(tenantId);
 
   const [keyName, setKeyName] = useState('');
-  const [keyRole, setKeyRole] = useState<Role>('viewer');
+  const [keyRole, setKeyRole] = useState<Role>('member');
   const [newKey, setNewKey] = useState<string | null>(null);
   const createKey = useCreateApiKey(tenantId, (r) => {
     setNewKey(r.key);
@@ -127,7 +128,7 @@ export default function Team() {
   });
   const revokeKey = useRevokeApiKey(tenantId);
 
-  if (!team) return <p>{t('common.noTeam')}</p>;
+  if (!team) return <NoTeam />;
   if (!allowed) return <p>{t('notFound')}</p>;
 
   return (

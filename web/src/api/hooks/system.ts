@@ -18,3 +18,14 @@ export function useSystemStatus() {
     refetchInterval: 10_000,
   });
 }
+
+export type HubInfo = Body<'/api/system/info', 'get'>;
+
+/** Public facts of the hub (registration open, public URL); they change only when a hub admin saves settings. */
+export function useHubInfo() {
+  return useQuery({
+    queryKey: ['system-info'] as const,
+    queryFn: () => data(api.GET('/api/system/info')),
+    staleTime: 60_000,
+  });
+}

@@ -1,0 +1,102 @@
+/**
+ * The first hour of a birder (issue 23), in Chromium against a hub serving the built dashboard:
+ * the sign-in page offers registration, a person without a team lands on "Create your team", an
+ * empty fleet offers "Add a satellite", and the command the page shows, run for real, brings the
+ * first detection to the Detections page.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import type { Browser } from 'playwright-core';
+import { startHub, type Hub } from '../helpers/hub.ts';
+import { launchChromium, newWatchedContext, signedIn, skip } from '../helpers/browser.ts';
+import { factories } from '../helpers/factories.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** Runs a shell command line in the project directory, as a person pastes it; resolves with its exit and output. */
+function run(line: string, timeoutMs: number): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', line], { cwd: root, env: { ...process.env, NODE_ENV: 'test' } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${line} did not end within ${timeoutMs} ms\n${out}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
+  let hub: Hub;
+  let browser: Browser;
+  let publicUrl: string;
+
+  before(async () => {
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    hub = await startHub({ port, env: { CHORUS_PUBLIC_URL: publicUrl } });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await hub?.close();
+  });
+
+  test('the sign-in page links to registration while self-registration is on', async () => {
+    const ctx = await newWatchedContext(browser, { baseURL: hub.url });
+    const page = await ctx.newPage();
+    await page.goto('/sign-in');
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.waitForURL('**/register');
+    await ctx.close();
+  });
+
+  test('first sign-in → create your team → add a satellite → the shown command → the first detection', async () => {
+    const person = await factories(hub).user({ name: 'Robin Birder' });
+    const { ctx, page } = await signedIn(browser, hub.url, person);
+    await page.getByRole('heading', { name: 'Create your team' }).waitFor();
+    await page.getByRole('link', { name: 'Create your team' }).click();
+    await page.getByLabel('Team name').fill('Garden birds');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.waitForURL('**/team');
+    const team = await hub.infra.db.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Garden birds'`);
+
+    await page.goto('/fleet');
+    await page.getByRole('heading', { name: 'Add your first satellite' }).waitFor();
+    await page.getByRole('button', { name: 'Create a satellite key' }).click();
+    const commands = await page.getByTestId('satellite-command').allTextContents();
+    assert.equal(commands.length, 3);
+    const escaped = publicUrl.replace(/[.]/g, '\\.');
+    assert.match(commands[0], new RegExp(`^npx chorus satellite --hub ${escaped} --token \\S+ --tenant ${team.id}$`));
+    assert.match(commands[1], / --source alsa:default$/);
+    const key = await hub.infra.db.one<{ role: string }>('SELECT role FROM api_keys WHERE tenant_id = $1', [team.id]);
+    assert.equal(key.role, 'member', 'a satellite key may register satellites');
+
+    const data = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-first-hour-'));
+    const result = await run(`${commands[0]} --chunks 3 --interval-ms 200 --timeout 90 --data ${data}`, 150_000);
+    assert.equal(result.code, 0, result.out);
+    assert.match(result.out, /3 chunks acked stored/);
+
+    await page.goto('/detections');
+    await page.getByTestId('detection').first().waitFor({ timeout: 60_000 });
+    await ctx.close();
+  });
+});
