@@ -365,4 +365,26 @@ describe('settings', () => {
     assert.equal((await api.get('/settings/effective?level=hub', person)).status, 403);
     assert.equal((await api.get('/settings/effective', person)).body.error.code, 'SCOPE_REQUIRED');
   });
+  test('GET /settings/definitions lists every setting with its type, range or options, unit and description', async () => {
+    const person = await f.user();
+    const res = await api.get('/settings/definitions', person);
+    assert.equal(res.status, 200, res.text);
+    const byKey = new Map(res.body.settings.map((d: any) => [d.key, d]));
+    assert.deepEqual(byKey.get('heartbeat_interval_sec'), {
+      key: 'heartbeat_interval_sec',
+      type: 'integer',
+      levels: ['hub', 'team', 'satellite'],
+      default: 30,
+      description: 'Seconds between heartbeats',
+      unit: 's',
+      min: 10,
+      max: 3600,
+    });
+    const profile: any = byKey.get('recording_profile');
+    assert.deepEqual(profile.options, ['continuous', 'scheduled', 'dawn_dusk']);
+    assert.equal((byKey.get('recording_schedule') as any).maxItems, 12);
+    assert.equal((byKey.get('drop_anthropogenic_at_satellite') as any).type, 'boolean');
+    for (const d of res.body.settings) assert.ok(d.description.length > 0, `${d.key} has a description`);
+    assert.equal((await api.get('/settings/definitions')).status, 401);
+  });
 });

@@ -213,6 +213,7 @@ export const ACTIONS = [
   'public.team_og',
   // The first hour (issue 23)
   'system.info',
+  'settings.definitions',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

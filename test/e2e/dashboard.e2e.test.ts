@@ -281,7 +281,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await creds.getByRole('link', { name: 'Orchard' }).click();
     await page.getByRole('heading', { name: 'Orchard' }).waitFor();
     const hb = page.getByTestId('setting-heartbeat_interval_sec');
-    await hb.getByLabel('heartbeat_interval_sec').fill('60');
+    await hb.getByLabel('Heartbeat interval').fill('60');
     await hb.getByRole('button', { name: 'Save' }).click();
     await page.getByTestId('setting-heartbeat_interval_sec').getByTestId('value').filter({ hasText: '60' }).waitFor();
     const eff = await api.get(`/settings/effective?satelliteId=${orchard.id}`, owner);

@@ -82,6 +82,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     await page.goto('/fleet');
     await page.getByRole('heading', { name: 'Add your first satellite' }).waitFor();
     await page.getByRole('button', { name: 'Create a satellite key' }).click();
+    await page.getByTestId('satellite-command').first().waitFor();
     const commands = await page.getByTestId('satellite-command').allTextContents();
     assert.equal(commands.length, 3);
     const escaped = publicUrl.replace(/[.]/g, '\\.');
@@ -97,6 +98,55 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
 
     await page.goto('/detections');
     await page.getByTestId('detection').first().waitFor({ timeout: 60_000 });
+    await ctx.close();
+  });
+  test('settings read as people read: labels, descriptions, units; selects, switches, ranges and a schedule editor', async () => {
+    const f = factories(hub);
+    const owner = await f.user({ name: 'Sam Settings' });
+    const team = await f.team(owner);
+    const { ctx, page } = await signedIn(browser, hub.url, owner);
+    await page.waitForURL('**/detections');
+    await page.goto('/team');
+    const profile = page.getByTestId('setting-recording_profile');
+    await profile.getByText('When the satellite records').waitFor();
+    assert.match((await profile.locator('code').textContent()) ?? '', /^recording_profile$/);
+    await profile.getByLabel('Recording profile').selectOption('scheduled');
+    await profile.getByRole('button', { name: 'Save' }).click();
+    await profile.getByTestId('value').filter({ hasText: 'scheduled' }).waitFor();
+
+    const drop = page.getByTestId('setting-drop_anthropogenic_at_satellite');
+    await drop.getByText('Drop chunks classified as anthropogenic noise').waitFor();
+    await drop.getByRole('switch').uncheck();
+    await drop.getByRole('button', { name: 'Save' }).click();
+    await drop.getByTestId('value').filter({ hasText: 'false' }).waitFor();
+
+    // Out of range: refused at the field with the range, and nothing is sent.
+    const hb = page.getByTestId('setting-heartbeat_interval_sec');
+    await hb.getByText('From 10 to 3600 s').waitFor();
+    await hb.getByLabel('Heartbeat interval').fill('5');
+    await hb.getByRole('button', { name: 'Save' }).click();
+    await hb.getByText('Must be between 10 and 3600 s').waitFor();
+
+    const schedule = page.getByTestId('setting-recording_schedule');
+    await schedule.getByRole('button', { name: 'Add a window' }).click();
+    await schedule.getByLabel('Relative to').selectOption('sunrise');
+    await schedule.getByLabel('Start (minutes from the event)').fill('60');
+    await schedule.getByLabel('End (minutes from the event)').fill('30');
+    await schedule.getByRole('button', { name: 'Save' }).click();
+    await schedule.getByText('Window 1: start must come before end').waitFor();
+    await schedule.getByLabel('Start (minutes from the event)').fill('-45');
+    await schedule.getByRole('button', { name: 'Save' }).click();
+    await schedule.getByTestId('value').filter({ hasText: 'sunrise' }).waitFor();
+
+    const eff = await fetch(`${hub.url}/api/settings/effective?tenantId=${team.id}`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
+    const entries: { key: string; own: unknown }[] = (await eff.json()).settings;
+    const own = (k: string) => entries.find((e) => e.key === k)?.own;
+    assert.equal(own('recording_profile'), 'scheduled');
+    assert.equal(own('drop_anthropogenic_at_satellite'), false);
+    assert.equal(own('heartbeat_interval_sec'), null, 'the refused value was never sent');
+    assert.deepEqual(own('recording_schedule'), [{ reference: 'sunrise', start: -45, end: 30 }]);
     await ctx.close();
   });
 });

@@ -29,6 +29,8 @@ type SettingBody = SettingType & {
   key: string;
   default: unknown;
   description: string;
+  /** What a number counts, shown beside its input ("dB", "ms", "MB", "min", "h", "d", "s"). */
+  unit?: string;
   /** Levels allowed to lock this key for the levels below them (their `mayOverride`). */
   lockableAt?: readonly Level[];
   /** At the satellite level only team admins (not the registrant) may set it. */
@@ -134,16 +136,25 @@ export const SETTINGS: readonly SettingDef[] = [
     default: [],
     description: 'Recording windows: absolute HH:MM, or minutes relative to sunrise/sunset',
   }),
-  device({ key: 'recording_gain_db', type: 'number', min: -20, max: 40, default: 0, description: 'Microphone gain in dB' }),
+  device({ key: 'recording_gain_db', type: 'number', min: -20, max: 40, default: 0, unit: 'dB', description: 'Microphone gain in dB' }),
   device({
     key: 'recording_overlap_ms',
+    unit: 'ms',
     type: 'integer',
     min: 0,
     max: 1500,
     default: 0,
     description: 'Overlap between consecutive 3-second chunks',
   }),
-  device({ key: 'heartbeat_interval_sec', type: 'integer', min: 10, max: 3600, default: 30, description: 'Seconds between heartbeats' }),
+  device({
+    key: 'heartbeat_interval_sec',
+    type: 'integer',
+    min: 10,
+    max: 3600,
+    default: 30,
+    unit: 's',
+    description: 'Seconds between heartbeats',
+  }),
   device({
     key: 'filter_enabled',
     type: 'boolean',
@@ -178,6 +189,7 @@ export const SETTINGS: readonly SettingDef[] = [
   device({ key: 'drop_other_animal_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as other animals' }),
   device({
     key: 'outbox_soft_size_mb',
+    unit: 'MB',
     type: 'integer',
     min: 16,
     max: 1_048_576,
@@ -186,6 +198,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   device({
     key: 'outbox_hard_size_mb',
+    unit: 'MB',
     type: 'integer',
     min: 32,
     max: 2_097_152,
@@ -194,6 +207,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   device({
     key: 'outbox_max_age_hours',
+    unit: 'h',
     type: 'integer',
     min: 1,
     max: 8760,
@@ -204,6 +218,7 @@ export const SETTINGS: readonly SettingDef[] = [
   // Team operations
   team({
     key: 'offline_threshold_minutes',
+    unit: 'min',
     type: 'integer',
     min: 1,
     max: 1440,
@@ -212,6 +227,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   team({
     key: 'audio_retention_days',
+    unit: 'd',
     type: 'integer',
     min: 0,
     max: 36_500,
@@ -229,6 +245,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   team({
     key: 'aggregation_window_minutes',
+    unit: 'min',
     type: 'integer',
     min: 1,
     max: 1440,
@@ -269,6 +286,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   team({
     key: 'inference_overlap_sec',
+    unit: 's',
     type: 'number',
     min: 0,
     max: 2.5,
@@ -277,6 +295,7 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   team({
     key: 'aggregation_retention_hours',
+    unit: 'h',
     type: 'integer',
     min: 1,
     max: 8760,

@@ -3,9 +3,9 @@ import type { Actor } from '../../core/actor.ts';
 import { badRequest } from '../../core/errors.ts';
 import { access, defineRoute, type AccessVariant } from '../../core/permissions.ts';
 import { JsonObject, Uuid } from '../../core/schemas.ts';
-import { LOCK_ALIASES, type Level } from './registry.ts';
+import { LOCK_ALIASES, SETTINGS, type Level, type SettingDef } from './registry.ts';
 import type { Scope, SettingsService, SettingsWrite } from './service.ts';
-import { EffectiveSettings, PlatformSettings } from './schemas.ts';
+import { EffectiveSettings, PlatformSettings, SettingDefinitions } from './schemas.ts';
 
 const AGGREGATION_KEYS: Record<string, string> = {
   enabled: 'aggregation_enabled',
@@ -62,8 +62,38 @@ function scopeOf(actor: Actor, q: { satelliteId?: string; tenantId?: string; lev
   throw badRequest('Choose one scope: satelliteId, tenantId, level=hub or level=account', 'SCOPE_REQUIRED');
 }
 
+/** One registry entry as the dashboard's editors read it; the write rules stay on the server. */
+function definitionView(d: SettingDef) {
+  const { key, type, levels, description, unit } = d;
+  return {
+    key,
+    type,
+    levels: [...levels],
+    default: d.default,
+    description,
+    ...(unit ? { unit } : {}),
+    ...(d.type === 'integer' || d.type === 'number' ? { min: d.min, max: d.max } : {}),
+    ...(d.type === 'enum' || d.type === 'enumList' ? { options: [...d.options] } : {}),
+    ...(d.type === 'enumList' || d.type === 'schedule' ? { maxItems: d.maxItems } : {}),
+    ...(d.type === 'releases' ? { streams: [...d.streams] } : {}),
+  };
+}
+const DEFINITIONS = { settings: SETTINGS.map(definitionView) };
+
 export function settingsRoutes(settings: SettingsService) {
   return [
+    defineRoute({
+      method: 'GET',
+      url: '/settings/definitions',
+      action: 'settings.definitions',
+      access: access.authenticated,
+      audit: [],
+      summary: 'Every setting of the registry with its type, levels, range or options, unit and description',
+      tags: ['settings'],
+      schema: { response: { 200: SettingDefinitions } },
+      handler: async () => DEFINITIONS,
+    }),
+
     defineRoute({
       method: 'GET',
       url: '/settings/effective',

@@ -25,3 +25,19 @@ export const EffectiveSettings = Open({
 });
 
 export const PlatformSettings = Open({ settings: JsonObject });
+
+/** GET /settings/definitions: the registry as a form needs it (type, range, options, unit, description). */
+export const SettingDefinitionView = Open({
+  key: Type.String(),
+  type: Type.String(),
+  levels: Type.Array(Type.String()),
+  default: Type.Unknown(),
+  description: Type.String(),
+  unit: Type.Optional(Type.String()),
+  min: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+  options: Type.Optional(Type.Array(Type.String())),
+  maxItems: Type.Optional(Type.Integer()),
+  streams: Type.Optional(Type.Array(Type.String())),
+});
+export const SettingDefinitions = Open({ settings: Type.Array(SettingDefinitionView) });

@@ -7451,6 +7451,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/settings/definitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every setting of the registry with its type, levels, range or options, unit and description */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            settings: ({
+                                default: unknown;
+                                description: string;
+                                key: string;
+                                levels: string[];
+                                max?: number;
+                                maxItems?: number;
+                                min?: number;
+                                options?: string[];
+                                streams?: string[];
+                                type: string;
+                                unit?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/settings/effective": {
         parameters: {
             query?: never;

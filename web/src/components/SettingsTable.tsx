@@ -5,11 +5,21 @@
  * scope can lock a setting for the levels below — its "may override" switch.
  */
 import { useState, type FormEvent } from 'react';
-import { useEffectiveSettings, useSaveSettings, type Scope, type SettingEntry } from '../api/hooks/settings';
-import { useT, type T } from '../i18n';
+import {
+  useEffectiveSettings,
+  useSaveSettings,
+  useSettingDefinitions,
+  type Scope,
+  type SettingDefinition,
+  type SettingEntry,
+} from '../api/hooks/settings';
+import { useLang, useT, type T } from '../i18n';
+import { SETTING_HELP_DE, SETTING_LABELS } from '../locales/settings';
+import { check, draftOf, SettingEditor, type Draft } from './SettingEditor';
 import { ErrorText } from './ui';
 
-const show = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+const show = (v: unknown, unit?: string) =>
+  v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : unit ? `${String(v)} ${unit}` : String(v);
 
 const SOURCES = ['default', 'hub', 'platform', 'team', 'satellite', 'device', 'account', 'web'] as const;
 /** Where a value comes from, in the interface language ("team" → "Team" / "Team"). */
@@ -17,43 +27,64 @@ export function sourceName(t: T, source: string): string {
   return (SOURCES as readonly string[]).includes(source) ? t(`settings.source.${source as (typeof SOURCES)[number]}`) : source;
 }
 
-function parseInput(raw: string, like: unknown): unknown {
-  if (typeof like === 'number') return Number(raw);
-  if (typeof like === 'boolean') return raw === 'true';
-  if (typeof like === 'string') return raw;
-  return JSON.parse(raw);
+/** A setting's name for people in the interface language, and its description (the registry's in English). */
+export function useSettingText(): (key: string, def?: SettingDefinition) => { label: string; help: string } {
+  const lang = useLang();
+  return (key, def) => ({
+    label: SETTING_LABELS[lang][key] ?? SETTING_LABELS.en[key] ?? key,
+    help: (lang === 'de' ? SETTING_HELP_DE[key] : undefined) ?? def?.description ?? '',
+  });
 }
 
-function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; scope: Scope; disabled: boolean; onSaved?: () => void }) {
+function SettingRow({
+  entry,
+  def,
+  scope,
+  disabled,
+  onSaved,
+}: {
+  entry: SettingEntry;
+  def: SettingDefinition | undefined;
+  scope: Scope;
+  disabled: boolean;
+  onSaved?: () => void;
+}) {
   const t = useT();
+  const text = useSettingText()(entry.key, def);
   const current = entry.own ?? entry.value;
-  const [draft, setDraft] = useState(() => (typeof current === 'object' ? JSON.stringify(current) : String(current)));
-  const [parseError, setParseError] = useState<string | null>(null);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(def, current));
+  const [checkError, setCheckError] = useState<string | null>(null);
   const save = useSaveSettings(scope, onSaved);
   const locked = entry.lockedBy !== null;
   const inputId = `set-${entry.key}`;
+  const range =
+    def && (def.type === 'integer' || def.type === 'number') && def.min !== undefined
+      ? t('settings.rangeHint', { min: def.min, max: def.max ?? '', unit: def.unit ?? '' }).trim()
+      : null;
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    try {
-      const value = parseInput(draft, entry.value);
-      setParseError(null);
-      save.mutate({ values: { [entry.key]: value } });
-    } catch {
-      setParseError(t('settings.notJson'));
+    const checked = check(t, def, draft);
+    if ('error' in checked) {
+      setCheckError(checked.error);
+      return;
     }
+    setCheckError(null);
+    save.mutate({ values: { [entry.key]: checked.value } });
   }
 
   return (
     <tr data-testid={`setting-${entry.key}`}>
-      <th scope="row">
-        <label htmlFor={inputId}>{entry.key}</label>
+      <th scope="row" className="setting-name">
+        <label htmlFor={inputId}>{text.label}</label> <code className="muted small">{entry.key}</code>
+        {text.help ? <div className="muted small">{text.help}</div> : null}
+        {range ? <div className="muted small">{range}</div> : null}
       </th>
       <td data-testid="value">
-        {show(entry.value)} <span className="muted small">({sourceName(t, entry.source)})</span>
+        {show(entry.value, def?.unit)} <span className="muted small">({sourceName(t, entry.source)})</span>
       </td>
       <td className="muted">
-        {show(entry.inherited.value)} <span className="small">({sourceName(t, entry.inherited.from)})</span>
+        {show(entry.inherited.value, def?.unit)} <span className="small">({sourceName(t, entry.inherited.from)})</span>
       </td>
       <td>
         {locked ? <span className="badge rare">{t('fleet.locked', { by: sourceName(t, entry.lockedBy!) })}</span> : null}
@@ -70,23 +101,19 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
         ) : null}
       </td>
       <td>
-        <form onSubmit={submit} className="row tight">
-          {typeof entry.value === 'boolean' ? (
-            <select id={inputId} value={draft} disabled={disabled || locked} onChange={(e) => setDraft(e.target.value)}>
-              <option value="true">{t('settings.true')}</option>
-              <option value="false">{t('settings.false')}</option>
-            </select>
-          ) : (
-            <input
-              id={inputId}
-              type={typeof entry.value === 'number' ? 'number' : 'text'}
-              step="any"
-              value={draft}
-              disabled={disabled || locked}
-              onChange={(e) => setDraft(e.target.value)}
-              aria-describedby={`${inputId}-err`}
-            />
-          )}
+        <form onSubmit={submit} className="row tight" noValidate>
+          <SettingEditor
+            t={t}
+            def={def}
+            id={inputId}
+            draft={draft}
+            disabled={disabled || locked}
+            describedBy={`${inputId}-err`}
+            onChange={(d) => {
+              setDraft(d);
+              setCheckError(null);
+            }}
+          />
           <button type="submit" disabled={disabled || locked || save.isPending}>
             {t('common.save')}
           </button>
@@ -101,7 +128,7 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
             </button>
           ) : null}
         </form>
-        <ErrorText error={parseError ? new Error(parseError) : save.error} id={`${inputId}-err`} />
+        <ErrorText error={checkError ? new Error(checkError) : save.error} id={`${inputId}-err`} />
       </td>
     </tr>
   );
@@ -110,6 +137,8 @@ function SettingRow({ entry, scope, disabled, onSaved }: { entry: SettingEntry; 
 export function SettingsTable({ scope, disabled, onSaved }: { scope: Scope; disabled: boolean; onSaved?: () => void }) {
   const t = useT();
   const eff = useEffectiveSettings(scope);
+  const defs = useSettingDefinitions();
+  const byKey = new Map((defs.data?.settings ?? []).map((d) => [d.key, d]));
   return (
     <>
       <ErrorText error={eff.error} />
@@ -125,9 +154,18 @@ export function SettingsTable({ scope, disabled, onSaved }: { scope: Scope; disa
             </tr>
           </thead>
           <tbody>
-            {eff.data?.settings.map((e) => (
-              <SettingRow key={`${e.key}:${JSON.stringify(e.own)}`} entry={e} scope={scope} disabled={disabled} onSaved={onSaved} />
-            ))}
+            {defs.data
+              ? eff.data?.settings.map((e) => (
+                  <SettingRow
+                    key={`${e.key}:${JSON.stringify(e.own)}`}
+                    entry={e}
+                    def={byKey.get(e.key)}
+                    scope={scope}
+                    disabled={disabled}
+                    onSaved={onSaved}
+                  />
+                ))
+              : null}
           </tbody>
         </table>
       </div>

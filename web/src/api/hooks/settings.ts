@@ -28,3 +28,14 @@ export function useSaveSettings(scope: Scope, onSaved?: () => void) {
     },
   });
 }
+
+export type SettingDefinition = Body<'/api/settings/definitions', 'get'>['settings'][number];
+
+/** The registry (types, ranges, options, units, descriptions): fixed for a hub version. */
+export function useSettingDefinitions() {
+  return useQuery({
+    queryKey: ['setting-definitions'] as const,
+    queryFn: () => data(api.GET('/api/settings/definitions')),
+    staleTime: Infinity,
+  });
+}
