@@ -87,7 +87,7 @@ describe('errors', () => {
     const res = await api.post('/auth/login', { email: user.email, password: user.password, rememberMe: true });
     const err = assertError(res, 400, 'VALIDATION_FAILED');
     const details = detailsOf(err);
-    assert.deepEqual(details, [{ in: 'body', path: 'rememberMe', message: 'is not a known field' }]);
+    assert.deepEqual(details, [{ in: 'body', path: 'rememberMe', message: 'is not a known field', keyword: 'additionalProperties' }]);
     assert.match(err.message, /rememberMe/);
   });
 

@@ -33,6 +33,7 @@ export function installValidators(app: FastifyInstance): void {
 
 interface ValidationIssue {
   instancePath?: string;
+  keyword?: string;
   message?: string;
   params?: Record<string, unknown>;
 }
@@ -43,7 +44,15 @@ function describeIssues(issues: ValidationIssue[], part: string) {
     if (v.params?.missingProperty) path = [path, v.params.missingProperty].filter(Boolean).join('.');
     if (v.params?.additionalProperty) path = [path, v.params.additionalProperty].filter(Boolean).join('.');
     const message = v.params?.additionalProperty ? 'is not a known field' : (v.message ?? 'is invalid');
-    return { in: part, path: path || part, message };
+    // keyword and limit let a client say the same in its person's language ("At least 1 character").
+    const limit = v.params?.limit ?? v.params?.format;
+    return {
+      in: part,
+      path: path || part,
+      message,
+      ...(v.keyword ? { keyword: v.keyword } : {}),
+      ...(typeof limit === 'number' || typeof limit === 'string' ? { limit } : {}),
+    };
   });
 }
 

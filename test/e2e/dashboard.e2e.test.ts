@@ -306,7 +306,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal((await api.patch(`/satellites/${orchard.id}`, { name: 'Orchard' }, { token: firstKey })).status, 401);
 
     // A refused value is shown next to its field, not as a broken page.
-    await hb.getByLabel('heartbeat_interval_sec').fill('-5');
+    await hb.getByLabel('Heartbeat interval').fill('-5');
     await hb.getByRole('button', { name: 'Save' }).click();
     await hb.getByRole('alert').waitFor();
     await shot(page, '07-satellite');

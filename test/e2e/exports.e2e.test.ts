@@ -192,7 +192,7 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await form.getByRole('button', { name: 'Save' }).click();
     const error = form.getByRole('alert');
     await error.waitFor();
-    assert.equal(await error.textContent(), reason);
+    assert.equal(await error.textContent(), `The schedule is not valid: ${reason}`);
     assert.match(reason, /^schedule: /);
 
     await form.getByRole('button', { name: 'Weekly, Monday 06:00' }).click();

@@ -44,9 +44,13 @@ export function useRoleName(): (role: string) => string {
  * messages, the passkey helpers). LanguageProvider keeps it current.
  */
 let active: T = translator('en');
+let activeLanguage: Lang = 'en';
 export function setActiveLang(lang: Lang) {
   active = translator(lang);
+  activeLanguage = lang;
 }
+/** The language on screen, for code outside React (the API client's messages for error codes). */
+export const activeLang = (): Lang => activeLanguage;
 export const tActive: T = (key, vars) => active(key, vars);
 
 /** A language tag's name in the interface language ("de" → "German" or "Deutsch"); the tag when the browser has none. */

@@ -4,7 +4,8 @@
  */
 import createClient from 'openapi-fetch';
 import type { paths } from './schema';
-import { tActive } from '../i18n';
+import { activeLang, tActive } from '../i18n';
+import { ERROR_MESSAGES, FIELD_MESSAGES } from '../locales/errors';
 
 /** The JSON body of a route's success answer (200, 201 or 202), as the hub's response schema declares it. */
 export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
@@ -38,9 +39,43 @@ export class ApiError extends Error {
   }
 }
 
+interface FieldIssue {
+  path?: string;
+  message?: string;
+  keyword?: string;
+  limit?: string | number;
+}
+
+/** A refused field's message in the person's language, from the validator's keyword; the hub's words otherwise. */
+function fieldMessage(d: FieldIssue): FieldIssue {
+  const tpl = d.keyword ? FIELD_MESSAGES[activeLang()][d.keyword] : undefined;
+  return tpl ? { ...d, message: tpl.replace('{limit}', String(d.limit ?? '')) } : d;
+}
+
+/**
+ * The message people read for an error code (locales/errors.ts), with the hub's own sentence
+ * where the template has {detail}; field refusals are translated one by one.
+ */
+export function peopleError(status: number, code: string, hubMessage: string, details?: unknown): ApiError {
+  const lang = activeLang();
+  const tpl = ERROR_MESSAGES[lang][code] ?? ERROR_MESSAGES.en[code];
+  if (code === 'VALIDATION_FAILED' && Array.isArray(details)) {
+    const fields = (details as FieldIssue[]).map(fieldMessage);
+    const list = fields.map((d) => `${(d.path ?? '').split('.').pop()}: ${d.message}`).join('; ');
+    return new ApiError(status, code, `${tpl} ${list}`.trim(), fields);
+  }
+  if (!tpl) return new ApiError(status, code, hubMessage, details);
+  const message = tpl.includes('{detail}')
+    ? tpl.replace('{detail}', hubMessage)
+    : code === 'VALIDATION_FAILED'
+      ? `${tpl} ${hubMessage}`
+      : tpl;
+  return new ApiError(status, code, message, details);
+}
+
 function toError(status: number, body: unknown): ApiError {
   const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
-  if (e?.message) return new ApiError(status, e.code ?? 'ERROR', e.message, e.details);
+  if (e?.message) return peopleError(status, e.code ?? 'ERROR', e.message, e.details);
   return new ApiError(status, 'HTTP_' + status, tActive('error.http', { status }));
 }
 
