@@ -645,7 +645,7 @@ describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await p.getByRole('link', { name: 'Orchard' }).click();
     await p.getByRole('heading', { name: 'Orchard' }).waitFor();
     assert.equal(await p.getByRole('button', { name: 'Delete' }).count(), 0, 'no delete');
-    assert.ok(await p.getByLabel('heartbeat_interval_sec').isDisabled(), 'settings are read-only');
+    assert.ok(await p.getByLabel('Heartbeat interval').isDisabled(), 'settings are read-only');
     await p.goto('/admin');
     await p.waitForURL(/\/detections/);
     await shot(p, '12-viewer');

@@ -198,7 +198,7 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await form.getByRole('button', { name: 'Weekly, Monday 06:00' }).click();
     assert.equal(await form.getByLabel('Schedule (cron)').inputValue(), '0 6 * * 1');
     assert.equal(await form.getByLabel('Time zone').inputValue(), 'UTC', "the team's zone by default");
-    await form.getByLabel('Minimum confidence').fill('0.8');
+    await form.getByLabel('Minimum confidence').fill('80');
     await form.getByRole('button', { name: 'Save' }).click();
     const item = a.getByTestId('scheduled-export').filter({ hasText: 'Weekly eBird' });
     await item.waitFor();

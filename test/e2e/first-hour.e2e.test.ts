@@ -15,6 +15,8 @@ import type { Browser } from 'playwright-core';
 import { startHub, type Hub } from '../helpers/hub.ts';
 import { launchChromium, newWatchedContext, signedIn, skip } from '../helpers/browser.ts';
 import { factories } from '../helpers/factories.ts';
+import { RawSatellite } from '../helpers/raw-satellite.ts';
+import { SPECIES } from '../../src/satellite/soundscape.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -147,6 +149,53 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(own('drop_anthropogenic_at_satellite'), false);
     assert.equal(own('heartbeat_interval_sec'), null, 'the refused value was never sent');
     assert.deepEqual(own('recording_schedule'), [{ reference: 'sunrise', start: -45, end: 30 }]);
+    await ctx.close();
+  });
+  test('review without surprises: new detections wait behind an "N new" bar; confidence in percent; an empty window refused at the field', async () => {
+    const f = factories(hub);
+    const owner = await f.user({ name: 'Rita Reviewer' });
+    const team = await f.team(owner);
+    const sat = await RawSatellite.register(hub, owner, team, 'Hedge');
+    const at = (minutesAgo: number) => new Date(hub.clock.now().getTime() - minutesAgo * 60_000);
+    const detectionOf = async (chunkId: string) =>
+      (await hub.infra.db.one<{ id: string }>('SELECT id FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])).id;
+    const first = await sat.publishChunk({ species: [SPECIES[4]!.label], seed: 11, recordedAt: at(30) });
+    await sat.publishChunk({ species: [SPECIES[0]!.label], seed: 12, recordedAt: at(20) });
+
+    const { ctx, page } = await signedIn(browser, hub.url, owner);
+    await page.waitForURL('**/detections');
+    const rows = page.getByTestId('detection');
+    await rows.nth(1).waitFor();
+    // Review the second card (the older one): focus it, as j/k or a click does.
+    const older = await detectionOf(first.chunkId);
+    await page.locator(`[data-id="${older}"]`).focus();
+
+    const late = await sat.publishChunk({ species: [SPECIES[2]!.label], seed: 13, recordedAt: at(1) });
+    await page.getByTestId('new-bar').filter({ hasText: '1 new' }).waitFor();
+    assert.equal(await rows.count(), 2, 'the new card waits; the list did not shift');
+    assert.equal(await rows.nth(1).getAttribute('data-id'), older);
+    await page.keyboard.press('c');
+    await rows.nth(1).getByText('Your vote: Confirm').waitFor();
+    const vote = await hub.infra.db.one<{ detection_id: string }>('SELECT detection_id FROM detection_votes WHERE user_id = $1', [
+      owner.id,
+    ]);
+    assert.equal(vote.detection_id, older, 'the vote landed on the card under review');
+
+    await page.getByTestId('new-bar').click();
+    await rows.nth(2).waitFor();
+    assert.equal(await rows.first().getAttribute('data-id'), await detectionOf(late.chunkId));
+
+    // Confidence is entered as a percentage; a window that cannot match is refused at the field.
+    await page.getByText('Filters').click();
+    await page.getByLabel('Minimum confidence (%)').fill('50');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/minConfidence=0\.5/);
+    await page.getByLabel('From').fill('2026-05-02T10:00');
+    await page.getByLabel('Until').fill('2026-05-01T10:00');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Until must be later than From').waitFor();
+    assert.doesNotMatch(page.url(), /start=/);
+    await sat.close();
     await ctx.close();
   });
 });

@@ -78,7 +78,29 @@ export function Detections() {
 
   const satellites = useSatellites(tenantId);
 
-  const rows = useMemo(() => list.data?.detections ?? [], [list.data]);
+  // Review without surprises: rows newer than the newest one on screen wait behind an "N new" bar
+  // instead of pushing the card someone is reviewing down the list (votes by position stay on it).
+  // Someone reviews once they select, play or vote on a row; until then the list stays live.
+  const [reviewing, setReviewing] = useState(false);
+  const [shown, setShown] = useState<{ key: string; ids: Set<string>; newest: string } | null>(null);
+  const allRows = useMemo(() => list.data?.detections ?? [], [list.data]);
+  const viewKey = `${filterKey}|${page}`;
+  useEffect(() => {
+    if (!list.data || list.isPlaceholderData || (reviewing && shown?.key === viewKey)) return;
+    const newest = allRows.reduce((m, r) => (r.detectedAt > m ? r.detectedAt : m), '');
+    setShown({ key: viewKey, ids: new Set(allRows.map((r) => r.id)), newest });
+  }, [list.data, list.isPlaceholderData, allRows, viewKey, shown?.key, reviewing]);
+  useEffect(() => setReviewing(false), [viewKey]);
+  const held = reviewing && shown?.key === viewKey ? shown : null;
+  const waiting = useMemo(() => (held ? allRows.filter((r) => !held.ids.has(r.id) && r.detectedAt > held.newest) : []), [allRows, held]);
+  const rows = useMemo(() => (held ? allRows.filter((r) => held.ids.has(r.id) || r.detectedAt <= held.newest) : allRows), [allRows, held]);
+  const showWaiting = () => {
+    const keep = rows[selected]?.id;
+    const newest = allRows.reduce((m, r) => (r.detectedAt > m ? r.detectedAt : m), '');
+    setShown({ key: viewKey, ids: new Set(allRows.map((r) => r.id)), newest });
+    const at = allRows.findIndex((r) => r.id === keep);
+    setSelected(at >= 0 ? at : 0);
+  };
   const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
   const ids = rows.map((r) => r.id).join(',');
   const votes = useMyVotes(tenantId, ids, canVote && ids.length > 0);
@@ -138,6 +160,8 @@ export function Detections() {
     return () => document.removeEventListener('keydown', onKey);
   }, [rows, selected, canVote, togglePlay, verify]);
 
+  const [windowError, setWindowError] = useState<string | null>(null);
+
   function applyFilters(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
@@ -146,8 +170,17 @@ export function Detections() {
       let v = String(form.get(k) ?? '').trim();
       if (k === 'start' || k === 'end') v = toIso(v);
       if (k === 'includeTentative') v = form.get(k) ? 'true' : '';
+      // People enter a percentage; the API takes 0–1.
+      if (k === 'minConfidence' && v) v = String(Math.min(100, Math.max(0, Number(v.replace(',', '.')))) / 100);
       if (v) next.set(k, v);
     }
+    const start = next.get('start');
+    const end = next.get('end');
+    if (start && end && start >= end) {
+      setWindowError(t('det.windowOrder'));
+      return;
+    }
+    setWindowError(null);
     setSelected(0);
     setParams(next);
   }
@@ -210,7 +243,20 @@ export function Detections() {
             )}
           </Field>
           <Field label={t('det.minConfidence')}>
-            {(id) => <input id={id} name="minConfidence" type="number" min={0} max={1} step={0.01} defaultValue={filters.minConfidence} />}
+            {(id) => (
+              <span className="row tight">
+                <input
+                  id={id}
+                  name="minConfidence"
+                  type="number"
+                  min={0}
+                  max={100}
+                  step={1}
+                  defaultValue={filters.minConfidence ? Math.round(Number(filters.minConfidence) * 1000) / 10 : undefined}
+                />
+                <span className="muted">%</span>
+              </span>
+            )}
           </Field>
           <Field label={t('det.status')}>
             {(id) => (
@@ -227,8 +273,10 @@ export function Detections() {
           <Field label={t('det.start')}>
             {(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}
           </Field>
-          <Field label={t('det.end')}>
-            {(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} />}
+          <Field label={t('det.end')} error={windowError}>
+            {(id, describedBy) => (
+              <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} aria-describedby={describedBy} />
+            )}
           </Field>
           <div className="row" role="group" aria-label={t('det.window')}>
             {PRESETS.map((p) => (
@@ -276,6 +324,11 @@ export function Detections() {
       <audio ref={audio} data-testid="player" preload="none" onPause={() => setPlaying(null)} onEnded={() => setPlaying(null)} />
       {list.isLoading ? <Loading /> : null}
       {!list.isLoading && rows.length === 0 ? <p>{t('det.none')}</p> : null}
+      {waiting.length > 0 ? (
+        <button type="button" className="new-bar" data-testid="new-bar" onClick={showWaiting}>
+          {t('det.newWaiting', { n: waiting.length })}
+        </button>
+      ) : null}
       <ol className="detections" aria-label={t('det.title')}>
         {rows.map((d, i) => {
           const mine = votes.data?.votes[d.id];
@@ -292,7 +345,10 @@ export function Detections() {
               aria-current={i === selected ? 'true' : undefined}
               data-testid="detection"
               data-id={d.id}
-              onFocus={() => setSelected(i)}
+              onFocus={() => {
+                setSelected(i);
+                setReviewing(true);
+              }}
             >
               <div className="det-main">
                 <button

@@ -28,7 +28,9 @@ export function readFilters(form: FormData, withWindow: boolean): ExportFilters 
   const out: ExportFilters = {};
   if (s('satelliteId')) out.satelliteId = s('satelliteId');
   if (s('species')) out.species = s('species');
-  if (s('minConfidence') && Number.isFinite(Number(s('minConfidence')))) out.minConfidence = Number(s('minConfidence'));
+  // People enter a percentage (as on the Detections page); the API takes 0–1.
+  const pct = Number(s('minConfidence').replace(',', '.'));
+  if (s('minConfidence') && Number.isFinite(pct)) out.minConfidence = Math.min(100, Math.max(0, pct)) / 100;
   if (s('verificationStatus')) out.verificationStatus = s('verificationStatus') as VerificationStatus;
   if (s('category')) out.category = s('category');
   if (withWindow && s('start')) out.start = toIso(s('start'));
@@ -63,7 +65,17 @@ export function FilterFields({
       </Field>
       <Field label={t('det.species')}>{(id) => <input id={id} name="species" defaultValue={values.species} />}</Field>
       <Field label={t('det.minConfidence')}>
-        {(id) => <input id={id} name="minConfidence" type="number" min={0} max={1} step={0.01} defaultValue={values.minConfidence} />}
+        {(id) => (
+          <input
+            id={id}
+            name="minConfidence"
+            type="number"
+            min={0}
+            max={100}
+            step={1}
+            defaultValue={values.minConfidence !== undefined ? Math.round(Number(values.minConfidence) * 1000) / 10 : undefined}
+          />
+        )}
       </Field>
       <Field label={t('det.status')}>
         {(id) => (

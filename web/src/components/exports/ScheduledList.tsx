@@ -53,7 +53,7 @@ function filterSummary(t: T, f: ExportFilters, satellites: Pick<Satellite, 'id' 
   const parts: string[] = [];
   if (f.satelliteId) parts.push(satellites.find((s) => s.id === f.satelliteId)?.name ?? f.satelliteId);
   if (f.species) parts.push(f.species);
-  if (f.minConfidence !== undefined) parts.push(`≥ ${f.minConfidence}`);
+  if (f.minConfidence !== undefined) parts.push(`≥ ${Math.round(f.minConfidence * 1000) / 10} %`);
   if (f.verificationStatus) parts.push(t(`det.status.${f.verificationStatus}`));
   if (f.category) parts.push(categoryName(t, f.category));
   return parts.length > 0 ? parts.join(', ') : t('scheduled.filters.all');
