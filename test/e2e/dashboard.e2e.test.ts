@@ -39,7 +39,7 @@ function initialJsGzip(): { bytes: number; files: string[] } {
   return { bytes, files };
 }
 
-describe('web dashboard (e2e)', { skip, timeout: 240_000 }, () => {
+describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
   let hub: Hub;
   let browser: Browser;
   let f: ReturnType<typeof factories>;

@@ -214,7 +214,7 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.match(text, /eBird checklist/);
     assert.match(text, /0 6 \* \* 1/);
     assert.match(text, /Channel: Club inbox/);
-    assert.match(text, /Filters: ≥ 0\.8/);
+    assert.match(text, /Filters: ≥ 80 %/);
     assert.match(text, /Last run: never/);
     const next = new Date(saved[0].nextRunAt);
     assert.equal(next.getUTCDay(), 1, 'a Monday');

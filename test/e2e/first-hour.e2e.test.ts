@@ -195,6 +195,18 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('Until must be later than From').waitFor();
     assert.doesNotMatch(page.url(), /start=/);
+
+    // The detail page votes too.
+    const lateId = await detectionOf(late.chunkId);
+    await page.goto(`/detections/${lateId}`);
+    const votes = page.getByTestId('detail-votes');
+    await votes.getByRole('button', { name: 'Reject' }).click();
+    await votes.getByRole('button', { name: 'Reject', pressed: true }).waitFor();
+    const stored = await hub.infra.db.one<{ vote: string }>('SELECT vote FROM detection_votes WHERE detection_id = $1 AND user_id = $2', [
+      lateId,
+      owner.id,
+    ]);
+    assert.equal(stored.vote, 'reject');
     await sat.close();
     await ctx.close();
   });

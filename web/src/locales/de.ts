@@ -70,6 +70,7 @@ export const de: Record<Key, string> = {
   'det.satellite': 'Gerät',
   'det.allSatellites': 'Alle Geräte',
   'det.minConfidence': 'Mindestkonfidenz (%)',
+  'dd.voteGroup': 'Deine Prüfung',
   'det.windowOrder': '„Bis“ muss nach „Von“ liegen',
   'det.newWaiting': '{n} neu – anzeigen',
   'det.status': 'Prüfung',

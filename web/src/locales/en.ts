@@ -68,6 +68,7 @@ export const en = {
   'det.satellite': 'Satellite',
   'det.allSatellites': 'All satellites',
   'det.minConfidence': 'Minimum confidence (%)',
+  'dd.voteGroup': 'Your verification',
   'det.windowOrder': 'Until must be later than From',
   'det.newWaiting': '{n} new — show them',
   'det.status': 'Verification',

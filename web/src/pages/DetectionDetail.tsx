@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent, type PointerEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import { useSpectrogram } from '../api/hooks/audio';
-import { useAnnotate, useAnnotations, useDetection, type Box, type Vote } from '../api/hooks/detections';
+import { useAnnotate, useAnnotations, useDetection, useMyVote, useVoteOnDetail, type Box, type Vote } from '../api/hooks/detections';
 import { atLeast } from '../roles';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
@@ -18,8 +18,11 @@ export default function DetectionDetail() {
   const { id = '' } = useParams();
   const t = useT();
   const fmt = useFormat();
-  const { role } = useSession();
+  const { role, me } = useSession();
   const canAnnotate = atLeast(role, 'member');
+  const canVote = canAnnotate && me.preferences.showVoting !== false;
+  const myVote = useMyVote(id, canVote);
+  const voteHere = useVoteOnDetail(id);
   const det = useDetection(id);
   const chunkId = det.data?.audioChunkId;
   const spec = useSpectrogram(chunkId);
@@ -129,6 +132,23 @@ export default function DetectionDetail() {
         {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId} · {t('det.confidence')} {fmt.pct(d.calibrated_confidence)} (
         {t('det.raw')} {fmt.pct(d.confidence)})
       </p>
+      {canVote ? (
+        <div className="row" role="group" aria-label={t('dd.voteGroup')} data-testid="detail-votes">
+          {(['confirm', 'reject', 'unsure'] as const).map((v) => (
+            <button
+              key={v}
+              type="button"
+              className={`vote vote-${v}${myVote.data === v ? ' chosen' : ''}`}
+              aria-pressed={myVote.data === v}
+              disabled={voteHere.isPending}
+              onClick={() => voteHere.mutate(v)}
+            >
+              {t(`det.${v}`)}
+            </button>
+          ))}
+          <ErrorText error={voteHere.error} />
+        </div>
+      ) : null}
       <ErrorText error={spec.error} />
       <div
         ref={area}

@@ -142,3 +142,25 @@ export function useShareLink(id: string) {
     mutationFn: () => data(api.GET('/api/detections/{id}/share', { params: { path: { id } } })),
   });
 }
+
+/** A vote from the detection's own page: the detection, the caller's votes and every list refresh. */
+export function useVoteOnDetail(id: string) {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: (vote: Vote) => data(api.POST('/api/detections/{id}/verify', { params: { path: { id } }, body: { vote } })),
+    onSuccess: () => {
+      void qc.invalidateQueries({ queryKey: detectionKeys.one(id) });
+      void qc.invalidateQueries({ queryKey: detectionKeys.lists });
+      void qc.invalidateQueries({ queryKey: ['detection-votes-of', id] });
+    },
+  });
+}
+
+/** The caller's own vote on one detection (null without one). */
+export function useMyVote(id: string, enabled: boolean) {
+  return useQuery({
+    queryKey: ['detection-votes-of', id],
+    enabled,
+    queryFn: async () => (await data(api.GET('/api/detections/votes', { params: { query: { ids: id } } }))).votes[id] ?? null,
+  });
+}
