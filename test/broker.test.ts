@@ -759,12 +759,18 @@ describe(
 
     test('start-up refuses a wrong admin password, and an admin that may not publish under chorus/', async () => {
       await assert.rejects(
-        createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong' }),
+        createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong', hubId: 'test-hub' }),
         /Mosquitto at mqtt:\/\/127\.0\.0\.1:\d+ \(as admin\).*Not authorized/,
       );
       // What `mosquitto_ctrl dynsec init` gives an admin (dynsec rights only): the hub notices at start.
       await assert.rejects(
-        createMosquittoBroker({ url: mosq.url, adminUsername: DYNSEC_ONLY, adminPassword: mosq.adminPassword, commandTimeoutMs: 1000 }),
+        createMosquittoBroker({
+          url: mosq.url,
+          adminUsername: DYNSEC_ONLY,
+          adminPassword: mosq.adminPassword,
+          commandTimeoutMs: 1000,
+          hubId: 'test-hub',
+        }),
         /cannot publish under chorus\/.*addRoleACL admin publishClientSend/,
       );
       const config = loadConfig({
