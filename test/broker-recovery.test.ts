@@ -15,12 +15,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import mqtt from 'mqtt';
-import { startHub, testConfig, type Hub } from './helpers/hub.ts';
+import { startHub, type Hub } from './helpers/hub.ts';
 import { makeTeam } from './helpers/factories.ts';
 import { RawSatellite, audioBody, TIMEOUT } from './helpers/raw-satellite.ts';
 import { MOSQUITTO, MOSQUITTO_SKIP, startMosquitto, type RunningMosquitto } from './helpers/mosquitto.ts';
@@ -151,7 +150,14 @@ describe('ingest across restarts on Mosquitto (issue 21 item 5)', { skip: MOSQUI
     const since = sat.received.length;
     const down = [audioBody(sat), audioBody(sat), audioBody(sat)];
     for (const body of down) await sat.send('audio', body); // PUBACK from the broker: queued in the hub's session
-    assert.deepEqual(await stored(hub.infra.db, down.map((b) => b.chunkId)), [], 'nothing is stored while no dispatcher runs');
+    assert.deepEqual(
+      await stored(
+        hub.infra.db,
+        down.map((b) => b.chunkId),
+      ),
+      [],
+      'nothing is stored while no dispatcher runs',
+    );
 
     current = await startInstance(config, hub.infra.db, hub, log);
     const acks = await Promise.all(down.map((b) => sat.waitFor('ack', (a) => a.chunkId === b.chunkId, `ack of ${b.chunkId}`, since)));
@@ -179,7 +185,11 @@ describe('ingest across restarts on Mosquitto (issue 21 item 5)', { skip: MOSQUI
     const bodies = [audioBody(sat), audioBody(sat)];
     for (const b of bodies) await back.publish(b);
     const again = await log.next(/ingest session reconnected/, since);
-    assert.equal((again.obj as { sessionPresent: boolean }).sessionPresent, true, 'the broker restored the session from its persistence file');
+    assert.equal(
+      (again.obj as { sessionPresent: boolean }).sessionPresent,
+      true,
+      'the broker restored the session from its persistence file',
+    );
     await Promise.all(bodies.map((b) => back.ack(b.chunkId)));
     const ids = bodies.map((b) => b.chunkId);
     assert.deepEqual(await stored(hub.infra.db, ids), [...ids].sort());
@@ -224,3 +234,128 @@ async function reconnectSatellite(url: string, sat: { id: string; tenantId: stri
     close: () => c.endAsync(true),
   };
 }
+
+describe(
+  'a broker restarted without persistence, and a second hub on it (issue 21 items 5 and 7)',
+  { skip: MOSQUITTO ? false : MOSQUITTO_SKIP },
+  () => {
+    let mosq: RunningMosquitto;
+    let hub: Hub;
+    let config: Config;
+    let sat: RawSatellite;
+    let current: Instance | null = null;
+    const log = new LogTap();
+
+    before(async () => {
+      mosq = await startMosquitto({ persistence: false });
+      const env = { MQTT_URL: mosq.url, MQTT_ADMIN_USERNAME: mosq.adminUsername, MQTT_ADMIN_PASSWORD: mosq.adminPassword };
+      hub = await startHub({ env });
+      config = hub.infra.config;
+      const team = await makeTeam(hub);
+      sat = await RawSatellite.register(hub, team.owner, team);
+      // The dispatcher under test logs to the tap.
+      await hub.runtime();
+      await hub.infra.broker.close();
+      current = await startInstance(config, hub.infra.db, hub, log);
+    });
+
+    after(async () => {
+      await sat?.close().catch(() => {});
+      await current?.close();
+      await hub?.app.close();
+      if (hub) await closeInfra(hub.infra);
+      if (config) fs.rmSync(config.dataDir, { recursive: true, force: true });
+      await mosq?.stop();
+    });
+
+    test('the broker forgot the session: the hub re-subscribes first, and chunks sent then are stored once and acked once', async () => {
+      const since = log.lines.length;
+      await sat.close();
+      await mosq.restart();
+      const again = await log.next(/ingest session reconnected/, since);
+      assert.equal((again.obj as { sessionPresent: boolean }).sessionPresent, false, 'no persistence: no session');
+      const resub = await log.next(/ingest session re-subscribed 6 filter/, since);
+      assert.deepEqual([...(resub.obj as { filters: string[] }).filters].sort(), [
+        'chorus/+/+/audio',
+        'chorus/+/+/config-request',
+        'chorus/+/+/heartbeat',
+        'chorus/+/+/live-audio',
+        'chorus/+/+/log-response',
+        'chorus/+/+/telemetry',
+      ]);
+      await log.next(/hub connection back/, since);
+      // Dynamic security lives in its own file: the satellite's login survived the restart.
+      const back = await reconnectSatellite(mosq.url, sat, sat.password);
+      const bodies = [audioBody(sat), audioBody(sat)];
+      for (const b of bodies) await back.publish(b);
+      await Promise.all(bodies.map((b) => back.ack(b.chunkId)));
+      const ids = bodies.map((b) => b.chunkId);
+      assert.deepEqual(await stored(hub.infra.db, ids), [...ids].sort());
+      for (const id of ids) assert.deepEqual(back.acksOf(id), [{ chunkId: id, status: 'stored' }]);
+      await back.close();
+    });
+
+    test('a second hub refuses the broker the first one claimed, with a clear line; the first keeps serving', async () => {
+      const other = { ...config, secret: 'another-hub-secret-0123456789abcdef0123456789', publicUrl: 'https://other.example.org' };
+      assert.notEqual(hubIdOf(other.secret), hubIdOf(config.secret));
+      await assert.rejects(
+        createBroker(other, async () => null),
+        (err: Error) => {
+          assert.match(
+            err.message,
+            /already serves another Chorus hub \(hub id [0-9a-f]{16} at http:\/\/chorus\.test\); one broker per hub/,
+          );
+          assert.match(err.message, new RegExp(`mosquitto_pub .* -t ${OWNER_TOPIC} -r -n`));
+          return true;
+        },
+      );
+      // `chorus serve` says the same and exits 1 before it migrates anything.
+      const dataDir = fs.mkdtempSync(path.join(config.dataDir, 'other-'));
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'serve'], {
+        cwd: root,
+        env: {
+          ...process.env,
+          CHORUS_DATA_DIR: dataDir,
+          CHORUS_SECRET: other.secret,
+          CHORUS_MODE: 'full',
+          DATABASE_URL: '',
+          REDIS_URL: '',
+          PORT: '0',
+          MQTT_URL: mosq.url,
+          MQTT_ADMIN_USERNAME: mosq.adminUsername,
+          MQTT_ADMIN_PASSWORD: mosq.adminPassword,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr!.on('data', (c) => (stderr += c));
+      const code = await new Promise<number | null>((r) => child.on('exit', r));
+      assert.equal(code, 1, stderr);
+      assert.match(stderr, /already serves another Chorus hub \(hub id [0-9a-f]{16} at http:\/\/chorus\.test\); one broker per hub/);
+
+      // The first hub never noticed: its satellites' chunks are stored and acked by it alone.
+      const back = await reconnectSatellite(mosq.url, sat, sat.password);
+      const body = audioBody(sat);
+      await back.publish(body);
+      await back.ack(body.chunkId);
+      assert.deepEqual(back.acksOf(body.chunkId), [{ chunkId: body.chunkId, status: 'stored' }]);
+      assert.deepEqual(await stored(hub.infra.db, [body.chunkId]), [body.chunkId]);
+      assert.equal(log.lines.filter((l) => l.level === 'error').length, 0, 'no claim of another hub reached the first');
+      await back.close();
+    });
+
+    test('a running hub reports another hub claiming its broker', async () => {
+      const since = log.lines.length;
+      const intruder = await mqtt.connectAsync(mosq.url, {
+        username: mosq.adminUsername,
+        password: mosq.adminPassword,
+        reconnectPeriod: 0,
+      });
+      await intruder.publishAsync(OWNER_TOPIC, JSON.stringify({ hubId: 'feedfacefeedface', instance: 'x', publicUrl: null }), { qos: 1 });
+      const line = await log.next(/another Chorus hub \(hub id feedfacefeedface\) claimed this broker/, since);
+      assert.equal(line.level, 'error');
+      await intruder.endAsync(true);
+    });
+  },
+);
