@@ -15,7 +15,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import mqtt from 'mqtt';
@@ -31,6 +31,10 @@ import { closeInfra, createInfra } from '../src/infra/index.ts';
 import { createBroker, hubIdOf, OWNER_TOPIC, type Broker, type BrokerLog } from '../src/infra/broker/index.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
 import { topicOf } from '../src/protocol/topics.ts';
+import { ManualClock } from '../src/core/clock.ts';
+import { Satellite } from '../src/satellite/client.ts';
+import { Outbox } from '../src/satellite/outbox.ts';
+import { syntheticSource } from '../src/satellite/sources.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -356,6 +360,47 @@ describe(
       const line = await log.next(/another Chorus hub \(hub id feedfacefeedface\) claimed this broker/, since);
       assert.equal(line.level, 'error');
       await intruder.endAsync(true);
+    });
+    test('the reference satellite sends a chunk a restarted broker dropped again within seconds, not after its ack time-out', async () => {
+      // The dispatcher is down when the broker restarts: the broker forgets the hub's session, and a
+      // chunk sent before the dispatcher is back reaches no subscriber.
+      await current!.close();
+      current = null;
+      await mosq.restart();
+      const clock = new ManualClock();
+      const dir = fs.mkdtempSync(path.join(config.dataDir, 'sat-'));
+      const satellite = new Satellite({
+        credentials: { satelliteId: sat.id, tenantId: sat.tenantId, username: sat.id, password: sat.password, brokerUrl: mosq.url },
+        source: syntheticSource({ seed: 3, silenceProbability: 0 }),
+        outbox: await Outbox.open(path.join(dir, 'outbox')),
+        dataDir: dir,
+        clock,
+        chunkIntervalMs: 0,
+        heartbeatIntervalMs: 600_000,
+        telemetryIntervalMs: 600_000,
+        ackTimeoutMs: 30_000,
+        reconnectAckTimeoutMs: 2000,
+      });
+      const sent: string[] = [];
+      satellite.on('sent', (r: { chunkId: string }) => sent.push(r.chunkId));
+      try {
+        const connected = once(satellite, 'connected');
+        await satellite.start();
+        await connected;
+        const firstSend = once(satellite, 'sent');
+        assert.equal(await satellite.record(), 'recorded');
+        const [row] = (await firstSend) as [{ chunkId: string }];
+        current = await startInstance(config, hub.infra.db, hub, log);
+        assert.equal(satellite.ackedCount, 0, 'the chunk was lost with the broker session');
+        const acked = once(satellite, 'acked');
+        clock.advance(2000); // well inside the 30 s ack time-out
+        await acked;
+        assert.deepEqual(sent, [row.chunkId, row.chunkId], 'sent twice');
+        assert.deepEqual(await stored(hub.infra.db, [row.chunkId]), [row.chunkId]);
+        assert.equal(satellite.ackedCount, 1);
+      } finally {
+        await satellite.stop();
+      }
     });
   },
 );

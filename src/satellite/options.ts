@@ -44,6 +44,8 @@ export interface SatelliteOptions {
   reconnectMs?: number;
   maxReconnectMs?: number;
   ackTimeoutMs?: number;
+  /** After a reconnect, until the hub is heard from: the first ack time-out (doubling up to ackTimeoutMs). */
+  reconnectAckTimeoutMs?: number;
   maxInFlight?: number;
   /** Error acks a chunk may get before it is no longer retried (default 3). */
   maxErrorRetries?: number;
@@ -66,6 +68,7 @@ const OPTION_DEFAULTS = {
   reconnectMs: 1000,
   maxReconnectMs: 30_000,
   ackTimeoutMs: 30_000,
+  reconnectAckTimeoutMs: 2000,
   maxInFlight: 1,
   maxErrorRetries: 3,
   errorRetryMs: 60_000,
