@@ -384,15 +384,15 @@ describe(
       const sent: string[] = [];
       satellite.on('sent', (r: { chunkId: string }) => sent.push(r.chunkId));
       try {
-        const connected = once(satellite, 'connected');
+        const connected = once(satellite, 'connected', { signal: AbortSignal.timeout(TIMEOUT) });
         await satellite.start();
         await connected;
-        const firstSend = once(satellite, 'sent');
+        const firstSend = once(satellite, 'sent', { signal: AbortSignal.timeout(TIMEOUT) });
         assert.equal(await satellite.record(), 'recorded');
         const [row] = (await firstSend) as [{ chunkId: string }];
         current = await startInstance(config, hub.infra.db, hub, log);
         assert.equal(satellite.ackedCount, 0, 'the chunk was lost with the broker session');
-        const acked = once(satellite, 'acked');
+        const acked = once(satellite, 'acked', { signal: AbortSignal.timeout(TIMEOUT) });
         clock.advance(2000); // well inside the 30 s ack time-out
         await acked;
         assert.deepEqual(sent, [row.chunkId, row.chunkId], 'sent twice');
