@@ -142,8 +142,9 @@ export async function run(): Promise<void> {
         return performance.now();
       })();
       const backlog = [...recorded].filter(([, at]) => at <= back).map(([id]) => id);
-      await until(() => [...acked.keys()].some((id) => !before.has(id)), `a first ack after the ${what}`);
-      const firstAck = Math.min(...[...acked].filter(([id]) => !before.has(id)).map(([, at]) => at)) - back;
+      // Acks of the drain before the outage count for nothing: the first one after "back".
+      await until(() => [...acked.values()].some((at) => at >= back), `a first ack after the ${what}`);
+      const firstAck = Math.min(...[...acked.values()].filter((at) => at >= back)) - back;
       await until(() => backlog.every((id) => acked.has(id)), `the backlog after the ${what}`);
       const drained = Math.max(...backlog.map((id) => acked.get(id)!)) - back;
       results.push({ what, firstAck, backlog: drained, chunks: backlog.filter((id) => !before.has(id)).length });

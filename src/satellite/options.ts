@@ -66,7 +66,8 @@ const OPTION_DEFAULTS = {
   heartbeatIntervalMs: 0,
   telemetryIntervalMs: 60_000,
   reconnectMs: 1000,
-  maxReconnectMs: 30_000,
+  // Bounds how long after a broker restart the satellite comes back (issue 21: ingest flowing within 5 s).
+  maxReconnectMs: 4000,
   ackTimeoutMs: 30_000,
   reconnectAckTimeoutMs: 2000,
   maxInFlight: 1,
