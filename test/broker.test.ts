@@ -7,19 +7,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import mqtt from 'mqtt';
 import type { MqttClient, IClientOptions } from 'mqtt';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { CHANNEL_QOS, isUnderPrefix, parseTopic, topicMatches, topicOf } from '../src/protocol/topics.ts';
 import { createBroker, createMosquittoBroker, type Broker, type SatelliteCredentialCheck } from '../src/infra/broker/index.ts';
+import { DYNSEC_ONLY, MOSQUITTO, startMosquitto, type RunningMosquitto } from './helpers/mosquitto.ts';
 
 const TIMEOUT = 5000;
 
@@ -556,190 +552,6 @@ describe('embedded broker (Aedes)', () => {
 // ---------------------------------------------------------------------------------------------
 // Mosquitto 2 with the dynamic-security plugin, started here on a free port.
 
-function which(bin: string, extra: string[]): string | null {
-  for (const dir of [...(process.env.PATH ?? '').split(path.delimiter), ...extra]) {
-    const p = path.join(dir, bin);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return p;
-    } catch {
-      // next
-    }
-  }
-  return null;
-}
-
-const MOSQUITTO = which('mosquitto', ['/usr/sbin', '/usr/local/sbin']);
-const MOSQUITTO_CTRL = which('mosquitto_ctrl', ['/usr/bin', '/usr/local/bin']);
-
-function dynsecPlugin(): string {
-  const candidates = ['/usr/lib/x86_64-linux-gnu', '/usr/lib/aarch64-linux-gnu', '/usr/lib', '/usr/local/lib', '/usr/lib64'];
-  for (const dir of candidates) {
-    const p = path.join(dir, 'mosquitto_dynamic_security.so');
-    if (fs.existsSync(p)) return p;
-  }
-  try {
-    const multiarch = fs.readdirSync('/usr/lib').map((d) => path.join('/usr/lib', d, 'mosquitto_dynamic_security.so'));
-    const found = multiarch.find((p) => fs.existsSync(p));
-    if (found) return found;
-  } catch {
-    // fall through
-  }
-  throw new Error('mosquitto is installed but mosquitto_dynamic_security.so was not found');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** The uid/gid of the `mosquitto` user that Mosquitto drops to when started as root. */
-function mosquittoUser(): { uid: number; gid: number } | null {
-  if (process.getuid?.() !== 0) return null;
-  const line = fs
-    .readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('mosquitto:'));
-  if (!line) return null;
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
-}
-
-/**
- * `dynsec init` gives the admin dynsec rights and receive-all, not publish: the hub needs full
- * access, so its role gets publishClientSend on `#` (the README's one-time grant; done in the file
- * before start because `mosquitto_ctrl addRoleACL admin …` kicks its own admin session and then
- * waits out its 10 s timeout). A second login, `dynsec-only`, keeps the init rights only, to show
- * the hub's start-up check.
- */
-function grantAdminAndAddDynsecOnly(file: string, admin: string) {
-  const json = JSON.parse(fs.readFileSync(file, 'utf8'));
-  const adminClient = json.clients.find((c: { username: string }) => c.username === admin);
-  const adminRole = json.roles.find((r: { rolename: string }) => r.rolename === adminClient.roles[0].rolename);
-  json.roles.push({ rolename: 'dynsec-only', acls: structuredClone(adminRole.acls) });
-  json.clients.push({
-    ...structuredClone(adminClient),
-    username: DYNSEC_ONLY,
-    textName: 'dynsec rights only',
-    roles: [{ rolename: 'dynsec-only' }],
-  });
-  adminRole.acls.push({ acltype: 'publishClientSend', topic: '#', allow: true });
-  fs.writeFileSync(file, JSON.stringify(json, null, 2));
-}
-
-const DYNSEC_ONLY = 'dynsec-only';
-
-interface RunningMosquitto {
-  url: string;
-  port: number;
-  adminUsername: string;
-  adminPassword: string;
-  ctrl(...args: string[]): Promise<string>;
-  stop(): Promise<void>;
-}
-
-async function startMosquitto(): Promise<RunningMosquitto> {
-  if (!MOSQUITTO_CTRL) throw new Error('mosquitto_ctrl not found (Debian ships it in the mosquitto package)');
-  const plugin = dynsecPlugin();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-mosquitto-'));
-  const dynsec = path.join(dir, 'dynamic-security.json');
-  const adminUsername = 'admin';
-  const adminPassword = crypto.randomBytes(16).toString('hex');
-  execFileSync(MOSQUITTO_CTRL, ['dynsec', 'init', dynsec, adminUsername, adminPassword], { stdio: 'pipe' });
-  grantAdminAndAddDynsecOnly(dynsec, adminUsername);
-  const owner = mosquittoUser();
-
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const conf = path.join(dir, 'mosquitto.conf');
-    fs.writeFileSync(
-      conf,
-      [
-        'per_listener_settings false',
-        'allow_anonymous false',
-        'persistence false',
-        'log_dest stderr',
-        `listener ${port} 127.0.0.1`,
-        `plugin ${plugin}`,
-        `plugin_opt_config_file ${dynsec}`,
-        '',
-      ].join('\n'),
-    );
-    if (owner) {
-      // Started as root, mosquitto drops to `mosquitto`, which must own the dynsec file's folder.
-      for (const f of [dir, dynsec, conf]) fs.chownSync(f, owner.uid, owner.gid);
-    }
-    const proc = spawn(MOSQUITTO!, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const up = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => done(false), 10_000);
-      const onData = (b: Buffer) => {
-        output += b.toString();
-        if (/mosquitto version \S+ running/.test(output)) done(true);
-      };
-      const onExit = () => done(false);
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        proc.stdout!.off('data', onData);
-        proc.stderr!.off('data', onData);
-        proc.off('exit', onExit);
-        resolve(ok);
-      };
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
-      proc.once('exit', onExit);
-    });
-    proc.stdout!.resume();
-    proc.stderr!.resume();
-    if (!up) {
-      await stopProcess(proc);
-      if (attempt < 3 && /address already in use/i.test(output)) continue;
-      fs.rmSync(dir, { recursive: true, force: true });
-      throw new Error(`mosquitto did not start:\n${output}`);
-    }
-    return {
-      url: `mqtt://127.0.0.1:${port}`,
-      port,
-      adminUsername,
-      adminPassword,
-      /** mosquitto_ctrl exits 0 even when a command fails: its output carries the error text. */
-      async ctrl(...args) {
-        const { stdout, stderr } = await promisify(execFile)(MOSQUITTO_CTRL, [
-          '-h',
-          '127.0.0.1',
-          '-p',
-          String(port),
-          '-u',
-          adminUsername,
-          '-P',
-          adminPassword,
-          ...args,
-        ]);
-        return stdout + stderr.replace(/^Warning: You are running mosquitto_ctrl without encryption\.\n.*\n\n?/m, '');
-      },
-      async stop() {
-        await stopProcess(proc);
-        fs.rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  }
-}
-
-async function stopProcess(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
 describe(
   'Mosquitto 2 with dynamic security',
   { skip: MOSQUITTO ? false : 'the mosquitto binary is not installed (apt-get install -y mosquitto mosquitto-clients)' },
@@ -759,12 +571,18 @@ describe(
 
     test('start-up refuses a wrong admin password, and an admin that may not publish under chorus/', async () => {
       await assert.rejects(
-        createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong' }),
+        createMosquittoBroker({ url: mosq.url, adminUsername: mosq.adminUsername, adminPassword: 'wrong', hubId: 'test-hub' }),
         /Mosquitto at mqtt:\/\/127\.0\.0\.1:\d+ \(as admin\).*Not authorized/,
       );
       // What `mosquitto_ctrl dynsec init` gives an admin (dynsec rights only): the hub notices at start.
       await assert.rejects(
-        createMosquittoBroker({ url: mosq.url, adminUsername: DYNSEC_ONLY, adminPassword: mosq.adminPassword, commandTimeoutMs: 1000 }),
+        createMosquittoBroker({
+          url: mosq.url,
+          adminUsername: DYNSEC_ONLY,
+          adminPassword: mosq.adminPassword,
+          commandTimeoutMs: 1000,
+          hubId: 'test-hub',
+        }),
         /cannot publish under chorus\/.*addRoleACL admin publishClientSend/,
       );
       const config = loadConfig({

@@ -8,7 +8,14 @@ import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
 const only = process.argv.slice(2);
-const SERIAL = new Set(['backup.test.ts', 'cli.test.ts', 'outbox.test.ts', 'production-build.test.ts', 'split-mode.test.ts']);
+const SERIAL = new Set([
+  'backup.test.ts',
+  'broker-recovery.test.ts',
+  'cli.test.ts',
+  'outbox.test.ts',
+  'production-build.test.ts',
+  'split-mode.test.ts',
+]);
 const files = fs
   .readdirSync(path.join(root, 'test'))
   .filter((f) => f.endsWith('.test.ts'))

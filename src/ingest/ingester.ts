@@ -53,7 +53,7 @@ export interface IngestLog {
 
 export interface IngesterDeps {
   clock: Clock;
-  broker: Pick<Broker, 'publish' | 'subscribe'>;
+  broker: Pick<Broker, 'publish' | 'subscribe' | 'suspend'>;
   storage: Pick<ObjectStorage, 'put' | 'delete'>;
   queue: Pick<JobQueue, 'enqueue'>;
   settings: Pick<SettingsService, 'write'>;
@@ -384,6 +384,8 @@ export function startIngester(deps: IngesterDeps): Ingester {
       return () => listeners.delete(listener);
     },
     async stop() {
+      // Mosquitto: what arrives from now on stays on the broker for the next dispatcher, unacked.
+      broker.suspend?.();
       stopped = true;
       await Promise.allSettled([...inFlight]);
     },

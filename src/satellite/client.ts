@@ -14,7 +14,8 @@
  *   `stored` marks the row acked; `error` keeps the row with the reason (logged, counted, and
  *   retried after `errorRetryMs` and on the next reconnect, up to `maxErrorRetries` error acks:
  *   the hub's refusals include passing ones such as "storage unavailable, send again later"). A chunk whose ack does
- *   not come within `ackTimeoutMs` is sent again (the hub's ingest is idempotent on chunkId).
+ *   not come within `ackTimeoutMs` is sent again (the hub's ingest is idempotent on chunkId);
+ *   after a reconnect, until the hub is heard from, within `reconnectAckTimeoutMs` (doubling).
  * - Recording goes on while disconnected: chunks wait in the outbox within its caps.
  * - Config push: applied at once (silence gate, outbox caps, heartbeat interval, gain, schedule)
  *   and kept in `<dataDir>/config.json` for the next start.
@@ -119,6 +120,7 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
       },
       lost: () => {
         this.uploader.clearInFlight();
+        this.uploader.reconnected();
         this.reports.cancel();
       },
     });
@@ -223,6 +225,7 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
 
   private async onMessage(topic: string, payload: Buffer): Promise<void> {
     const channel = topic.slice(topic.lastIndexOf('/') + 1);
+    this.uploader.hubHeard();
     let body: Record<string, unknown> = {};
     if (payload.length) {
       try {

@@ -44,6 +44,8 @@ export interface SatelliteOptions {
   reconnectMs?: number;
   maxReconnectMs?: number;
   ackTimeoutMs?: number;
+  /** After a reconnect, until the hub is heard from: the first ack time-out (doubling up to ackTimeoutMs). */
+  reconnectAckTimeoutMs?: number;
   maxInFlight?: number;
   /** Error acks a chunk may get before it is no longer retried (default 3). */
   maxErrorRetries?: number;
@@ -64,8 +66,10 @@ const OPTION_DEFAULTS = {
   heartbeatIntervalMs: 0,
   telemetryIntervalMs: 60_000,
   reconnectMs: 1000,
-  maxReconnectMs: 30_000,
+  // Bounds how long after a broker restart the satellite comes back (issue 21: ingest flowing within 5 s).
+  maxReconnectMs: 4000,
   ackTimeoutMs: 30_000,
+  reconnectAckTimeoutMs: 2000,
   maxInFlight: 1,
   maxErrorRetries: 3,
   errorRetryMs: 60_000,

@@ -9,6 +9,11 @@
  * refusals include passing ones such as "storage unavailable, send again later"). A chunk whose
  * ack does not come within `ackTimeoutMs` is sent again (the hub's ingest is idempotent on
  * chunkId).
+ *
+ * After a reconnect, until the hub is heard from (an ack, a config answer), chunks wait only
+ * `reconnectAckTimeoutMs` for their ack, doubling up to `ackTimeoutMs` (issue 21): when the
+ * broker itself restarted, the first chunks may go out before the hub subscribed again and are
+ * lost; they are sent again within seconds instead of after the full ack time-out.
  */
 import type { BrokerConnection } from './connection.ts';
 import type { SatelliteContext } from './types.ts';
@@ -19,6 +24,11 @@ interface InFlight {
   sentAt: number;
 }
 
+/** Set by a reconnect, cleared by the first message from the hub. */
+interface Probing {
+  timeoutMs: number;
+}
+
 export class Uploader {
   private readonly inFlight = new Map<string, InFlight>();
   private draining = false;
@@ -26,6 +36,8 @@ export class Uploader {
   private readonly retryCancels = new Set<() => void>();
   /** Chunks whose ack is being written to the outbox: not sent again meanwhile (a `stored` one is counted already). */
   private readonly settling = new Set<string>();
+  /** From the start too: the hub may be down when the satellite boots. */
+  private probing: Probing | null;
 
   constructor(
     private readonly ctx: Pick<
@@ -33,7 +45,9 @@ export class Uploader {
       'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'clock' | 'isStopped' | 'log' | 'emit' | 'topic'
     >,
     private readonly connection: Pick<BrokerConnection, 'client'>,
-  ) {}
+  ) {
+    this.probing = { timeoutMs: Math.min(ctx.options.reconnectAckTimeoutMs, ctx.options.ackTimeoutMs) };
+  }
 
   /** Sends what is pending, as far as the in-flight limit allows; safe to call at any time. */
   drain(): void {
@@ -51,6 +65,16 @@ export class Uploader {
   async requeueRefused(): Promise<void> {
     const requeued = await this.ctx.outbox.requeueErrors(this.ctx.options.maxErrorRetries);
     if (requeued) this.ctx.log('info', `retrying ${requeued} chunk(s) the hub refused before`);
+  }
+
+  /** The connection dropped: on the next one the hub may not be listening yet (see the header). */
+  reconnected(): void {
+    this.probing = { timeoutMs: Math.min(this.ctx.options.reconnectAckTimeoutMs, this.ctx.options.ackTimeoutMs) };
+  }
+
+  /** Any message from the hub on this connection: it is subscribed, ack time-outs are the normal ones again. */
+  hubHeard(): void {
+    this.probing = null;
   }
 
   /** Forgets the chunks waiting for an ack (the connection they went out on is gone); they are sent again. */
@@ -143,12 +167,25 @@ export class Uploader {
       ...(row.latitude !== null && row.longitude !== null ? { latitude: row.latitude, longitude: row.longitude } : {}),
       audio: audio.toString('base64'),
     };
-    const cancelAckTimeout = ctx.clock.after(ctx.options.ackTimeoutMs, () => {
-      if (!this.inFlight.delete(row.chunkId)) return;
-      ctx.log('warn', `no ack for chunk ${row.chunkId} within ${ctx.options.ackTimeoutMs} ms; sending it again`);
+    const sentAt = ctx.clock.now().getTime();
+    const timedOut = (waited: number) => {
+      if (!this.inFlight.has(row.chunkId)) return;
+      // Heard from the hub meanwhile: it got the chunk (one client's messages arrive in order); wait out the normal time-out.
+      if (!this.probing && waited < ctx.options.ackTimeoutMs) {
+        const rest = ctx.options.ackTimeoutMs - waited;
+        this.inFlight.set(row.chunkId, { cancelAckTimeout: ctx.clock.after(rest, () => timedOut(ctx.options.ackTimeoutMs)), sentAt });
+        return;
+      }
+      this.inFlight.delete(row.chunkId);
+      if (this.probing) {
+        ctx.log('warn', `no answer from the hub ${waited} ms after reconnecting; sending chunk ${row.chunkId} again`);
+        this.probing.timeoutMs = Math.min(this.probing.timeoutMs * 2, ctx.options.ackTimeoutMs);
+      } else ctx.log('warn', `no ack for chunk ${row.chunkId} within ${ctx.options.ackTimeoutMs} ms; sending it again`);
       this.drain();
-    });
-    this.inFlight.set(row.chunkId, { cancelAckTimeout, sentAt: ctx.clock.now().getTime() });
+    };
+    const wait = this.probing ? this.probing.timeoutMs : ctx.options.ackTimeoutMs;
+    const cancelAckTimeout = ctx.clock.after(wait, () => timedOut(wait));
+    this.inFlight.set(row.chunkId, { cancelAckTimeout, sentAt });
     client.publish(ctx.topic('audio'), JSON.stringify(body), { qos: 1 }, (err) => {
       if (err && this.connection.client === client) ctx.log('warn', `audio ${row.chunkId}: ${err.message}`);
     });

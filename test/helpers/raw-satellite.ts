@@ -44,6 +44,8 @@ function waitOn<T>(ee: EventEmitter, event: string, pick: (v: any) => T | undefi
 
 export class RawSatellite {
   readonly received: Received[] = [];
+  /** The MQTT password registration minted (a test that logs in again after a broker restart needs it). */
+  password = '';
   private readonly ee = new EventEmitter();
 
   private constructor(
@@ -87,6 +89,7 @@ export class RawSatellite {
       connectTimeout: TIMEOUT,
     });
     const sat = new RawSatellite(hub, res.body.id, team.id, res.body.apiKey, c);
+    sat.password = res.body.mqtt.password;
     await c.subscribeAsync(`${topicOf(team.id, res.body.id, '#')}`, { qos: 2 });
     return sat;
   }

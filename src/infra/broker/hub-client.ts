@@ -13,6 +13,8 @@ export const silentLog: BrokerLog = { warn() {} };
 export class HubClient {
   private readonly handlers: Array<{ filter: string; handler: MessageHandler }> = [];
   private closed = false;
+  private downSince: number | null = null;
+  private readonly reconnectListeners: Array<() => void> = [];
 
   constructor(
     readonly mqtt: MqttClient,
@@ -23,6 +25,28 @@ export class HubClient {
     mqtt.on('error', (err) => {
       if (!this.closed) this.log.warn({ err }, 'broker: hub client error');
     });
+    // Disconnects and reconnects are an operator's first clue (issue 21): one line each.
+    mqtt.on('close', () => {
+      if (this.closed || this.downSince !== null) return;
+      this.downSince = performance.now();
+      this.log.warn({ clientId: mqtt.options.clientId }, 'broker: hub connection lost; reconnecting every second');
+    });
+    mqtt.on('connect', (connack) => {
+      if (this.downSince === null) return;
+      const downMs = Math.round(performance.now() - this.downSince);
+      this.downSince = null;
+      (this.log.info ?? this.log.warn).call(
+        this.log,
+        { clientId: mqtt.options.clientId, downMs, sessionPresent: connack.sessionPresent },
+        `broker: hub connection back after ${downMs} ms`,
+      );
+      for (const l of this.reconnectListeners) l();
+    });
+  }
+
+  /** Runs after every reconnect (not the first connect). */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
   }
 
   /** Waits for the first CONNACK; a refusal or the timeout ends the client and throws. */
@@ -63,9 +87,9 @@ export class HubClient {
     };
   }
 
-  async publish(topic: string, payload: Buffer | string, qos: Qos): Promise<void> {
+  async publish(topic: string, payload: Buffer | string, qos: Qos, retain = false): Promise<void> {
     if (this.closed) throw new Error('broker is closed');
-    await this.mqtt.publishAsync(topic, payload, { qos });
+    await this.mqtt.publishAsync(topic, payload, { qos, retain });
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
+import { hubIdOf } from './hub-claim.ts';
 import type { Broker, BrokerConfig, BrokerLog, SatelliteCredentialCheck } from './types.ts';
 import type { RateLimit } from '../../core/rate-limit.ts';
 
@@ -18,6 +19,7 @@ export {
   satelliteRole,
   type MosquittoBrokerOptions,
 } from './mosquitto.ts';
+export { hubIdOf, OWNER_TOPIC } from './hub-claim.ts';
 
 /** The embedded broker by default; Mosquitto (dynamic security) when MQTT_URL is set. */
 export async function createBroker(
@@ -32,6 +34,8 @@ export async function createBroker(
       url: config.mqttUrl,
       adminUsername: config.mqttAdminUsername,
       adminPassword: config.mqttAdminPassword,
+      hubId: hubIdOf(config.secret),
+      publicUrl: config.publicUrl,
       log: opts.log,
     });
   }

@@ -5,6 +5,12 @@
  * `sat-{id}` whose ACLs name exactly `chorus/{tenant}/{id}/#` (spec §5 item 4), by commands on
  * `$CONTROL/dynamic-security/v1`, waiting for each answer on `.../response`.
  *
+ * Two connections per hub (issue 21 items 5 and 7): this one (clean session, a fresh client id per
+ * process) publishes and runs dynsec commands; the ingest session (session.ts, client id
+ * `chorus-hub-{hubId}`, clean session off) holds the subscriptions, so the broker keeps queueing
+ * for the hub while its dispatcher restarts. One broker serves one hub: at start the hub reads the
+ * retained claim on `chorus/_hub/owner` and refuses a broker another hub claimed (hub-claim.ts).
+ *
  * Differences from the embedded broker, by Mosquitto's design: a satellite may use any client id
  * (dynsec binds at most one client id to a login, the spec allows two forms), and under MQTT 3.1.1
  * a denied publish is acknowledged and silently dropped instead of closing the client.
@@ -12,6 +18,8 @@
 import crypto from 'node:crypto';
 import type { Broker, BrokerLog } from './types.ts';
 import { HubClient, connectMqtt, silentLog } from './hub-client.ts';
+import { IngestSession } from './session.ts';
+import { checkClaim, OWNER_TOPIC, type HubClaim } from './hub-claim.ts';
 import { isTopicSegment, TOPIC_ROOT } from '../../protocol/topics.ts';
 
 export interface MosquittoBrokerOptions {
@@ -19,6 +27,13 @@ export interface MosquittoBrokerOptions {
   readonly url: string;
   readonly adminUsername: string;
   readonly adminPassword: string;
+  /**
+   * Names this hub on the broker: its session's client id `chorus-hub-{hubId}` and its claim.
+   * Stable across restarts, different between hubs (createBroker derives it from CHORUS_SECRET).
+   */
+  readonly hubId: string;
+  /** Named in the claim, so a refused second hub's log says which hub holds the broker. */
+  readonly publicUrl?: string;
   readonly log?: BrokerLog;
   /** How long to wait for one dynsec answer (default 10 s). */
   readonly commandTimeoutMs?: number;
@@ -55,7 +70,9 @@ function publicUrl(raw: string): string {
 export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promise<Broker> {
   const log = opts.log ?? silentLog;
   const timeoutMs = opts.commandTimeoutMs ?? 10_000;
-  const clientId = `chorus-hub-${crypto.randomBytes(8).toString('hex')}`;
+  if (!/^[0-9a-zA-Z_-]{1,64}$/.test(opts.hubId)) throw new Error('hubId: 1 to 64 letters, digits, _ or -');
+  const sessionId = `chorus-hub-${opts.hubId}`;
+  const clientId = `${sessionId}-ctl-${crypto.randomBytes(4).toString('hex')}`;
   const where = `Mosquitto at ${publicUrl(opts.url)}`;
   const hub = await HubClient.start(
     connectMqtt(opts.url, HubClient.options({ clientId, username: opts.adminUsername, password: opts.adminPassword })),
@@ -138,17 +155,59 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
 
   // Start-up checks: dynsec answers us, and we may publish under chorus/ (Mosquitto drops a denied
   // publish silently under MQTT 3.1.1, so without this a missing grant would only show as lost messages).
+  // The claim: subscribed before the probe, so a retained claim has arrived once the probe has.
+  const claim: HubClaim = { hubId: opts.hubId, instance: crypto.randomBytes(8).toString('hex'), publicUrl: opts.publicUrl ?? null };
+  let found: HubClaim | null = null;
+  let started = false;
   try {
     ok((await run([{ command: 'getClient', username: opts.adminUsername }]))[0]);
+    await hub.subscribe(
+      OWNER_TOPIC,
+      (_topic, payload, meta) => {
+        const seen = checkClaim(claim, payload, meta.retain);
+        if (seen.kind === 'retained' && !started) found = seen.claim;
+        else if (seen.kind === 'retained' && seen.claim.hubId !== opts.hubId)
+          // Found on a reconnect: another hub claimed the broker while it was away (and we claim it back).
+          (log.error ?? log.warn).call(
+            log,
+            { claim: seen.claim, hubId: opts.hubId },
+            `broker: ${where} was claimed by another Chorus hub (hub id ${seen.claim.hubId}); one broker per hub`,
+          );
+        else if (seen.kind === 'foreign') (log.error ?? log.warn).call(log, { claim: seen.claim, hubId: opts.hubId }, seen.message);
+      },
+      1,
+    );
     await probePublish(hub, `${TOPIC_ROOT}/_hub/${clientId}/probe`, Math.min(timeoutMs, 5000));
+    const held = found as HubClaim | null;
+    if (held && held.hubId !== opts.hubId) {
+      throw new Error(
+        `${where} already serves another Chorus hub (hub id ${held.hubId}${held.publicUrl ? ` at ${held.publicUrl}` : ''}); ` +
+          `one broker per hub: its satellites would get this hub's "unknown satellite" answers. Give this hub its own broker, ` +
+          `or, when that hub is gone for good, clear its claim: mosquitto_pub -u ADMIN -P PASSWORD -t ${OWNER_TOPIC} -r -n (docs/operations.md)`,
+      );
+    }
+    await hub.publish(OWNER_TOPIC, JSON.stringify(claim), 1, true);
+    started = true;
   } catch (err) {
     await fail(err);
   }
+  // A broker restarted without persistence forgot the claim: claim it again.
+  hub.onReconnect(() => {
+    hub.publish(OWNER_TOPIC, JSON.stringify(claim), 1, true).catch((err) => log.warn({ err }, 'broker: could not renew the hub claim'));
+  });
+  const session = new IngestSession({
+    connect: (o) => connectMqtt(opts.url, o),
+    clientId: sessionId,
+    username: opts.adminUsername,
+    password: opts.adminPassword,
+    log,
+    where,
+  });
 
   let closed = false;
   return {
     kind: 'mosquitto',
-    connected: () => hub.mqtt.connected,
+    connected: () => hub.mqtt.connected && session.connected,
     brokerUrl: publicUrl(opts.url),
     wsUrl: /^wss?:/.test(opts.url) ? publicUrl(opts.url) : null,
 
@@ -200,12 +259,14 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
     },
 
     publish: (topic, payload, o) => hub.publish(topic, payload, o?.qos ?? 0),
-    subscribe: (pattern, handler, o) => hub.subscribe(pattern, handler, o?.qos ?? 0),
+    subscribe: (pattern, handler, o) => session.subscribe(pattern, handler, o?.qos ?? 0),
+    suspend: () => session.suspend(),
 
     async close() {
       if (closed) return;
       closed = true;
       for (const key of [...pending.keys()]) settle(key, new Error('broker closed'));
+      await session.close();
       await hub.close();
     },
   };

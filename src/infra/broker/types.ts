@@ -15,6 +15,9 @@ export type MessageHandler = (topic: string, payload: Buffer, meta: MessageMeta)
 
 export interface BrokerLog {
   warn(obj: object, msg: string): void;
+  /** Connection changes (reconnects, re-subscriptions); warn stands in when absent. */
+  info?(obj: object, msg: string): void;
+  error?(obj: object, msg: string): void;
 }
 
 /** How the embedded broker checks a satellite's MQTT login: username = satellite id, password = the secret minted at registration. */
@@ -49,9 +52,14 @@ export interface Broker {
   connectedClients?(): number;
   /** Whether the hub's own connection to the broker is up (embedded: open; Mosquitto: the client's state); absent for the bus. */
   connected?(): boolean;
+  /**
+   * Shutdown, before the subscribers stop: no more deliveries. Mosquitto: what arrives afterwards
+   * stays unacknowledged in the hub's persistent session for the next dispatcher (issue 21).
+   */
+  suspend?(): void;
 }
 
 export type BrokerConfig = Pick<
   Config,
-  'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword'
+  'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword' | 'secret'
 >;
