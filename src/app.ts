@@ -88,6 +88,8 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createSpeciesImagesService } from './modules/species-images/service.ts';
+import { speciesImagesRoutes } from './modules/species-images/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -364,6 +366,17 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
 
+  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
+  const speciesImages = createSpeciesImagesService({
+    db,
+    clock,
+    audit,
+    queue: infra.queue,
+    storage,
+    config: config.images,
+    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
+  });
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -425,6 +438,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...speciesImagesRoutes(speciesImages),
   ];
 
   return {
@@ -460,6 +474,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     fieldNotes,
     metrics,
     systemStatus,
+    speciesImages,
   };
 }
 
