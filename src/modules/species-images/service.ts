@@ -237,6 +237,12 @@ export function createSpeciesImagesService(deps: {
     /** One species' first photo with its credit, or null. */
     creditedPhoto: async (code: string): Promise<CreditedPhoto | null> => (await photosFor([code]))[0] ?? null,
 
+    /** For GET /system/status: species asked for, and those with a photo. */
+    async totals() {
+      const s = await repo.stats();
+      return { total: s.byStatus.reduce((n, b) => n + b.n, 0), withImage: s.species };
+    },
+
     async stats() {
       const s = await repo.stats();
       const count = (st: ImageStatus) => s.byStatus.find((b) => b.status === st)?.n ?? 0;
