@@ -6,7 +6,17 @@ import { Link } from 'react-router';
 import type { SpeciesPhoto } from '../api/hooks/species-images';
 import { useT } from '../i18n';
 
-export function Credit({ author, licence, licenceUrl, sourceUrl }: { author: string; licence: string; licenceUrl?: string | null; sourceUrl: string }) {
+export function Credit({
+  author,
+  licence,
+  licenceUrl,
+  sourceUrl,
+}: {
+  author: string;
+  licence: string;
+  licenceUrl?: string | null;
+  sourceUrl: string;
+}) {
   const t = useT();
   return (
     <span className="photo-credit small muted" data-testid="photo-credit">
@@ -27,7 +37,19 @@ export function Credit({ author, licence, licenceUrl, sourceUrl }: { author: str
 }
 
 /** The 64 px (or 128 px) square; with `credit`, the credit line beside it, else in its tooltip. */
-export function SpeciesThumb({ photo, name, size = 64, credit = false, link = true }: { photo?: SpeciesPhoto; name: string; size?: 64 | 128; credit?: boolean; link?: boolean }) {
+export function SpeciesThumb({
+  photo,
+  name,
+  size = 64,
+  credit = false,
+  link = true,
+}: {
+  photo?: SpeciesPhoto;
+  name: string;
+  size?: 64 | 128;
+  credit?: boolean;
+  link?: boolean;
+}) {
   const t = useT();
   if (!photo || photo.status !== 'ready' || !photo.key || !photo.author || !photo.licence || !photo.sourceUrl) return null;
   const title = t('photos.creditTitle', { author: photo.author, licence: photo.licence });

@@ -3,15 +3,14 @@ import { useImageCacheActions, useImageCacheStats } from '../../api/hooks/specie
 import { useT } from '../../i18n';
 import { ErrorText, Loading } from '../ui';
 
-export default function ImageCache() {
+export function ImageCache() {
   const t = useT();
   const stats = useImageCacheStats();
   const { clear, retry, recrop } = useImageCacheActions();
   const s = stats.data;
   const mb = (n: number) => (n / (1024 * 1024)).toFixed(1);
   return (
-    <section aria-labelledby="image-cache-title" data-testid="image-cache">
-      <h2 id="image-cache-title">{t('imageCache.title')}</h2>
+    <div data-testid="image-cache">
       {stats.isLoading ? <Loading /> : null}
       <ErrorText error={stats.error ?? clear.error ?? retry.error ?? recrop.error} />
       {s ? (
@@ -19,7 +18,14 @@ export default function ImageCache() {
           <dt>{t('imageCache.photos')}</dt>
           <dd data-testid="image-cache-photos">{s.photos}</dd>
           <dt>{t('imageCache.species')}</dt>
-          <dd>{t('imageCache.byStatus', { ready: s.species.ready, pending: s.species.pending, failed: s.species.failed, none: s.species.none })}</dd>
+          <dd>
+            {t('imageCache.byStatus', {
+              ready: s.species.ready,
+              pending: s.species.pending,
+              failed: s.species.failed,
+              none: s.species.none,
+            })}
+          </dd>
           <dt>{t('imageCache.bytes')}</dt>
           <dd>{t('imageCache.mb', { original: mb(s.originalBytes), display: mb(s.displayBytes) })}</dd>
           <dt>{t('imageCache.awaiting')}</dt>
@@ -49,6 +55,6 @@ export default function ImageCache() {
       {retry.data ? <p role="status">{t('imageCache.retried', { n: retry.data.queued })}</p> : null}
       {recrop.data ? <p role="status">{t('imageCache.recropStarted', { n: recrop.data.photos })}</p> : null}
       {clear.data ? <p role="status">{t('imageCache.cleared', { n: clear.data.photos })}</p> : null}
-    </section>
+    </div>
   );
 }
