@@ -70,6 +70,7 @@ describe('species photos dashboard (e2e)', { skip, timeout: 180_000 }, () => {
     await thumb.click();
     await page.getByRole('heading', { name: /^Photos of / }).waitFor();
     const photo = page.getByTestId('gallery-photo');
+    await photo.first().waitFor();
     assert.equal(await photo.count(), 1);
     const img = photo.getByRole('img');
     await page.waitForFunction(
