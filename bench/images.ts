@@ -83,6 +83,11 @@ export async function run() {
     console.log(
       `cached square 128 at 100 connections: ${r.requests.average.toFixed(0)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms (target < 20 ms)`,
     );
+    // The same load on a route that does almost nothing: on a shared machine, the floor the figures above stand on.
+    const floor = await autocannon({ url: `${hub.url}/api/species/languages`, connections: 100, duration: DURATION });
+    console.log(
+      `baseline GET /api/species/languages at 100 connections: ${floor.requests.average.toFixed(0)} req/s, p99 ${floor.latency.p99} ms`,
+    );
     const pub = `${hub.url}/api/species/showcase/image?code=${codes[0]}&square=256`;
     const rp = await autocannon({ url: pub, connections: 100, duration: DURATION });
     console.log(`public showcase square 256 at 100 connections: ${rp.requests.average.toFixed(0)} req/s, p99 ${rp.latency.p99} ms`);
