@@ -212,6 +212,7 @@ describe('species photos', () => {
     const t = new Date('2026-07-01T10:00:00Z');
     hub.clock.freeze(t);
     await hub.infra.db.query('UPDATE species_images SET focus_x = NULL, focus_y = NULL, analysed_at = NULL WHERE id = $1', [key]);
+    hub.services.speciesImages.forgetRows();
     const pending = await image(`/species/image/by-key?key=${key}&square=256`);
     assert.equal(pending.headers.get('cache-control'), 'public, max-age=600');
     assert.equal(pending.headers.get('expires'), new Date(t.getTime() + 600_000).toUTCString());

@@ -22,6 +22,7 @@ import { createSpeciesImagesRepo, type ImageStatus, type PhotoRow } from './repo
 export const SETTLED_MAX_AGE_S = 7 * 24 * 3600;
 export const PENDING_MAX_AGE_S = 10 * 60;
 const API = '/api';
+const ROW_CACHE_MS = 2000;
 
 export interface Credit {
   author: string;
@@ -78,6 +79,22 @@ export function createSpeciesImagesService(deps: {
   const crops = createCropCache(deps.cropCacheBytes ?? 64 * 1024 * 1024);
   const limits = { maxBytes: config.maxBytes, maxPixels: config.maxPixels };
 
+  /**
+   * Photo rows by key or species, remembered ROW_CACHE_MS (real time, not the clock): a cached
+   * square then costs no database round trip. This process drops them on its own changes;
+   * another process's analysis or clear shows here within ROW_CACHE_MS.
+   */
+  const rowCache = new Map<string, { row: PhotoRow | null; at: number }>();
+  async function cachedRow(key: string, load: () => Promise<PhotoRow | null>): Promise<PhotoRow | null> {
+    const hit = rowCache.get(key);
+    if (hit && performance.now() - hit.at < ROW_CACHE_MS) return hit.row;
+    const row = await load();
+    if (rowCache.size > 10_000) rowCache.clear();
+    rowCache.set(key, { row, at: performance.now() });
+    return row;
+  }
+  const forgetRows = () => rowCache.clear();
+
   const enqueueAnalysis = (photoId: string) => queue.enqueue(ANALYSIS_QUEUE, `focus-${photoId}-${crypto.randomUUID()}`, { photoId });
   const download = createDownloader({
     db,
@@ -87,7 +104,10 @@ export function createSpeciesImagesService(deps: {
     limits,
     perSpecies: config.perSpecies,
     scientificName: deps.scientificName,
-    analyse: enqueueAnalysis,
+    analyse: async (id) => {
+      forgetRows();
+      await enqueueAnalysis(id);
+    },
   });
 
   async function analyse(photoId: string): Promise<void> {
@@ -96,6 +116,7 @@ export function createSpeciesImagesService(deps: {
     const display = await storage.get(p.displayKey);
     if (!display) return;
     await repo.setFocus(p.id, await findFocus(display), clock.now());
+    forgetRows();
   }
 
   async function enqueueDownloads(rows: Array<{ speciesCode: string; generation: number }>) {
@@ -177,7 +198,7 @@ export function createSpeciesImagesService(deps: {
   }
 
   async function photoOf(code: string): Promise<PhotoRow> {
-    const p = await repo.firstPhoto(code);
+    const p = await cachedRow(`code:${code}`, () => repo.firstPhoto(code));
     if (!p) throw notFound('No photo of this species yet: POST /species/images asks for one');
     return p;
   }
@@ -224,7 +245,7 @@ export function createSpeciesImagesService(deps: {
     proxy: async (code: string, o: ServeOptions) => serve(await photoOf(code), o),
 
     async byKey(key: string, o: ServeOptions) {
-      const p = await repo.photo(key);
+      const p = await cachedRow(`key:${key}`, () => repo.photo(key));
       if (!p) throw notFound('No such photo');
       return serve(p, o);
     },
@@ -268,6 +289,7 @@ export function createSpeciesImagesService(deps: {
         return all;
       });
       crops.clear();
+      forgetRows();
       await storage.deleteMany(keys.flatMap((k) => [k.storageKey, k.displayKey]));
       return { photos: keys.length };
     },
@@ -288,6 +310,7 @@ export function createSpeciesImagesService(deps: {
         await audit.write(tx, actor, { action: 'admin.image_recrop_started', tenantId: null, details: { photos: rows.length } });
         return rows.map((r) => r.id);
       });
+      forgetRows();
       void (async () => {
         for (const id of ids) await enqueueAnalysis(id).catch(() => {});
       })();
@@ -312,6 +335,9 @@ export function createSpeciesImagesService(deps: {
     },
 
     analyse,
+
+    /** Drops the remembered photo rows (after a change made outside this service, e.g. by a test or a script). */
+    forgetRows,
   };
 }
 
