@@ -88,6 +88,10 @@ export async function run() {
     console.log(
       `baseline GET /api/species/languages at 100 connections: ${floor.requests.average.toFixed(0)} req/s, p99 ${floor.latency.p99} ms`,
     );
+    const me = await autocannon({ url: `${hub.url}/api/auth/me`, headers: auth, connections: 100, duration: DURATION });
+    console.log(
+      `baseline GET /api/auth/me (the same sign-in check) at 100 connections: ${me.requests.average.toFixed(0)} req/s, p99 ${me.latency.p99} ms`,
+    );
     const pub = `${hub.url}/api/species/showcase/image?code=${codes[0]}&square=256`;
     const rp = await autocannon({ url: pub, connections: 100, duration: DURATION });
     console.log(`public showcase square 256 at 100 connections: ${rp.requests.average.toFixed(0)} req/s, p99 ${rp.latency.p99} ms`);
