@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   alerts: () => import('./alerts.ts').then((m) => m.run()),
   exports: () => import('./exports.ts').then((m) => m.run()),
   recovery: () => import('./recovery.ts').then((m) => m.run()),
+  images: () => import('./images.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

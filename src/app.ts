@@ -88,6 +88,8 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createSpeciesImagesService } from './modules/species-images/service.ts';
+import { speciesImagesRoutes } from './modules/species-images/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -157,7 +159,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
   const metrics = createMetrics({ labels: { mode: config.mode } });
   installCollectors(metrics, infra);
-  const systemStatus = createSystemStatusService({ db, kv, clock, mode: config.mode, broker, storage, queue: infra.queue });
+  const systemStatus = createSystemStatusService({
+    db,
+    kv,
+    clock,
+    mode: config.mode,
+    broker,
+    storage,
+    queue: infra.queue,
+    speciesImages: () => speciesImages.totals(),
+  });
   // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
   const limits = {
     register: kv.limiter('register', config.limits.register),
@@ -364,6 +375,17 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
 
+  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
+  const speciesImages = createSpeciesImagesService({
+    db,
+    clock,
+    audit,
+    queue: infra.queue,
+    storage,
+    config: config.images,
+    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
+  });
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -426,6 +448,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...speciesImagesRoutes(speciesImages),
   ];
 
   return {
@@ -461,6 +484,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     fieldNotes,
     metrics,
     systemStatus,
+    speciesImages,
   };
 }
 
