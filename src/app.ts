@@ -74,7 +74,7 @@ import { workersRoutes } from './modules/workers/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
-import { registerWebRoutes } from './modules/web/static.ts';
+import { WEB_DIST, registerWebRoutes } from './modules/web/static.ts';
 import { createAlerting } from './modules/alerts/index.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { createExportsService } from './modules/exports/service.ts';
@@ -88,6 +88,9 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createSensitiveSpecies } from './modules/sensitive/service.ts';
+import { createPublicPagesService } from './modules/public/service.ts';
+import { publicRoutes } from './modules/public/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -168,7 +171,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   };
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
   const species = createSpeciesService({ db });
+  // Filled once the public pages exist: any settings save drops their cache.
+  const settingsSaved: Array<() => Promise<void>> = [];
   const settings = createSettingsService({
+    onSaved: [() => Promise.all(settingsSaved.map((f) => f())).then(() => {})],
     db,
     clock,
     audit,
@@ -302,7 +308,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
 
+  // Sensitive species (issue 20): what leaves a team of them is generalised.
+  const sensitive = createSensitiveSpecies(settings);
   const alerting = createAlerting({
+    isSensitive: sensitive.isSensitive,
     db,
     clock,
     audit,
@@ -323,6 +332,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   satellitesLinks.alerts = alerting.alerts.countOfSatellite;
   const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
   const exportsService = createExportsService({
+    sensitiveCodes: sensitive.codesOf,
     db,
     clock,
     queue: infra.queue,
@@ -363,6 +373,19 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
 
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
+
+  // Public team pages (issue 20).
+  const publicPages = createPublicPagesService({
+    db,
+    kv,
+    clock,
+    settings,
+    visibility,
+    sensitive,
+    catalog: speciesCatalog,
+    publicUrl: config.publicUrl,
+  });
+  settingsSaved.push(publicPages.dropCache);
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
@@ -425,6 +448,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...publicRoutes(publicPages),
   ];
 
   return {
@@ -460,6 +484,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     fieldNotes,
     metrics,
     systemStatus,
+    sensitive,
+    publicPages,
   };
 }
 
@@ -551,7 +577,7 @@ export async function buildApp(
     allowedOrigins: [new URL(config.publicUrl).origin, ...config.allowedOrigins],
   });
 
-  const web = await registerWebRoutes(app);
+  const web = await registerWebRoutes(app, WEB_DIST, { botPreview: services.publicPages.ogForBot });
 
   const all = [...registry, ...PREFIX_DECLARATIONS, metricsRoute, ...live, ...web];
   // Each action names one route across the whole registry, sockets and static files included.
