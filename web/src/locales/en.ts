@@ -724,6 +724,22 @@ export const en = {
   'system.speciesImagesNone': 'not supported yet',
   'system.tenants': 'Teams',
   'system.users': 'Accounts',
+  // Public team pages (issue 20)
+  'pub.notFound': 'This team has no public page.',
+  'pub.since': 'Listening since {date}',
+  'pub.species': 'Species',
+  'pub.detections': 'Detections',
+  'pub.devices': 'Recorders',
+  'pub.joinOpen': 'Join this team',
+  'pub.joinRequest': 'Ask to join this team',
+  'pub.topSpecies': 'Most heard',
+  'pub.none': 'Nothing yet.',
+  'pub.photoCredit': 'Photo: {credit} ({licence})',
+  'pub.detectionCount': '{n} detections',
+  'pub.daily': 'The last 30 days',
+  'pub.dailyLabel': '{n} detections in the last 30 days',
+  'pub.firsts': 'New species',
+  'pub.towns': 'Where we listen',
   notFound: 'This page does not exist.',
 } as const;
 
