@@ -88,6 +88,8 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createSpeciesImagesService } from './modules/species-images/service.ts';
+import { speciesImagesRoutes } from './modules/species-images/routes.ts';
 import { createSensitiveSpecies } from './modules/sensitive/service.ts';
 import { createPublicPagesService } from './modules/public/service.ts';
 import { publicRoutes } from './modules/public/routes.ts';
@@ -374,6 +376,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
 
+  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
+  const speciesImages = createSpeciesImagesService({
+    db,
+    clock,
+    audit,
+    queue: infra.queue,
+    storage,
+    config: config.images,
+    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
+  });
   // Public team pages (issue 20).
   const publicPages = createPublicPagesService({
     db,
@@ -383,6 +395,14 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     visibility,
     sensitive,
     catalog: speciesCatalog,
+    // Species without a photo yet are asked for, so a later visit (after the 10-minute cache) has them.
+    photosOf: async (codes) =>
+      new Map(
+        (await speciesImages.photosFor(codes, { queue: true })).map((p) => [
+          p.code,
+          { url: p.url, credit: p.author, licence: p.licence, licenceUrl: p.licenceUrl, sourceUrl: p.sourceUrl },
+        ]),
+      ),
     publicUrl: config.publicUrl,
   });
   settingsSaved.push(publicPages.dropCache);
@@ -448,6 +468,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...speciesImagesRoutes(speciesImages),
     ...publicRoutes(publicPages),
   ];
 
@@ -484,6 +505,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     fieldNotes,
     metrics,
     systemStatus,
+    speciesImages,
     sensitive,
     publicPages,
   };

@@ -63,6 +63,8 @@ export interface Config {
   readonly queueAttempts: number;
   /** Job queue: retry n waits this · 2^(n-1) ms (`QUEUE_BACKOFF_MS`, default 1000). */
   readonly queueBackoffMs: number;
+  /** Species photos (issue 20): providers, their base URLs and the caps on what they send. */
+  readonly images: ImagesConfig;
 }
 
 export interface AbuseLimits {
@@ -308,5 +310,40 @@ export function loadConfig(env: Env = process.env): Config {
     queueBackoffMs: readInt(env, 'QUEUE_BACKOFF_MS', 1000, 1, 3_600_000),
     ...readS3(env),
     ...readMqtt(env, mode),
+    images: readImages(env),
+  });
+}
+
+export interface ImagesConfig {
+  /** `IMAGES_PROVIDERS`: providers asked in this order (wikimedia, inaturalist), or `off` for an offline hub. */
+  readonly providers: ReadonlyArray<'wikimedia' | 'inaturalist'>;
+  /** `IMAGES_WIKIMEDIA_URL`: the Commons base (tests point it at a local server). */
+  readonly wikimediaUrl: string;
+  /** `IMAGES_INATURALIST_URL`: the iNaturalist API base. */
+  readonly inaturalistUrl: string;
+  /** `IMAGES_MAX_BYTES`: largest image downloaded (default 10 MB). */
+  readonly maxBytes: number;
+  /** `IMAGES_MAX_PIXELS`: largest image decoded, width × height (default 40 megapixels). */
+  readonly maxPixels: number;
+  /** `IMAGES_PROVIDER_INTERVAL_MS`: least time between two requests to one provider (default 1000). */
+  readonly intervalMs: number;
+  /** `IMAGES_PER_SPECIES`: photos kept per species (default 3). */
+  readonly perSpecies: number;
+}
+
+function readImages(env: Env): ImagesConfig {
+  const raw = (env.IMAGES_PROVIDERS ?? 'wikimedia,inaturalist').trim().toLowerCase();
+  const names = raw === 'off' || raw === '' ? [] : raw.split(',').map((s) => s.trim());
+  for (const n of names) {
+    if (n !== 'wikimedia' && n !== 'inaturalist') throw new ConfigError(`IMAGES_PROVIDERS: unknown provider "${n}" (wikimedia, inaturalist, or off)`);
+  }
+  return Object.freeze({
+    providers: [...new Set(names as Array<'wikimedia' | 'inaturalist'>)],
+    wikimediaUrl: (readUrl(env, 'IMAGES_WIKIMEDIA_URL', ['http:', 'https:']) ?? 'https://commons.wikimedia.org').replace(/\/$/, ''),
+    inaturalistUrl: (readUrl(env, 'IMAGES_INATURALIST_URL', ['http:', 'https:']) ?? 'https://api.inaturalist.org').replace(/\/$/, ''),
+    maxBytes: readInt(env, 'IMAGES_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    maxPixels: readInt(env, 'IMAGES_MAX_PIXELS', 40_000_000, 10_000, 500_000_000),
+    intervalMs: readInt(env, 'IMAGES_PROVIDER_INTERVAL_MS', 1000, 0, 600_000),
+    perSpecies: readInt(env, 'IMAGES_PER_SPECIES', 3, 1, 10),
   });
 }

@@ -178,6 +178,10 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     }
     // A run in progress stops after its batch and is handed back for another process to finish.
     stops.push(() => services.retention.stop());
+    // Species photos (issue 20): download and analysis workers; the queue's close stops them.
+    const speciesImages = services.speciesImages.start();
+    ready.push(speciesImages);
+    speciesImages.catch((err) => log.error({ err }, 'species photos: starting failed'));
   }
   // Every process, whatever its mode, in the service registry (spec §8: entries live 30 s, rewritten every 10 s).
   const registration = createServiceRegistration({

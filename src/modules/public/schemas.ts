@@ -8,10 +8,14 @@ export const LangQuery = Type.Object({
 
 /** A species photo with its credit, as the species photos module gives it. */
 export const SpeciesPhoto = Type.Object({
+  /** The hub's public square of the photo (a path on this hub). */
   url: Type.String(),
+  /** The author, as the licence asks to credit them. */
   credit: Type.String(),
   licence: Type.String(),
-  sourceUrl: Type.Optional(Nullable(Type.String())),
+  licenceUrl: Nullable(Type.String()),
+  /** Where the photo comes from (the provider's page). */
+  sourceUrl: Nullable(Type.String()),
 });
 export type SpeciesPhoto = Static<typeof SpeciesPhoto>;
 

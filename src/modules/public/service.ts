@@ -30,7 +30,8 @@ const GENERATION_TTL_S = 30 * 86_400;
 
 const DAY_MS = 86_400_000;
 
-export type PhotoOf = (code: string) => Promise<SpeciesPhoto | null>;
+/** Credited photos of species (the species photos module), by code; species without one are absent. */
+export type PhotosOf = (codes: string[]) => Promise<Map<string, SpeciesPhoto>>;
 
 export function createPublicPagesService(deps: {
   db: Db;
@@ -40,8 +41,7 @@ export function createPublicPagesService(deps: {
   visibility: Pick<CategoryVisibility, 'visible'>;
   sensitive: Pick<SensitiveSpecies, 'codesOf' | 'showsOnPublicPage'>;
   catalog: () => Pick<SpeciesCatalog, 'commonName' | 'resolveLanguage'>;
-  /** The species' credited photo (the species photos module), or null while it has none. */
-  photoOf?: PhotoOf;
+  photosOf?: PhotosOf;
   publicUrl: string;
 }) {
   const { kv, clock, settings } = deps;
@@ -83,7 +83,10 @@ export function createPublicPagesService(deps: {
     ]);
     const catalog = deps.catalog();
     const nameOf = (code: string, fallback: string) => catalog.commonName(code, lang) ?? fallback;
-    const photos = await Promise.all(top.map((s) => (deps.photoOf ? deps.photoOf(s.code).catch(() => null) : Promise.resolve(null))));
+    // A page without photos is still a page: a failing photo store leaves them out.
+    const photos = deps.photosOf
+      ? await deps.photosOf(top.map((s) => s.code)).catch(() => new Map<string, SpeciesPhoto>())
+      : new Map<string, SpeciesPhoto>();
 
     const byDay = new Map<string, Array<{ code: string; commonName: string; scientificName: string }>>();
     for (const f of firsts) {
@@ -104,12 +107,12 @@ export function createPublicPagesService(deps: {
       lang,
       timeZone,
       counts,
-      topSpecies: top.map((s, i) => ({
+      topSpecies: top.map((s) => ({
         code: s.code,
         commonName: nameOf(s.code, s.commonName),
         scientificName: s.scientificName,
         detections: s.detections,
-        photo: photos[i] ?? null,
+        photo: photos.get(s.code) ?? null,
       })),
       recentFirsts: [...byDay].map(([date, species]) => ({ date, species })),
       dailyTotals,
@@ -160,14 +163,14 @@ export function createPublicPagesService(deps: {
     /** The link preview of the page (Open Graph and Twitter card), every value escaped. */
     async og(slug: string, langTag?: string): Promise<string> {
       const p = await page(slug, langTag);
-      return ogHtml(p, `${deps.publicUrl}/t/${encodeURIComponent(p.slug)}`);
+      return ogHtml(p, deps.publicUrl);
     },
 
     /** The preview for a bot at /t/:slug, or null when the page is off (the dashboard then answers). */
     async ogForBot(slug: string, langTag?: string): Promise<string | null> {
       try {
         const p = await page(slug, langTag);
-        return ogHtml(p, `${deps.publicUrl}/t/${encodeURIComponent(p.slug)}`, false);
+        return ogHtml(p, deps.publicUrl, false);
       } catch {
         return null;
       }

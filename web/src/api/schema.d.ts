@@ -6415,7 +6415,8 @@ export interface paths {
                                 photo: {
                                     credit: string;
                                     licence: string;
-                                    sourceUrl?: string | null;
+                                    licenceUrl: string | null;
+                                    sourceUrl: string | null;
                                     url: string;
                                 } | null;
                                 scientificName: string;
@@ -8028,6 +8029,422 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/species/image-cache/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Clears the whole image cache: every stored photo and status (the next request downloads again) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            photos: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image-cache/recrop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Finds the bird again in every photo, in the background; squares are served with the short lifetime until each is done */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            photos: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image-cache/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Re-queues the failed downloads; answers how many species */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            queued: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image-cache/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Image cache statistics: species by status, stored photos and bytes, crops in memory, queues */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            awaitingAnalysis: number;
+                            crops: {
+                                bytes: number;
+                                entries: number;
+                                hits: number;
+                                misses: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            displayBytes: number;
+                            originalBytes: number;
+                            photos: number;
+                            providers: string[];
+                            queue: {
+                                analysis: {
+                                    active: number;
+                                    completed: number;
+                                    failed: number;
+                                    waiting: number;
+                                };
+                                downloads: {
+                                    active: number;
+                                    completed: number;
+                                    failed: number;
+                                    waiting: number;
+                                };
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            species: {
+                                failed: number;
+                                none: number;
+                                pending: number;
+                                ready: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image-gallery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A species' photos in gallery order: display, square and full-resolution URLs, originalBytes, credit, licence */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Species code */
+                    code: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            photos: ({
+                                author: string;
+                                displayUrl: string;
+                                fullUrl: string;
+                                height: number;
+                                /** Format: uuid */
+                                key: string;
+                                /** @description CC0 1.0, CC BY n.n or CC BY-SA n.n */
+                                licence: string;
+                                licenceUrl: string | null;
+                                originalBytes: number;
+                                provider: string;
+                                /** @description The photo's page at the provider */
+                                sourceUrl: string;
+                                squareUrl: string;
+                                width: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            status: "ready" | "pending" | "failed" | "none";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image/by-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A photo by the key of its gallery URL, with the same original, maxBytes and square parameters */
+        get: {
+            parameters: {
+                query: {
+                    key: string;
+                    /** @description The display copy instead when the original is larger (the web client sends 8 MB) */
+                    maxBytes?: number;
+                    original?: "0" | "1" | "true" | "false";
+                    /** @description 64, 128, 256 or 512: a JPEG crop centred on the bird */
+                    square?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image (image/jpeg; an original may be image/png or image/webp) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/jpeg": string;
+                    };
+                };
+                /** @description No content */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/image/proxy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A species' first photo from storage: the display copy; original=1 full resolution (maxBytes: the display copy when the original is larger); square=64|128|256|512 a JPEG crop centred on the bird */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Species code */
+                    code: string;
+                    /** @description The display copy instead when the original is larger (the web client sends 8 MB) */
+                    maxBytes?: number;
+                    original?: "0" | "1" | "true" | "false";
+                    /** @description 64, 128, 256 or 512: a JPEG crop centred on the bird */
+                    square?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image (image/jpeg; an original may be image/png or image/webp) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/jpeg": string;
+                    };
+                };
+                /** @description No content */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/images": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Each species' photo status (ready, pending, failed, none) with the first photo's credit; missing ones are queued for download */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        codes: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            images: ({
+                                author?: string;
+                                code: string;
+                                /** Format: uuid */
+                                key?: string;
+                                /** @description CC0 1.0, CC BY n.n or CC BY-SA n.n */
+                                licence?: string;
+                                licenceUrl?: string | null;
+                                provider?: string;
+                                /** @description The photo's page at the provider */
+                                sourceUrl?: string;
+                                /** @description 128 px square */
+                                squareUrl?: string;
+                                status: "ready" | "pending" | "failed" | "none";
+                                /** @description Display copy */
+                                url?: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/species/languages": {
         parameters: {
             query?: never;
@@ -8057,6 +8474,54 @@ export interface paths {
                             [key: string]: unknown;
                         };
                     };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species/showcase/image": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A species' first photo for public pages: the display copy, or square=64|128|256|512 */
+        get: {
+            parameters: {
+                query: {
+                    /** @description Species code */
+                    code: string;
+                    /** @description 64, 128, 256 or 512: a JPEG crop centred on the bird */
+                    square?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The image (image/jpeg; an original may be image/png or image/webp) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/jpeg": string;
+                    };
+                };
+                /** @description No content */
+                304: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
                 };
             };
         };
