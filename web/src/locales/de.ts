@@ -737,7 +737,7 @@ export const de: Record<Key, string> = {
   'pub.joinRequest': 'Beitritt zu diesem Team anfragen',
   'pub.topSpecies': 'Am häufigsten gehört',
   'pub.none': 'Noch nichts.',
-  'pub.photoCredit': 'Foto: {credit} ({licence})',
+  'pub.photo': 'Foto:',
   'pub.detectionCount': '{n} Erkennungen',
   'pub.daily': 'Die letzten 30 Tage',
   'pub.dailyLabel': '{n} Erkennungen in den letzten 30 Tagen',

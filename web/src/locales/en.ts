@@ -734,7 +734,7 @@ export const en = {
   'pub.joinRequest': 'Ask to join this team',
   'pub.topSpecies': 'Most heard',
   'pub.none': 'Nothing yet.',
-  'pub.photoCredit': 'Photo: {credit} ({licence})',
+  'pub.photo': 'Photo:',
   'pub.detectionCount': '{n} detections',
   'pub.daily': 'The last 30 days',
   'pub.dailyLabel': '{n} detections in the last 30 days',

@@ -67,7 +67,25 @@ function PageBody({ page }: { page: PublicTeamPage }) {
               {s.photo ? (
                 <figure>
                   <img src={s.photo.url} alt={s.commonName} width={128} height={128} loading="lazy" />
-                  <figcaption>{t('pub.photoCredit', { credit: s.photo.credit, licence: s.photo.licence })}</figcaption>
+                  <figcaption data-testid="photo-credit">
+                    {t('pub.photo')}{' '}
+                    {s.photo.sourceUrl ? (
+                      <a href={s.photo.sourceUrl} rel="noopener noreferrer" target="_blank">
+                        {s.photo.credit}
+                      </a>
+                    ) : (
+                      s.photo.credit
+                    )}{' '}
+                    (
+                    {s.photo.licenceUrl ? (
+                      <a href={s.photo.licenceUrl} rel="noopener noreferrer license" target="_blank">
+                        {s.photo.licence}
+                      </a>
+                    ) : (
+                      s.photo.licence
+                    )}
+                    )
+                  </figcaption>
                 </figure>
               ) : null}
               <strong>{s.commonName}</strong> <em>{s.scientificName}</em> · {t('pub.detectionCount', { n: s.detections })}
