@@ -8,6 +8,18 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
+import { newId } from '../src/core/crypto.ts';
+
+/** A credited photo row as the species photos module stores one (no download in these tests). */
+async function insertPhoto(hub: Hub, code: string, keys: { storage?: string; display?: string } = {}) {
+  await hub.infra.db.query(
+    `INSERT INTO species_images (id, species_code, position, provider, source_id, storage_key, content_type, width, height, original_bytes,
+       display_key, display_bytes, display_width, display_height, author, licence, licence_url, source_url, created_at)
+     VALUES ($1, $2, 0, 'wikimedia', $3, $4, 'image/jpeg', 256, 256, 1000, $5, 1000, 256, 256, 'Ann Author', 'CC BY 4.0',
+       'https://creativecommons.org/licenses/by/4.0/', 'https://commons.wikimedia.org/wiki/File:Robin.jpg', $6)`,
+    [newId(), code, `File:${code}.jpg`, keys.storage ?? `species/${code}/o.jpg`, keys.display ?? `species/${code}/d.jpg`, hub.clock.now()],
+  );
+}
 
 describe('public team pages', () => {
   let hub: Hub;
@@ -16,7 +28,8 @@ describe('public team pages', () => {
   let hubAdmin: TestUser;
 
   before(async () => {
-    hub = await startHub();
+    // Offline: a page that asks for missing photos must not reach the internet from a test.
+    hub = await startHub({ env: { IMAGES_PROVIDERS: 'off' } });
     api = client(hub.url);
     f = factories(hub);
     hubAdmin = await f.user({ admin: true });
@@ -102,6 +115,24 @@ describe('public team pages', () => {
       assert.ok(!text.includes(hidden), `${hidden} must not appear`);
     }
     assert.ok(!text.includes('Secret Garden Post') && !text.includes('52.51'), 'never a satellite name or position');
+  });
+
+  test('top species carry their credited photo (the species photos module); the preview shows it with an absolute address', async () => {
+    const { team, sat } = await published();
+    await makeDetection(hub, { satellite: sat });
+    await insertPhoto(hub, 'eurrob1');
+    const p = (await api.get(`/public/teams/${team.slug}`)).body;
+    assert.deepEqual(p.topSpecies[0].photo, {
+      url: '/api/species/showcase/image?code=eurrob1&square=256',
+      credit: 'Ann Author',
+      licence: 'CC BY 4.0',
+      licenceUrl: 'https://creativecommons.org/licenses/by/4.0/',
+      sourceUrl: 'https://commons.wikimedia.org/wiki/File:Robin.jpg',
+    });
+    const og = (await api.get(`/public/teams/${team.slug}/og`)).text;
+    assert.match(og, /<meta property="og:image" content="https?:\/\/[^"/]+\/api\/species\/showcase\/image\?code=eurrob1&amp;square=256">/);
+    assert.match(og, /<meta name="twitter:card" content="summary_large_image">/);
+    assert.match(og, /Photo: Ann Author \(CC BY 4.0\)/);
   });
 
   test('?lang= names the species in that language; an unknown language falls back to English', async () => {

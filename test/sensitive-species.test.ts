@@ -34,7 +34,7 @@ describe('sensitive species', () => {
   let robinId: string;
 
   before(async () => {
-    hub = await startHub({ env: ALERT_ENV });
+    hub = await startHub({ env: { ...ALERT_ENV, IMAGES_PROVIDERS: 'off' } });
     api = client(hub.url);
     f = factories(hub);
     hubAdmin = await f.user({ admin: true });
