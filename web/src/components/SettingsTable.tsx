@@ -21,6 +21,14 @@ function parseInput(raw: string, like: unknown): unknown {
   if (typeof like === 'number') return Number(raw);
   if (typeof like === 'boolean') return raw === 'true';
   if (typeof like === 'string') return raw;
+  // A setting with no value yet (a satellite's town) takes JSON, or else the text as typed.
+  if (like === null) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return raw;
+    }
+  }
   return JSON.parse(raw);
 }
 

@@ -743,5 +743,7 @@ export const de: Record<Key, string> = {
   'pub.dailyLabel': '{n} Erkennungen in den letzten 30 Tagen',
   'pub.firsts': 'Neue Arten',
   'pub.towns': 'Wo wir zuhören',
+  'pub.teamIntro':
+    'Die öffentliche Seite (Einstellungen public_page, town_opt_in, public_page_show_sensitive, sensitive_species_extra; der Hub muss öffentliche Seiten erlauben):',
   notFound: 'Diese Seite gibt es nicht.',
 };

@@ -740,6 +740,8 @@ export const en = {
   'pub.dailyLabel': '{n} detections in the last 30 days',
   'pub.firsts': 'New species',
   'pub.towns': 'Where we listen',
+  'pub.teamIntro':
+    'The public page (settings public_page, town_opt_in, public_page_show_sensitive, sensitive_species_extra; the hub must allow public pages):',
   notFound: 'This page does not exist.',
 } as const;
 
