@@ -176,7 +176,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Filled once the public pages exist: any settings save drops their cache.
   const settingsSaved: Array<() => Promise<void>> = [];
   const settings = createSettingsService({
-    onSaved: [() => Promise.all(settingsSaved.map((f) => f())).then(() => {})],
+    // After commit: a failed drop must not turn a saved change into an error (the page then turns over within 10 minutes).
+    onSaved: [() => Promise.all(settingsSaved.map((f) => f().catch(() => {}))).then(() => {})],
     db,
     clock,
     audit,

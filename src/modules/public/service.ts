@@ -8,7 +8,7 @@
 import type { Kv } from '../../infra/kv/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { localTime } from '../../core/local-time.ts';
-import { AppError, notFound } from '../../core/errors.ts';
+import { notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { SpeciesCatalog } from '../species/catalog.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
@@ -47,18 +47,20 @@ export function createPublicPagesService(deps: {
   const { kv, clock, settings } = deps;
   const repo = createPublicRepo(deps.db);
 
+  const switchesOn = async (tenantId: string) =>
+    (await settings.hubSetting<boolean>('allow_public_pages')) === true &&
+    (await settings.teamSetting<boolean>(tenantId, 'public_page')) === true;
+
   /** The team behind a slug when its page is on; the same 404 for "no such team" and "page off". */
   async function publishedTeam(slug: string) {
-    const off = () => notFound('Team or item not found');
-    if (!(await settings.hubSetting<boolean>('allow_public_pages'))) throw off();
     const team = await repo.teamBySlug(slug);
-    if (!team || !(await settings.teamSetting<boolean>(team.id, 'public_page'))) throw off();
+    if (!team || !(await switchesOn(team.id))) throw notFound('Team or item not found');
     return team;
   }
 
   const languageOf = (lang: string | undefined) => (lang && deps.catalog().resolveLanguage(lang)) || 'en';
 
-  async function build(slug: string, lang: string): Promise<PublicPage> {
+  async function build(slug: string, lang: string): Promise<{ tenantId: string; page: PublicPage }> {
     const team = await publishedTeam(slug);
     const tenantId = team.id;
     const [categories, sensitive, showSensitive, timeZone, townOptIn, joinPolicy, directory] = await Promise.all([
@@ -99,7 +101,7 @@ export function createPublicPagesService(deps: {
       const date = dayString(today.day - (DAILY_DAYS - 1 - i));
       return { date, detections: perDay.get(date) ?? 0 };
     });
-    return {
+    const page: PublicPage = {
       slug: team.slug,
       name: team.name,
       description: team.description,
@@ -120,6 +122,7 @@ export function createPublicPagesService(deps: {
       join: joinPolicy !== 'invite_only' && directory ? { policy: joinPolicy as 'listed' | 'request' | 'open', teamId: tenantId } : null,
       generatedAt: now.toISOString(),
     };
+    return { tenantId, page };
   }
 
   /** Distinct towns of the team's satellites (each satellite's `town` setting): place names only, never a position. */
@@ -137,24 +140,24 @@ export function createPublicPagesService(deps: {
     const key = `public:page:${await generation()}:${slug}:${lang}`;
     const hit = await kv.get(key);
     if (hit) {
-      const cached = JSON.parse(hit) as { at: number; page: PublicPage | null };
+      const cached = JSON.parse(hit) as { at: number; tenantId: string; page: PublicPage };
       // The clock decides freshness (tests move it); the kv TTL only bounds memory.
       if (clock.now().getTime() - cached.at < PUBLIC_PAGE_CACHE_MS) {
-        if (!cached.page) throw notFound('Team or item not found');
+        // Another process may have built this page from settings it had cached a moment before
+        // a switch went off: the switches are checked on every hit (the settings service's own
+        // short cache), so "off" holds everywhere within seconds, never 10 minutes.
+        if (!(await switchesOn(cached.tenantId))) throw notFound('Team or item not found');
         return cached.page;
       }
     }
-    const keep = (p: PublicPage | null) => kv.set(key, JSON.stringify({ at: clock.now().getTime(), page: p }), PUBLIC_PAGE_CACHE_MS / 1000);
-    let built: PublicPage;
-    try {
-      built = await build(slug, lang);
-    } catch (err) {
-      // A 404 is kept too, so a stream of guesses at slugs costs one read each per 10 minutes.
-      if (err instanceof AppError && err.status === 404) await keep(null);
-      throw err;
-    }
-    await keep(built);
-    return built;
+    // A 404 is not kept: a page switched on must not wait for a cached "off" on another process.
+    const built = await build(slug, lang);
+    await kv.set(
+      key,
+      JSON.stringify({ at: clock.now().getTime(), tenantId: built.tenantId, page: built.page }),
+      PUBLIC_PAGE_CACHE_MS / 1000,
+    );
+    return built.page;
   }
 
   return {
