@@ -162,7 +162,16 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
   const metrics = createMetrics({ labels: { mode: config.mode } });
   installCollectors(metrics, infra);
-  const systemStatus = createSystemStatusService({ db, kv, clock, mode: config.mode, broker, storage, queue: infra.queue });
+  const systemStatus = createSystemStatusService({
+    db,
+    kv,
+    clock,
+    mode: config.mode,
+    broker,
+    storage,
+    queue: infra.queue,
+    speciesImages: () => speciesImages.totals(),
+  });
   // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
   const limits = {
     register: kv.limiter('register', config.limits.register),

@@ -335,7 +335,8 @@ function readImages(env: Env): ImagesConfig {
   const raw = (env.IMAGES_PROVIDERS ?? 'wikimedia,inaturalist').trim().toLowerCase();
   const names = raw === 'off' || raw === '' ? [] : raw.split(',').map((s) => s.trim());
   for (const n of names) {
-    if (n !== 'wikimedia' && n !== 'inaturalist') throw new ConfigError(`IMAGES_PROVIDERS: unknown provider "${n}" (wikimedia, inaturalist, or off)`);
+    if (n !== 'wikimedia' && n !== 'inaturalist')
+      throw new ConfigError(`IMAGES_PROVIDERS: unknown provider "${n}" (wikimedia, inaturalist, or off)`);
   }
   return Object.freeze({
     providers: [...new Set(names as Array<'wikimedia' | 'inaturalist'>)],

@@ -127,7 +127,7 @@ describe('system status', () => {
     assert.equal(data.detections.listed, before.detections.listed + 1);
     assert.equal(data.detections.tentative, before.detections.tentative + 1);
     assert.deepEqual(Object.keys(data.inferenceQueue).sort(), ['active', 'completed', 'delayed', 'failed', 'waiting']);
-    assert.deepEqual(data.speciesImages, { total: 0, withImage: 0, supported: false });
+    assert.deepEqual(data.speciesImages, { total: 0, withImage: 0, supported: true });
   });
 
   test('hub admins and the internal key only', async () => {

@@ -58,7 +58,9 @@ describe('system status page (e2e)', { skip, timeout: 180_000 }, () => {
       const cells = await infra.getByRole('row').filter({ hasText: name }).getByRole('cell').allTextContents();
       assert.equal(cells[1], 'ok', `${name} answers`);
     }
-    await page.getByText('not supported yet').waitFor();
+    // Species photos exist since issue 20: the count of species with a photo (none here).
+    const images = page.locator('dt', { hasText: 'Species images' }).locator('xpath=following-sibling::dd[1]');
+    assert.equal(await images.textContent(), '0');
     assert.deepEqual(cspViolations, [], 'CSP violations');
     await ctx.close();
   });

@@ -102,6 +102,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MQTT_PORT: '0',
     MQTT_WS_PORT: '0',
     MQTT_HOST: '127.0.0.1',
+    // No test reaches the real photo providers; species-images tests point them at local servers.
+    IMAGES_PROVIDERS: 'off',
     ...overrides,
   });
 }

@@ -21,6 +21,7 @@ const Fleet = lazy(() => import('./pages/Fleet'));
 const DetectionDetail = lazy(() => import('./pages/DetectionDetail'));
 const Sessions = lazy(() => import('./pages/Sessions'));
 const Species = lazy(() => import('./pages/Species'));
+const SpeciesPhotos = lazy(() => import('./pages/SpeciesPhotos'));
 const Directory = lazy(() => import('./pages/Directory'));
 const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
@@ -209,6 +210,7 @@ function ShellPage() {
             <Route path="/detections" element={<Detections />} />
             <Route path="/detections/:id" element={<DetectionDetail />} />
             <Route path="/species" element={<Species />} />
+            <Route path="/species/:code/photos" element={<SpeciesPhotos />} />
             <Route path="/sessions" element={<Sessions />} />
             <Route path="/teams" element={<Directory />} />
             <Route path="/teams/new" element={<CreateTeam />} />

@@ -77,7 +77,9 @@ export interface Focus {
  * frequency, saturation, skin tones) on a small copy; the geometric centre when it finds nothing.
  */
 export async function findFocus(display: Buffer): Promise<Focus> {
-  const { info } = await sharp(display).resize(256, 256, { fit: 'cover', position: sharp.strategy.attention }).toBuffer({ resolveWithObject: true });
+  const { info } = await sharp(display)
+    .resize(256, 256, { fit: 'cover', position: sharp.strategy.attention })
+    .toBuffer({ resolveWithObject: true });
   const scaled = await sharp(display).metadata();
   // attentionX/Y are in the copy scaled to cover 256×256, before the crop.
   const k = 256 / Math.min(scaled.width ?? 256, scaled.height ?? 256);
@@ -97,7 +99,12 @@ function clamp01(v: number): number {
  * A size×size JPEG: the largest square of the display copy centred on `focus` (kept inside the
  * image), or, for a photo still awaiting analysis, sharp's attention crop made on the spot.
  */
-export async function squareCrop(display: Buffer, size: SquareSize, focus: Focus | null, dims: { width: number; height: number }): Promise<Buffer> {
+export async function squareCrop(
+  display: Buffer,
+  size: SquareSize,
+  focus: Focus | null,
+  dims: { width: number; height: number },
+): Promise<Buffer> {
   if (!focus) {
     return sharp(display).resize(size, size, { fit: 'cover', position: sharp.strategy.attention }).jpeg({ quality: 80 }).toBuffer();
   }

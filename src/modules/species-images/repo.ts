@@ -66,10 +66,17 @@ export function createSpeciesImagesRepo(db: Db) {
       db.query<{ speciesCode: string }>(`SELECT species_code AS "speciesCode" FROM species_image_status WHERE status = $1`, [status]),
 
     setStatus: (code: string, status: ImageStatus, error: string | null, now: Date, tx: Db = db) =>
-      tx.query(`UPDATE species_image_status SET status = $2, error = $3, updated_at = $4 WHERE species_code = $1`, [code, status, error, now]),
+      tx.query(`UPDATE species_image_status SET status = $2, error = $3, updated_at = $4 WHERE species_code = $1`, [
+        code,
+        status,
+        error,
+        now,
+      ]),
 
     photosOf: (codes: readonly string[]) =>
-      db.query<PhotoRow>(`SELECT ${PHOTO} FROM species_images WHERE species_code = ANY($1::text[]) ORDER BY species_code, position, id`, [codes]),
+      db.query<PhotoRow>(`SELECT ${PHOTO} FROM species_images WHERE species_code = ANY($1::text[]) ORDER BY species_code, position, id`, [
+        codes,
+      ]),
 
     photo: (id: string) => db.maybeOne<PhotoRow>(`SELECT ${PHOTO} FROM species_images WHERE id = $1`, [id]),
 
@@ -77,7 +84,11 @@ export function createSpeciesImagesRepo(db: Db) {
       db.maybeOne<PhotoRow>(`SELECT ${PHOTO} FROM species_images WHERE species_code = $1 ORDER BY position, id LIMIT 1`, [code]),
 
     hasPhoto: async (code: string, provider: string, sourceId: string) =>
-      (await db.maybeOne(`SELECT 1 FROM species_images WHERE species_code = $1 AND provider = $2 AND source_id = $3`, [code, provider, sourceId])) !== null,
+      (await db.maybeOne(`SELECT 1 FROM species_images WHERE species_code = $1 AND provider = $2 AND source_id = $3`, [
+        code,
+        provider,
+        sourceId,
+      ])) !== null,
 
     insertPhoto: (tx: Db, p: NewPhoto) =>
       tx.query(
@@ -85,19 +96,47 @@ export function createSpeciesImagesRepo(db: Db) {
            display_key, display_bytes, display_width, display_height, author, licence, licence_url, source_url, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          ON CONFLICT (species_code, provider, source_id) DO NOTHING`,
-        [p.id, p.speciesCode, p.position, p.provider, p.sourceId, p.storageKey, p.contentType, p.width, p.height, p.originalBytes,
-          p.displayKey, p.displayBytes, p.displayWidth, p.displayHeight, p.author, p.licence, p.licenceUrl, p.sourceUrl, p.createdAt],
+        [
+          p.id,
+          p.speciesCode,
+          p.position,
+          p.provider,
+          p.sourceId,
+          p.storageKey,
+          p.contentType,
+          p.width,
+          p.height,
+          p.originalBytes,
+          p.displayKey,
+          p.displayBytes,
+          p.displayWidth,
+          p.displayHeight,
+          p.author,
+          p.licence,
+          p.licenceUrl,
+          p.sourceUrl,
+          p.createdAt,
+        ],
       ),
 
     setFocus: (id: string, focus: { x: number; y: number } | null, at: Date | null) =>
-      db.query(`UPDATE species_images SET focus_x = $2, focus_y = $3, analysed_at = $4 WHERE id = $1`, [id, focus?.x ?? null, focus?.y ?? null, at]),
+      db.query(`UPDATE species_images SET focus_x = $2, focus_y = $3, analysed_at = $4 WHERE id = $1`, [
+        id,
+        focus?.x ?? null,
+        focus?.y ?? null,
+        at,
+      ]),
 
     /** Every photo back to awaiting analysis (a re-crop); returns their ids. */
-    unsettleAll: () => db.query<{ id: string }>(`UPDATE species_images SET focus_x = NULL, focus_y = NULL, analysed_at = NULL RETURNING id`),
+    unsettleAll: () =>
+      db.query<{ id: string }>(`UPDATE species_images SET focus_x = NULL, focus_y = NULL, analysed_at = NULL RETURNING id`),
 
     unanalysed: () => db.query<{ id: string }>(`SELECT id FROM species_images WHERE analysed_at IS NULL`),
 
-    allKeys: () => db.query<{ id: string; storageKey: string; displayKey: string }>(`SELECT id, storage_key AS "storageKey", display_key AS "displayKey" FROM species_images`),
+    allKeys: () =>
+      db.query<{ id: string; storageKey: string; displayKey: string }>(
+        `SELECT id, storage_key AS "storageKey", display_key AS "displayKey" FROM species_images`,
+      ),
 
     async stats() {
       const [byStatus, photos] = await Promise.all([

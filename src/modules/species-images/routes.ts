@@ -2,7 +2,19 @@ import { badRequest } from '../../core/errors.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { NoContent, NotJson } from '../../core/schemas.ts';
 import { SQUARE_SIZES, type SquareSize } from './image.ts';
-import { ByKeyQuery, CacheStats, Cleared, CodeQuery, Gallery, ImagesBody, ImageStatuses, ProxyQuery, Recrop, Retried, ShowcaseQuery } from './schemas.ts';
+import {
+  ByKeyQuery,
+  CacheStats,
+  Cleared,
+  CodeQuery,
+  Gallery,
+  ImagesBody,
+  ImageStatuses,
+  ProxyQuery,
+  Recrop,
+  Retried,
+  ShowcaseQuery,
+} from './schemas.ts';
 import type { Served, ServeOptions, SpeciesImagesService } from './service.ts';
 
 /**
@@ -45,7 +57,8 @@ export function speciesImagesRoutes(images: SpeciesImagesService) {
       action: 'species.images.request',
       access: access.authenticated,
       audit: [],
-      summary: "Each species' photo status (ready, pending, failed, none) with the first photo's credit; missing ones are queued for download",
+      summary:
+        "Each species' photo status (ready, pending, failed, none) with the first photo's credit; missing ones are queued for download",
       tags: ['species'],
       schema: { body: ImagesBody, response: { 200: ImageStatuses } },
       handler: async ({ body }) => ({ images: await images.request(body.codes) }),

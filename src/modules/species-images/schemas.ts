@@ -56,7 +56,9 @@ export const Gallery = Open({
 
 const serving = {
   original: Type.Optional(OneOf(['0', '1', 'true', 'false'] as const)),
-  maxBytes: Type.Optional(Type.Integer({ minimum: 1, description: 'The display copy instead when the original is larger (the web client sends 8 MB)' })),
+  maxBytes: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'The display copy instead when the original is larger (the web client sends 8 MB)' }),
+  ),
   square: Type.Optional(Type.Integer({ description: '64, 128, 256 or 512: a JPEG crop centred on the bird' })),
 };
 export const ProxyQuery = Type.Object({ code: Code, ...serving }, { additionalProperties: false });

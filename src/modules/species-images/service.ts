@@ -100,7 +100,13 @@ export function createSpeciesImagesService(deps: {
 
   async function enqueueDownloads(rows: Array<{ speciesCode: string; generation: number }>) {
     await Promise.all(
-      rows.map((r) => queue.enqueue<DownloadJob>(DOWNLOAD_QUEUE, `img-${r.speciesCode}-${r.generation}`, { code: r.speciesCode, generation: r.generation })),
+      rows.map((r) =>
+        // Generations start again after a clear: the random part keeps the id new to the queue.
+        queue.enqueue<DownloadJob>(DOWNLOAD_QUEUE, `img-${r.speciesCode}-${r.generation}-${crypto.randomUUID().slice(0, 8)}`, {
+          code: r.speciesCode,
+          generation: r.generation,
+        }),
+      ),
     );
   }
 
@@ -119,7 +125,8 @@ export function createSpeciesImagesService(deps: {
       await enqueueDownloads(marked);
     }
     const first = new Map<string, PhotoRow>();
-    for (const p of await repo.photosOf(unique.filter((c) => known.get(c)?.status === 'ready'))) if (!first.has(p.speciesCode)) first.set(p.speciesCode, p);
+    for (const p of await repo.photosOf(unique.filter((c) => known.get(c)?.status === 'ready')))
+      if (!first.has(p.speciesCode)) first.set(p.speciesCode, p);
     return unique.map((code) => {
       const status: ImageStatus = known.get(code)?.status ?? 'none';
       const p = first.get(code);
@@ -230,6 +237,12 @@ export function createSpeciesImagesService(deps: {
     /** One species' first photo with its credit, or null. */
     creditedPhoto: async (code: string): Promise<CreditedPhoto | null> => (await photosFor([code]))[0] ?? null,
 
+    /** For GET /system/status: species asked for, and those with a photo. */
+    async totals() {
+      const s = await repo.stats();
+      return { total: s.byStatus.reduce((n, b) => n + b.n, 0), withImage: s.species };
+    },
+
     async stats() {
       const s = await repo.stats();
       const count = (st: ImageStatus) => s.byStatus.find((b) => b.status === st)?.n ?? 0;
@@ -287,7 +300,15 @@ export function createSpeciesImagesService(deps: {
       await queue.process<{ photoId: string }>(ANALYSIS_QUEUE, 1, (job) => analyse(job.data.photoId));
       for (const { id } of await repo.unanalysed()) await enqueueAnalysis(id);
       const pending = await repo.pendingOrFailed('pending');
-      if (pending.length > 0) await enqueueDownloads(await repo.markPending(db, pending.map((p) => p.speciesCode), ['pending'], clock.now()));
+      if (pending.length > 0)
+        await enqueueDownloads(
+          await repo.markPending(
+            db,
+            pending.map((p) => p.speciesCode),
+            ['pending'],
+            clock.now(),
+          ),
+        );
     },
 
     analyse,

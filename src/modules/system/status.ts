@@ -60,6 +60,8 @@ export function createSystemStatusService(deps: {
   storage: Pick<ObjectStorage, 'kind' | 'stat'>;
   queue: Pick<JobQueue, 'counts' | 'kind'>;
   timeoutMs?: number;
+  /** Species photo totals (issue 20): species asked for and those with a photo. */
+  speciesImages?: () => Promise<{ total: number; withImage: number }>;
 }) {
   const { db, kv, clock, broker, storage, queue } = deps;
   const repo = createSystemRepo(db);
@@ -94,11 +96,12 @@ export function createSystemStatusService(deps: {
 
   return {
     async status() {
-      const [services, infra, counts, inference] = await Promise.all([
+      const [services, infra, counts, inference, images] = await Promise.all([
         readServices(kv, clock),
         infrastructure(),
         repo.counts(),
         queue.counts(INFERENCE_QUEUE),
+        deps.speciesImages?.() ?? null,
       ]);
       return {
         services: services.map((s) => ({ ...s, status: 'up' as const })),
@@ -107,8 +110,7 @@ export function createSystemStatusService(deps: {
           detections: { total: counts.listed + counts.tentative, listed: counts.listed, tentative: counts.tentative },
           chunks: counts.chunks,
           inferenceQueue: inference,
-          // Species images do not exist yet (no module stores them): zeros until one does.
-          speciesImages: { total: 0, withImage: 0, supported: false },
+          speciesImages: images ? { ...images, supported: true } : { total: 0, withImage: 0, supported: false },
           tenants: counts.tenants,
           users: counts.users,
         },

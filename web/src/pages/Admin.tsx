@@ -9,6 +9,7 @@ import { ModelsAdmin } from '../components/ModelsAdmin';
 import { Retention } from '../components/admin/Retention';
 import { MobileReleases } from '../components/admin/MobileReleases';
 import { SystemStatus } from '../components/admin/SystemStatus';
+import { ImageCache } from '../components/admin/ImageCache';
 
 export default function Admin() {
   const t = useT();
@@ -92,6 +93,9 @@ export default function Admin() {
 
       <h2>{t('mobile.title')}</h2>
       <MobileReleases />
+
+      <h2>{t('imageCache.title')}</h2>
+      <ImageCache />
 
       <h2>{t('admin.audit')}</h2>
       <AuditLog label={t('admin.audit')} />

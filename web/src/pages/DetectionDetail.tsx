@@ -13,6 +13,8 @@ import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { useSpeciesNames } from '../species';
+import { useSpeciesPhotos } from '../api/hooks/species-images';
+import { SpeciesThumb } from '../components/SpeciesPhoto';
 
 export default function DetectionDetail() {
   const { id = '' } = useParams();
@@ -26,6 +28,7 @@ export default function DetectionDetail() {
   const annotations = useAnnotations(id);
 
   const speciesName = useSpeciesNames(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
+  const photos = useSpeciesPhotos(useMemo(() => (det.data ? [det.data.speciesCode] : []), [det.data]));
   const [box, setBox] = useState<Box | null>(null);
   const [vote, setVote] = useState<Vote>('confirm');
   const [notes, setNotes] = useState('');
@@ -119,6 +122,7 @@ export default function DetectionDetail() {
       <p>
         <Link to="/detections">← {t('det.title')}</Link>
       </p>
+      <SpeciesThumb photo={photos.byCode.get(d.speciesCode)} name={name.primary} size={128} credit />
       <div className="title-row">
         <h1 id="dd-title">{name.primary}</h1>
         {name.others.length > 0 ? <span className="muted">{name.others.join(' · ')}</span> : null}

@@ -15,6 +15,8 @@ import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
+import { useSpeciesPhotos } from '../api/hooks/species-images';
+import { SpeciesThumb } from '../components/SpeciesPhoto';
 import { FieldNotes } from '../components/notes/FieldNotes';
 
 const PAGE = 25;
@@ -79,6 +81,7 @@ export function Detections() {
 
   const rows = useMemo(() => list.data?.detections ?? [], [list.data]);
   const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
+  const photos = useSpeciesPhotos(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
   const ids = rows.map((r) => r.id).join(',');
   const votes = useMyVotes(tenantId, ids, canVote && ids.length > 0);
 
@@ -302,6 +305,7 @@ export function Detections() {
                 >
                   {playing === d.id ? '❚❚' : '▶'}
                 </button>
+                <SpeciesThumb photo={photos.byCode.get(d.speciesCode)} name={name.primary} credit />
                 <div>
                   <Link to={`/detections/${d.id}`} className="species">
                     <strong>{name.primary}</strong>

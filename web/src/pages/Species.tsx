@@ -12,6 +12,8 @@ import { useFormat, useSession } from '../session';
 import { useSpeciesNames } from '../species';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { ErrorText, Loading } from '../components/ui';
+import { useSpeciesPhotos } from '../api/hooks/species-images';
+import { SpeciesThumb } from '../components/SpeciesPhoto';
 
 type Timeline = Body<'/api/detections/species-timeline', 'get'>;
 type Bucket = Timeline['species'][number]['buckets'][number];
@@ -79,6 +81,7 @@ export default function Species() {
   const timeline = useSpeciesTimeline(tenantId, start, end);
   const rows = useMemo(() => summary.data?.species ?? [], [summary.data]);
   const names = useSpeciesNames(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
+  const photos = useSpeciesPhotos(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
   const bucketsOf = useMemo(() => new Map((timeline.data?.species ?? []).map((s) => [s.speciesCode, s.buckets])), [timeline.data]);
 
   if (!team) return <p>{t('common.noTeam')}</p>;
@@ -121,6 +124,7 @@ export default function Species() {
                 return (
                   <tr key={r.speciesCode} data-testid="species-row" data-code={r.speciesCode}>
                     <th scope="row">
+                      <SpeciesThumb photo={photos.byCode.get(r.speciesCode)} name={n.primary} credit />
                       <Link to={`/detections?${filter}`}>{n.primary}</Link>
                       {n.others.length > 0 ? <span className="muted"> {n.others.join(' · ')}</span> : null}
                       <div>

@@ -29,7 +29,11 @@ export function createFetcher(opts: { intervalMs: number; timeoutMs: number; use
     await pace();
     let res: Response;
     try {
-      res = await fetch(u, { headers: { accept, 'user-agent': opts.userAgent }, signal: AbortSignal.timeout(opts.timeoutMs), redirect: 'follow' });
+      res = await fetch(u, {
+        headers: { accept, 'user-agent': opts.userAgent },
+        signal: AbortSignal.timeout(opts.timeoutMs),
+        redirect: 'follow',
+      });
     } catch (err) {
       throw new UpstreamError(`${u.host}: ${(err as Error).message}`);
     }

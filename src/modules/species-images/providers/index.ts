@@ -25,7 +25,9 @@ export function createProviders(config: ImagesConfig, userAgent: string): Provid
     return f;
   };
   const providers = config.providers.map((name) =>
-    name === 'wikimedia' ? wikimediaProvider(config.wikimediaUrl, fetcherOf(name)) : inaturalistProvider(config.inaturalistUrl, fetcherOf(name)),
+    name === 'wikimedia'
+      ? wikimediaProvider(config.wikimediaUrl, fetcherOf(name))
+      : inaturalistProvider(config.inaturalistUrl, fetcherOf(name)),
   );
   return { providers, fetcherOf };
 }
