@@ -74,7 +74,7 @@ import { workersRoutes } from './modules/workers/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
-import { registerWebRoutes } from './modules/web/static.ts';
+import { WEB_DIST, registerWebRoutes } from './modules/web/static.ts';
 import { createAlerting } from './modules/alerts/index.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { createExportsService } from './modules/exports/service.ts';
@@ -90,6 +90,9 @@ import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
 import { createSpeciesImagesService } from './modules/species-images/service.ts';
 import { speciesImagesRoutes } from './modules/species-images/routes.ts';
+import { createSensitiveSpecies } from './modules/sensitive/service.ts';
+import { createPublicPagesService } from './modules/public/service.ts';
+import { publicRoutes } from './modules/public/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -179,7 +182,11 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   };
   const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
   const species = createSpeciesService({ db });
+  // Filled once the public pages exist: any settings save drops their cache.
+  const settingsSaved: Array<() => Promise<void>> = [];
   const settings = createSettingsService({
+    // After commit: a failed drop must not turn a saved change into an error (the page then turns over within 10 minutes).
+    onSaved: [() => Promise.all(settingsSaved.map((f) => f().catch(() => {}))).then(() => {})],
     db,
     clock,
     audit,
@@ -313,7 +320,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
 
+  // Sensitive species (issue 20): what leaves a team of them is generalised.
+  const sensitive = createSensitiveSpecies(settings);
   const alerting = createAlerting({
+    isSensitive: sensitive.isSensitive,
     db,
     clock,
     audit,
@@ -334,6 +344,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   satellitesLinks.alerts = alerting.alerts.countOfSatellite;
   const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
   const exportsService = createExportsService({
+    sensitiveCodes: sensitive.codesOf,
     db,
     clock,
     queue: infra.queue,
@@ -385,6 +396,26 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     config: config.images,
     scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
   });
+  // Public team pages (issue 20).
+  const publicPages = createPublicPagesService({
+    db,
+    kv,
+    clock,
+    settings,
+    visibility,
+    sensitive,
+    catalog: speciesCatalog,
+    // Species without a photo yet are asked for, so a later visit (after the 10-minute cache) has them.
+    photosOf: async (codes) =>
+      new Map(
+        (await speciesImages.photosFor(codes, { queue: true })).map((p) => [
+          p.code,
+          { url: p.url, credit: p.author, licence: p.licence, licenceUrl: p.licenceUrl, sourceUrl: p.sourceUrl },
+        ]),
+      ),
+    publicUrl: config.publicUrl,
+  });
+  settingsSaved.push(publicPages.dropCache);
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
@@ -449,6 +480,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
     ...speciesImagesRoutes(speciesImages),
+    ...publicRoutes(publicPages),
   ];
 
   return {
@@ -485,6 +517,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     metrics,
     systemStatus,
     speciesImages,
+    sensitive,
+    publicPages,
   };
 }
 
@@ -576,7 +610,7 @@ export async function buildApp(
     allowedOrigins: [new URL(config.publicUrl).origin, ...config.allowedOrigins],
   });
 
-  const web = await registerWebRoutes(app);
+  const web = await registerWebRoutes(app, WEB_DIST, { botPreview: services.publicPages.ogForBot });
 
   const all = [...registry, ...PREFIX_DECLARATIONS, metricsRoute, ...live, ...web];
   // Each action names one route across the whole registry, sockets and static files included.

@@ -223,6 +223,8 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
+  // Public team pages (issue 20): the world's team by its slug (public: every caller passes; the page answers 404 while off).
+  { match: (u, n) => n === 'slug' && u.startsWith('/public/teams/'), make: async ({ w }) => w.team.slug },
 ];
 
 async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promise<string> {

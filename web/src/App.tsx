@@ -14,6 +14,7 @@ import { ForgotPassword, ResetPassword } from './pages/Password';
 import { Register } from './pages/Register';
 import { Detections } from './pages/Detections';
 import { Shared } from './pages/Shared';
+import { PublicTeam } from './pages/PublicTeam';
 
 // Pages other than the detections list load on demand, keeping the first load small.
 const Fleet = lazy(() => import('./pages/Fleet'));
@@ -66,6 +67,7 @@ export function App() {
             <Route path="/reset-password" element={<ResetPassword />} />
             <Route path="/register" element={<Register />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
+            <Route path="/t/:slug" element={<PublicTeam />} />
             <Route
               path="*"
               element={
@@ -224,6 +226,7 @@ function ShellPage() {
             <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />
             <Route path="/reset-password" element={<ResetPassword />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
+            <Route path="/t/:slug" element={<PublicTeam />} />
             <Route path="*" element={<p>{t('notFound')}</p>} />
           </Routes>
         </Suspense>

@@ -85,7 +85,11 @@ export function inWindow(w: DailyWindow, at: Date, timeZone: string): boolean {
   return start < end ? m >= start && m < end : m >= start || m < end;
 }
 
-export function describeDetection(event: AlertEvent, d: Pick<DetectionFacts, 'commonName' | 'confidence' | 'satelliteName'>): string {
+/** A null satelliteName leaves the place out (a sensitive species' delivery). */
+export function describeDetection(
+  event: AlertEvent,
+  d: Pick<DetectionFacts, 'commonName' | 'confidence'> & { satelliteName: string | null },
+): string {
   const what =
     event === 'rare_species'
       ? 'Rare species'
@@ -94,5 +98,5 @@ export function describeDetection(event: AlertEvent, d: Pick<DetectionFacts, 'co
         : event === 'first_of_season'
           ? 'First of the season'
           : 'Detection';
-  return `${what}: ${d.commonName} (${d.confidence.toFixed(2)}) at ${d.satelliteName}`;
+  return `${what}: ${d.commonName} (${d.confidence.toFixed(2)})${d.satelliteName === null ? '' : ` at ${d.satelliteName}`}`;
 }

@@ -48,6 +48,16 @@ export interface Finding {
   message: string;
   /** Unique per team with the rule id: the same event never stores two alerts. */
   eventKey: string;
+  /** Every species the finding is about (an absence rule names several); speciesCode when absent. */
+  speciesCodes?: string[];
+  /** The message without the satellite, for deliveries about a sensitive species. */
+  messageWithoutSatellite?: string;
+}
+
+/** A finding's message with the satellite's name taken out, for deliveries that leave the team. */
+function withoutSatellite(f: Finding): string {
+  if (f.messageWithoutSatellite) return f.messageWithoutSatellite;
+  return f.satelliteName ? f.message.split(f.satelliteName).join('a satellite') : f.message;
 }
 
 const RULES_TTL_MS = 30_000;
@@ -65,8 +75,17 @@ export function createAlertEngine(deps: {
   sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
   publicUrl: string;
   warn: (obj: object, msg: string) => void;
+  /** Sensitive species (issue 20): a delivery about one names no satellite; the team's own alert keeps it. */
+  isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
 }) {
   const { db, clock } = deps;
+
+  async function sensitive(tenantId: string, f: Finding): Promise<boolean> {
+    const codes = f.speciesCodes ?? (f.speciesCode ? [f.speciesCode] : []);
+    if (!deps.isSensitive || codes.length === 0) return false;
+    for (const code of codes) if (await deps.isSensitive(tenantId, code)) return true;
+    return false;
+  }
   const repo = createAlertsRepo(db);
   const cache = new Map<string, { rules: RuleRow[]; at: number }>();
 
@@ -119,7 +138,14 @@ export function createAlertEngine(deps: {
       link: f.detectionId ? `${deps.publicUrl}/detections/${f.detectionId}` : `${deps.publicUrl}/alerts`,
     };
     // Read before the transaction: on PGlite a read outside it would wait for it.
-    if (!muted && rule.channelIds.length > 0) payload.teamName = (await deps.teamName(rule.tenantId)) ?? '';
+    if (!muted && rule.channelIds.length > 0) {
+      payload.teamName = (await deps.teamName(rule.tenantId)) ?? '';
+      // Deliveries leave the team: a sensitive species' alert names no satellite (positions are never in an alert).
+      if (await sensitive(rule.tenantId, f)) {
+        payload.satelliteName = null;
+        payload.message = withoutSatellite(f);
+      }
+    }
     const deliveryIds = await db.tx(async (tx) => {
       if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
       if (rule.cooldownMinutes > 0) {
@@ -177,6 +203,7 @@ export function createAlertEngine(deps: {
           commonName: d.commonName,
           confidence: d.confidence,
           message: describeDetection(eventOfRule(rule), d),
+          messageWithoutSatellite: describeDetection(eventOfRule(rule), { ...d, satelliteName: null }),
           eventKey: `${trigger}:${d.id}`,
         });
         if (a) stored.push(a);

@@ -35,6 +35,8 @@ export function createAlerting(deps: {
   teamName: (tenantId: string) => Promise<string | null>;
   sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
   warn: (obj: object, msg: string) => void;
+  /** Whether a species is sensitive for the team: its deliveries then name no satellite. */
+  isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
 }) {
   const { db, clock, audit, bus, config } = deps;
   const allow = parseAllowList(config.alerts.allowHosts);
@@ -59,6 +61,7 @@ export function createAlerting(deps: {
     sendToTeam: deps.sendToTeam,
     publicUrl: config.publicUrl,
     warn: deps.warn,
+    isSensitive: deps.isSensitive,
   });
   const scheduler = createAlertScheduler({
     db,

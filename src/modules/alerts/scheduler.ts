@@ -57,6 +57,8 @@ export function createAlertScheduler(deps: {
         commonName: null,
         confidence: null,
         message: `No detection of ${what} from ${where} for ${hours(Math.floor(silentMin))}`,
+        messageWithoutSatellite: `No detection of ${what} for ${hours(Math.floor(silentMin))}`,
+        speciesCodes: c.species ?? [],
         eventKey: `absence:${satelliteId ?? 'team'}:${since.toISOString()}`,
       });
       if (a) fired++;

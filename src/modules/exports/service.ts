@@ -21,6 +21,7 @@ import { createExportsRepo, type ExportJobRow } from './repo.ts';
 import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
 import { renderExport, skippedOf, type RenderOptions } from './render.ts';
+import { toGrid } from '../sensitive/service.ts';
 
 export const EXPORT_QUEUE = 'export';
 /** Recording archives carry audio: past this many recordings they run as a background job. */
@@ -35,6 +36,31 @@ export interface ExportRequest {
   options: RenderOptions;
   /** Recording archives: confirmed detections only unless asked. */
   includeUnverified?: boolean;
+}
+
+export type Audience = 'team' | 'outside';
+
+/**
+ * A sensitive species' row as it may leave the team: its position on the 0.1° grid, and no
+ * satellite (name or id) and no chunk, which other rows of the same file would place exactly.
+ */
+export function generaliseRow(r: ExportRow): ExportRow {
+  return {
+    ...r,
+    latitude: toGrid(r.latitude),
+    longitude: toGrid(r.longitude),
+    satelliteId: WITHHELD,
+    satelliteName: WITHHELD,
+    chunkId: '',
+  };
+}
+export const WITHHELD = 'withheld';
+
+function generalised(source: AsyncIterable<ExportRow[]>, codes: ReadonlySet<string>): AsyncIterable<ExportRow[]> {
+  if (codes.size === 0) return source;
+  return (async function* () {
+    for await (const batch of source) yield batch.map((r) => (codes.has(r.speciesCode.toLowerCase()) ? generaliseRow(r) : r));
+  })();
 }
 
 export type Opened =
@@ -68,6 +94,8 @@ export function createExportsService(deps: {
   timeZone: (tenantId: string) => Promise<string>;
   teamName: (tenantId: string) => Promise<string | null>;
   publicUrl: string;
+  /** Sensitive species of a team (lower-case codes): generalised in exports that leave the team. */
+  sensitiveCodes?: (tenantId: string) => Promise<ReadonlySet<string>>;
 }) {
   const { clock } = deps;
   const repo = createExportsRepo(deps.db);
@@ -129,20 +157,35 @@ export function createExportsService(deps: {
     return { ...req, filters: { ...req.filters, start, end }, options: { ...req.options, period: { start, end } } };
   }
 
-  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}) {
+  /**
+   * Who an export is for: the team's own (a member downloads it: everything) or `outside` (a
+   * scheduled export sent to a channel), where sensitive species are generalised.
+   */
+  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}, audience: Audience = 'team') {
     const req = withReportWindow(request);
-    const rows = counted(deps.detections.exportBatches(filterOf(tenantId, req.filters, req)) as AsyncIterable<ExportRow[]>, onRows);
+    let source = deps.detections.exportBatches(filterOf(tenantId, req.filters, req)) as AsyncIterable<ExportRow[]>;
+    if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
+    const rows = counted(source, onRows);
     const ctx = await contextOf(tenantId);
-    return renderExport(req.kind, rows, ctx, { ...req.options, audio: (chunkId) => deps.audio(tenantId, chunkId) });
+    // A withheld recording (chunkId '') has no audio.
+    return renderExport(req.kind, rows, ctx, {
+      ...req.options,
+      audio: (chunkId) => (chunkId ? deps.audio(tenantId, chunkId) : Promise.resolve(null)),
+    });
   }
 
   /** Writes an export to a temp file; the caller moves it and removes the file. */
-  async function toFile(tenantId: string, req: ExportRequest, onRows: (n: number) => void) {
+  async function toFile(tenantId: string, req: ExportRequest, onRows: (n: number) => void, audience: Audience = 'team') {
     let rows = 0;
-    const out = await render(tenantId, req, (n) => {
-      rows = n;
-      onRows(n);
-    });
+    const out = await render(
+      tenantId,
+      req,
+      (n) => {
+        rows = n;
+        onRows(n);
+      },
+      audience,
+    );
     const file = path.join(os.tmpdir(), `chorus-export-${newId()}`);
     try {
       await pipeline(out.body, fs.createWriteStream(file));

@@ -6,6 +6,7 @@
 import { STREAMS } from '../../protocol/messages.ts';
 import type { ScheduleWindow } from '../../protocol/schedule.ts';
 import { isSemver } from '../system/version.ts';
+import { SENSITIVE_SEED } from './sensitive-seed.ts';
 
 export type Level = 'hub' | 'team' | 'satellite' | 'account';
 
@@ -23,7 +24,11 @@ export type SettingType =
   /** An object from a stream name (one of `streams`) to that stream's latest release, a SemVer string. */
   | { type: 'releases'; streams: readonly string[] }
   /** The id of a row another module owns (e.g. a classifier model); the settings service asks that module whether it exists. */
-  | { type: 'ref'; ref: 'model' };
+  | { type: 'ref'; ref: 'model' }
+  /** A short line of text (a satellite's town). */
+  | { type: 'text'; maxLength: number }
+  /** A list of species codes (sensitive species); the codes are not checked against the catalog. */
+  | { type: 'speciesList'; maxItems: number };
 
 type SettingBody = SettingType & {
   key: string;
@@ -379,6 +384,36 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   preference({ key: 'paperSize', type: 'enum', options: ['a4', 'letter'], default: 'a4', description: 'Paper size of PDF reports' }),
   preference({ key: 'showVoting', type: 'boolean', default: true, description: 'Show verification voting controls' }),
+
+  // Public pages and sensitive species (issue 20; docs/decisions.md "Public pages and sensitive species")
+  at(['hub'], {
+    key: 'sensitive_species',
+    type: 'speciesList',
+    maxItems: 2000,
+    default: SENSITIVE_SEED,
+    description: 'Species codes whose positions never leave a team finer than a 0.1° grid (seed: assets/sensitive-species)',
+  }),
+  teamOnly({
+    key: 'sensitive_species_extra',
+    type: 'speciesList',
+    maxItems: 500,
+    default: [],
+    description: 'Species this team also treats as sensitive',
+  }),
+  teamOnly({
+    key: 'public_page_show_sensitive',
+    type: 'boolean',
+    default: false,
+    description: 'Sensitive species appear on the public page (never with a position or satellite)',
+  }),
+  at(['satellite'], {
+    key: 'town',
+    type: 'text',
+    maxLength: 80,
+    default: null,
+    adminOnlyAtSatellite: true,
+    description: 'The town the satellite stands in, shown on the public page when the team opts in',
+  }),
 ];
 
 /** Older names for the two locks of device inference, still accepted by the platform and team endpoints. */
@@ -393,6 +428,7 @@ const byKey = new Map(SETTINGS.map((s) => [s.key, s]));
 export const findSetting = (key: string): SettingDef | undefined => byKey.get(key);
 export const settingsAt = (level: Level): SettingDef[] => SETTINGS.filter((s) => s.levels.includes(level));
 
+const SPECIES_CODE = /^[A-Za-z0-9_-]{1,40}$/;
 const HHMM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 function refuseSchedule(value: unknown, maxItems: number): string | null {
@@ -441,6 +477,16 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return refuseSchedule(value, def.maxItems);
     case 'ref':
       return typeof value === 'string' && value.length > 0 && value.length <= 100 ? null : `must be the id of a ${def.ref}`;
+    case 'text':
+      return typeof value === 'string' && value.trim().length > 0 && value.length <= def.maxLength
+        ? null
+        : `must be text of 1 to ${def.maxLength} characters`;
+    case 'speciesList':
+      if (!Array.isArray(value)) return 'must be a list of species codes';
+      if (value.length > def.maxItems) return `may hold at most ${def.maxItems} species`;
+      return value.every((v) => typeof v === 'string' && SPECIES_CODE.test(v))
+        ? null
+        : 'entries must be species codes (letters and digits)';
     case 'releases': {
       if (typeof value !== 'object' || Array.isArray(value)) return 'must be an object from stream name to SemVer version';
       for (const [stream, version] of Object.entries(value as Record<string, unknown>)) {

@@ -74,7 +74,8 @@ function definitionView(d: SettingDef) {
     ...(unit ? { unit } : {}),
     ...(d.type === 'integer' || d.type === 'number' ? { min: d.min, max: d.max } : {}),
     ...(d.type === 'enum' || d.type === 'enumList' ? { options: [...d.options] } : {}),
-    ...(d.type === 'enumList' || d.type === 'schedule' ? { maxItems: d.maxItems } : {}),
+    ...(d.type === 'enumList' || d.type === 'schedule' || d.type === 'speciesList' ? { maxItems: d.maxItems } : {}),
+    ...(d.type === 'text' ? { maxLength: d.maxLength } : {}),
     ...(d.type === 'releases' ? { streams: [...d.streams] } : {}),
   };
 }

@@ -38,6 +38,7 @@ export const SettingDefinitionView = Open({
   max: Type.Optional(Type.Number()),
   options: Type.Optional(Type.Array(Type.String())),
   maxItems: Type.Optional(Type.Integer()),
+  maxLength: Type.Optional(Type.Integer()),
   streams: Type.Optional(Type.Array(Type.String())),
 });
 export const SettingDefinitions = Open({ settings: Type.Array(SettingDefinitionView) });

@@ -132,6 +132,8 @@ export function createSettingsService(deps: {
   bus: Bus;
   satellites: SatelliteConfigHistory;
   refs?: Partial<Record<'model', RefCheck>>;
+  /** Called after each committed save of a hub, team or satellite scope (the public page cache drops itself). */
+  onSaved?: Array<(scope: Scope) => Promise<void>>;
 }) {
   const { db, clock, audit, bus, satellites } = deps;
   const repo = createSettingsRepo(db);
@@ -376,10 +378,17 @@ export function createSettingsService(deps: {
         hubCache = null;
         teamCache.clear();
       } else if (level === 'team') teamCache.delete(scope.tenantId);
+      if (level !== 'account') for (const listener of deps.onSaved ?? []) await listener(scope);
       for (const h of changed) {
         await bus.publish('satellite.config_changed', { tenantId: h.tenantId, satelliteId: h.satelliteId, config: h.config });
       }
       return { changedSatellites: changed.map((h) => h.satelliteId) };
+    },
+
+    /** Each satellite's own value of a satellite-level key (null where it holds none), e.g. the towns of a team's satellites. */
+    async satelliteValues<T>(key: string, satelliteIds: string[]): Promise<Map<string, T | null>> {
+      const layers = await repo.layersOf(db, 'satellite', satelliteIds);
+      return new Map(satelliteIds.map((id) => [id, (layers.get(id)?.get(key)?.value ?? null) as T | null]));
     },
 
     /** Removes every setting a scope holds (account deletion, team deletion). */

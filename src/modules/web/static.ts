@@ -40,7 +40,21 @@ function fileIn(root: string, urlPath: string): string | null {
   }
 }
 
-export async function registerWebRoutes(app: FastifyInstance, root = WEB_DIST): Promise<Permission[]> {
+/**
+ * Link unfurlers of chat apps and social sites (they run no JavaScript, so the dashboard's page
+ * means nothing to them): they get the public page's Open Graph HTML at /t/:slug instead.
+ */
+export const LINK_PREVIEW_BOTS =
+  /bot|crawler|spider|facebookexternalhit|facebookcatalog|slackbot|slack-imgproxy|twitterbot|discordbot|telegrambot|whatsapp|linkedinbot|skypeuripreview|mastodon|pleroma|misskey|embedly|vkshare|redditbot|applebot|pinterest|synapse|iframely/i;
+
+const PUBLIC_PAGE_PATH = /^\/t\/([A-Za-z0-9_-]{1,100})\/?$/;
+
+export interface WebOptions {
+  /** The Open Graph page of a public team page, or null when it is off (the dashboard then answers). */
+  botPreview?: (slug: string, lang?: string) => Promise<string | null>;
+}
+
+export async function registerWebRoutes(app: FastifyInstance, root = WEB_DIST, opts: WebOptions = {}): Promise<Permission[]> {
   // serve: false — only reply.sendFile; the one route below is the declared way in.
   await app.register(fastifyStatic, { root, serve: false, decorateReply: true });
   app.route({
@@ -51,6 +65,17 @@ export async function registerWebRoutes(app: FastifyInstance, root = WEB_DIST): 
     handler: async (req, reply) => {
       const urlPath = req.url.split('?')[0];
       if (urlPath === API_PREFIX || urlPath.startsWith(API_PREFIX + '/')) return reply.callNotFound();
+      const publicPage = PUBLIC_PAGE_PATH.exec(urlPath);
+      if (publicPage && opts.botPreview && LINK_PREVIEW_BOTS.test(req.headers['user-agent'] ?? '')) {
+        const lang = (req.headers['accept-language'] ?? '').split(/[,;]/)[0]?.trim() || undefined;
+        const html = await opts.botPreview(publicPage[1], lang);
+        if (html)
+          return reply
+            .header('content-type', 'text/html; charset=utf-8')
+            .header('cache-control', 'public, max-age=600')
+            .header('vary', 'User-Agent')
+            .send(html);
+      }
       const file = urlPath === '/' ? null : fileIn(root, urlPath);
       if (file) {
         // Vite names built assets by content hash: they never change under the same name.

@@ -6350,6 +6350,131 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/teams/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team's public page (?lang= for species names): counts, top species with credited photos, recent firsts, 30 daily totals, towns if opted in, a join hint; 404 unless allow_public_pages and public_page are on; cached 10 minutes */
+        get: {
+            parameters: {
+                query?: {
+                    lang?: string;
+                };
+                header?: never;
+                path: {
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            counts: {
+                                detections: number;
+                                devices: number;
+                                species: number;
+                            };
+                            dailyTotals: {
+                                date: string;
+                                detections: number;
+                            }[];
+                            description: string;
+                            /** Format: date-time */
+                            generatedAt: string;
+                            join: {
+                                policy: "listed" | "request" | "open";
+                                teamId: string;
+                            } | null;
+                            lang: string;
+                            name: string;
+                            recentFirsts: {
+                                date: string;
+                                species: {
+                                    code: string;
+                                    commonName: string;
+                                    scientificName: string;
+                                }[];
+                            }[];
+                            /** Format: date-time */
+                            since: string;
+                            slug: string;
+                            timeZone: string;
+                            topSpecies: {
+                                code: string;
+                                commonName: string;
+                                detections: number;
+                                photo: {
+                                    credit: string;
+                                    licence: string;
+                                    licenceUrl: string | null;
+                                    sourceUrl: string | null;
+                                    url: string;
+                                } | null;
+                                scientificName: string;
+                            }[];
+                            towns: string[] | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/teams/{slug}/og": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Link-preview HTML (Open Graph, Twitter card) of a team's public page for bots; every value escaped; the same 404 */
+        get: {
+            parameters: {
+                query?: {
+                    lang?: string;
+                };
+                header?: never;
+                path: {
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The preview page */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/html": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/satellites": {
         parameters: {
             query?: never;
@@ -7482,6 +7607,7 @@ export interface paths {
                                 levels: string[];
                                 max?: number;
                                 maxItems?: number;
+                                maxLength?: number;
                                 min?: number;
                                 options?: string[];
                                 streams?: string[];

@@ -16,7 +16,8 @@ export function draftOf(def: SettingDefinition | undefined, value: unknown): Dra
   if (!def) return JSON.stringify(value);
   if (def.type === 'integer' || def.type === 'number') return value === null || value === undefined ? '' : String(value);
   if (def.type === 'releases') return JSON.stringify(value ?? {}, null, 2);
-  if (def.type === 'ref') return value ?? '';
+  if (def.type === 'ref' || def.type === 'text') return value ?? '';
+  if (def.type === 'speciesList') return Array.isArray(value) ? value.join(', ') : '';
   return value;
 }
 
@@ -68,7 +69,16 @@ export function check(t: T, def: SettingDefinition | undefined, draft: Draft): {
         return { error: t('settings.notJson') };
       }
     case 'ref':
+    case 'text':
+      // An empty box follows the level above.
       return { value: String(draft ?? '').trim() === '' ? null : String(draft).trim() };
+    case 'speciesList':
+      return {
+        value: String(draft ?? '')
+          .split(/[\s,;]+/)
+          .map((c) => c.trim())
+          .filter(Boolean),
+      };
     default:
       return { value: draft };
   }
@@ -157,6 +167,21 @@ export function SettingEditor({
       );
     case 'releases':
       return <textarea {...common} rows={3} spellCheck={false} value={String(draft)} onChange={(e) => onChange(e.target.value)} />;
+    case 'speciesList':
+      return (
+        <textarea
+          {...common}
+          rows={3}
+          spellCheck={false}
+          placeholder={t('settings.speciesListHint')}
+          value={String(draft)}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      );
+    case 'text':
+      return (
+        <input {...common} type="text" maxLength={def.maxLength} value={String(draft ?? '')} onChange={(e) => onChange(e.target.value)} />
+      );
     default:
       return <input {...common} type="text" value={String(draft ?? '')} onChange={(e) => onChange(e.target.value)} />;
   }

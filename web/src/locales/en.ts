@@ -211,6 +211,7 @@ export const en = {
   'live.closed': 'The live connection closed',
   'settings.mayOverride': 'may override',
   'settings.notJson': 'This value must be valid JSON',
+  'settings.speciesListHint': 'Species codes, separated by commas (e.g. eurbla, comcuc)',
   'settings.needNumber': 'Enter a number',
   'settings.needWhole': 'Enter a whole number',
   'settings.needObject': 'Enter a JSON object',
@@ -793,6 +794,24 @@ export const en = {
   'imageCache.retried': '{n} species queued again.',
   'imageCache.recropStarted': 'Re-crop of {n} photos started.',
   'imageCache.cleared': '{n} photos removed.',
+  // Public team pages (issue 20)
+  'pub.notFound': 'This team has no public page.',
+  'pub.since': 'Listening since {date}',
+  'pub.species': 'Species',
+  'pub.detections': 'Detections',
+  'pub.devices': 'Recorders',
+  'pub.joinOpen': 'Join this team',
+  'pub.joinRequest': 'Ask to join this team',
+  'pub.topSpecies': 'Most heard',
+  'pub.none': 'Nothing yet.',
+  'pub.photo': 'Photo:',
+  'pub.detectionCount': '{n} detections',
+  'pub.daily': 'The last 30 days',
+  'pub.dailyLabel': '{n} detections in the last 30 days',
+  'pub.firsts': 'New species',
+  'pub.towns': 'Where we listen',
+  'pub.teamIntro':
+    'The public page (settings public_page, town_opt_in, public_page_show_sensitive, sensitive_species_extra; the hub must allow public pages):',
   notFound: 'This page does not exist.',
 } as const;
 

@@ -55,6 +55,10 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     startOfWeek: 'Week starts on',
     paperSize: 'Paper size',
     showVoting: 'Voting controls',
+    sensitive_species: 'Sensitive species',
+    sensitive_species_extra: 'More sensitive species',
+    public_page_show_sensitive: 'Sensitive species on the public page',
+    town: 'Town',
   },
   de: {
     allow_self_registration: 'Selbstregistrierung',
@@ -107,6 +111,10 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     startOfWeek: 'Woche beginnt am',
     paperSize: 'Papierformat',
     showVoting: 'Abstimmungsknöpfe',
+    sensitive_species: 'Schutzbedürftige Arten',
+    sensitive_species_extra: 'Weitere schutzbedürftige Arten',
+    public_page_show_sensitive: 'Schutzbedürftige Arten auf der öffentlichen Seite',
+    town: 'Ort',
   },
 };
 
@@ -162,4 +170,8 @@ export const SETTING_HELP_DE: Record<string, string> = {
   startOfWeek: 'Erster Tag der Woche in Kalendern',
   paperSize: 'Papierformat der PDF-Berichte',
   showVoting: 'Knöpfe zur Prüfungsabstimmung zeigen',
+  sensitive_species: 'Artcodes, deren Positionen ein Team nie feiner als ein 0,1°-Raster verlassen (Grundlage: assets/sensitive-species)',
+  sensitive_species_extra: 'Arten, die dieses Team zusätzlich als schutzbedürftig behandelt',
+  public_page_show_sensitive: 'Schutzbedürftige Arten erscheinen auf der öffentlichen Seite (nie mit Position oder Satellit)',
+  town: 'Der Ort, in dem der Satellit steht; erscheint auf der öffentlichen Seite, wenn das Team zustimmt',
 };

@@ -177,6 +177,9 @@ export default function Team() {
       </p>
 
       <h2>{t('settings.team')}</h2>
+      <p>
+        {t('pub.teamIntro')} <Link to={`/t/${team.slug}`}>{`/t/${team.slug}`}</Link>
+      </p>
       <SettingsTable scope={{ tenantId }} disabled={false} />
 
       <h2>{t('team.invites')}</h2>
