@@ -197,7 +197,7 @@ describe('sources', () => {
     assert.equal(cutChunks(new Int16Array(0)).length, 0);
   });
 
-  test('no resampling: 44.1 kHz or stereo files are refused; a folder plays its files in name order', () => {
+  test('the direct WAV reader refuses 44.1 kHz (openSource sends such files through ffmpeg); a folder plays its files in name order', () => {
     const dir = tmp();
     fs.writeFileSync(path.join(dir, 'cd.wav'), makeWav(new Int16Array(100), { sampleRate: 44_100 }));
     assert.throws(() => wavFileSource(path.join(dir, 'cd.wav')), /44100 Hz; 48000 Hz needed/);
@@ -208,7 +208,7 @@ describe('sources', () => {
     fs.writeFileSync(path.join(folder, 'notes.txt'), 'ignored');
     const src = wavFolderSource(folder);
     assert.deepEqual([src.next()!.samples[0], src.next()!.samples[0], src.next()], [1, 2, null]);
-    assert.match(openSource(folder).description, /2 WAV files/);
+    assert.match(openSource(folder).description, /2 audio files/);
     assert.match(openSource('synthetic').description, /synthetic/);
     assert.throws(() => openSource(path.join(dir, 'missing.wav')), /no such file or folder/);
   });

@@ -74,7 +74,9 @@ export class ProcessSource implements ChunkSource {
 
   constructor(opts: ProcessSourceOptions) {
     this.description = opts.description;
-    this.o = { restartMs: 1000, maxRestartMs: 60_000, stallMs: 20_000, maxBuffered: opts.live ? 20 : 8, clock: systemClock, ...opts };
+    // An option given as undefined (openSource passes them through) takes the default.
+    const given = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as ProcessSourceOptions;
+    this.o = { restartMs: 1000, maxRestartMs: 60_000, stallMs: 20_000, maxBuffered: opts.live ? 20 : 8, clock: systemClock, ...given };
     this.backoffMs = this.o.restartMs;
     this.state = { kind: 'process', state: 'starting', program: opts.specs[0]?.command ?? '', restarts: 0, failures: 0, lastError: null };
   }
@@ -189,13 +191,15 @@ export class ProcessSource implements ChunkSource {
     this.pendingBytes = all.length;
   }
 
-  private push(spec: ProcessSpec, samples: Int16Array): void {
+  /** A whole chunk, or the padded piece a process left when it ended (`partial`). */
+  private push(spec: ProcessSpec, samples: Int16Array, partial = false): void {
     const origin = `${spec.label} @ ${this.chunkInSpec++ * 3} s`;
     this.chunks.push({ samples, origin });
+    // A sound card does not wait: the oldest audio goes when the recorder falls behind.
+    if (this.o.live && this.chunks.length > this.o.maxBuffered) this.chunks.shift();
+    if (partial) return;
     this.state.state = 'running';
     if (this.o.live) {
-      // A sound card does not wait: the oldest audio goes when the recorder falls behind.
-      if (this.chunks.length > this.o.maxBuffered) this.chunks.shift();
       this.backoffMs = this.o.restartMs;
       if (this.failing) {
         this.failing = false;
@@ -213,7 +217,7 @@ export class ProcessSource implements ChunkSource {
     samples.set(toSamples(Buffer.concat(this.pending, this.pendingBytes)));
     this.pending = [];
     this.pendingBytes = 0;
-    this.push(spec, samples);
+    this.push(spec, samples, true);
   }
 
   private onExit(spec: ProcessSpec, code: number | null, signal: NodeJS.Signals | null, err: Error | null): void {

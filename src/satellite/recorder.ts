@@ -142,7 +142,8 @@ export class Recorder {
       return 'scheduled_off';
     }
     if (status.state === 'scheduled_off') ctx.log('info', 'recording window open: recording');
-    status.state = 'recording';
+    // The padded piece a dying capture process left is recorded, but the source is still down.
+    status.state = o.source.health?.().state === 'restarting' ? 'error' : 'recording';
 
     const verdict = this.gate.check(samples);
     if (!verdict.pass) {
