@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ManualClock } from '../src/core/clock.ts';
 import type { SatelliteClock } from '../src/satellite/clock.ts';
 import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
-import { SCENE_CHUNKS, SPECIES, SPECIES_LABELS, amplitudeAt, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
+import { SCENE_CHUNKS, SPECIES, scenePlan, SPECIES_LABELS, amplitudeAt, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { NO_BACKGROUND, describeBackground, type Background } from '../src/satellite/background.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
@@ -199,7 +199,8 @@ describe('soundscape like a field recording', () => {
         kind,
       );
     // A scene holds for SCENE_CHUNKS chunks; chunk i is still the same whatever came before it.
-    assert.deepEqual(chunkPlan(3, 1).background, chunkPlan(3, SCENE_CHUNKS - 1).background);
+    assert.deepEqual(scenePlan(3, 1), scenePlan(3, SCENE_CHUNKS - 1));
+    assert.notDeepEqual(scenePlan(3, 1), scenePlan(3, SCENE_CHUNKS));
     assert.deepEqual(soundscapeChunk(3, 45).samples, soundscapeChunk(3, 45).samples);
     // Every chunk that is not a still moment passes the default silence gate: the model, not the gate, hears the faint birds.
     for (let i = 0; i < 40; i++) {
