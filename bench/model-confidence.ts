@@ -45,7 +45,9 @@ export async function measureConfidences(model: Model, o: { seeds: number[]; chu
       // Still moments stop at the satellite's silence gate: the hub never sees them.
       if (chunk.silent) continue;
       stats.chunks++;
-      const found = new Map((await model.classify(chunk.samples, { minConfidence: DEFAULT_MIN_CONFIDENCE })).map((p) => [p.label, p.confidence]));
+      const found = new Map(
+        (await model.classify(chunk.samples, { minConfidence: DEFAULT_MIN_CONFIDENCE })).map((p) => [p.label, p.confidence]),
+      );
       const bg = Object.entries(chunk.background)
         .filter(([k, v]) => k !== 'insectHz' && v > 0)
         .map(([k]) => k)
@@ -98,7 +100,9 @@ export async function run(): Promise<void> {
   await model.close();
   const all = [...s.hits, ...s.falseAlarms.map((f) => f.confidence)];
   const out: string[] = [];
-  out.push(`built-in model on ${s.chunks} soundscape chunks past the silence gate (20 seeds × 60 chunks), sensitivity 1, minimum confidence 0.25:`);
+  out.push(
+    `built-in model on ${s.chunks} soundscape chunks past the silence gate (20 seeds × 60 chunks), sensitivity 1, minimum confidence 0.25:`,
+  );
   out.push(`detections: ${all.length} (${s.hits.length} of calling species, ${s.falseAlarms.length} misheard)`);
   out.push('confidence histogram of all detections:');
   out.push(...histogram(all));
@@ -106,11 +110,19 @@ export async function run(): Promise<void> {
   out.push(`between 0.3 and 0.95: ${pct(mid, all.length)}; median ${median(all).toFixed(3)}; max ${Math.max(...all).toFixed(3)}`);
   out.push(`calls found: ${s.hits.length} of ${s.calls} (${pct(s.hits.length, s.calls)})`);
   for (const b of s.byDistance)
-    out.push(`  ${b.name.padEnd(10)} ${String(b.found).padStart(4)} of ${String(b.calls).padStart(4)} found (${pct(b.found, b.calls).padStart(7)}), median confidence ${median(b.confidences).toFixed(2)}`);
+    out.push(
+      `  ${b.name.padEnd(10)} ${String(b.found).padStart(4)} of ${String(b.calls).padStart(4)} found (${pct(b.found, b.calls).padStart(7)}), median confidence ${median(b.confidences).toFixed(2)}`,
+    );
   out.push(`chunks with no bird (background only): ${s.birdless.chunks}, ${s.birdless.withDetection} with a detection`);
   const byBg = new Map<string, number[]>();
-  for (const f of s.falseAlarms) byBg.set(`${f.label.split('_')[1]} in ${f.background}`, [...(byBg.get(`${f.label.split('_')[1]} in ${f.background}`) ?? []), f.confidence]);
-  out.push(`misheard: ${s.falseAlarms.length}, median confidence ${median(s.falseAlarms.map((f) => f.confidence)).toFixed(2)}, max ${Math.max(0, ...s.falseAlarms.map((f) => f.confidence)).toFixed(2)}`);
+  for (const f of s.falseAlarms)
+    byBg.set(`${f.label.split('_')[1]} in ${f.background}`, [
+      ...(byBg.get(`${f.label.split('_')[1]} in ${f.background}`) ?? []),
+      f.confidence,
+    ]);
+  out.push(
+    `misheard: ${s.falseAlarms.length}, median confidence ${median(s.falseAlarms.map((f) => f.confidence)).toFixed(2)}, max ${Math.max(0, ...s.falseAlarms.map((f) => f.confidence)).toFixed(2)}`,
+  );
   for (const [k, v] of [...byBg].sort((a, b) => b[1].length - a[1].length).slice(0, 8))
     out.push(`  ${k.padEnd(48)} ${String(v.length).padStart(4)} × (median ${median(v).toFixed(2)})`);
   out.push(`${((performance.now() - t0) / s.chunks).toFixed(1)} ms per chunk (rendering and model)`);

@@ -226,9 +226,11 @@ async function measure(bytes: Uint8Array): Promise<Sample[]> {
   const recipes: { species: string[]; seed: number; noiseRms: number }[] = [];
   for (let seed = 1; seed <= NOISE_SEEDS; seed++)
     for (const noiseRms of NOISE_LEVELS) recipes.push({ species: [], seed: seed * 1000 + Math.round(noiseRms * 1e4), noiseRms });
-  for (let seed = 1; seed <= CALL_SEEDS; seed++) for (const s of SPECIES) recipes.push({ species: [s.label], seed: seed * 1000 + recipes.length, noiseRms: 0.002 });
+  for (let seed = 1; seed <= CALL_SEEDS; seed++)
+    for (const s of SPECIES) recipes.push({ species: [s.label], seed: seed * 1000 + recipes.length, noiseRms: 0.002 });
   const out: Sample[] = [];
-  for (const r of recipes) out.push({ species: r.species, noiseRms: r.noiseRms, snr: Float32Array.from(await model.logits(renderChunk(r))) });
+  for (const r of recipes)
+    out.push({ species: r.species, noiseRms: r.noiseRms, snr: Float32Array.from(await model.logits(renderChunk(r))) });
   await model.close();
   return out;
 }

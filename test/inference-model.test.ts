@@ -83,7 +83,8 @@ describe('built-in model', () => {
     assert.ok(far.found < far.calls && far.found > 0, `160–300 m: some found, some missed (${far.found} of ${far.calls})`);
     const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const medians = s.byDistance.slice(0, 4).map((b) => medianOf(b.confidences));
-    for (let k = 1; k < medians.length; k++) assert.ok(medians[k] < medians[k - 1], `median confidence falls with distance: ${medians.map((m) => m.toFixed(2))}`);
+    for (let k = 1; k < medians.length; k++)
+      assert.ok(medians[k] < medians[k - 1], `median confidence falls with distance: ${medians.map((m) => m.toFixed(2))}`);
     // Spread as a real model's: most detections between 0.3 and 0.95, none a flat 100 %.
     const all = [...s.hits, ...s.falseAlarms.map((f) => f.confidence)];
     const spread = all.filter((c) => c >= 0.3 && c <= 0.95).length / all.length;
@@ -91,7 +92,10 @@ describe('built-in model', () => {
     assert.ok(Math.max(...all) < 0.97, `max confidence ${Math.max(...all)}`);
     // Noise is misheard now and then, always at low confidence.
     assert.ok(s.falseAlarms.length / all.length < 0.1, `${s.falseAlarms.length} misheard of ${all.length} detections`);
-    assert.ok(s.falseAlarms.every((f) => f.confidence < 0.6), JSON.stringify(s.falseAlarms));
+    assert.ok(
+      s.falseAlarms.every((f) => f.confidence < 0.6),
+      JSON.stringify(s.falseAlarms),
+    );
     console.log(
       `built-in model: ${s.chunks} chunks, ${s.hits.length} of ${s.calls} calls found, ${s.falseAlarms.length} misheard, ` +
         `${(spread * 100).toFixed(0)} % of confidences in 0.3–0.95, ${(ms / s.chunks).toFixed(1)} ms per chunk with rendering`,

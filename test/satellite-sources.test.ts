@@ -250,7 +250,10 @@ describe('alsa:DEVICE through arecord', () => {
       // Lower bounds only: a busy machine makes gaps longer, never shorter.
       [100, 200, 400].forEach((min, i) => assert.ok(gaps[i] >= min - 10, `gap ${i + 1}: ${gaps[i]} ms, back-off ${min} ms`));
       assert.equal(failures.length, 3);
-      assert.match(failures[0], /alsa:hw:1,0: arecord exited with code 1: arecord: main:831: audio open error: Device or resource busy; restarting in 0\.1 s/);
+      assert.match(
+        failures[0],
+        /alsa:hw:1,0: arecord exited with code 1: arecord: main:831: audio open error: Device or resource busy; restarting in 0\.1 s/,
+      );
       assert.match(failures[2], /restarting in 0\.4 s/);
       assert.match(recovered[0], /audio flows again/);
       const h = src.health!();

@@ -10,7 +10,16 @@ import path from 'node:path';
 import { ManualClock } from '../src/core/clock.ts';
 import type { SatelliteClock } from '../src/satellite/clock.ts';
 import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
-import { SCENE_CHUNKS, SPECIES, scenePlan, SPECIES_LABELS, amplitudeAt, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
+import {
+  SCENE_CHUNKS,
+  SPECIES,
+  scenePlan,
+  SPECIES_LABELS,
+  amplitudeAt,
+  chunkPlan,
+  renderChunk,
+  soundscapeChunk,
+} from '../src/satellite/soundscape.ts';
 import { NO_BACKGROUND, describeBackground, type Background } from '../src/satellite/background.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
@@ -207,7 +216,10 @@ describe('soundscape like a field recording', () => {
       const c = soundscapeChunk(3, i);
       if (!c.silent) assert.ok(rms(c.samples) > DEFAULT_CONFIG.filterMinRms, `chunk ${i}: rms ${rms(c.samples)}`);
     }
-    assert.match(describeBackground({ wind: 0.01, rain: 0, traffic: 0, insects: 0.002, insectHz: 4900 }), /^wind 0\.010, insects 0\.0020 @ 4\.9 kHz$/);
+    assert.match(
+      describeBackground({ wind: 0.01, rain: 0, traffic: 0, insects: 0.002, insectHz: 4900 }),
+      /^wind 0\.010, insects 0\.0020 @ 4\.9 kHz$/,
+    );
   });
 
   test('the background lands where it does outdoors: wind and traffic low, insects in the great tit band, rain everywhere', () => {

@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { CHUNK_SAMPLES } from '../protocol/wav.ts';
 import { systemClock, type SatelliteClock } from './clock.ts';
-import type { ChunkSource, SourceChunk, SourceEvents, SourceHealth } from './sources.ts';
+import type { ChunkSource, SourceChunk, SourceEvents, SourceHealth } from './source-types.ts';
 
 const CHUNK_BYTES = CHUNK_SAMPLES * 2;
 const STDERR_KEEP = 4;

@@ -327,7 +327,8 @@ export function chunkPlan(seed: number, index: number, opts: { silenceProbabilit
   const rnd = prng(mix(seed, index));
   const chunkSeed = Math.floor(rnd() * 2 ** 32);
   const silenceProbability = opts.silenceProbability ?? 0.2;
-  if (rnd() < silenceProbability) return { species: [], seed: chunkSeed, silent: true, calls: [], background: NO_BACKGROUND, noiseRms: 0.0006 };
+  if (rnd() < silenceProbability)
+    return { species: [], seed: chunkSeed, silent: true, calls: [], background: NO_BACKGROUND, noiseRms: 0.0006 };
   const scene = scenePlan(seed, index);
   const base = { seed: chunkSeed, silent: false, background: scene.background, noiseRms: scene.noiseRms };
   if (silenceProbability > 0 && rnd() < 0.125) return { species: [], calls: [], ...base };

@@ -17,50 +17,9 @@ import path from 'node:path';
 import { CHUNK_SAMPLES, decodeWav, WavError } from '../protocol/wav.ts';
 import { ProcessSource, type ProcessSpec } from './process-source.ts';
 import { soundscapeChunk } from './soundscape.ts';
+import type { ChunkSource, SourceChunk } from './source-types.ts';
 
-export interface SourceChunk {
-  samples: Int16Array;
-  /** Where it came from, for the log (e.g. `synthetic #12` or `dawn.wav @ 6 s`). */
-  origin: string;
-  /** Synthetic chunks: the species calling in it. */
-  species?: string[];
-}
-
-/** How a process-backed source is doing (the journal and the satellite's state tell the hub). */
-export interface SourceHealth {
-  kind: 'process';
-  state: 'starting' | 'running' | 'restarting' | 'ended' | 'failed';
-  /** The program run (arecord, ffmpeg). */
-  program: string;
-  restarts: number;
-  failures: number;
-  lastError: string | null;
-}
-
-/** What a source tells the satellite as it happens. */
-export interface SourceEvents {
-  /** The capture process died or stalled; it is restarted after a back-off. */
-  failed(message: string): void;
-  /** Audio flows again after a failure. */
-  recovered(message: string): void;
-}
-
-export interface ChunkSource {
-  readonly description: string;
-  /**
-   * The next 3-second chunk; null when the source is exhausted; 'waiting' when a live source has
-   * no whole chunk yet (the recorder asks again on its next tick). Throws when the source failed
-   * for good (a file that cannot be read).
-   */
-  next(): SourceChunk | null | 'waiting';
-  /** Starts capturing (sources backed by a process); the satellite calls it on start. */
-  start?(events: SourceEvents): void;
-  /** Ends the capture process. */
-  stop?(): Promise<void>;
-  health?(): SourceHealth;
-  /** Whole chunks waiting to be taken (a recorder that fell behind catches up). */
-  readonly buffered?: number;
-}
+export type { ChunkSource, SourceChunk, SourceEvents, SourceHealth } from './source-types.ts';
 
 /** A source that always has its next chunk at hand (the soundscape, WAV files read directly). */
 export interface ReadySource extends ChunkSource {
@@ -148,12 +107,45 @@ export function wavFolderSource(dir: string, opts: { loop?: boolean } = {}): Rea
 }
 
 /** File names a folder source plays (ffmpeg reads many more; these are the audio ones people keep). */
-export const AUDIO_EXTENSIONS = ['.wav', '.flac', '.mp3', '.ogg', '.oga', '.opus', '.m4a', '.aac', '.aif', '.aiff', '.wma', '.wv', '.mka', '.webm'];
+export const AUDIO_EXTENSIONS = [
+  '.wav',
+  '.flac',
+  '.mp3',
+  '.ogg',
+  '.oga',
+  '.opus',
+  '.m4a',
+  '.aac',
+  '.aif',
+  '.aiff',
+  '.wma',
+  '.wv',
+  '.mka',
+  '.webm',
+];
 
 /** ffmpeg's arguments: any input to raw 48 kHz mono s16le on stdout. */
 export function ffmpegArgs(input: string): string[] {
   const before = /^rtsps?:\/\//i.test(input) ? ['-rtsp_transport', 'tcp'] : [];
-  return ['-hide_banner', '-nostdin', '-loglevel', 'error', ...before, '-i', input, '-vn', '-ac', '1', '-ar', '48000', '-f', 's16le', '-acodec', 'pcm_s16le', 'pipe:1'];
+  return [
+    '-hide_banner',
+    '-nostdin',
+    '-loglevel',
+    'error',
+    ...before,
+    '-i',
+    input,
+    '-vn',
+    '-ac',
+    '1',
+    '-ar',
+    '48000',
+    '-f',
+    's16le',
+    '-acodec',
+    'pcm_s16le',
+    'pipe:1',
+  ];
 }
 
 /** arecord's arguments: the device as 48 kHz mono s16le on stdout, without end. */
@@ -235,7 +227,9 @@ export function openSource(spec: string, opts: SourceOptions = {}): ChunkSource 
   try {
     stat = fs.statSync(spec);
   } catch {
-    throw new Error(`--source ${spec}: no such file or folder (use synthetic, alsa:DEVICE, a stream URL, an audio file or a folder of them)`);
+    throw new Error(
+      `--source ${spec}: no such file or folder (use synthetic, alsa:DEVICE, a stream URL, an audio file or a folder of them)`,
+    );
   }
   if (!stat.isDirectory()) return anyFilesSource([spec], `file ${spec}`, opts);
   const files = fs
