@@ -27,8 +27,25 @@ export interface Background {
 
 export const NO_BACKGROUND: Background = { wind: 0, rain: 0, traffic: 0, insects: 0, insectHz: 4800 };
 
-function gaussian(rnd: () => number): number {
-  return Math.sqrt(-2 * Math.log(Math.max(rnd(), 1e-12))) * Math.cos(2 * Math.PI * rnd());
+/**
+ * White noise for what is filtered next: uniform samples are enough (the filters make it
+ * Gaussian-like) and cost a tenth of Box–Muller, which matters to the live feed that renders a
+ * chunk every few hundred milliseconds.
+ */
+function white(n: number, rnd: () => number): Float64Array {
+  const x = new Float64Array(n);
+  for (let i = 0; i < n; i++) x[i] = rnd() - 0.5;
+  return x;
+}
+
+/** Multiplies `x` by `env(t)`, evaluated every 10 ms (envelopes here move far slower). */
+function applyEnvelope(x: Float64Array, env: (t: number) => number): void {
+  const block = SAMPLE_RATE / 100;
+  for (let at = 0; at < x.length; at += block) {
+    const g = env(at / SAMPLE_RATE);
+    const end = Math.min(x.length, at + block);
+    for (let i = at; i < end; i++) x[i] *= g;
+  }
 }
 
 /** Scales `x` in place to the given RMS (a silent buffer stays silent). */
@@ -48,8 +65,7 @@ function lowPass(x: Float64Array, hz: number): void {
 }
 
 function wind(n: number, level: number, rnd: () => number): Float64Array {
-  const x = new Float64Array(n);
-  for (let i = 0; i < n; i++) x[i] = gaussian(rnd);
+  const x = white(n, rnd);
   lowPass(x, 150);
   lowPass(x, 200);
   lowPass(x, 300);
@@ -58,17 +74,12 @@ function wind(n: number, level: number, rnd: () => number): Float64Array {
   const f2 = 0.7 + 0.8 * rnd();
   const p1 = 2 * Math.PI * rnd();
   const p2 = 2 * Math.PI * rnd();
-  for (let i = 0; i < n; i++) {
-    const t = i / SAMPLE_RATE;
-    const g = 0.35 + 0.65 * (0.5 + 0.3 * Math.sin(2 * Math.PI * f1 * t + p1) + 0.2 * Math.sin(2 * Math.PI * f2 * t + p2)) ** 2;
-    x[i] *= g;
-  }
+  applyEnvelope(x, (t) => 0.35 + 0.65 * (0.5 + 0.3 * Math.sin(2 * Math.PI * f1 * t + p1) + 0.2 * Math.sin(2 * Math.PI * f2 * t + p2)) ** 2);
   return normalise(x, level);
 }
 
 function rain(n: number, level: number, rnd: () => number): Float64Array {
-  const x = new Float64Array(n);
-  for (let i = 0; i < n; i++) x[i] = 0.6 * gaussian(rnd);
+  const x = white(n, rnd);
   // Droplets: short bright clicks, a few hundred a second.
   const drops = Math.floor(n / 160);
   for (let k = 0; k < drops; k++) {
@@ -80,12 +91,8 @@ function rain(n: number, level: number, rnd: () => number): Float64Array {
 }
 
 function traffic(n: number, level: number, rnd: () => number): Float64Array {
-  const rumble = new Float64Array(n);
-  const tyres = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    rumble[i] = gaussian(rnd);
-    tyres[i] = gaussian(rnd);
-  }
+  const rumble = white(n, rnd);
+  const tyres = white(n, rnd);
   lowPass(rumble, 120);
   lowPass(rumble, 200);
   // Band-pass 0.5–2.5 kHz: low-pass at 2.5 kHz minus low-pass at 500 Hz.
@@ -100,12 +107,9 @@ function traffic(n: number, level: number, rnd: () => number): Float64Array {
   // A car passing: its closest moment somewhere in or near the chunk.
   const peak = (rnd() * 5 - 1) * SAMPLE_RATE;
   const width = (0.8 + 1.2 * rnd()) * SAMPLE_RATE;
-  const x = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const pass = 0.3 + Math.exp(-(((i - peak) / width) ** 2));
-    x[i] = (rumble[i] + tyres[i]) * pass;
-  }
-  return normalise(x, level);
+  for (let i = 0; i < n; i++) rumble[i] += tyres[i];
+  applyEnvelope(rumble, (t) => 0.3 + Math.exp(-(((t * SAMPLE_RATE - peak) / width) ** 2)));
+  return normalise(rumble, level);
 }
 
 function insects(n: number, level: number, carrierHz: number, rnd: () => number): Float64Array {
