@@ -80,6 +80,8 @@ function wind(n: number, level: number, rnd: () => number): Float64Array {
 
 function rain(n: number, level: number, rnd: () => number): Float64Array {
   const x = white(n, rnd);
+  // The hiss (uniform noise of RMS 0.58, as loud as the droplets together).
+  for (let i = 0; i < n; i++) x[i] *= 2;
   // Droplets: short bright clicks, a few hundred a second.
   const drops = Math.floor(n / 160);
   for (let k = 0; k < drops; k++) {
