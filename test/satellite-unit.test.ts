@@ -10,22 +10,13 @@ import path from 'node:path';
 import { ManualClock } from '../src/core/clock.ts';
 import type { SatelliteClock } from '../src/satellite/clock.ts';
 import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
-import {
-  SCENE_CHUNKS,
-  SPECIES,
-  scenePlan,
-  SPECIES_LABELS,
-  amplitudeAt,
-  chunkPlan,
-  renderChunk,
-  soundscapeChunk,
-} from '../src/satellite/soundscape.ts';
-import { NO_BACKGROUND, describeBackground, type Background } from '../src/satellite/background.ts';
+import { SPECIES, SPECIES_LABELS, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
+import { bandShare } from './helpers/spectrum.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
 import { SilenceGate, loadFilterStats, saveFilterStats, emptyFilterStats } from '../src/satellite/gate.ts';
 import { DEFAULT_CONFIG, Journal, isRecordingTime, mergeConfig } from '../src/satellite/client.ts';
-import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, SAMPLE_RATE, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
+import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { satelliteConfig } from '../src/modules/settings/satellite-config.ts';
 
 const tmpDirs: string[] = [];
@@ -37,56 +28,6 @@ function tmp(): string {
 after(() => {
   for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-/** In-place radix-2 FFT; returns the power spectrum of the first 2^k samples. */
-function powerSpectrum(samples: Int16Array): { power: Float64Array; hzPerBin: number } {
-  let n = 1;
-  while (n * 2 <= samples.length) n *= 2;
-  const re = new Float64Array(n);
-  const im = new Float64Array(n);
-  for (let i = 0; i < n; i++) re[i] = samples[i] / 32768;
-  for (let i = 1, j = 0; i < n; i++) {
-    let bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) {
-      [re[i], re[j]] = [re[j], re[i]];
-      [im[i], im[j]] = [im[j], im[i]];
-    }
-  }
-  for (let len = 2; len <= n; len <<= 1) {
-    const ang = (-2 * Math.PI) / len;
-    for (let i = 0; i < n; i += len) {
-      for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(ang * k);
-        const wi = Math.sin(ang * k);
-        const ar = re[i + k + len / 2];
-        const ai = im[i + k + len / 2];
-        const xr = ar * wr - ai * wi;
-        const xi = ar * wi + ai * wr;
-        re[i + k + len / 2] = re[i + k] - xr;
-        im[i + k + len / 2] = im[i + k] - xi;
-        re[i + k] += xr;
-        im[i + k] += xi;
-      }
-    }
-  }
-  const power = new Float64Array(n / 2);
-  for (let i = 0; i < n / 2; i++) power[i] = re[i] * re[i] + im[i] * im[i];
-  return { power, hzPerBin: SAMPLE_RATE / n };
-}
-
-function bandShare(samples: Int16Array, lo: number, hi: number): number {
-  const { power, hzPerBin } = powerSpectrum(samples);
-  let inBand = 0;
-  let total = 0;
-  for (let i = 0; i < power.length; i++) {
-    total += power[i];
-    const f = i * hzPerBin;
-    if (f >= lo && f <= hi) inBand += power[i];
-  }
-  return inBand / total;
-}
 
 describe('wav', () => {
   test('encode → decode round trip; canonical 44-byte header; the hub accepts it', () => {
@@ -184,55 +125,6 @@ describe('synthetic soundscape', () => {
     assert.equal(chunk.silent, true);
     assert.ok(rms(chunk.samples) < DEFAULT_CONFIG.filterMinRms / 2, `silent rms ${rms(chunk.samples)}`);
     assert.ok(rms(chunk.samples) > 0, 'silence still has a little noise');
-  });
-});
-
-describe('soundscape like a field recording', () => {
-  test('birds at 15–500 m, overlapping calls, chunks with only background, and scenes of wind, rain, traffic and insects', () => {
-    const plans = Array.from({ length: 600 }, (_, i) => chunkPlan(3, i));
-    const calls = plans.flatMap((p) => p.calls);
-    assert.ok(calls.every((c) => c.distanceM >= 15 && c.distanceM <= 500));
-    assert.ok(calls.some((c) => c.distanceM < 30) && calls.some((c) => c.distanceM > 300), 'near and far birds');
-    // Nearer is louder.
-    const sorted = [...calls].sort((a, b) => a.distanceM - b.distanceM);
-    assert.ok(sorted.every((c, i) => i === 0 || c.amplitude <= sorted[i - 1].amplitude));
-    assert.ok(amplitudeAt(15) / amplitudeAt(480) > 100, 'over 40 dB between the nearest and the farthest');
-    assert.ok(plans.some((p) => p.species.length === 3));
-    const overlapping = plans.filter((p) => p.calls.length > 1 && Math.abs(p.calls[1].offsetMs - p.calls[0].offsetMs) <= 300);
-    assert.ok(overlapping.length > 10, `${overlapping.length} chunks with overlapping calls`);
-    const birdless = plans.filter((p) => !p.silent && p.calls.length === 0);
-    assert.ok(birdless.length > 20, `${birdless.length} chunks with only background`);
-    for (const kind of ['wind', 'rain', 'traffic', 'insects'] as const)
-      assert.ok(
-        plans.some((p) => !p.silent && p.background[kind] > 0),
-        kind,
-      );
-    // A scene holds for SCENE_CHUNKS chunks; chunk i is still the same whatever came before it.
-    assert.deepEqual(scenePlan(3, 1), scenePlan(3, SCENE_CHUNKS - 1));
-    assert.notDeepEqual(scenePlan(3, 1), scenePlan(3, SCENE_CHUNKS));
-    assert.deepEqual(soundscapeChunk(3, 45).samples, soundscapeChunk(3, 45).samples);
-    // Every chunk that is not a still moment passes the default silence gate: the model, not the gate, hears the faint birds.
-    for (let i = 0; i < 40; i++) {
-      const c = soundscapeChunk(3, i);
-      if (!c.silent) assert.ok(rms(c.samples) > DEFAULT_CONFIG.filterMinRms, `chunk ${i}: rms ${rms(c.samples)}`);
-    }
-    assert.match(
-      describeBackground({ wind: 0.01, rain: 0, traffic: 0, insects: 0.002, insectHz: 4900 }),
-      /^wind 0\.010, insects 0\.0020 @ 4\.9 kHz$/,
-    );
-  });
-
-  test('the background lands where it does outdoors: wind and traffic low, insects in the great tit band, rain everywhere', () => {
-    const render = (bg: Partial<Background>) =>
-      renderChunk({ species: [], seed: 5, noiseRms: 0.0001, background: { ...NO_BACKGROUND, ...bg } });
-    const windy = render({ wind: 0.01 });
-    assert.ok(bandShare(windy, 0, 400) > 0.9, 'wind: most energy under 400 Hz');
-    const road = render({ traffic: 0.01 });
-    assert.ok(bandShare(road, 0, 2600) > 0.95);
-    const crickets = render({ insects: 0.003, insectHz: 5000 });
-    assert.ok(bandShare(crickets, 4800, 5200) > 0.8, 'a cricket on its carrier');
-    const rainy = render({ rain: 0.01 });
-    assert.ok(bandShare(rainy, 9600, 12000) > 0.05, 'rain reaches the noise floor band too');
   });
 });
 

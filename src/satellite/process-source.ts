@@ -58,7 +58,7 @@ export class ProcessSource implements ChunkSource {
   private pendingBytes = 0;
   private child: ChildProcess | null = null;
   private specIndex = 0;
-  /** Seconds of audio this process has produced (chunk origins). */
+  /** Chunks this process has produced (their origins count 3 s each). */
   private chunkInSpec = 0;
   private stderrTail: string[] = [];
   private started = false;
