@@ -15,6 +15,7 @@ import { ModelError, MODEL_INPUT_SAMPLES } from '../src/infra/classifier/types.t
 import { confidenceOf, toModelInput } from '../src/infra/classifier/confidence.ts';
 import { parseLabels } from '../src/infra/classifier/labels.ts';
 import { renderChunk, soundscapeChunk, SPECIES, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
+import { measureConfidences } from '../bench/model-confidence.ts';
 
 const { onnx } = onnxProto;
 
@@ -68,41 +69,36 @@ describe('built-in model', () => {
     assert.ok(size < 100_000, `model.onnx is ${size} bytes`);
   });
 
-  test('recognises every species in 200 soundscape chunks of many seeds (precision and recall ≥ 0.95)', async () => {
-    const counts = new Map(SPECIES_LABELS.map((l) => [l, { tp: 0, fp: 0, fn: 0 }]));
-    let chunks = 0;
-    let withCalls = 0;
-    let ms = 0;
-    // 20 soundscapes of 10 chunks; seeds spread apart (neighbouring seeds give lopsided species mixes).
-    for (let k = 1; k <= 20; k++) {
-      for (let index = 0; index < 10; index++) {
-        const chunk = soundscapeChunk(k * 7919, index);
-        const t0 = performance.now();
-        const found = new Set((await model.classify(chunk.samples)).map((p) => p.label));
-        ms += performance.now() - t0;
-        chunks++;
-        if (!chunk.silent) withCalls++;
-        for (const label of SPECIES_LABELS) {
-          const c = counts.get(label)!;
-          const truth = chunk.species.includes(label);
-          if (truth && found.has(label)) c.tp++;
-          else if (truth) c.fn++;
-          else if (found.has(label)) c.fp++;
-        }
-      }
-    }
-    assert.equal(chunks, 200);
-    assert.ok(withCalls > 100, `only ${withCalls} chunks hold calls`);
-    for (const [label, c] of counts) {
-      assert.ok(c.tp > 10, `${label}: only ${c.tp} chunks hold it`);
-      const precision = c.tp / (c.tp + c.fp);
-      const recall = c.tp / (c.tp + c.fn);
-      assert.ok(precision >= 0.95, `${label}: precision ${precision.toFixed(3)} (${JSON.stringify(c)})`);
-      assert.ok(recall >= 0.95, `${label}: recall ${recall.toFixed(3)} (${JSON.stringify(c)})`);
-    }
-    const totals = [...counts.values()].reduce((a, c) => ({ tp: a.tp + c.tp, fp: a.fp + c.fp, fn: a.fn + c.fn }), { tp: 0, fp: 0, fn: 0 });
+  test('on the soundscape, confidence follows how clearly a call is heard: near calls all found, faint ones missed, noise misheard low', async () => {
+    // 10 soundscapes of 30 chunks; seeds spread apart (neighbouring seeds give lopsided species mixes).
+    const t0 = performance.now();
+    const s = await measureConfidences(model, { seeds: Array.from({ length: 10 }, (_, k) => (k + 1) * 7919), chunksPerSeed: 30 });
+    const ms = performance.now() - t0;
+    const [near, mid, , far, farthest] = s.byDistance;
+    assert.ok(s.calls > 200, `only ${s.calls} calls`);
+    // Near birds are all heard, and heard surely; the farthest mostly not at all.
+    assert.equal(near.found, near.calls, 'every call within 30 m found');
+    assert.ok(mid.found >= 0.95 * mid.calls, `30–80 m: ${mid.found} of ${mid.calls}`);
+    assert.ok(farthest.found <= 0.1 * farthest.calls, `300–500 m: ${farthest.found} of ${farthest.calls} found`);
+    assert.ok(far.found < far.calls && far.found > 0, `160–300 m: some found, some missed (${far.found} of ${far.calls})`);
+    const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const medians = s.byDistance.slice(0, 4).map((b) => medianOf(b.confidences));
+    for (let k = 1; k < medians.length; k++)
+      assert.ok(medians[k] < medians[k - 1], `median confidence falls with distance: ${medians.map((m) => m.toFixed(2))}`);
+    // Spread as a real model's: most detections between 0.3 and 0.95, none a flat 100 %.
+    const all = [...s.hits, ...s.falseAlarms.map((f) => f.confidence)];
+    const spread = all.filter((c) => c >= 0.3 && c <= 0.95).length / all.length;
+    assert.ok(spread >= 0.8, `${(spread * 100).toFixed(1)} % between 0.3 and 0.95`);
+    assert.ok(Math.max(...all) < 0.97, `max confidence ${Math.max(...all)}`);
+    // Noise is misheard now and then, always at low confidence.
+    assert.ok(s.falseAlarms.length / all.length < 0.1, `${s.falseAlarms.length} misheard of ${all.length} detections`);
+    assert.ok(
+      s.falseAlarms.every((f) => f.confidence < 0.6),
+      JSON.stringify(s.falseAlarms),
+    );
     console.log(
-      `built-in model: ${chunks} chunks, ${JSON.stringify(totals)}, ${(ms / chunks).toFixed(2)} ms per chunk (${((1000 * chunks) / ms).toFixed(0)} chunks/s, one thread)`,
+      `built-in model: ${s.chunks} chunks, ${s.hits.length} of ${s.calls} calls found, ${s.falseAlarms.length} misheard, ` +
+        `${(spread * 100).toFixed(0)} % of confidences in 0.3–0.95, ${(ms / s.chunks).toFixed(1)} ms per chunk with rendering`,
     );
   });
 

@@ -450,7 +450,8 @@ describe('models', () => {
       [chunkId],
     );
     assert.equal(rows[0].species_code, 'eurrob1');
-    assert.ok(rows[0].confidence > 0.9);
+    // A near clear call's logit is about 2.9 (docs/model.md): sigmoid(0.5 × 2.9) ≈ 0.81.
+    assert.ok(rows[0].confidence > 0.75, String(rows[0].confidence));
     assert.ok(
       rows.slice(1).every((r) => r.confidence > 0.01 && r.confidence < 0.25),
       JSON.stringify(rows),

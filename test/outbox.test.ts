@@ -230,7 +230,7 @@ describe('reference satellite against a real hub', () => {
     const recorded = outbox.list();
     const stats = sat.filterStats;
     assert.equal(stats.totalProcessed, 10);
-    const silent = Array.from({ length: 10 }, (_, i) => chunkPlan(8, i)).filter((p) => p.species.length === 0).length;
+    const silent = Array.from({ length: 10 }, (_, i) => chunkPlan(8, i)).filter((p) => p.silent).length;
     assert.ok(silent >= 1, 'seed 8 has a silent chunk among its first ten');
     assert.equal(stats.rejectedSilence, silent, 'silent chunks stopped at the gate');
     assert.equal(recorded.length, stats.totalSent);

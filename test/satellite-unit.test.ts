@@ -11,11 +11,12 @@ import { ManualClock } from '../src/core/clock.ts';
 import type { SatelliteClock } from '../src/satellite/clock.ts';
 import { applyGain, rms, toInt16 } from '../src/satellite/signal.ts';
 import { SPECIES, SPECIES_LABELS, chunkPlan, renderChunk, soundscapeChunk } from '../src/satellite/soundscape.ts';
+import { bandShare } from './helpers/spectrum.ts';
 import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource } from '../src/satellite/sources.ts';
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
 import { SilenceGate, loadFilterStats, saveFilterStats, emptyFilterStats } from '../src/satellite/gate.ts';
 import { DEFAULT_CONFIG, Journal, isRecordingTime, mergeConfig } from '../src/satellite/client.ts';
-import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, SAMPLE_RATE, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
+import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { satelliteConfig } from '../src/modules/settings/satellite-config.ts';
 
 const tmpDirs: string[] = [];
@@ -27,56 +28,6 @@ function tmp(): string {
 after(() => {
   for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-/** In-place radix-2 FFT; returns the power spectrum of the first 2^k samples. */
-function powerSpectrum(samples: Int16Array): { power: Float64Array; hzPerBin: number } {
-  let n = 1;
-  while (n * 2 <= samples.length) n *= 2;
-  const re = new Float64Array(n);
-  const im = new Float64Array(n);
-  for (let i = 0; i < n; i++) re[i] = samples[i] / 32768;
-  for (let i = 1, j = 0; i < n; i++) {
-    let bit = n >> 1;
-    for (; j & bit; bit >>= 1) j ^= bit;
-    j ^= bit;
-    if (i < j) {
-      [re[i], re[j]] = [re[j], re[i]];
-      [im[i], im[j]] = [im[j], im[i]];
-    }
-  }
-  for (let len = 2; len <= n; len <<= 1) {
-    const ang = (-2 * Math.PI) / len;
-    for (let i = 0; i < n; i += len) {
-      for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(ang * k);
-        const wi = Math.sin(ang * k);
-        const ar = re[i + k + len / 2];
-        const ai = im[i + k + len / 2];
-        const xr = ar * wr - ai * wi;
-        const xi = ar * wi + ai * wr;
-        re[i + k + len / 2] = re[i + k] - xr;
-        im[i + k + len / 2] = im[i + k] - xi;
-        re[i + k] += xr;
-        im[i + k] += xi;
-      }
-    }
-  }
-  const power = new Float64Array(n / 2);
-  for (let i = 0; i < n / 2; i++) power[i] = re[i] * re[i] + im[i] * im[i];
-  return { power, hzPerBin: SAMPLE_RATE / n };
-}
-
-function bandShare(samples: Int16Array, lo: number, hi: number): number {
-  const { power, hzPerBin } = powerSpectrum(samples);
-  let inBand = 0;
-  let total = 0;
-  for (let i = 0; i < power.length; i++) {
-    total += power[i];
-    const f = i * hzPerBin;
-    if (f >= lo && f <= hi) inBand += power[i];
-  }
-  return inBand / total;
-}
 
 describe('wav', () => {
   test('encode → decode round trip; canonical 44-byte header; the hub accepts it', () => {
@@ -161,7 +112,7 @@ describe('synthetic soundscape', () => {
 
   test('the mix: silent chunks under the default silence gate, every species appears, some chunks hold two', () => {
     const plans = Array.from({ length: 200 }, (_, i) => chunkPlan(1, i));
-    const silent = plans.filter((p) => p.species.length === 0).length;
+    const silent = plans.filter((p) => p.silent).length;
     assert.ok(silent >= 20 && silent <= 60, `${silent} silent of 200`);
     assert.ok(plans.some((p) => p.species.length === 2));
     for (const label of SPECIES_LABELS)
@@ -169,7 +120,7 @@ describe('synthetic soundscape', () => {
         plans.some((p) => p.species.includes(label)),
         label,
       );
-    const firstSilent = plans.findIndex((p) => p.species.length === 0);
+    const firstSilent = plans.findIndex((p) => p.silent);
     const chunk = soundscapeChunk(1, firstSilent);
     assert.equal(chunk.silent, true);
     assert.ok(rms(chunk.samples) < DEFAULT_CONFIG.filterMinRms / 2, `silent rms ${rms(chunk.samples)}`);
@@ -197,7 +148,7 @@ describe('sources', () => {
     assert.equal(cutChunks(new Int16Array(0)).length, 0);
   });
 
-  test('no resampling: 44.1 kHz or stereo files are refused; a folder plays its files in name order', () => {
+  test('the direct WAV reader refuses 44.1 kHz (openSource sends such files through ffmpeg); a folder plays its files in name order', () => {
     const dir = tmp();
     fs.writeFileSync(path.join(dir, 'cd.wav'), makeWav(new Int16Array(100), { sampleRate: 44_100 }));
     assert.throws(() => wavFileSource(path.join(dir, 'cd.wav')), /44100 Hz; 48000 Hz needed/);
@@ -208,7 +159,7 @@ describe('sources', () => {
     fs.writeFileSync(path.join(folder, 'notes.txt'), 'ignored');
     const src = wavFolderSource(folder);
     assert.deepEqual([src.next()!.samples[0], src.next()!.samples[0], src.next()], [1, 2, null]);
-    assert.match(openSource(folder).description, /2 WAV files/);
+    assert.match(openSource(folder).description, /2 audio files/);
     assert.match(openSource('synthetic').description, /synthetic/);
     assert.throws(() => openSource(path.join(dir, 'missing.wav')), /no such file or folder/);
   });
@@ -357,7 +308,7 @@ describe('outbox', () => {
 describe('silence gate', () => {
   const quiet = soundscapeChunk(
     1,
-    Array.from({ length: 50 }, (_, i) => i).find((i) => chunkPlan(1, i).species.length === 0)!,
+    Array.from({ length: 50 }, (_, i) => i).find((i) => chunkPlan(1, i).silent)!,
   ).samples;
   const call = renderChunk({ species: ['Parus major_Great Tit'], seed: 3 });
 

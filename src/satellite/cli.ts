@@ -18,11 +18,21 @@ export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tena
   Runs the reference satellite: registers (or reuses saved credentials), connects to the hub's
   MQTT broker, records 3-second chunks and uploads them from a durable outbox.
 
-  --hub URL             the hub (e.g. http://localhost:3000)
+  --hub URL             the hub (e.g. http://localhost:8080)
   --token BEARER        a JWT or API key allowed to register satellites in the team
   --tenant ID           the team
   --name NAME           satellite name (default: Reference satellite)
-  --source SRC          synthetic (default) | FILE.wav | FOLDER of .wav (48 kHz mono 16-bit)
+  --source SRC          where the audio comes from (default synthetic):
+                          synthetic          the built-in soundscape of five synthetic birds
+                          alsa:DEVICE        a sound card via arecord: alsa:default, alsa:hw:1,0,
+                                             alsa:plughw:1,0 (ALSA converts; list: arecord -L)
+                          rtsp://… http(s)://…   a stream (IP camera, Icecast), via ffmpeg
+                          FILE               any audio file ffmpeg reads (WAV, FLAC, MP3, Ogg …)
+                          FOLDER             its audio files in name order
+                        Everything but a 48 kHz mono 16-bit WAV goes through ffmpeg and is
+                        resampled to 48 kHz mono. Sound cards and streams are restarted with
+                        back-off (1 s doubling to 60 s) when the process dies; the satellite
+                        reports state "error" to the hub meanwhile.
   --chunks N            exit 0 once N chunks are acked stored (non-zero otherwise)
   --credentials FILE    saved credentials (default <data>/credentials.json, mode 0600)
   --data DIR            outbox, credentials and state (default ./chorus-satellite)
@@ -31,7 +41,13 @@ export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tena
   --interval-ms MS      time between chunks (default 3000, real time)
   --timeout SEC         with --chunks: give up after SEC seconds
   --seed N              synthetic soundscape seed (default 1)
-  --latitude L --longitude L   position sent with registration and chunks`;
+  --latitude L --longitude L   position sent with registration and chunks
+
+  Examples:
+    chorus satellite --hub http://localhost:8080 --token KEY --tenant TEAM_ID
+    chorus satellite --hub http://hub.local:8080 --token KEY --tenant TEAM_ID --source alsa:plughw:1,0
+    chorus satellite --hub http://hub.local:8080 --token KEY --tenant TEAM_ID --source rtsp://cam.local:554/stream1
+    chorus satellite --hub http://localhost:8080 --token KEY --tenant TEAM_ID --source recordings/ --interval-ms 100 --chunks 20`;
 
 export interface SavedCredentials extends SatelliteCredentials {
   hub: string;
@@ -190,6 +206,7 @@ export async function satelliteCommand(args: string[]): Promise<number> {
   }
 
   const source = openSource(values.source!, { seed });
+  console.log(`Source: ${source.description}`);
   const outbox = await Outbox.open(path.join(dataDir, 'outbox'));
   const sat = new Satellite({
     credentials: creds,

@@ -56,7 +56,7 @@ export { isRecordingTime } from './recorder.ts';
 /**
  * Events: connected, disconnected, connect-error (err), config (SatelliteConfig), recorded (row),
  * gated ({rms}), sent (row), ack (raw body), acked (row), ack-error (chunkId, error),
- * evicted (Eviction[]), source-end, live-start (sessionId), live-keepalive (sessionId), live-audio (body), live-stop (reason),
+ * evicted (Eviction[]), source-end, source-error (message), source-recovered (message), live-start (sessionId), live-keepalive (sessionId), live-audio (body), live-stop (reason),
  * log-request (body), update (targetVersion), detection (body).
  */
 export class Satellite extends EventEmitter implements SatelliteStatus {
@@ -174,6 +174,13 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
     if (pending) this.log('info', `outbox holds ${pending} unsent chunk(s) from before; they go first`);
     this.offEvicted = this.outbox.onEvicted((ev) => this.reportEvictions(ev));
     await this.outbox.setCaps(effectiveCaps(this.config, this.o.localCaps));
+    this.o.source.start?.({
+      failed: (message) => this.onSourceFailed(message),
+      recovered: (message) => {
+        this.log('info', `source recovered: ${message}`);
+        this.emit('source-recovered', message);
+      },
+    });
     this.connection.connect();
     this.recorder.schedule();
   }
@@ -187,6 +194,7 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
     this.uploader.cancelRetries();
     this.live.stop('satellite stopping', false);
     await this.recorder.idle();
+    await this.o.source.stop?.();
     this.uploader.clearInFlight();
     await this.connection.close();
     await this.outbox.flush();
@@ -207,6 +215,19 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
   /** Sends one heartbeat now (and schedules the next). */
   heartbeat(): Promise<boolean> {
     return this.reports.heartbeat();
+  }
+
+  /** The capture process died or stalled (it restarts by itself): state error, and the hub hears it now. */
+  private onSourceFailed(message: string): void {
+    this.state = 'error';
+    this.log('error', `source failed: ${message}`);
+    this.emit('source-error', message);
+    if (this.connected && !this.stopped) void this.reports.heartbeat();
+  }
+
+  /** How the capture process is doing (sources backed by arecord or ffmpeg), or null. */
+  get sourceHealth() {
+    return this.o.source.health?.() ?? null;
   }
 
   private reportEvictions(evicted: Eviction[]): void {

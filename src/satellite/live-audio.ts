@@ -98,7 +98,7 @@ export class LiveAudio {
     if (captured) {
       ({ wav, recordedAt } = captured);
     } else {
-      wav = makeWav(soundscapeChunk(0x11fe, this.liveFeedIndex++).samples);
+      wav = liveFeedWav(this.liveFeedIndex++);
       recordedAt = new Date(ctx.clock.now().getTime() - CHUNK_DURATION_MS);
     }
     const body = {
@@ -113,4 +113,18 @@ export class LiveAudio {
     };
     if (await this.connection.publish('live-audio', body, 0)) ctx.emit('live-audio', body);
   }
+}
+
+/**
+ * The idle microphone's feed: a loop of LIVE_FEED_CHUNKS soundscape chunks, each rendered once
+ * per process (a soundscape chunk with its background takes tens of milliseconds to render, and
+ * the feed sends one every interval).
+ */
+const LIVE_FEED_CHUNKS = 8;
+const liveFeed = new Map<number, Buffer>();
+function liveFeedWav(index: number): Buffer {
+  const at = index % LIVE_FEED_CHUNKS;
+  let wav = liveFeed.get(at);
+  if (!wav) liveFeed.set(at, (wav = makeWav(soundscapeChunk(0x11fe, at).samples)));
+  return wav;
 }

@@ -6,7 +6,7 @@ import { PACKAGE_VERSION } from '../protocol/version.ts';
 import { CHUNK_DURATION_MS } from '../protocol/wav.ts';
 import { systemClock, type SatelliteClock } from './clock.ts';
 import type { Outbox, OutboxCaps } from './outbox.ts';
-import type { ChunkSource } from './sources.ts';
+import type { ChunkSource } from './source-types.ts';
 
 export interface SatelliteCredentials {
   satelliteId: string;

@@ -10,7 +10,7 @@ import type { SilenceGate } from './gate.ts';
 import type { OutboxRow } from './outbox.ts';
 import { applyGain } from './signal.ts';
 
-export type RecordOutcome = 'recorded' | 'gated' | 'scheduled_off' | 'end' | 'error';
+export type RecordOutcome = 'recorded' | 'gated' | 'scheduled_off' | 'end' | 'error' | 'waiting';
 
 /** Whether the recording profile records at `now` (continuous, or inside a schedule window). */
 export function isRecordingTime(
@@ -63,7 +63,10 @@ export class Recorder {
       ctx.status.recordedCount >= ctx.options.recordLimit
     )
       return;
-    this.cancelRecordTimer = ctx.clock.after(ctx.options.chunkIntervalMs, () => {
+    // A live source holding more than the next chunk is ahead of the recorder's timer (timers run
+    // late, a sound card does not): take the backlog at once.
+    const delay = (ctx.options.source.buffered ?? 0) > 1 ? 0 : ctx.options.chunkIntervalMs;
+    this.cancelRecordTimer = ctx.clock.after(delay, () => {
       this.cancelRecordTimer = null;
       void this.record()
         .catch((err) => ctx.log('error', `recording failed: ${(err as Error).message}`))
@@ -114,6 +117,8 @@ export class Recorder {
       ctx.emit('source-end', err);
       return 'error';
     }
+    // A live source between chunks, or restarting after a failure (it reported that itself).
+    if (chunk === 'waiting') return 'waiting';
     if (!chunk) {
       status.sourceEnded = true;
       status.state = 'paused';
@@ -137,7 +142,8 @@ export class Recorder {
       return 'scheduled_off';
     }
     if (status.state === 'scheduled_off') ctx.log('info', 'recording window open: recording');
-    status.state = 'recording';
+    // The padded piece a dying capture process left is recorded, but the source is still down.
+    status.state = o.source.health?.().state === 'restarting' ? 'error' : 'recording';
 
     const verdict = this.gate.check(samples);
     if (!verdict.pass) {

@@ -26,11 +26,23 @@
  *                                                      6900 → 8500 Hz of 30 ms every 55 ms,
  *                                                      250 ms between bursts
  *
- * A chunk is silent (noise only, RMS ≈ 0.0006, under the default silence gate of 0.003) with
- * probability 0.2; otherwise it holds one species (or, one time in five, two), each at a random
- * offset with amplitude 0.15–0.35 over noise of RMS 0.002.
+ * The soundscape behaves like a field recording (docs/model.md "The demonstration soundscape"):
+ *
+ * - A chunk is a still moment (noise only, RMS ≈ 0.0006, under the default silence gate of
+ *   0.003) with probability 0.2. Of the others, about one in eight holds no bird, only the
+ *   background; the rest hold one species (60 %), two (30 %) or three (10 %), and half of the
+ *   chunks with several have calls that overlap in time.
+ * - Each bird sings from a distance of 15–500 m (log-uniform): its amplitude falls as 1/distance
+ *   (0.3 at 10 m) and by a further 6 dB per 100 m (air and leaves), so near birds ring out and far
+ *   ones barely rise above the noise.
+ * - Over microphone noise of RMS 0.0035–0.005, a scene of wind, rain, traffic and insects
+ *   (background.ts) that holds for a minute (20 chunks) of soundscape.
+ *
+ * `renderChunk({ species, seed })` without calls or background is the near, clear call the
+ * tests use: amplitude 0.15–0.35 over noise of RMS 0.002.
  */
 import { CHUNK_SAMPLES, SAMPLE_RATE } from '../protocol/wav.ts';
+import { addBackground, NO_BACKGROUND, type Background } from './background.ts';
 import { toInt16 } from './signal.ts';
 
 /** One note: starts `at` ms into the call, lasts `dur` ms, pitch `freq(u)` Hz for u in [0, 1]. */
@@ -206,22 +218,38 @@ function renderCall(out: Float64Array, s: SpeciesPattern, startSample: number, a
   }
 }
 
+export interface PlannedCall {
+  label: string;
+  /** Metres from the microphone. */
+  distanceM: number;
+  amplitude: number;
+  /** Where the call starts in the chunk. */
+  offsetMs: number;
+}
+
 export interface SyntheticChunk {
   /** Position in the soundscape. */
   index: number;
   samples: Int16Array;
-  /** Labels of the species calling in this chunk (empty when silent). */
+  /** Labels of the species calling in this chunk (empty when no bird calls). */
   species: string[];
+  /** A still moment: noise under the silence gate, no bird, no background. */
   silent: boolean;
+  /** Each call with its distance and level (empty when no bird calls). */
+  calls: PlannedCall[];
+  background: Background;
 }
 
 export interface ChunkRecipe {
-  /** Labels to include; empty = a silent chunk. */
+  /** Labels to include; empty = no bird. */
   species: readonly string[];
   /** Seed for noise, offsets, amplitudes and jitter. */
   seed: number;
-  /** Noise RMS (full scale 1); default 0.002, or 0.0006 for a silent chunk. */
+  /** Noise RMS (full scale 1); default 0.002, or 0.0006 for a chunk without species. */
   noiseRms?: number;
+  /** The calls at their levels and offsets (the soundscape's plan); without it each species is a near bird at a random offset. */
+  calls?: readonly PlannedCall[];
+  background?: Background;
 }
 
 /** One 3-second chunk with exactly the given species (the inference issue generates training data with this). */
@@ -230,31 +258,105 @@ export function renderChunk(recipe: ChunkRecipe): Int16Array {
   const out = new Float64Array(CHUNK_SAMPLES);
   const noise = recipe.noiseRms ?? (recipe.species.length === 0 ? 0.0006 : 0.002);
   addNoise(out, noise, rnd);
-  for (const label of recipe.species) {
-    const s = speciesByLabel(label);
-    const pitch = 0.98 + 0.04 * rnd();
-    const tempo = 0.95 + 0.1 * rnd();
-    const lengthMs = callDurationMs(s) * tempo;
-    const offsetMs = Math.max(0, (3000 - lengthMs - 20) * rnd());
-    const amplitude = 0.15 + 0.2 * rnd();
-    renderCall(out, s, Math.round((offsetMs * SAMPLE_RATE) / 1000), amplitude, pitch, tempo);
+  if (recipe.calls) {
+    for (const call of recipe.calls) {
+      const pitch = 0.98 + 0.04 * rnd();
+      const tempo = 0.95 + 0.1 * rnd();
+      renderCall(out, speciesByLabel(call.label), Math.round((call.offsetMs * SAMPLE_RATE) / 1000), call.amplitude, pitch, tempo);
+    }
+  } else {
+    for (const label of recipe.species) {
+      const s = speciesByLabel(label);
+      const pitch = 0.98 + 0.04 * rnd();
+      const tempo = 0.95 + 0.1 * rnd();
+      const lengthMs = callDurationMs(s) * tempo;
+      const offsetMs = Math.max(0, (3000 - lengthMs - 20) * rnd());
+      const amplitude = 0.15 + 0.2 * rnd();
+      renderCall(out, s, Math.round((offsetMs * SAMPLE_RATE) / 1000), amplitude, pitch, tempo);
+    }
   }
+  if (recipe.background) addBackground(out, recipe.background, rnd);
   return toInt16(out);
 }
 
-/** What chunk `index` of soundscape `seed` holds (no audio rendered). */
-export function chunkPlan(seed: number, index: number, opts: { silenceProbability?: number } = {}): { species: string[]; seed: number } {
+/** Chunks of soundscape a scene (its wind, rain, traffic and insects) lasts: one minute. */
+export const SCENE_CHUNKS = 20;
+const NEAR_M = 10;
+/** The nearest a bird of the soundscape sings from. */
+const NEAREST_M = 15;
+const FAR_M = 500;
+/** Amplitude of a call at NEAR_M. */
+const NEAR_AMPLITUDE = 0.3;
+/** Excess attenuation beyond spherical spreading (air absorption, foliage). */
+const EXCESS_DB_PER_M = 0.06;
+
+/** A call's amplitude at a distance: 1/r spreading and excess attenuation. */
+export function amplitudeAt(distanceM: number): number {
+  return NEAR_AMPLITUDE * (NEAR_M / distanceM) * Math.pow(10, (-EXCESS_DB_PER_M * (distanceM - NEAR_M)) / 20);
+}
+
+const logUniform = (rnd: () => number, lo: number, hi: number) => lo * Math.pow(hi / lo, rnd());
+
+/** The background of the scene chunk `index` lies in. */
+export function scenePlan(seed: number, index: number): { background: Background; noiseRms: number } {
+  const rnd = prng(mix(seed ^ 0x5ce7e5, Math.floor(index / SCENE_CHUNKS)));
+  const background: Background = {
+    wind: rnd() < 0.45 ? 0 : logUniform(rnd, 0.002, 0.012),
+    rain: rnd() < 0.85 ? 0 : logUniform(rnd, 0.002, 0.012),
+    traffic: rnd() < 0.65 ? 0 : logUniform(rnd, 0.001, 0.008),
+    insects: rnd() < 0.65 ? 0 : logUniform(rnd, 0.0006, 0.004),
+    insectHz: 4200 + 1200 * rnd(),
+  };
+  return { background, noiseRms: 0.0035 + 0.0015 * rnd() };
+}
+
+export interface ChunkPlan {
+  species: string[];
+  seed: number;
+  silent: boolean;
+  calls: PlannedCall[];
+  background: Background;
+  noiseRms: number;
+}
+
+/**
+ * What chunk `index` of soundscape `seed` holds (no audio rendered). `silenceProbability` is the
+ * share of still moments (default 0.2); 0 asks for a bird in every chunk (tests).
+ */
+export function chunkPlan(seed: number, index: number, opts: { silenceProbability?: number } = {}): ChunkPlan {
   const rnd = prng(mix(seed, index));
   const chunkSeed = Math.floor(rnd() * 2 ** 32);
-  if (rnd() < (opts.silenceProbability ?? 0.2)) return { species: [], seed: chunkSeed };
-  const first = Math.floor(rnd() * SPECIES.length);
-  const species = [SPECIES[first].label];
-  if (rnd() < 0.2) species.push(SPECIES[(first + 1 + Math.floor(rnd() * (SPECIES.length - 1))) % SPECIES.length].label);
-  return { species, seed: chunkSeed };
+  const silenceProbability = opts.silenceProbability ?? 0.2;
+  if (rnd() < silenceProbability)
+    return { species: [], seed: chunkSeed, silent: true, calls: [], background: NO_BACKGROUND, noiseRms: 0.0006 };
+  const scene = scenePlan(seed, index);
+  const base = { seed: chunkSeed, silent: false, background: scene.background, noiseRms: scene.noiseRms };
+  if (silenceProbability > 0 && rnd() < 0.125) return { species: [], calls: [], ...base };
+  const r = rnd();
+  const count = r < 0.6 ? 1 : r < 0.9 ? 2 : 3;
+  const labels = [...SPECIES_LABELS];
+  const calls: PlannedCall[] = [];
+  const overlap = count > 1 && rnd() < 0.5;
+  for (let k = 0; k < count; k++) {
+    const label = labels.splice(Math.floor(rnd() * labels.length), 1)[0];
+    const distanceM = logUniform(rnd, NEAREST_M, FAR_M);
+    const room = Math.max(0, 3000 - callDurationMs(speciesByLabel(label)) * 1.05 - 20);
+    // Overlapping calls start within 300 ms of the first one.
+    const offsetMs = overlap && k > 0 ? Math.min(room, Math.max(0, calls[0].offsetMs + (rnd() - 0.5) * 600)) : room * rnd();
+    calls.push({ label, distanceM, amplitude: amplitudeAt(distanceM), offsetMs });
+  }
+  return { species: calls.map((c) => c.label), calls, ...base };
 }
 
 /** Chunk `index` of soundscape `seed`. */
 export function soundscapeChunk(seed: number, index: number, opts: { silenceProbability?: number } = {}): SyntheticChunk {
   const plan = chunkPlan(seed, index, opts);
-  return { index, samples: renderChunk(plan), species: plan.species, silent: plan.species.length === 0 };
+  const samples = renderChunk({
+    species: plan.species,
+    seed: plan.seed,
+    noiseRms: plan.noiseRms,
+    calls: plan.calls,
+    background: plan.silent ? undefined : plan.background,
+  });
+  return { index, samples, species: plan.species, silent: plan.silent, calls: plan.calls, background: plan.background };
 }
