@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   recovery: () => import('./recovery.ts').then((m) => m.run()),
   images: () => import('./images.ts').then((m) => m.run()),
   'model-confidence': () => import('./model-confidence.ts').then((m) => m.run()),
+  stats: () => import('./stats.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

@@ -93,6 +93,8 @@ import { speciesImagesRoutes } from './modules/species-images/routes.ts';
 import { createSensitiveSpecies } from './modules/sensitive/service.ts';
 import { createPublicPagesService } from './modules/public/service.ts';
 import { publicRoutes } from './modules/public/routes.ts';
+import { createStatsService } from './modules/stats/service.ts';
+import { statsRoutes } from './modules/stats/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -446,6 +448,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
 
+  const stats = createStatsService({ db, clock, settings, visibility });
+
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
     ...statusRoutes(systemStatus),
@@ -481,6 +485,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...fieldNotesRoutes(fieldNotes),
     ...speciesImagesRoutes(speciesImages),
     ...publicRoutes(publicPages),
+    ...statsRoutes(stats),
   ];
 
   return {

@@ -225,6 +225,8 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
   // Public team pages (issue 20): the world's team by its slug (public: every caller passes; the page answers 404 while off).
   { match: (u, n) => n === 'slug' && u.startsWith('/public/teams/'), make: async ({ w }) => w.team.slug },
+  // Statistics (issue 19): a species of the bundled catalog.
+  { match: (u, n) => n === 'code' && u.startsWith('/stats/species/'), make: async () => 'eurrob1' },
 ];
 
 async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promise<string> {
