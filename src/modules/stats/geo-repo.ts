@@ -1,0 +1,97 @@
+/**
+ * The detections the weather correlation, expected species and map views count. Like every
+ * stats view they count what the Detections page lists (spec §4 Stats note): promoted, not
+ * tentative, one row per stitched call (call_id IS NULL), in the categories the team shows.
+ */
+import type { Db } from '../../infra/db/index.ts';
+
+export interface GeoFilter {
+  tenantId: string;
+  start: Date;
+  end: Date;
+  /** The categories the team shows (detections/visibility.ts). */
+  categories: readonly string[];
+  satelliteIds: readonly string[];
+  species?: string;
+}
+
+/** The WHERE of counted detections under a filter, alias `d`; `values` receives its parameters. */
+function counted(f: GeoFilter, values: unknown[]): string {
+  const add = (v: unknown) => `$${values.push(v)}`;
+  const parts = [
+    `d.tenant_id = ${add(f.tenantId)}`,
+    `d.detected_at >= ${add(f.start)}`,
+    `d.detected_at < ${add(f.end)}`,
+    'd.promoted',
+    'NOT d.tentative',
+    'd.call_id IS NULL',
+    `d.category = ANY(${add([...f.categories])}::text[])`,
+    `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
+  ];
+  if (f.species) parts.push(`lower(d.species_code) = ${add(f.species.toLowerCase())}`);
+  return parts.join(' AND ');
+}
+
+export function createGeoRepo(db: Db) {
+  return {
+    /** Counted detections per satellite and UTC hour (hours since the epoch); hours without any are absent. */
+    hourlyCounts(f: GeoFilter) {
+      const values: unknown[] = [];
+      return db.query<{ satelliteId: string; hour: number; count: number }>(
+        `SELECT d.satellite_id AS "satelliteId", floor(extract(epoch FROM d.detected_at) / 3600)::int AS hour, count(*)::int AS count
+         FROM detections d WHERE ${counted(f, values)} GROUP BY 1, 2`,
+        values,
+      );
+    },
+
+    /** Per satellite: counted detections, distinct species and the latest detection of the window. */
+    satelliteSummaries(f: GeoFilter) {
+      const values: unknown[] = [];
+      return db.query<{ satelliteId: string; detectionCount: number; speciesCount: number; lastDetectionAt: Date }>(
+        `SELECT d.satellite_id AS "satelliteId", count(*)::int AS "detectionCount",
+           count(DISTINCT lower(d.species_code))::int AS "speciesCount", max(d.detected_at) AS "lastDetectionAt"
+         FROM detections d WHERE ${counted(f, values)} GROUP BY d.satellite_id`,
+        values,
+      );
+    },
+
+    /** Counted detections per species (what the team heard), most first. */
+    speciesHeard(f: GeoFilter) {
+      const values: unknown[] = [];
+      return db.query<{ code: string; commonName: string; scientificName: string; count: number; lastDetectedAt: Date }>(
+        `SELECT d.species_code AS code, min(d.common_name) AS "commonName", min(d.scientific_name) AS "scientificName",
+           count(*)::int AS count, max(d.detected_at) AS "lastDetectedAt"
+         FROM detections d WHERE ${counted(f, values)} GROUP BY d.species_code ORDER BY count(*) DESC, d.species_code`,
+        values,
+      );
+    },
+
+    /**
+     * Counted detections at the position their chunk was recorded at (chunks whose audio is
+     * gone or that carried no position have none), newest first; `limit` + 1 rows tell the
+     * caller whether more exist.
+     */
+    points(f: GeoFilter, limit: number) {
+      const values: unknown[] = [];
+      const where = counted(f, values);
+      return db.query<{
+        detectionId: string;
+        satelliteId: string;
+        speciesCode: string;
+        commonName: string;
+        scientificName: string;
+        confidence: number;
+        detectedAt: Date;
+        latitude: number;
+        longitude: number;
+      }>(
+        `SELECT d.id AS "detectionId", d.satellite_id AS "satelliteId", d.species_code AS "speciesCode", d.common_name AS "commonName",
+           d.scientific_name AS "scientificName", d.confidence, d.detected_at AS "detectedAt", c.latitude, c.longitude
+         FROM detections d JOIN chunks c ON c.id = d.chunk_id
+         WHERE ${where} AND c.latitude IS NOT NULL AND c.longitude IS NOT NULL
+         ORDER BY d.detected_at DESC, d.id DESC LIMIT $${values.push(limit + 1)}`,
+        values,
+      );
+    },
+  };
+}
