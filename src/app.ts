@@ -378,7 +378,11 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   const weather = createWeatherService({
     db,
     clock,
-    client: createOpenMeteoClient({ forecastUrl: sources.weatherForecastUrl, archiveUrl: sources.weatherArchiveUrl, timeoutMs: sources.timeoutMs }),
+    client: createOpenMeteoClient({
+      forecastUrl: sources.weatherForecastUrl,
+      archiveUrl: sources.weatherArchiveUrl,
+      timeoutMs: sources.timeoutMs,
+    }),
   });
   const ebird = createEbirdService({
     db,

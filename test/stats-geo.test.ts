@@ -58,7 +58,14 @@ describe('stats that reach outside', () => {
       await makeDetection(hub, { satellite: sat, at, tentative: true });
       await makeDetection(hub, { satellite: sat, at, promoted: false });
       await makeDetection(hub, { satellite: sat, at, callId: newId() });
-      await makeDetection(hub, { satellite: sat, at, code: 'engine', category: 'anthropogenic', commonName: 'Engine', scientificName: 'Engine' });
+      await makeDetection(hub, {
+        satellite: sat,
+        at,
+        code: 'engine',
+        category: 'anthropogenic',
+        commonName: 'Engine',
+        scientificName: 'Engine',
+      });
       // A day with nothing counted adds no hours to the sample.
       await makeDetection(hub, { satellite: sat, at: new Date(day - DAY + 3 * HOUR), tentative: true });
     });
@@ -100,7 +107,10 @@ describe('stats that reach outside', () => {
 
     test('older days come from the archive API, recent ones from the forecast API', async () => {
       const before = weather.requests.length;
-      const res = await api.get(`/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 12 * DAY)}&to=${dateOf(day - DAY)}`, team.owner);
+      const res = await api.get(
+        `/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 12 * DAY)}&to=${dateOf(day - DAY)}`,
+        team.owner,
+      );
       assert.equal(res.status, 200);
       assert.equal(res.body.available, true);
       const asked = weather.requests.slice(before).map((r) => `${r.path} ${r.query.get('start_date')}..${r.query.get('end_date')}`);
@@ -117,14 +127,20 @@ describe('stats that reach outside', () => {
     test('a failing weather service is a 200 that says why', async () => {
       weather.state.answer = () => ({ status: 500, body: '{"error":true}' });
       try {
-        const res = await api.get(`/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 40 * DAY)}&to=${dateOf(day - 30 * DAY)}`, team.owner);
+        const res = await api.get(
+          `/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 40 * DAY)}&to=${dateOf(day - 30 * DAY)}`,
+          team.owner,
+        );
         assert.equal(res.status, 200);
         assert.equal(res.body.available, false);
         assert.equal(res.body.reason, 'upstream_error');
         assert.equal(res.body.satellites[0].available, false);
         assert.equal(res.body.overall, null);
         weather.state.answer = () => ({ body: 'not json at all' });
-        const garbage = await api.get(`/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 50 * DAY)}&to=${dateOf(day - 45 * DAY)}`, team.owner);
+        const garbage = await api.get(
+          `/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 50 * DAY)}&to=${dateOf(day - 45 * DAY)}`,
+          team.owner,
+        );
         assert.equal(garbage.status, 200);
         assert.equal(garbage.body.reason, 'invalid_response');
       } finally {
@@ -156,18 +172,67 @@ describe('stats that reach outside', () => {
       await place(hub, sat.id, 48.137, 11.5812);
       const at = (h: number) => new Date(day + h * HOUR);
       for (let i = 0; i < 3; i++) await makeDetection(hub, { satellite: sat, at: at(6 + i) }); // European Robin
-      await makeDetection(hub, { satellite: sat, at: at(7), code: 'integr1', commonName: 'Intermediate Egret', scientificName: 'Ardea intermedia' });
+      await makeDetection(hub, {
+        satellite: sat,
+        at: at(7),
+        code: 'integr1',
+        commonName: 'Intermediate Egret',
+        scientificName: 'Ardea intermedia',
+      });
       for (let i = 0; i < 2; i++)
-        await makeDetection(hub, { satellite: sat, at: at(9 + i), code: 'eurbla', commonName: 'Eurasian Blackbird', scientificName: 'Turdus merula' });
+        await makeDetection(hub, {
+          satellite: sat,
+          at: at(9 + i),
+          code: 'eurbla',
+          commonName: 'Eurasian Blackbird',
+          scientificName: 'Turdus merula',
+        });
       // Not counted or not birds: never on any list.
-      await makeDetection(hub, { satellite: sat, at: at(9), code: 'comcha', commonName: 'Common Chaffinch', scientificName: 'Fringilla coelebs', tentative: true });
-      await makeDetection(hub, { satellite: sat, at: at(9), code: 't-1', commonName: 'Frog', scientificName: 'Rana', category: 'amphibian' });
+      await makeDetection(hub, {
+        satellite: sat,
+        at: at(9),
+        code: 'comcha',
+        commonName: 'Common Chaffinch',
+        scientificName: 'Fringilla coelebs',
+        tentative: true,
+      });
+      await makeDetection(hub, {
+        satellite: sat,
+        at: at(9),
+        code: 't-1',
+        commonName: 'Frog',
+        scientificName: 'Rana',
+        category: 'amphibian',
+      });
       ebird.state.answer = () => ({
         body: JSON.stringify([
-          { speciesCode: 'eurrob1', comName: 'European Robin', sciName: 'Erithacus rubecula', obsDt: '2026-11-20 08:15', howMany: 2, lat: 48.1, lng: 11.6 },
+          {
+            speciesCode: 'eurrob1',
+            comName: 'European Robin',
+            sciName: 'Erithacus rubecula',
+            obsDt: '2026-11-20 08:15',
+            howMany: 2,
+            lat: 48.1,
+            lng: 11.6,
+          },
           // eBird's older code for the egret the team heard as integr1.
-          { speciesCode: 'integr', comName: 'Intermediate Egret', sciName: 'Ardea intermedia', obsDt: '2026-11-18 10:00', lat: 48.1, lng: 11.6 },
-          { speciesCode: 'gretit1', comName: 'Great Tit', sciName: 'Parus major', obsDt: '2026-11-21 07:00', howMany: 1, lat: 48.1, lng: 11.6 },
+          {
+            speciesCode: 'integr',
+            comName: 'Intermediate Egret',
+            sciName: 'Ardea intermedia',
+            obsDt: '2026-11-18 10:00',
+            lat: 48.1,
+            lng: 11.6,
+          },
+          {
+            speciesCode: 'gretit1',
+            comName: 'Great Tit',
+            sciName: 'Parus major',
+            obsDt: '2026-11-21 07:00',
+            howMany: 1,
+            lat: 48.1,
+            lng: 11.6,
+          },
           { speciesCode: 'comcha', comName: 'Common Chaffinch', sciName: 'Fringilla coelebs', obsDt: '2026-11-19', lat: 48.1, lng: 11.6 },
         ]),
       });
@@ -211,7 +276,7 @@ describe('stats that reach outside', () => {
       const team = await makeTeam(hub);
       const fixed = await makeSatellite(hub, team, null, 'A fixed');
       const roaming = await makeSatellite(hub, team, null, 'B roaming');
-      const unplaced = await makeSatellite(hub, team, null, 'C unplaced');
+      await makeSatellite(hub, team, null, 'C unplaced');
       await place(hub, fixed.id, 47.0, 8.0);
       await place(hub, roaming.id, 47.5, 8.5);
       const now = hub.clock.now().getTime();
@@ -262,7 +327,12 @@ describe('stats that reach outside', () => {
       await hub.infra.db.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
       const now = hub.clock.now().getTime();
       const heard = async (sat: { id: string; tenantId: string }, ago: number, lat: number | undefined, extra = {}) => {
-        const chunk = await makeChunk(hub, { satellite: sat, at: new Date(now - ago), latitude: lat, longitude: lat === undefined ? undefined : 9.9 });
+        const chunk = await makeChunk(hub, {
+          satellite: sat,
+          at: new Date(now - ago),
+          latitude: lat,
+          longitude: lat === undefined ? undefined : 9.9,
+        });
         return makeDetection(hub, { chunk, at: new Date(now - ago), ...extra });
       };
       const recent = await heard(phone, 60_000, 50.1);
@@ -283,10 +353,7 @@ describe('stats that reach outside', () => {
       assert.deepEqual(all.ids, [recent, older, oldest]);
       assert.deepEqual(all.body.satelliteIds, [phone.id]);
       assert.equal(all.body.truncated, false);
-      assert.deepEqual(
-        [all.body.points[0].latitude, all.body.points[0].longitude, all.body.points[0].satelliteId],
-        [50.1, 9.9, phone.id],
-      );
+      assert.deepEqual([all.body.points[0].latitude, all.body.points[0].longitude, all.body.points[0].satelliteId], [50.1, 9.9, phone.id]);
       const bounded = await ids('days=30&limit=2');
       assert.deepEqual([bounded.ids, bounded.body.truncated], [[recent, older], true]);
       assert.deepEqual((await ids(`days=30&satelliteId=${board.id}`)).ids, [onBoard]);

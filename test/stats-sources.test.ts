@@ -60,7 +60,9 @@ describe('Open-Meteo adapter', () => {
     assert.equal(a.hours[5].hour.toISOString(), '2026-10-01T05:00:00.000Z');
     assert.deepEqual(
       { t: a.hours[5].temperature, p: a.hours[5].precipitation, w: a.hours[5].windSpeed, c: a.hours[5].cloudCover },
-      (({ temperature: t, precipitation: p, windSpeed: w, cloudCover: c }) => ({ t, p, w, c }))(weatherAt(Date.parse('2026-10-01T05:00:00Z'))),
+      (({ temperature: t, precipitation: p, windSpeed: w, cloudCover: c }) => ({ t, p, w, c }))(
+        weatherAt(Date.parse('2026-10-01T05:00:00Z')),
+      ),
     );
     const req = fake.requests.at(-1)!;
     assert.equal(req.path, '/v1/archive');
@@ -76,7 +78,13 @@ describe('Open-Meteo adapter', () => {
 
   test('nulls in a series stay null; unixtime works too', () => {
     const hours = parseHourly({
-      hourly: { time: [1_800_000_000, 1_800_003_600], temperature_2m: [1.5, null], precipitation: [0, 0], wind_speed_10m: [3, 4], cloud_cover: [50, 60] },
+      hourly: {
+        time: [1_800_000_000, 1_800_003_600],
+        temperature_2m: [1.5, null],
+        precipitation: [0, 0],
+        wind_speed_10m: [3, 4],
+        cloud_cover: [50, 60],
+      },
     })!;
     assert.equal(hours[1].temperature, null);
     assert.equal(hours[1].hour.getTime(), 1_800_003_600_000);
@@ -84,10 +92,11 @@ describe('Open-Meteo adapter', () => {
 
   test('a 500, garbage and a missing server are answers, not throws', async () => {
     fake.state.answer = () => ({ status: 500, body: '{"error":true,"reason":"boom"}' });
-    assert.deepEqual(
-      (await client().hourly('archive', 1, 2, '2026-10-01', '2026-10-01')) as unknown,
-      { ok: false, reason: 'upstream_error', detail: 'The weather service answered 500' },
-    );
+    assert.deepEqual((await client().hourly('archive', 1, 2, '2026-10-01', '2026-10-01')) as unknown, {
+      ok: false,
+      reason: 'upstream_error',
+      detail: 'The weather service answered 500',
+    });
     fake.state.answer = () => ({ body: '<html>not json' });
     assert.equal(((await client().hourly('archive', 1, 2, '2026-10-01', '2026-10-01')) as { reason: string }).reason, 'invalid_response');
     fake.state.answer = () => ({ body: '{"hourly":{"time":["2026-10-01T00:00"],"temperature_2m":[1,2]}}' });

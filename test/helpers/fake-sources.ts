@@ -37,7 +37,12 @@ export function openMeteoBody(q: URLSearchParams, value = (ms: number) => weathe
   const from = Date.parse(`${q.get('start_date')}T00:00:00Z`);
   const to = Date.parse(`${q.get('end_date')}T00:00:00Z`) + 24 * HOUR;
   const time: string[] = [];
-  const cols = { temperature_2m: [] as number[], precipitation: [] as number[], wind_speed_10m: [] as number[], cloud_cover: [] as number[] };
+  const cols = {
+    temperature_2m: [] as number[],
+    precipitation: [] as number[],
+    wind_speed_10m: [] as number[],
+    cloud_cover: [] as number[],
+  };
   for (let t = from; t < to; t += HOUR) {
     time.push(new Date(t).toISOString().slice(0, 16));
     const v = value(t);

@@ -32,7 +32,9 @@ function counted(f: GeoFilter, values: unknown[]): string {
     `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
   ];
   if (f.tenantIds)
-    parts.unshift(f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`);
+    parts.unshift(
+      f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+    );
   if (f.category) parts.push(`d.category = ${add(f.category)}`);
   if (f.species) parts.push(`lower(d.species_code) = ${add(f.species.toLowerCase())}`);
   return parts.join(' AND ');
