@@ -88,6 +88,8 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createStatsService } from './modules/stats/service.ts';
+import { statsRoutes } from './modules/stats/routes.ts';
 import { createOpenMeteoClient } from './modules/weather/client.ts';
 import { createWeatherService } from './modules/weather/service.ts';
 import { createEbirdClient } from './modules/ebird/client.ts';
@@ -428,6 +430,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
 
+  const stats = createStatsService({ db, clock, settings, visibility });
+
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
     ...statusRoutes(systemStatus),
@@ -460,6 +464,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...statsRoutes(stats),
     ...statsGeoRoutes(geoStats),
   ];
 
