@@ -103,6 +103,11 @@ describe('stats that reach outside', () => {
       const again = await api.get(q, team.owner);
       assert.deepEqual(again.body, res.body);
       assert.equal(weather.requests.length, before + 1);
+      // With a species the counts come from the rows, not the hourly aggregate: the same figures here.
+      const robin = await api.get(`${q}&species=EURROB1`, team.owner);
+      assert.deepEqual(robin.body.satellites[0].correlations, s.correlations);
+      const none = await api.get(`${q}&species=gretit1`, team.owner);
+      assert.equal(none.body.satellites[0].hours, 0);
     });
 
     test('older days come from the archive API, recent ones from the forecast API', async () => {

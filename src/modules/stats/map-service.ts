@@ -56,12 +56,13 @@ export function createMapService(deps: { db: Db; devices: Pick<DeviceService, 'p
   return {
     async map(w: GeoWindow) {
       const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
-      const summaries = sats.length ? await repo.satelliteSummaries({ ...w, visible, satelliteIds: sats.map((s) => s.satelliteId) }) : [];
-      const bySatellite = new Map(summaries.map((s) => [s.satelliteId, s]));
+      const bySatellite = sats.length
+        ? await repo.satelliteSummaries({ ...w, visible, satelliteIds: sats.map((s) => s.satelliteId) })
+        : new Map<string, { detectionCount: number; speciesCount: number; lastDetectionAt: Date | null }>();
       return {
         ...frame(w),
         satellites: sats.map((s) => {
-          const sum = bySatellite.get(s.satelliteId);
+          const sum = bySatellite.get(s.satelliteId.toLowerCase());
           return {
             satelliteId: s.satelliteId,
             name: s.name,
