@@ -330,6 +330,14 @@ describe('stats that reach outside', () => {
       assert.deepEqual([byName['B roaming'].detectionCount, byName['B roaming'].lastDetectionAt], [0, null]);
       assert.deepEqual([byName['C unplaced'].latitude, byName['C unplaced'].positionSource], [null, null]);
 
+      // Edges inside UTC days: the partial days come from the rows, the whole ones from the aggregate.
+      const edges = await api.get(
+        `/stats/map?tenantId=${team.id}&from=${new Date(now - 2 * DAY - 60_000).toISOString()}&to=${new Date(now - DAY + 60_000).toISOString()}`,
+        team.owner,
+      );
+      assert.equal(edges.status, 200, edges.text);
+      const a = edges.body.satellites.find((s: { name: string }) => s.name === 'A fixed');
+      assert.deepEqual([a.detectionCount, a.speciesCount, a.lastDetectionAt], [2, 2, new Date(now - DAY).toISOString()]);
       const one = await api.get(`/stats/map?tenantId=${team.id}&satelliteId=${fixed.id}&days=1`, team.owner);
       assert.deepEqual(
         one.body.satellites.map((s: { satelliteId: string; detectionCount: number }) => [s.satelliteId, s.detectionCount]),
