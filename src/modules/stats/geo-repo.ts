@@ -88,8 +88,8 @@ export function createGeoRepo(db: Db) {
     async satelliteSummaries(f: GeoFilter) {
       const [pairs, latest] = await Promise.all([
         (() => {
-          // Whole UTC months and days from the satellite × species aggregate, the partial edge days
-          // from the rows (pieces.ts), folded to one row per satellite in the database.
+          // Signed month and day pieces from the satellite × species aggregate and edge rows (pieces.ts),
+          // summed per species first so a species only in a subtracted piece is not counted.
           const { periods, raws } = piecesOf([{ from: f.start, to: f.end, group: 0 }]);
           const values: unknown[] = [];
           const add = (v: unknown) => `$${values.push(v)}`;
@@ -106,19 +106,22 @@ export function createGeoRepo(db: Db) {
               );
             if (f.species) where.push(`c.code = ${add(f.species.toLowerCase())}`);
             parts.push(
-              `SELECT c.satellite, c.code, c.listed
-               FROM unnest(${add(periods.map((x) => x.grain))}::text[], ${add(periods.map((x) => x.period))}::date[]) AS w (grain, period)
+              `SELECT c.satellite, c.code, c.listed, w.sign
+               FROM unnest(${add(periods.map((x) => x.grain))}::text[], ${add(periods.map((x) => x.period))}::date[], ${add(periods.map((x) => x.sign))}::int[]) AS w (grain, period, sign)
                JOIN detection_period_counts c ON c.grain = w.grain AND c.period = w.period
                WHERE ${where.join(' AND ')}`,
             );
           }
           for (const r of raws) {
             const where = counted({ ...f, start: r.from, end: r.to }, values);
-            parts.push(`SELECT d.satellite_id::text, lower(d.species_code), 1 FROM detections d WHERE ${where}`);
+            parts.push(`SELECT d.satellite_id::text, lower(d.species_code), 1, ${r.sign === -1 ? -1 : 1} FROM detections d WHERE ${where}`);
           }
           return db.query<{ satellite: string; listed: number; species: number }>(
-            `SELECT x.satellite, sum(x.listed)::int AS listed, count(DISTINCT x.code) FILTER (WHERE x.listed <> 0)::int AS species
-             FROM (${parts.join(' UNION ALL ')}) AS x (satellite, code, listed) GROUP BY 1`,
+            `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
+             FROM (
+               SELECT x.satellite, x.code, sum(x.listed * x.sign) AS n
+               FROM (${parts.join(' UNION ALL ')}) AS x (satellite, code, listed, sign) GROUP BY 1, 2
+             ) y GROUP BY 1`,
             values,
           );
         })(),
