@@ -95,6 +95,15 @@ import { createPublicPagesService } from './modules/public/service.ts';
 import { publicRoutes } from './modules/public/routes.ts';
 import { createStatsService } from './modules/stats/service.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
+import { createOpenMeteoClient } from './modules/weather/client.ts';
+import { createWeatherService } from './modules/weather/service.ts';
+import { createEbirdClient } from './modules/ebird/client.ts';
+import { createEbirdService } from './modules/ebird/service.ts';
+import { createMapService } from './modules/stats/map-service.ts';
+import { createWeatherCorrelationService } from './modules/stats/weather-correlation.ts';
+import { createExpectedSpeciesService } from './modules/stats/expected-species.ts';
+import { createGeoStatsService } from './modules/stats/geo-service.ts';
+import { statsGeoRoutes } from './modules/stats/geo-routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -418,6 +427,31 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     publicUrl: config.publicUrl,
   });
   settingsSaved.push(publicPages.dropCache);
+  // Statistics that reach outside (issue 19): weather at the satellites, eBird's expected species, the map.
+  const sources = config.statsSources;
+  const weather = createWeatherService({
+    db,
+    clock,
+    client: createOpenMeteoClient({
+      forecastUrl: sources.weatherForecastUrl,
+      archiveUrl: sources.weatherArchiveUrl,
+      timeoutMs: sources.timeoutMs,
+    }),
+  });
+  const ebird = createEbirdService({
+    db,
+    clock,
+    client: sources.ebirdApiKey
+      ? createEbirdClient({ baseUrl: sources.ebirdApiUrl, apiKey: sources.ebirdApiKey, timeoutMs: sources.timeoutMs })
+      : null,
+  });
+  const geoStats = createGeoStatsService({
+    clock,
+    settings,
+    map: createMapService({ db, devices, visibility }),
+    weather: createWeatherCorrelationService({ db, devices, visibility, weather }),
+    expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
+  });
 
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
@@ -486,6 +520,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...speciesImagesRoutes(speciesImages),
     ...publicRoutes(publicPages),
     ...statsRoutes(stats),
+    ...statsGeoRoutes(geoStats),
   ];
 
   return {
@@ -519,6 +554,9 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     jobs,
     mobile,
     fieldNotes,
+    geoStats,
+    weather,
+    ebird,
     metrics,
     systemStatus,
     speciesImages,

@@ -65,6 +65,8 @@ export interface Config {
   readonly queueBackoffMs: number;
   /** Species photos (issue 20): providers, their base URLs and the caps on what they send. */
   readonly images: ImagesConfig;
+  /** Weather and eBird services behind the statistics (issue 19). */
+  readonly statsSources: StatsSourcesConfig;
 }
 
 export interface AbuseLimits {
@@ -249,6 +251,32 @@ function readAlerts(env: Env): AlertDeliveryConfig {
   });
 }
 
+export interface StatsSourcesConfig {
+  /** `WEATHER_API_URL`: Open-Meteo's forecast API base (`/v1/forecast`). */
+  readonly weatherForecastUrl: string;
+  /** `WEATHER_ARCHIVE_URL`, else `WEATHER_API_URL` when set, else Open-Meteo's archive host (`/v1/archive`). */
+  readonly weatherArchiveUrl: string;
+  /** `EBIRD_API_URL`: eBird API 2.0 base. */
+  readonly ebirdApiUrl: string;
+  /** `EBIRD_API_KEY`; null: expected-species answers that it is unavailable. */
+  readonly ebirdApiKey: string | null;
+  /** `STATS_SOURCE_TIMEOUT_MS`: one request to either service. */
+  readonly timeoutMs: number;
+}
+
+function readStatsSources(env: Env): StatsSourcesConfig {
+  const base = (name: string) => readUrl(env, name, ['http:', 'https:'])?.replace(/\/$/, '') ?? null;
+  const forecast = base('WEATHER_API_URL');
+  return Object.freeze({
+    weatherForecastUrl: forecast ?? 'https://api.open-meteo.com',
+    // One local server plays both in tests: a set WEATHER_API_URL serves the archive too.
+    weatherArchiveUrl: base('WEATHER_ARCHIVE_URL') ?? forecast ?? 'https://archive-api.open-meteo.com',
+    ebirdApiUrl: base('EBIRD_API_URL') ?? 'https://api.ebird.org',
+    ebirdApiKey: env.EBIRD_API_KEY || null,
+    timeoutMs: readInt(env, 'STATS_SOURCE_TIMEOUT_MS', 10_000, 50, 120_000),
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(env.CHORUS_DATA_DIR || './data');
   const port = readInt(env, 'PORT', 8080, 0, 65535);
@@ -308,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrate: readOneOf(env, 'CHORUS_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
     queueAttempts: readInt(env, 'QUEUE_ATTEMPTS', 3, 1, 50),
     queueBackoffMs: readInt(env, 'QUEUE_BACKOFF_MS', 1000, 1, 3_600_000),
+    statsSources: readStatsSources(env),
     ...readS3(env),
     ...readMqtt(env, mode),
     images: readImages(env),

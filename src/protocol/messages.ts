@@ -198,6 +198,9 @@ export interface TelemetryMessage {
   networkLatencyMs: number | null;
   packetLossPct: number | null;
   uptimeSeconds: number | null;
+  /** GPS fix (phones); both or neither. */
+  latitude: number | null;
+  longitude: number | null;
 }
 
 /** A telemetry sample; `timestamp` is when the satellite took it (the hub's time when absent). */
@@ -212,6 +215,16 @@ export function checkTelemetry(b: Record<string, unknown>, now: Date): Checked<T
     if (v !== undefined && v !== null && (!isInt(v) || v < 0)) return no(`${key} must be a non-negative integer`);
   }
   if (isInt(b.uptimeSeconds) && b.uptimeSeconds > 2_147_483_647) return no('uptimeSeconds is too large');
+  for (const [key, max] of [
+    ['latitude', 90],
+    ['longitude', 180],
+  ] as const) {
+    const v = b[key];
+    if (v !== undefined && v !== null && (!isFiniteNumber(v) || Math.abs(v) > max))
+      return no(`${key} must be a number from -${max} to ${max}`);
+  }
+  // Half a fix is no position: kept only as a pair.
+  const fix = isFiniteNumber(b.latitude) && isFiniteNumber(b.longitude);
   let at = now;
   if (b.timestamp !== undefined && b.timestamp !== null) {
     const t = parseTime(b.timestamp);
@@ -227,6 +240,8 @@ export function checkTelemetry(b: Record<string, unknown>, now: Date): Checked<T
     networkLatencyMs: n('networkLatencyMs'),
     packetLossPct: n('packetLossPct'),
     uptimeSeconds: n('uptimeSeconds'),
+    latitude: fix ? (b.latitude as number) : null,
+    longitude: fix ? (b.longitude as number) : null,
   });
 }
 

@@ -104,6 +104,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MQTT_HOST: '127.0.0.1',
     // No test reaches the real photo providers; species-images tests point them at local servers.
     IMAGES_PROVIDERS: 'off',
+    // No test reaches the real weather or eBird services: port 9 (discard) refuses at once.
+    WEATHER_API_URL: 'http://127.0.0.1:9',
+    EBIRD_API_URL: 'http://127.0.0.1:9',
     ...overrides,
   });
 }

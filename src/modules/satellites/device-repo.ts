@@ -6,6 +6,18 @@ import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages
  * telemetry, log responses, and the offline monitor's view of last-seen times. The tables are
  * the satellites module's; the ingester and the monitor write them through device-service.ts.
  */
+export interface SatellitePosition {
+  satelliteId: string;
+  tenantId: string;
+  name: string;
+  stream: string | null;
+  profileLatitude: number | null;
+  profileLongitude: number | null;
+  fixLatitude: number | null;
+  fixLongitude: number | null;
+  fixAt: Date | null;
+}
+
 export function createDeviceRepo(db: Db) {
   return {
     /** The satellite a message names, in the team its topic names; null when there is none. */
@@ -55,9 +67,39 @@ export function createDeviceRepo(db: Db) {
 
     insertTelemetry: (tenantId: string, satelliteId: string, t: TelemetryMessage) =>
       db.query(
-        `INSERT INTO telemetry (tenant_id, satellite_id, at, battery_level, storage_free_bytes, cpu_temp, network_latency_ms, packet_loss_pct, uptime_seconds)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [tenantId, satelliteId, t.at, t.batteryLevel, t.storageFreeBytes, t.cpuTemp, t.networkLatencyMs, t.packetLossPct, t.uptimeSeconds],
+        `INSERT INTO telemetry (tenant_id, satellite_id, at, battery_level, storage_free_bytes, cpu_temp, network_latency_ms, packet_loss_pct, uptime_seconds, latitude, longitude)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [
+          tenantId,
+          satelliteId,
+          t.at,
+          t.batteryLevel,
+          t.storageFreeBytes,
+          t.cpuTemp,
+          t.networkLatencyMs,
+          t.packetLossPct,
+          t.uptimeSeconds,
+          t.latitude,
+          t.longitude,
+        ],
+      ),
+
+    /**
+     * The teams' satellites that are not archived (or the one named; every team's for null), each with its profile
+     * position and the latest GPS fix its telemetry carried (the map's positions).
+     */
+    positions: (tenantIds: readonly string[] | null, satelliteId?: string) =>
+      db.query<SatellitePosition>(
+        `SELECT s.id AS "satelliteId", s.tenant_id AS "tenantId", s.name, s.stream, s.latitude AS "profileLatitude", s.longitude AS "profileLongitude",
+           f.latitude AS "fixLatitude", f.longitude AS "fixLongitude", f.at AS "fixAt"
+         FROM satellites s
+         LEFT JOIN LATERAL (
+           SELECT t.latitude, t.longitude, t.at FROM telemetry t
+           WHERE t.satellite_id = s.id AND t.latitude IS NOT NULL ORDER BY t.at DESC, t.id DESC LIMIT 1
+         ) f ON true
+         WHERE ($1::uuid[] IS NULL OR s.tenant_id = ANY($1::uuid[])) AND NOT s.archived AND ($2::uuid IS NULL OR s.id = $2::uuid)
+         ORDER BY s.name, s.id`,
+        [tenantIds ? [...tenantIds] : null, satelliteId ?? null],
       ),
 
     /** Telemetry samples of one satellite, newest first. */

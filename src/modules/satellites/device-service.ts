@@ -8,7 +8,9 @@ import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { AuditEntry, AuditWriter } from '../audit/writer.ts';
 import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages.ts';
-import { createDeviceRepo } from './device-repo.ts';
+import { createDeviceRepo, type SatellitePosition } from './device-repo.ts';
+
+export type { SatellitePosition };
 
 export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWriter }) {
   const { db, clock, audit } = deps;
@@ -50,6 +52,9 @@ export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWr
     silentSince: (minSilentSince: Date) => repo.silentSince(minSilentSince),
 
     markOffline: (tenantId: string, ids: string[], cutoff: Date, at: Date) => repo.markOffline(tenantId, ids, cutoff, at),
+
+    /** Profile position and latest telemetry GPS fix of the teams' active satellites (the stats map). */
+    positions: (tenantIds: readonly string[] | null, satelliteId?: string) => repo.positions(tenantIds, satelliteId),
   };
 }
 

@@ -1,0 +1,195 @@
+/**
+ * The detections the weather correlation, expected species and map views count. Like every
+ * stats view they count what the Detections page lists (spec §4 Stats note): promoted, not
+ * tentative, one row per stitched call (call_id IS NULL), in the categories the team shows.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
+import { piecesOf } from './pieces.ts';
+
+const HOUR = 3_600_000;
+
+export interface GeoFilter {
+  /** The teams counted; null: every team (a hub admin without ?tenantId=). */
+  tenantIds: readonly string[] | null;
+  start: Date;
+  end: Date;
+  /** The categories each team shows (detections/visibility.ts). */
+  visible: VisibleCategories;
+  satelliteIds: readonly string[];
+  species?: string;
+  /** Only this category besides visibility (eBird lists birds). */
+  category?: string;
+}
+
+/**
+ * The WHERE of counted detections under a filter, alias `d`; `values` receives its parameters.
+ * `satellite`: an SQL expression the satellite must equal instead of the filter's list.
+ */
+function counted(f: GeoFilter, values: unknown[], satellite?: string): string {
+  const add = (v: unknown) => `$${values.push(v)}`;
+  const parts = [
+    `d.detected_at >= ${add(f.start)}`,
+    `d.detected_at < ${add(f.end)}`,
+    'd.promoted',
+    'NOT d.tentative',
+    'd.call_id IS NULL',
+    categoryCondition(f.visible, f.tenantIds, add, 'd'),
+    satellite ? `d.satellite_id = ${satellite}` : `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
+  ];
+  if (f.tenantIds)
+    parts.unshift(
+      f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+    );
+  if (f.category) parts.push(`d.category = ${add(f.category)}`);
+  if (f.species) parts.push(`lower(d.species_code) = ${add(f.species.toLowerCase())}`);
+  return parts.join(' AND ');
+}
+
+export function createGeoRepo(db: Db) {
+  return {
+    /**
+     * Counted detections per satellite and UTC hour (hours since the epoch); hours without any are
+     * absent. From the hourly aggregate (0021) when the window starts and ends on whole hours and
+     * no species is asked (the aggregate has no satellite × species rows), else from the rows.
+     */
+    hourlyCounts(f: GeoFilter) {
+      const values: unknown[] = [];
+      const add = (v: unknown) => `$${values.push(v)}`;
+      if (!f.species && f.start.getTime() % HOUR === 0 && f.end.getTime() % HOUR === 0) {
+        const where = [
+          `c.dim = 'satellite'`,
+          `c.key = ANY(${add(f.satelliteIds.map((id) => id.toLowerCase()))}::text[])`,
+          `c.hour >= ${add(f.start)}`,
+          `c.hour < ${add(f.end)}`,
+          categoryCondition(f.visible, f.tenantIds, add, 'c'),
+        ];
+        if (f.tenantIds)
+          where.unshift(
+            f.tenantIds.length === 1 ? `c.tenant_id = ${add(f.tenantIds[0])}` : `c.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+          );
+        return db.query<{ satelliteId: string; hour: number; count: number }>(
+          `SELECT c.key AS "satelliteId", floor(extract(epoch FROM c.hour) / 3600)::int AS hour, sum(c.listed)::int AS count
+           FROM detection_hour_counts c WHERE ${where.join(' AND ')} GROUP BY 1, 2 HAVING sum(c.listed) <> 0`,
+          values,
+        );
+      }
+      return db.query<{ satelliteId: string; hour: number; count: number }>(
+        `SELECT d.satellite_id AS "satelliteId", floor(extract(epoch FROM d.detected_at) / 3600)::int AS hour, count(*)::int AS count
+         FROM detections d WHERE ${counted(f, values)} GROUP BY 1, 2`,
+        values,
+      );
+    },
+
+    /**
+     * Per satellite: counted detections and distinct species of the window from the period
+     * aggregates (stats repo), and its latest counted detection, read newest first per satellite.
+     */
+    async satelliteSummaries(f: GeoFilter) {
+      const [pairs, latest] = await Promise.all([
+        (() => {
+          // Signed month and day pieces from the satellite × species aggregate and edge rows (pieces.ts),
+          // summed per species first so a species only in a subtracted piece is not counted.
+          const { periods, raws } = piecesOf([{ from: f.start, to: f.end, group: 0 }]);
+          const values: unknown[] = [];
+          const add = (v: unknown) => `$${values.push(v)}`;
+          const parts: string[] = [];
+          if (periods.length) {
+            const where = [
+              `c.dims = 'pair'`,
+              `c.satellite = ANY(${add(f.satelliteIds.map((id) => id.toLowerCase()))}::text[])`,
+              categoryCondition(f.visible, f.tenantIds, add, 'c'),
+            ];
+            if (f.tenantIds)
+              where.unshift(
+                f.tenantIds.length === 1 ? `c.tenant_id = ${add(f.tenantIds[0])}` : `c.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+              );
+            if (f.species) where.push(`c.code = ${add(f.species.toLowerCase())}`);
+            parts.push(
+              `SELECT c.satellite, c.code, c.listed, w.sign
+               FROM unnest(${add(periods.map((x) => x.grain))}::text[], ${add(periods.map((x) => x.period))}::date[], ${add(periods.map((x) => x.sign))}::int[]) AS w (grain, period, sign)
+               JOIN detection_period_counts c ON c.grain = w.grain AND c.period = w.period
+               WHERE ${where.join(' AND ')}`,
+            );
+          }
+          for (const r of raws) {
+            const where = counted({ ...f, start: r.from, end: r.to }, values);
+            parts.push(`SELECT d.satellite_id::text, lower(d.species_code), 1, ${r.sign === -1 ? -1 : 1} FROM detections d WHERE ${where}`);
+          }
+          return db.query<{ satellite: string; listed: number; species: number }>(
+            `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
+             FROM (
+               SELECT x.satellite, x.code, sum(x.listed * x.sign) AS n
+               FROM (${parts.join(' UNION ALL ')}) AS x (satellite, code, listed, sign) GROUP BY 1, 2
+             ) y GROUP BY 1`,
+            values,
+          );
+        })(),
+        (() => {
+          const values: unknown[] = [];
+          const ids = `$${values.push([...f.satelliteIds])}`;
+          return db.query<{ satelliteId: string; at: Date }>(
+            `SELECT s.id AS "satelliteId", l.at FROM unnest(${ids}::uuid[]) AS s (id)
+             CROSS JOIN LATERAL (
+               SELECT d.detected_at AS at FROM detections d WHERE ${counted(f, values, 's.id')} ORDER BY d.detected_at DESC LIMIT 1
+             ) l`,
+            values,
+          );
+        })(),
+      ]);
+      const out = new Map<string, { detectionCount: number; speciesCount: number; lastDetectionAt: Date | null }>();
+      for (const r of pairs) {
+        const e = out.get(r.satellite.toLowerCase()) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
+        e.detectionCount += r.listed;
+        e.speciesCount = r.species;
+        out.set(r.satellite.toLowerCase(), e);
+      }
+      for (const l of latest) {
+        const key = l.satelliteId.toLowerCase();
+        const e = out.get(key) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
+        e.lastDetectionAt = l.at;
+        out.set(key, e);
+      }
+      return out;
+    },
+
+    /** Counted detections per species (what the team heard), most first. */
+    speciesHeard(f: GeoFilter) {
+      const values: unknown[] = [];
+      return db.query<{ code: string; commonName: string; scientificName: string; count: number; lastDetectedAt: Date }>(
+        `SELECT d.species_code AS code, min(d.common_name) AS "commonName", min(d.scientific_name) AS "scientificName",
+           count(*)::int AS count, max(d.detected_at) AS "lastDetectedAt"
+         FROM detections d WHERE ${counted(f, values)} GROUP BY d.species_code ORDER BY count(*) DESC, d.species_code`,
+        values,
+      );
+    },
+
+    /**
+     * Counted detections at the position their chunk was recorded at (chunks whose audio is
+     * gone or that carried no position have none), newest first; `limit` + 1 rows tell the
+     * caller whether more exist.
+     */
+    points(f: GeoFilter, limit: number) {
+      const values: unknown[] = [];
+      const where = counted(f, values);
+      return db.query<{
+        detectionId: string;
+        satelliteId: string;
+        speciesCode: string;
+        commonName: string;
+        scientificName: string;
+        confidence: number;
+        detectedAt: Date;
+        latitude: number;
+        longitude: number;
+      }>(
+        `SELECT d.id AS "detectionId", d.satellite_id AS "satelliteId", d.species_code AS "speciesCode", d.common_name AS "commonName",
+           d.scientific_name AS "scientificName", d.confidence, d.detected_at AS "detectedAt", c.latitude, c.longitude
+         FROM detections d JOIN chunks c ON c.id = d.chunk_id
+         WHERE ${where} AND c.latitude IS NOT NULL AND c.longitude IS NOT NULL
+         ORDER BY d.detected_at DESC, d.id DESC LIMIT $${values.push(limit + 1)}`,
+        values,
+      );
+    },
+  };
+}
