@@ -23,7 +23,9 @@ export type SettingType =
   /** An object from a stream name (one of `streams`) to that stream's latest release, a SemVer string. */
   | { type: 'releases'; streams: readonly string[] }
   /** The id of a row another module owns (e.g. a classifier model); the settings service asks that module whether it exists. */
-  | { type: 'ref'; ref: 'model' };
+  | { type: 'ref'; ref: 'model' }
+  /** An http(s) URL template holding each of `placeholders` (e.g. "{z}"), or '' for none. */
+  | { type: 'urlTemplate'; placeholders: readonly string[] };
 
 type SettingBody = SettingType & {
   key: string;
@@ -360,6 +362,17 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
   preference({ key: 'paperSize', type: 'enum', options: ['a4', 'letter'], default: 'a4', description: 'Paper size of PDF reports' }),
   preference({ key: 'showVoting', type: 'boolean', default: true, description: 'Show verification voting controls' }),
+
+  // Statistics map (issue 19): empty keeps the map offline on the bundled world outline
+  at(['hub', 'team'], {
+    key: 'map_tile_url',
+    type: 'urlTemplate',
+    placeholders: ['{z}', '{x}', '{y}'],
+    default: '',
+    lockableAt: ['hub'],
+    description:
+      'Raster tile URL for the statistics map, e.g. https://tile.example.org/{z}/{x}/{y}.png (empty: offline world outline only)',
+  }),
 ];
 
 /** Older names for the two locks of device inference, still accepted by the platform and team endpoints. */
@@ -422,6 +435,13 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return refuseSchedule(value, def.maxItems);
     case 'ref':
       return typeof value === 'string' && value.length > 0 && value.length <= 100 ? null : `must be the id of a ${def.ref}`;
+    case 'urlTemplate': {
+      if (value === '') return null;
+      if (typeof value !== 'string' || value.length > 500) return 'must be an http(s) URL of at most 500 characters, or empty';
+      const missing = def.placeholders.filter((p) => !value.includes(p));
+      if (missing.length > 0) return `must contain ${missing.join(', ')}`;
+      return tileOrigin(value) ? null : 'must be an http(s) URL';
+    }
     case 'releases': {
       if (typeof value !== 'object' || Array.isArray(value)) return 'must be an object from stream name to SemVer version';
       for (const [stream, version] of Object.entries(value as Record<string, unknown>)) {
@@ -430,5 +450,15 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       }
       return null;
     }
+  }
+}
+
+/** The origin of a tile URL template ("https://tile.example.org"), or null when it is no http(s) URL. */
+export function tileOrigin(template: string): string | null {
+  try {
+    const u = new URL(template.replaceAll('{', '').replaceAll('}', ''));
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin : null;
+  } catch {
+    return null;
   }
 }
