@@ -89,6 +89,8 @@ import { createMobileService } from './modules/mobile/service.ts';
 import { mobileRoutes } from './modules/mobile/routes.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
+import { createStatsService } from './modules/stats/service.ts';
+import { statsRoutes } from './modules/stats/routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -394,6 +396,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
   });
 
+  const stats = createStatsService({ db, clock, settings, visibility });
+
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
     ...statusRoutes(systemStatus),
@@ -426,6 +430,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
+    ...statsRoutes(stats),
   ];
 
   return {

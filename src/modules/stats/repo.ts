@@ -1,0 +1,262 @@
+/**
+ * The SQL of the /stats endpoints. Two readers serve every count (docs/stats.md):
+ * - `hourly` regroups detection_hour_counts (migration 0021) into local days and hours when every
+ *   UTC hour of the window lies in one local hour (a whole-hour zone, edges on whole hours);
+ *   otherwise it groups the detections themselves with the same expressions.
+ * - `periodic` sums detection_period_counts over the whole UTC months and days of each range and
+ *   adds the partial days at the edges from the detections.
+ * Both count what the Detections page lists: promoted, non-tentative call representatives in the
+ * categories each team shows. Satellite, user, chunk and species names are read here (read only)
+ * because the counts join them row for row.
+ */
+import type { Db } from '../../infra/db/index.ts';
+import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
+import { piecesOf, type Range } from './pieces.ts';
+
+export interface Scope {
+  /** null: every team (a hub admin without tenantId) */
+  tenantIds: readonly string[] | null;
+  categories: VisibleCategories;
+  satelliteId?: string;
+  /** lower-cased species code */
+  species?: string;
+}
+
+/** Positional parameters of one statement. */
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+/** Listed rows of detections `d`: promoted, non-tentative call representatives. */
+const LISTED = 'd.call_id IS NULL AND d.promoted AND NOT d.tentative';
+
+function teamCondition(tenantIds: readonly string[] | null, p: Params, alias: string): string[] {
+  if (!tenantIds) return [];
+  // One team is `=`: PostgreSQL reads the index range under `=`, not always under `= ANY(array)`.
+  return [tenantIds.length === 1 ? `${alias}.tenant_id = ${p.add(tenantIds[0])}` : `${alias}.tenant_id = ANY(${p.add(tenantIds)}::uuid[])`];
+}
+
+/** The raw-row conditions of a scope on detections `d` (window conditions added by the caller). */
+function rawWhere(s: Scope, p: Params, satelliteIds?: readonly string[]): string[] {
+  const where = [...teamCondition(s.tenantIds, p, 'd'), LISTED];
+  if (s.satelliteId) where.push(`d.satellite_id = ${p.add(s.satelliteId)}::uuid`);
+  if (satelliteIds) where.push(`d.satellite_id = ANY(${p.add(satelliteIds)}::uuid[])`);
+  if (s.species) where.push(`lower(d.species_code) = ${p.add(s.species)}`);
+  where.push(categoryCondition(s.categories, s.tenantIds, (v) => p.add(v), 'd'));
+  return where;
+}
+
+export interface HourRow {
+  key: string;
+  day: string;
+  hour: number;
+  n: number;
+}
+
+export interface PeriodRow {
+  grp: number;
+  satellite: string;
+  code: string;
+  listed: number;
+  pendingReview: number;
+  confirmed: number;
+  rejected: number;
+}
+
+export function createStatsRepo(db: Db) {
+  return {
+    /**
+     * Counts in [from, to) grouped by local day and/or local hour in `zone`, and by satellite
+     * when `bySatellite`. `aligned`: the hourly aggregate regroups exactly (window.ts hourAligned).
+     */
+    async hourly(
+      s: Scope,
+      w: { from: Date; to: Date; timeZone: string },
+      by: { day: boolean; hour: boolean; bySatellite?: boolean },
+      aligned: boolean,
+    ): Promise<HourRow[]> {
+      const p = new Params();
+      const z = p.add(w.timeZone);
+      const dayExpr = by.day ? `to_char(x.t AT TIME ZONE ${z}, 'YYYY-MM-DD')` : `''`;
+      const hourExpr = by.hour ? `extract(hour FROM x.t AT TIME ZONE ${z})::int` : '0';
+      // Satellite and species at once is no dim of the hourly table: those read the rows.
+      const useAggregate = aligned && !(s.species && (s.satelliteId || by.bySatellite));
+      let inner: string;
+      if (useAggregate) {
+        const where = teamCondition(s.tenantIds, p, 'c');
+        if (by.bySatellite || s.satelliteId) {
+          where.push(`c.dim = 'satellite'`);
+          if (s.satelliteId) where.push(`c.key = ${p.add(s.satelliteId.toLowerCase())}`);
+        } else if (s.species) where.push(`c.dim = 'species' AND c.key = ${p.add(s.species)}`);
+        else where.push(`c.dim = 'all' AND c.key = ''`);
+        where.push(`c.hour >= ${p.add(w.from)} AND c.hour < ${p.add(w.to)}`);
+        where.push(categoryCondition(s.categories, s.tenantIds, (v) => p.add(v), 'c'));
+        inner = `SELECT c.key, c.hour AS t, c.listed AS n FROM detection_hour_counts c WHERE ${where.join(' AND ')}`;
+      } else {
+        const where = rawWhere(s, p);
+        where.push(`d.detected_at >= ${p.add(w.from)} AND d.detected_at < ${p.add(w.to)}`);
+        inner = `SELECT ${by.bySatellite ? 'd.satellite_id::text' : `''`} AS key, d.detected_at AS t, 1 AS n FROM detections d WHERE ${where.join(' AND ')}`;
+      }
+      return db.query<HourRow>(
+        `SELECT x.key, ${dayExpr} AS day, ${hourExpr} AS hour, sum(x.n)::int AS n FROM (${inner}) x GROUP BY 1, 2, 3 HAVING sum(x.n) <> 0`,
+        p.values,
+      );
+    },
+
+    /**
+     * Sums per range group, by satellite and/or species (`''` where not grouped), with the
+     * verification states. `satelliteIds` narrows to those satellites.
+     */
+    async periodic(
+      s: Scope,
+      ranges: readonly Range[],
+      by: { satellite: boolean; code: boolean },
+      satelliteIds?: readonly string[],
+    ): Promise<PeriodRow[]> {
+      const { periods, raws } = piecesOf(ranges);
+      const p = new Params();
+      const satKey = by.satellite || s.satelliteId || satelliteIds;
+      const codeKey = by.code || s.species;
+      const dims = satKey && codeKey ? 'pair' : satKey ? 'satellite' : codeKey ? 'species' : 'all';
+      const parts: string[] = [];
+      if (periods.length) {
+        const where = [...teamCondition(s.tenantIds, p, 'c'), `c.dims = ${p.add(dims)}`];
+        if (s.satelliteId) where.push(`c.satellite = ${p.add(s.satelliteId.toLowerCase())}`);
+        if (satelliteIds) where.push(`c.satellite = ANY(${p.add(satelliteIds.map((i) => i.toLowerCase()))}::text[])`);
+        if (s.species) where.push(`c.code = ${p.add(s.species)}`);
+        where.push(categoryCondition(s.categories, s.tenantIds, (v) => p.add(v), 'c'));
+        parts.push(
+          `SELECT w.grp, c.satellite, c.code, c.listed, c.pending_review, c.confirmed, c.rejected
+           FROM unnest(${p.add(periods.map((x) => x.grain))}::text[], ${p.add(periods.map((x) => x.period))}::date[], ${p.add(periods.map((x) => x.group))}::int[]) AS w (grain, period, grp)
+           JOIN detection_period_counts c ON c.grain = w.grain AND c.period = w.period
+           WHERE ${where.join(' AND ')}`,
+        );
+      }
+      if (raws.length) {
+        const where = rawWhere(s, p, satelliteIds);
+        parts.push(
+          `SELECT r.grp, d.satellite_id::text, lower(d.species_code), 1, (d.verification_status = 'pending_review')::int,
+             (d.verification_status = 'confirmed')::int, (d.verification_status = 'rejected')::int
+           FROM unnest(${p.add(raws.map((r) => r.from))}::timestamptz[], ${p.add(raws.map((r) => r.to))}::timestamptz[], ${p.add(raws.map((r) => r.group))}::int[]) AS r (s, e, grp)
+           JOIN detections d ON d.detected_at >= r.s AND d.detected_at < r.e
+           WHERE ${where.join(' AND ')}`,
+        );
+      }
+      if (!parts.length) return [];
+      const sat = by.satellite ? 'x.satellite' : `''`;
+      const code = by.code ? 'x.code' : `''`;
+      return db.query<PeriodRow>(
+        `SELECT x.grp, ${sat} AS satellite, ${code} AS code, sum(x.listed)::int AS listed, sum(x.pending_review)::int AS "pendingReview",
+           sum(x.confirmed)::int AS confirmed, sum(x.rejected)::int AS rejected
+         FROM (${parts.join(' UNION ALL ')}) AS x (grp, satellite, code, listed, pending_review, confirmed, rejected)
+         GROUP BY 1, 2, 3 HAVING sum(x.listed) <> 0`,
+        p.values,
+      );
+    },
+
+    /** Audio chunks received in [from, to). */
+    async chunkCount(tenantIds: readonly string[] | null, from: Date, to: Date, satelliteId?: string): Promise<number> {
+      const p = new Params();
+      const where = [...teamCondition(tenantIds, p, 'k'), `k.recorded_at >= ${p.add(from)}`, `k.recorded_at < ${p.add(to)}`];
+      if (satelliteId) where.push(`k.satellite_id = ${p.add(satelliteId)}::uuid`);
+      const r = await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM chunks k WHERE ${where.join(' AND ')}`, p.values);
+      return r.n;
+    },
+
+    /** Names of species keys (lower-cased codes): the catalog's, else the latest detection's. */
+    async speciesNames(tenantIds: readonly string[] | null, keys: readonly string[]) {
+      const names = new Map<string, { code: string; commonName: string; scientificName: string; category: string }>();
+      if (!keys.length) return names;
+      const rows = await db.query<{ key: string; code: string; commonName: string; scientificName: string; category: string }>(
+        `SELECT lower(code) AS key, code, common_name AS "commonName", scientific_name AS "scientificName", category
+         FROM species WHERE lower(code) = ANY($1::text[])`,
+        [keys],
+      );
+      for (const r of rows) names.set(r.key, r);
+      const missing = keys.filter((k) => !names.has(k));
+      if (missing.length) {
+        const p = new Params();
+        const where = [...teamCondition(tenantIds, p, 'd'), `lower(d.species_code) = ANY(${p.add(missing)}::text[])`];
+        const more = await db.query<{ key: string; code: string; commonName: string; scientificName: string; category: string }>(
+          `SELECT DISTINCT ON (lower(d.species_code)) lower(d.species_code) AS key, d.species_code AS code, d.common_name AS "commonName",
+             d.scientific_name AS "scientificName", d.category
+           FROM detections d WHERE ${where.join(' AND ')} ORDER BY lower(d.species_code), d.detected_at DESC`,
+          p.values,
+        );
+        for (const r of more) names.set(r.key, r);
+      }
+      return names;
+    },
+
+    /** Satellites of the teams (all, or those named), by name. */
+    satellites(tenantIds: readonly string[] | null, ids?: readonly string[]) {
+      const p = new Params();
+      const where = teamCondition(tenantIds, p, 's');
+      if (ids) where.push(`s.id = ANY(${p.add(ids)}::uuid[])`);
+      return db.query<{ id: string; name: string }>(
+        `SELECT s.id, s.name FROM satellites s ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.name, s.id`,
+        p.values,
+      );
+    },
+
+    /** Verification votes on listed detections of the window, per voter (names only, never addresses). */
+    leaderboard(s: Scope, from: Date, to: Date, limit: number) {
+      const p = new Params();
+      const where = rawWhere(s, p);
+      where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
+      return db.query<{ userId: string; name: string; votes: number; confirms: number; rejects: number; unsure: number }>(
+        `SELECT v.user_id AS "userId", u.name, count(*)::int AS votes, count(*) FILTER (WHERE v.vote = 'confirm')::int AS confirms,
+           count(*) FILTER (WHERE v.vote = 'reject')::int AS rejects, count(*) FILTER (WHERE v.vote = 'unsure')::int AS unsure
+         FROM detection_votes v JOIN detections d ON d.id = v.detection_id JOIN users u ON u.id = v.user_id
+         WHERE ${where.join(' AND ')} AND v.tenant_id = d.tenant_id
+         GROUP BY v.user_id, u.name ORDER BY votes DESC, u.name, v.user_id LIMIT ${p.add(limit)}`,
+        p.values,
+      );
+    },
+
+    /** First and last listed detection of a species in the window. */
+    async firstLast(s: Scope, from: Date, to: Date) {
+      const one = async (dir: 'ASC' | 'DESC') => {
+        const p = new Params();
+        const where = rawWhere(s, p);
+        where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
+        const r = await db.maybeOne<{ at: Date }>(
+          `SELECT d.detected_at AS at FROM detections d WHERE ${where.join(' AND ')} ORDER BY d.detected_at ${dir} LIMIT 1`,
+          p.values,
+        );
+        return r ? new Date(r.at).toISOString() : null;
+      };
+      const [first, last] = await Promise.all([one('ASC'), one('DESC')]);
+      return { first, last };
+    },
+
+    /** Listed detections per tenth of confidence (the last bin holds 1.0). */
+    confidenceBins(s: Scope, from: Date, to: Date) {
+      const p = new Params();
+      const where = rawWhere(s, p);
+      where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
+      return db.query<{ bin: number; n: number }>(
+        `SELECT least(floor(d.confidence * 10)::int, 9) AS bin, count(*)::int AS n FROM detections d WHERE ${where.join(' AND ')} GROUP BY 1`,
+        p.values,
+      );
+    },
+
+    /** The latest listed detections of the window. */
+    recent(s: Scope, from: Date, to: Date, limit: number) {
+      const p = new Params();
+      const where = rawWhere(s, p);
+      where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
+      return db.query<{ id: string; detectedAt: Date; satelliteId: string; confidence: number; verificationStatus: string }>(
+        `SELECT d.id, d.detected_at AS "detectedAt", d.satellite_id AS "satelliteId", d.confidence, d.verification_status AS "verificationStatus"
+         FROM detections d WHERE ${where.join(' AND ')} ORDER BY d.detected_at DESC, d.id DESC LIMIT ${p.add(limit)}`,
+        p.values,
+      );
+    },
+  };
+}
+
+export type StatsRepo = ReturnType<typeof createStatsRepo>;
