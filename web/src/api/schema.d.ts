@@ -8031,6 +8031,984 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/stats/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Counted detections per local hour of the day */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            hours: {
+                                count: number;
+                                hour: number;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/activity-heatmap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Counted detections per local day and hour */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                date: string;
+                                hours: number[];
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/biodiversity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Shannon, Gini-Simpson and Pielou evenness per satellite */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            satellites: {
+                                detectionCount: number;
+                                evenness: number | null;
+                                name: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                shannon: number | null;
+                                simpson: number | null;
+                                speciesCount: number;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species overlap and Jaccard index of satellite pairs */
+        get: {
+            parameters: {
+                query: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    /** @description two to twenty satellite ids, comma separated */
+                    satelliteIds: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            pairs: {
+                                /** Format: uuid */
+                                a: string;
+                                /** Format: uuid */
+                                b: string;
+                                jaccard: number | null;
+                                onlyA: number;
+                                onlyB: number;
+                                shared: number;
+                            }[];
+                            satellites: {
+                                detectionCount: number;
+                                name: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                speciesCount: number;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species, detection and chunk counts of the window */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description audio chunks received in the window */
+                            chunkCount: number;
+                            confirmedCount: number;
+                            detectionCount: number;
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            /** @description satellites with at least one counted detection in the window */
+                            satelliteCount: number;
+                            speciesCount: number;
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                            /** @description counted detections of the local today */
+                            todayCount: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/leaderboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Verification votes per contributor, by name (never an email address) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    limit?: number;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            contributors: {
+                                confirms: number;
+                                name: string;
+                                rejects: number;
+                                unsure: number;
+                                /** Format: uuid */
+                                userId: string;
+                                votes: number;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/migration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Counted detections per species and local month */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            months: string[];
+                            species: {
+                                code: string;
+                                commonName: string;
+                                counts: number[];
+                                scientificName: string;
+                                total: number;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/satellite-activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Hourly profile and peak hour per satellite */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            satellites: {
+                                detectionCount: number;
+                                hours: number[];
+                                name: string;
+                                peakHour: number | null;
+                                /** Format: uuid */
+                                satelliteId: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/species": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species catalogue of the window with per-species counts */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    limit?: number;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            species: {
+                                category: string;
+                                code: string;
+                                commonName: string;
+                                confirmed: number;
+                                count: number;
+                                rejected: number;
+                                satelliteCount: number;
+                                scientificName: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/species-accuracy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Confirmed over confirmed plus rejected, per species */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            species: {
+                                accuracy: number;
+                                code: string;
+                                commonName: string;
+                                confirmed: number;
+                                rejected: number;
+                                scientificName: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/species/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species profile: counts, trend, hourly profile, satellites, confidence histogram, recent detections */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path: {
+                    code: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            confidence: {
+                                count: number;
+                                from: number;
+                                to: number;
+                            }[];
+                            confirmed: number;
+                            count: number;
+                            /** Format: date-time */
+                            firstDetectedAt: string | null;
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            hourly: number[];
+                            /** Format: date-time */
+                            lastDetectedAt: string | null;
+                            recent: {
+                                confidence: number;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                verificationStatus: string;
+                            }[];
+                            rejected: number;
+                            satelliteCount: number;
+                            satellites: {
+                                count: number;
+                                name: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                            }[];
+                            species: {
+                                category: string;
+                                code: string;
+                                commonName: string;
+                                scientificName: string;
+                            };
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                            trend: {
+                                count: number;
+                                /** @description local date YYYY-MM-DD */
+                                date: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/top-species": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species ranking, most first */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    limit?: number;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            species: {
+                                code: string;
+                                commonName: string;
+                                count: number;
+                                scientificName: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/trends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Counted detections per local day of the window */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            days: {
+                                count: number;
+                                /** @description local date YYYY-MM-DD */
+                                date: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Verification progress of the counted detections */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            confirmed: number;
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            pendingReview: number;
+                            progress: number | null;
+                            rejected: number;
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                            total: number;
+                            unverified: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/system/status": {
         parameters: {
             query?: never;
