@@ -185,6 +185,15 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     await profile.getByTestId('confidence-histogram').locator('canvas').first().waitFor();
     assert.equal(await profile.getByTestId('profile-satellites').getByRole('row').count(), 3, 'a header and two satellites');
     assert.equal(await profile.getByTestId('profile-recent').getByRole('row').count(), 5, 'a header and four detections');
+
+    // From the Detections page too: a detection's scientific name opens its species' statistics.
+    await page.goto('/detections');
+    await page.getByTestId('species-stats-link').filter({ hasText: 'Turdus merula' }).click();
+    await page
+      .getByTestId('species-profile')
+      .getByRole('heading', { name: /Eurasian Blackbird/ })
+      .waitFor();
+    await page.getByTestId('profile-count').filter({ hasText: '1' }).waitFor();
   });
 
   test('weather and expected species say they are unavailable rather than failing', async () => {

@@ -841,5 +841,6 @@ export const de: Record<Key, string> = {
   'stats.map.noPosition': 'keine Position',
   'stats.map.gps': 'GPS',
   'stats.map.profile': 'Profil',
+  'det.speciesStats': 'Statistik zu {name}',
   notFound: 'Diese Seite gibt es nicht.',
 };

@@ -839,6 +839,7 @@ export const en = {
   'stats.map.noPosition': 'no position',
   'stats.map.gps': 'GPS',
   'stats.map.profile': 'profile',
+  'det.speciesStats': 'Statistics of {name}',
   notFound: 'This page does not exist.',
 } as const;
 

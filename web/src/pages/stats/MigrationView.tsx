@@ -12,14 +12,14 @@ import { SpeciesLink, StatsFilters, ZoneNote, useNamer, useStatsFilter, useStats
 export function MigrationView() {
   const t = useT();
   const fmt = useStatsFormat();
-  const filter = useStatsFilter();
   // A migration grid needs months: without a chosen window it looks back a year.
-  const q = useMigration(filter.from || filter.to || filter.days !== 30 ? filter : { ...filter, days: 365 });
+  const filter = useStatsFilter(365);
+  const q = useMigration(filter);
   const m = q.data;
   const names = useNamer(useMemo(() => (m?.species ?? []).map((s) => s.code), [m]));
   return (
     <>
-      <StatsFilters />
+      <StatsFilters defaultDays={365} />
       <ZoneNote answer={m} />
       <ErrorText error={q.error} />
       {q.isLoading ? <Loading /> : null}

@@ -106,10 +106,9 @@ export function SpeciesProfileView() {
         <Tile label={t('stats.satellites')} value={fmt.int(p.satelliteCount)} />
         <Tile label={t('stats.confirmed')} value={fmt.int(p.confirmed)} />
         <Tile label={t('stats.rejected')} value={fmt.int(p.rejected)} />
-        <Tile label={t('stats.firstHeard')} value={when.dateTime(p.firstDetectedAt)} />
-        <Tile label={t('stats.lastHeard')} value={when.dateTime(p.lastDetectedAt)} />
       </div>
       <p>
+        {t('stats.firstHeard')}: {when.dateTime(p.firstDetectedAt)} · {t('stats.lastHeard')}: {when.dateTime(p.lastDetectedAt)} ·{' '}
         <Link to={`/detections?${new URLSearchParams({ species: p.species.code }).toString()}`}>{t('stats.openDetections')}</Link>
       </p>
       <div className="grid-2">

@@ -15,12 +15,12 @@ import { useSpeciesNames } from '../../species';
 export const DAY_CHOICES = [30, 90, 365] as const;
 
 /** The filter of the URL: ?days=90, or ?from=2026-01-01&to=2026-02-01 (to exclusive), and ?satellite=<id>. */
-export function useStatsFilter(): StatsFilter {
+export function useStatsFilter(defaultDays = 30): StatsFilter {
   const { team } = useSession();
   const [params] = useSearchParams();
   const from = params.get('from') ?? undefined;
   const to = params.get('to') ?? undefined;
-  const days = Number(params.get('days')) || 30;
+  const days = Number(params.get('days')) || defaultDays;
   const satelliteId = params.get('satellite') ?? undefined;
   return useMemo(
     () => ({ tenantId: team?.id ?? null, satelliteId, ...(from || to ? { from, to } : { days }) }),
@@ -54,7 +54,7 @@ const prevDay = (day: string) => {
  * The window picker and satellite filter. A custom window is picked as two dates, both
  * included; the hub reads `to` as exclusive, so the URL holds the day after the last one.
  */
-export function StatsFilters({ satellite = true }: { satellite?: boolean }) {
+export function StatsFilters({ satellite = true, defaultDays = 30 }: { satellite?: boolean; defaultDays?: number }) {
   const t = useT();
   const { team } = useSession();
   const [params, setParams] = useSearchParams();
@@ -97,7 +97,7 @@ export function StatsFilters({ satellite = true }: { satellite?: boolean }) {
     });
   }
 
-  const windowValue = picking ? 'custom' : String(Number(params.get('days')) || 30);
+  const windowValue = picking ? 'custom' : String(Number(params.get('days')) || defaultDays);
   return (
     <form className="stats-filters" aria-label={t('stats.filters')} onSubmit={applyDates}>
       <div className="field">
