@@ -91,6 +91,15 @@ import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
 import { createStatsService } from './modules/stats/service.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
+import { createOpenMeteoClient } from './modules/weather/client.ts';
+import { createWeatherService } from './modules/weather/service.ts';
+import { createEbirdClient } from './modules/ebird/client.ts';
+import { createEbirdService } from './modules/ebird/service.ts';
+import { createMapService } from './modules/stats/map-service.ts';
+import { createWeatherCorrelationService } from './modules/stats/weather-correlation.ts';
+import { createExpectedSpeciesService } from './modules/stats/expected-species.ts';
+import { createGeoStatsService } from './modules/stats/geo-service.ts';
+import { statsGeoRoutes } from './modules/stats/geo-routes.ts';
 
 export interface AppOptions {
   /** Refuse audit actions a route did not declare (tests). */
@@ -367,6 +376,32 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
 
+  // Statistics that reach outside (issue 19): weather at the satellites, eBird's expected species, the map.
+  const sources = config.statsSources;
+  const weather = createWeatherService({
+    db,
+    clock,
+    client: createOpenMeteoClient({
+      forecastUrl: sources.weatherForecastUrl,
+      archiveUrl: sources.weatherArchiveUrl,
+      timeoutMs: sources.timeoutMs,
+    }),
+  });
+  const ebird = createEbirdService({
+    db,
+    clock,
+    client: sources.ebirdApiKey
+      ? createEbirdClient({ baseUrl: sources.ebirdApiUrl, apiKey: sources.ebirdApiKey, timeoutMs: sources.timeoutMs })
+      : null,
+  });
+  const geoStats = createGeoStatsService({
+    clock,
+    settings,
+    map: createMapService({ db, devices, visibility }),
+    weather: createWeatherCorrelationService({ db, devices, visibility, weather }),
+    expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
+  });
+
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
   const guard = createGuard({
     teamResolvers: {
@@ -431,6 +466,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),
     ...statsRoutes(stats),
+    ...statsGeoRoutes(geoStats),
   ];
 
   return {
@@ -464,6 +500,9 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     jobs,
     mobile,
     fieldNotes,
+    geoStats,
+    weather,
+    ebird,
     metrics,
     systemStatus,
   };

@@ -8,6 +8,7 @@ import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages
  */
 export interface SatellitePosition {
   satelliteId: string;
+  tenantId: string;
   name: string;
   stream: string | null;
   profileLatitude: number | null;
@@ -84,21 +85,21 @@ export function createDeviceRepo(db: Db) {
       ),
 
     /**
-     * The team's satellites that are not archived (or the one named), each with its profile
+     * The teams' satellites that are not archived (or the one named; every team's for null), each with its profile
      * position and the latest GPS fix its telemetry carried (the map's positions).
      */
-    positions: (tenantId: string, satelliteId?: string) =>
+    positions: (tenantIds: readonly string[] | null, satelliteId?: string) =>
       db.query<SatellitePosition>(
-        `SELECT s.id AS "satelliteId", s.name, s.stream, s.latitude AS "profileLatitude", s.longitude AS "profileLongitude",
+        `SELECT s.id AS "satelliteId", s.tenant_id AS "tenantId", s.name, s.stream, s.latitude AS "profileLatitude", s.longitude AS "profileLongitude",
            f.latitude AS "fixLatitude", f.longitude AS "fixLongitude", f.at AS "fixAt"
          FROM satellites s
          LEFT JOIN LATERAL (
            SELECT t.latitude, t.longitude, t.at FROM telemetry t
            WHERE t.satellite_id = s.id AND t.latitude IS NOT NULL ORDER BY t.at DESC, t.id DESC LIMIT 1
          ) f ON true
-         WHERE s.tenant_id = $1 AND NOT s.archived AND ($2::uuid IS NULL OR s.id = $2::uuid)
+         WHERE ($1::uuid[] IS NULL OR s.tenant_id = ANY($1::uuid[])) AND NOT s.archived AND ($2::uuid IS NULL OR s.id = $2::uuid)
          ORDER BY s.name, s.id`,
-        [tenantId, satelliteId ?? null],
+        [tenantIds ? [...tenantIds] : null, satelliteId ?? null],
       ),
 
     /** Telemetry samples of one satellite, newest first. */

@@ -53,8 +53,8 @@ export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWr
 
     markOffline: (tenantId: string, ids: string[], cutoff: Date, at: Date) => repo.markOffline(tenantId, ids, cutoff, at),
 
-    /** Profile position and latest telemetry GPS fix of the team's active satellites (the stats map). */
-    positions: (tenantId: string, satelliteId?: string) => repo.positions(tenantId, satelliteId),
+    /** Profile position and latest telemetry GPS fix of the teams' active satellites (the stats map). */
+    positions: (tenantIds: readonly string[] | null, satelliteId?: string) => repo.positions(tenantIds, satelliteId),
   };
 }
 

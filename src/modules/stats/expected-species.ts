@@ -31,12 +31,22 @@ export interface ExpectedItem {
   lastDetectedAt: string | null;
 }
 
+export interface SatelliteSource {
+  satelliteId: string;
+  name: string;
+  latitude: number | null;
+  longitude: number | null;
+  available: boolean;
+  reason?: string;
+  detail?: string;
+}
+
 const byName = (a: ExpectedItem, b: ExpectedItem) => a.commonName.localeCompare(b.commonName);
 
 export function createExpectedSpeciesService(deps: {
   db: Db;
   devices: Pick<DeviceService, 'positions'>;
-  visibility: Pick<CategoryVisibility, 'visible'>;
+  visibility: Pick<CategoryVisibility, 'of'>;
   ebird: Pick<EbirdService, 'recent' | 'configured'>;
   catalog: () => CodeCatalog;
 }) {
@@ -45,7 +55,6 @@ export function createExpectedSpeciesService(deps: {
   return {
     async expected(w: GeoWindow, opts: { distKm: number; backDays: number }) {
       const frame = {
-        tenantId: w.tenantId,
         timeZone: w.timeZone,
         from: w.start.toISOString(),
         to: w.end.toISOString(),
@@ -55,7 +64,7 @@ export function createExpectedSpeciesService(deps: {
       const empty = { satellites: [], expectedAndHeard: [], expectedNotHeard: [], heardNotExpected: [] };
       if (!deps.ebird.configured)
         return { ...frame, available: false, reason: 'not_configured', detail: 'No eBird API key is set (EBIRD_API_KEY)', ...empty };
-      const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantId, w.satelliteId), deps.visibility.visible(w.tenantId)]);
+      const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const located = sats.map((s) => ({ s, at: positionOf(s) })).filter((x) => x.at.latitude !== null && x.at.longitude !== null);
       if (located.length === 0)
         return { ...frame, available: false, reason: 'no_position', detail: 'No satellite in the selection has a position (profile or GPS)', ...empty };
@@ -64,7 +73,7 @@ export function createExpectedSpeciesService(deps: {
       // One key per species across taxonomy versions: eBird's current code and our catalog's.
       const canon = (code: string) => (catalog.byCode(code)?.code ?? code).toLowerCase();
       const expected = new Map<string, ExpectedItem>();
-      const satellites = [];
+      const satellites: SatelliteSource[] = [];
       let failure: { reason: string; detail: string } | null = null;
       for (const { s, at } of located) {
         const base = { satelliteId: s.satelliteId, name: s.name, latitude: at.latitude, longitude: at.longitude };
@@ -80,10 +89,12 @@ export function createExpectedSpeciesService(deps: {
       if (!satellites.some((s) => s.available)) return { ...frame, available: false, ...failure!, ...empty, satellites };
 
       // eBird lists birds; the team's other categories are never "expected".
-      const categories = visible.filter((c) => c === 'bird');
-      const heard = categories.length
-        ? await repo.speciesHeard({ ...w, categories, satelliteIds: located.filter((_, i) => satellites[i].available).map((x) => x.s.satelliteId) })
-        : [];
+      const heard = await repo.speciesHeard({
+        ...w,
+        visible,
+        category: 'bird',
+        satelliteIds: located.filter((_, i) => satellites[i].available).map((x) => x.s.satelliteId),
+      });
       const expectedAndHeard: ExpectedItem[] = [];
       const heardNotExpected: ExpectedItem[] = [];
       const heardKeys = new Set<string>();
@@ -133,3 +144,4 @@ function addReport(expected: Map<string, ExpectedItem>, key: string, o: EbirdObs
     lastDetectedAt: null,
   });
 }
+export type ExpectedSpeciesService = ReturnType<typeof createExpectedSpeciesService>;

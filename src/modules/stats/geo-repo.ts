@@ -4,30 +4,36 @@
  * tentative, one row per stitched call (call_id IS NULL), in the categories the team shows.
  */
 import type { Db } from '../../infra/db/index.ts';
+import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 
 export interface GeoFilter {
-  tenantId: string;
+  /** The teams counted; null: every team (a hub admin without ?tenantId=). */
+  tenantIds: readonly string[] | null;
   start: Date;
   end: Date;
-  /** The categories the team shows (detections/visibility.ts). */
-  categories: readonly string[];
+  /** The categories each team shows (detections/visibility.ts). */
+  visible: VisibleCategories;
   satelliteIds: readonly string[];
   species?: string;
+  /** Only this category besides visibility (eBird lists birds). */
+  category?: string;
 }
 
 /** The WHERE of counted detections under a filter, alias `d`; `values` receives its parameters. */
 function counted(f: GeoFilter, values: unknown[]): string {
   const add = (v: unknown) => `$${values.push(v)}`;
   const parts = [
-    `d.tenant_id = ${add(f.tenantId)}`,
     `d.detected_at >= ${add(f.start)}`,
     `d.detected_at < ${add(f.end)}`,
     'd.promoted',
     'NOT d.tentative',
     'd.call_id IS NULL',
-    `d.category = ANY(${add([...f.categories])}::text[])`,
+    categoryCondition(f.visible, f.tenantIds, add, 'd'),
     `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
   ];
+  if (f.tenantIds)
+    parts.unshift(f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`);
+  if (f.category) parts.push(`d.category = ${add(f.category)}`);
   if (f.species) parts.push(`lower(d.species_code) = ${add(f.species.toLowerCase())}`);
   return parts.join(' AND ');
 }

@@ -9,7 +9,8 @@ import { createGeoRepo } from './geo-repo.ts';
 
 /** The window and filters the four geo views take (from the common stats query). */
 export interface GeoWindow {
-  tenantId: string;
+  /** The teams counted; null: every team (a hub admin without ?tenantId=). */
+  tenantIds: readonly string[] | null;
   start: Date;
   end: Date;
   timeZone: string;
@@ -51,16 +52,16 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 export function createMapService(deps: {
   db: Db;
   devices: Pick<DeviceService, 'positions'>;
-  visibility: Pick<CategoryVisibility, 'visible'>;
+  visibility: Pick<CategoryVisibility, 'of'>;
 }) {
   const repo = createGeoRepo(deps.db);
-  const frame = (w: GeoWindow) => ({ tenantId: w.tenantId, timeZone: w.timeZone, from: w.start.toISOString(), to: w.end.toISOString() });
+  const frame = (w: GeoWindow) => ({ timeZone: w.timeZone, from: w.start.toISOString(), to: w.end.toISOString() });
 
   return {
     async map(w: GeoWindow) {
-      const [sats, categories] = await Promise.all([deps.devices.positions(w.tenantId, w.satelliteId), deps.visibility.visible(w.tenantId)]);
+      const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const summaries = sats.length
-        ? await repo.satelliteSummaries({ ...w, categories, satelliteIds: sats.map((s) => s.satelliteId) })
+        ? await repo.satelliteSummaries({ ...w, visible, satelliteIds: sats.map((s) => s.satelliteId) })
         : [];
       const bySatellite = new Map(summaries.map((s) => [s.satelliteId, s]));
       return {
@@ -85,9 +86,9 @@ export function createMapService(deps: {
      * satellite named (any kind). Newest first, at most `limit`; `truncated` says more exist.
      */
     async points(w: GeoWindow, limit: number) {
-      const [sats, categories] = await Promise.all([deps.devices.positions(w.tenantId, w.satelliteId), deps.visibility.visible(w.tenantId)]);
+      const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const moving = w.satelliteId ? sats : sats.filter((s) => s.stream === 'mobile');
-      const rows = moving.length ? await repo.points({ ...w, categories, satelliteIds: moving.map((s) => s.satelliteId) }, limit) : [];
+      const rows = moving.length ? await repo.points({ ...w, visible, satelliteIds: moving.map((s) => s.satelliteId) }, limit) : [];
       return {
         ...frame(w),
         satelliteIds: moving.map((s) => s.satelliteId),

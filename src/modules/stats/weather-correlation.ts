@@ -56,7 +56,7 @@ export function localDayOf(timeZone: string): (ms: number) => string {
 export function createWeatherCorrelationService(deps: {
   db: Db;
   devices: Pick<DeviceService, 'positions'>;
-  visibility: Pick<CategoryVisibility, 'visible'>;
+  visibility: Pick<CategoryVisibility, 'of'>;
   weather: Pick<WeatherService, 'hourly'>;
 }) {
   const repo = createGeoRepo(deps.db);
@@ -68,8 +68,8 @@ export function createWeatherCorrelationService(deps: {
      * days it did not record, and their zero hours would read as "no birds in this weather".
      */
     async correlation(w: GeoWindow) {
-      const frame = { tenantId: w.tenantId, timeZone: w.timeZone, from: w.start.toISOString(), to: w.end.toISOString(), fields: [...WEATHER_FIELDS] };
-      const [sats, categories] = await Promise.all([deps.devices.positions(w.tenantId, w.satelliteId), deps.visibility.visible(w.tenantId)]);
+      const frame = { timeZone: w.timeZone, from: w.start.toISOString(), to: w.end.toISOString(), fields: [...WEATHER_FIELDS] };
+      const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const located = sats.map((s) => ({ s, at: positionOf(s) })).filter((x) => x.at.latitude !== null && x.at.longitude !== null);
       if (located.length === 0) {
         return {
@@ -81,7 +81,7 @@ export function createWeatherCorrelationService(deps: {
           overall: null,
         };
       }
-      const counts = await repo.hourlyCounts({ ...w, categories, satelliteIds: located.map((x) => x.s.satelliteId) });
+      const counts = await repo.hourlyCounts({ ...w, visible, satelliteIds: located.map((x) => x.s.satelliteId) });
       const bySatellite = new Map<string, Map<number, number>>();
       for (const c of counts) {
         let m = bySatellite.get(c.satelliteId);

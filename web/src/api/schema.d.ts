@@ -8372,6 +8372,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/stats/expected-species": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species eBird reports near the satellites against what the team heard: expected and heard, expected and not heard, heard and not expected */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description eBird reports of the last N days */
+                    backDays?: number;
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description eBird search radius around each satellite */
+                    distKm?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false when the outside service gave no data; the request still answers 200 */
+                            available: boolean;
+                            backDays: number;
+                            detail?: string;
+                            distKm: number;
+                            expectedAndHeard: {
+                                code: string;
+                                commonName: string;
+                                detections: number;
+                                /** Format: date-time */
+                                lastDetectedAt: string | null;
+                                /** @description eBird's latest report, local time at the location */
+                                lastReportedAt: string | null;
+                                scientificName: string;
+                            }[];
+                            expectedNotHeard: {
+                                code: string;
+                                commonName: string;
+                                detections: number;
+                                /** Format: date-time */
+                                lastDetectedAt: string | null;
+                                /** @description eBird's latest report, local time at the location */
+                                lastReportedAt: string | null;
+                                scientificName: string;
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            heardNotExpected: {
+                                code: string;
+                                commonName: string;
+                                detections: number;
+                                /** Format: date-time */
+                                lastDetectedAt: string | null;
+                                /** @description eBird's latest report, local time at the location */
+                                lastReportedAt: string | null;
+                                scientificName: string;
+                            }[];
+                            /** @description not_configured, no_position, unreachable, upstream_error or invalid_response */
+                            reason?: string;
+                            satellites: {
+                                /** @description false when the outside service gave no data; the request still answers 200 */
+                                available: boolean;
+                                detail?: string;
+                                latitude: number | null;
+                                longitude: number | null;
+                                name: string;
+                                /** @description not_configured, no_position, unreachable, upstream_error or invalid_response */
+                                reason?: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/stats/leaderboard": {
         parameters: {
             query?: never;
@@ -8428,6 +8540,162 @@ export interface paths {
                              * @description window end, exclusive
                              */
                             to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/map": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Satellite positions (latest telemetry GPS, else the profile's) with detection counts, species and last detection in the window */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            satellites: {
+                                detectionCount: number;
+                                /** Format: date-time */
+                                lastDetectionAt: string | null;
+                                latitude: number | null;
+                                longitude: number | null;
+                                name: string;
+                                /**
+                                 * Format: date-time
+                                 * @description time of the telemetry GPS fix
+                                 */
+                                positionAt: string | null;
+                                positionSource: ("telemetry" | "profile") | (never | null);
+                                /** Format: uuid */
+                                satelliteId: string;
+                                speciesCount: number;
+                                /** @description satellite (board) or mobile (phone), as the heartbeat reports it */
+                                stream: string | null;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/map/detections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Detections of moving (phone) satellites at the GPS position of their audio chunk, newest first, bounded by limit */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    limit?: number;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            points: {
+                                commonName: string;
+                                confidence: number;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: uuid */
+                                detectionId: string;
+                                latitude: number;
+                                longitude: number;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                scientificName: string;
+                                speciesCode: string;
+                            }[];
+                            /** @description the moving satellites drawn: mobile stream, or the one named */
+                            satelliteIds: string[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
+                            /** @description more points than limit; the newest are listed */
+                            truncated: boolean;
                         };
                     };
                 };
@@ -8996,6 +9264,158 @@ export interface paths {
                             to: string;
                             total: number;
                             unverified: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/stats/weather-correlation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Pearson and Spearman correlation of hourly detection counts with the weather at each satellite (Open-Meteo); 200 with available false when the weather cannot be had */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description last N local days, today included (default 30) */
+                    days?: number;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    from?: string;
+                    satelliteId?: string;
+                    species?: string;
+                    tenantId?: string;
+                    /** @description YYYY-MM-DD (local midnight in the team time zone) or an ISO 8601 instant */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description false when the outside service gave no data; the request still answers 200 */
+                            available: boolean;
+                            detail?: string;
+                            /** @description temperature (°C), precipitation (mm), windSpeed (km/h at 10 m), cloudCover (%) */
+                            fields: string[];
+                            /**
+                             * Format: date-time
+                             * @description window start, inclusive
+                             */
+                            from: string;
+                            /** @description every satellite hour pooled */
+                            overall: {
+                                correlations: {
+                                    cloudCover: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    precipitation: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    temperature: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    windSpeed: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                };
+                                hours: number;
+                            } | null;
+                            /** @description not_configured, no_position, unreachable, upstream_error or invalid_response */
+                            reason?: string;
+                            satellites: {
+                                /** @description false when the outside service gave no data; the request still answers 200 */
+                                available: boolean;
+                                correlations: {
+                                    cloudCover: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    precipitation: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    temperature: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                    windSpeed: {
+                                        /** @description hours in the sample */
+                                        n: number;
+                                        /** @description Pearson's r; null below two hours or for a constant series */
+                                        pearson: number | null;
+                                        /** @description Spearman's ρ with mean ranks for ties */
+                                        spearman: number | null;
+                                    };
+                                } | null;
+                                detail?: string;
+                                /** @description hours sampled: every hour with weather on a local day the satellite counted a detection */
+                                hours: number;
+                                latitude: number | null;
+                                longitude: number | null;
+                                name: string;
+                                /** @description not_configured, no_position, unreachable, upstream_error or invalid_response */
+                                reason?: string;
+                                /** Format: uuid */
+                                satelliteId: string;
+                            }[];
+                            /** @description IANA zone of the local days and hours */
+                            timeZone: string;
+                            /**
+                             * Format: date-time
+                             * @description window end, exclusive
+                             */
+                            to: string;
                         };
                     };
                 };

@@ -36,7 +36,13 @@ export default function MapView() {
     const out: MapPoint[] = [];
     for (const p of tracks.data?.points ?? []) {
       if (p.latitude === null || p.longitude === null) continue;
-      out.push({ id: p.id, latitude: p.latitude, longitude: p.longitude, kind: 'detection', title: when.dateTime(p.detectedAt) });
+      out.push({
+        id: p.detectionId,
+        latitude: p.latitude,
+        longitude: p.longitude,
+        kind: 'detection',
+        title: `${p.commonName}, ${when.dateTime(p.detectedAt)}`,
+      });
     }
     for (const s of sats ?? []) {
       if (s.latitude === null || s.longitude === null) continue;

@@ -83,14 +83,14 @@ function Weather() {
       {w && w.available && w.overall ? (
         <CorrelationTable
           caption={t('stats.weather.overall', { n: w.overall.hours })}
-          correlations={w.overall.correlations as CorrelationSet}
+          correlations={w.overall.correlations}
           testId="weather-overall"
         />
       ) : null}
       {w && w.available
         ? w.satellites.map((s) =>
             s.available && s.correlations ? (
-              <CorrelationTable key={s.satelliteId} caption={s.name} correlations={s.correlations as CorrelationSet} />
+              <CorrelationTable key={s.satelliteId} caption={s.name} correlations={s.correlations} />
             ) : (
               <p key={s.satelliteId} className="muted">
                 {s.name}: {t('stats.unavailable')}
