@@ -90,12 +90,19 @@ function Comparison() {
     return (id: string) => m.get(id) ?? id;
   }, [sats.data, cmp.data]);
 
+  // From the URL as it is when the change lands: two quick clicks must not undo each other.
   function toggle(id: string, on: boolean) {
-    const next = new URLSearchParams(params);
-    const list = on ? [...chosen, id] : chosen.filter((x) => x !== id);
-    if (list.length > 0) next.set('compare', list.join(','));
-    else next.delete('compare');
-    setParams(next, { replace: true });
+    setParams(
+      (prev) => {
+        const next = new URLSearchParams(prev);
+        const list = (prev.get('compare') ?? '').split(',').filter((x) => x && x !== id);
+        if (on) list.push(id);
+        if (list.length > 0) next.set('compare', list.join(','));
+        else next.delete('compare');
+        return next;
+      },
+      { replace: true },
+    );
   }
 
   return (

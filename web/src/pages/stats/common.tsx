@@ -67,12 +67,16 @@ export function StatsFilters({ satellite = true, defaultDays = 30 }: { satellite
   const [picking, setPicking] = useState(custom);
 
   const update = useCallback(
-    (change: (p: URLSearchParams) => void) => {
-      const next = new URLSearchParams(params);
-      change(next);
-      setParams(next, { replace: true });
-    },
-    [params, setParams],
+    (change: (p: URLSearchParams) => void) =>
+      setParams(
+        (prev) => {
+          const next = new URLSearchParams(prev);
+          change(next);
+          return next;
+        },
+        { replace: true },
+      ),
+    [setParams],
   );
 
   function chooseWindow(value: string) {
