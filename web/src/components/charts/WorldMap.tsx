@@ -32,7 +32,7 @@ function land() {
 }
 
 /** The extent the points ask for, padded; the whole world when there are none or one far-flung set. */
-function fitted(projection: GeoProjection, points: MapPoint[]): GeoProjection {
+function fitted(projection: GeoProjection, points: MapPoint[], minPad: number): GeoProjection {
   if (points.length === 0)
     return projection.fitExtent(
       [
@@ -43,8 +43,8 @@ function fitted(projection: GeoProjection, points: MapPoint[]): GeoProjection {
     );
   const lons = points.map((p) => p.longitude);
   const lats = points.map((p) => p.latitude);
-  // At least ~6° across, so a single satellite shows its surroundings rather than one field.
-  const pad = Math.max(3, (Math.max(...lons) - Math.min(...lons)) * 0.25, (Math.max(...lats) - Math.min(...lats)) * 0.25);
+  // A lone satellite still shows its region: about 24° across on the coarse outline, 2° on tiles.
+  const pad = Math.max(minPad, (Math.max(...lons) - Math.min(...lons)) * 0.25, (Math.max(...lats) - Math.min(...lats)) * 0.25);
   const box = {
     type: 'MultiPoint' as const,
     coordinates: [
@@ -104,7 +104,7 @@ export function WorldMap({
 }) {
   const useTiles = !!tileUrl;
   const { path, projected, tiles } = useMemo(() => {
-    const projection = fitted(useTiles ? geoMercator() : geoEqualEarth(), points);
+    const projection = useTiles ? fitted(geoMercator(), points, 1) : fitted(geoEqualEarth(), points, 12);
     const path = geoPath(projection);
     const projected = points.map((p) => ({ p, xy: projection([p.longitude, p.latitude]) }));
     return { path, projected, tiles: useTiles ? tilesFor(projection, tileUrl!) : [] };

@@ -102,7 +102,7 @@ function Heatmap({ days, fmt }: { days: Array<{ date: string; hours: number[] }>
         <span />
         {days.map((d, i) => (
           <span key={d.date} className="col-lab" aria-hidden="true">
-            {i % labelEvery === 0 ? fmt.shortDay(d.date) : ''}
+            {i % labelEvery === 0 && i < days.length - 2 ? fmt.shortDay(d.date) : ''}
           </span>
         ))}
         {HOURS.map((h) => [
