@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   detections: () => import('./detections.ts').then((m) => m.run()),
   alerts: () => import('./alerts.ts').then((m) => m.run()),
   exports: () => import('./exports.ts').then((m) => m.run()),
+  stats: () => import('./stats.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

@@ -223,6 +223,8 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
+  // Statistics (issue 19): a species of the bundled catalog.
+  { match: (u, n) => n === 'code' && u.startsWith('/stats/species/'), make: async () => 'eurrob1' },
 ];
 
 async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promise<string> {

@@ -1,7 +1,10 @@
 /**
  * Cutting a window into what the period aggregates hold (migration 0021): whole UTC months, whole
- * UTC days, and a remainder (the partial days at the edges) that is read from detections. The
- * sum over the pieces is exact for any window in any zone.
+ * UTC days, and edges finer than a day read from detections. Each edge is snapped to the nearest
+ * UTC midnight and each day edge to the nearest month start; what the snap adds or leaves out is
+ * corrected by signed pieces (a local month in Berlin is its UTC month plus the hour before it
+ * minus the hours after it), so a year costs twelve month rows per key and a few hours of rows.
+ * The signed sum is exact for any window in any zone.
  */
 const DAY = 86_400_000;
 
@@ -13,15 +16,13 @@ export interface Range {
 }
 
 export interface Pieces {
-  /** aggregate rows: grain, period (YYYY-MM-DD, a UTC day or the first of a UTC month), group */
-  periods: Array<{ grain: 'day' | 'month'; period: string; group: number }>;
-  /** remainders read row by row */
-  raws: Range[];
+  /** aggregate rows: grain, period (YYYY-MM-DD, a UTC day or the first of a UTC month), group, +1 or −1 */
+  periods: Array<{ grain: 'day' | 'month'; period: string; group: number; sign: number }>;
+  /** spans read row by row, added (+1) or taken away (−1) */
+  raws: Array<Range & { sign: number }>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const dayCeil = (ms: number) => Math.ceil(ms / DAY) * DAY;
-const dayFloor = (ms: number) => Math.floor(ms / DAY) * DAY;
 const monthStart = (ms: number) => {
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
@@ -30,31 +31,47 @@ const nextMonth = (ms: number) => {
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 };
+/** The nearest UTC midnight. */
+const dayRound = (ms: number) => Math.round(ms / DAY) * DAY;
+/** The nearest first of a month (at a UTC midnight). */
+const monthRound = (ms: number) => {
+  const lo = monthStart(ms);
+  const hi = nextMonth(ms);
+  return ms - lo <= hi - ms ? lo : hi;
+};
 
 export function piecesOf(ranges: readonly Range[]): Pieces {
   const out: Pieces = { periods: [], raws: [] };
+  const raw = (x: number, y: number, group: number, sign: number) => {
+    if (x < y) out.raws.push({ from: new Date(x), to: new Date(y), group, sign });
+  };
+  const days = (x: number, y: number, group: number, sign: number) => {
+    for (let t = x; t < y; t += DAY) out.periods.push({ grain: 'day', period: iso(t), group, sign });
+  };
   for (const r of ranges) {
     const a = r.from.getTime();
     const b = r.to.getTime();
     if (b <= a) continue;
-    const d1 = dayCeil(a);
-    const d2 = dayFloor(b);
-    if (d1 >= d2) {
-      out.raws.push(r);
+    // Under two days the rows cost less than a day's aggregate rows.
+    if (b - a < 2 * DAY) {
+      raw(a, b, r.group, 1);
       continue;
     }
-    if (a < d1) out.raws.push({ from: r.from, to: new Date(d1), group: r.group });
-    if (d2 < b) out.raws.push({ from: new Date(d2), to: r.to, group: r.group });
-    const m1 = monthStart(d1) === d1 ? d1 : nextMonth(d1);
-    const m2 = monthStart(d2);
-    const days = (x: number, y: number) => {
-      for (let t = x; t < y; t += DAY) out.periods.push({ grain: 'day', period: iso(t), group: r.group });
-    };
+    const a1 = dayRound(a);
+    const b1 = dayRound(b);
+    raw(a, a1, r.group, 1);
+    raw(a1, a, r.group, -1);
+    raw(b1, b, r.group, 1);
+    raw(b, b1, r.group, -1);
+    const m1 = monthRound(a1);
+    const m2 = monthRound(b1);
     if (m1 < m2) {
-      days(d1, m1);
-      for (let t = m1; t < m2; t = nextMonth(t)) out.periods.push({ grain: 'month', period: iso(t), group: r.group });
-      days(m2, d2);
-    } else days(d1, d2);
+      for (let t = m1; t < m2; t = nextMonth(t)) out.periods.push({ grain: 'month', period: iso(t), group: r.group, sign: 1 });
+      days(a1, m1, r.group, 1);
+      days(m1, a1, r.group, -1);
+      days(m2, b1, r.group, 1);
+      days(b1, m2, r.group, -1);
+    } else days(a1, b1, r.group, 1);
   }
   return out;
 }

@@ -267,7 +267,12 @@ export function createStatsService(deps: {
         repo.satellites(tenantIds, q.satelliteId ? [q.satelliteId] : undefined),
       ]);
       const per = new Map<string, number[]>();
-      for (const r of rows) if (r.listed > 0) per.set(r.satellite, [...(per.get(r.satellite) ?? []), r.listed]);
+      for (const r of rows) {
+        if (r.listed <= 0) continue;
+        const counts = per.get(r.satellite);
+        if (counts) counts.push(r.listed);
+        else per.set(r.satellite, [r.listed]);
+      }
       return {
         ...head,
         satellites: satellites.map((s) => ({ satelliteId: s.id, name: s.name, ...diversity(per.get(s.id) ?? []) })),
