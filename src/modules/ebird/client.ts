@@ -66,7 +66,8 @@ export function createEbirdClient(opts: { baseUrl: string; apiKey: string; timeo
         return { ok: false, reason: 'unreachable', detail: timedOut ? 'eBird did not answer in time' : 'eBird cannot be reached' };
       }
       const text = await res.text().catch(() => '');
-      if (res.status === 401 || res.status === 403) return { ok: false, reason: 'upstream_error', detail: `eBird refused the API key (${res.status})` };
+      if (res.status === 401 || res.status === 403)
+        return { ok: false, reason: 'upstream_error', detail: `eBird refused the API key (${res.status})` };
       if (!res.ok) return { ok: false, reason: 'upstream_error', detail: `eBird answered ${res.status}` };
       let body: unknown;
       try {
@@ -75,7 +76,8 @@ export function createEbirdClient(opts: { baseUrl: string; apiKey: string; timeo
         return { ok: false, reason: 'invalid_response', detail: 'eBird answered something other than JSON' };
       }
       const observations = parseObservations(body);
-      if (!observations) return { ok: false, reason: 'invalid_response', detail: 'eBird answered something other than a list of observations' };
+      if (!observations)
+        return { ok: false, reason: 'invalid_response', detail: 'eBird answered something other than a list of observations' };
       return { ok: true, observations };
     },
   };

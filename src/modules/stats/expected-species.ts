@@ -67,7 +67,13 @@ export function createExpectedSpeciesService(deps: {
       const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const located = sats.map((s) => ({ s, at: positionOf(s) })).filter((x) => x.at.latitude !== null && x.at.longitude !== null);
       if (located.length === 0)
-        return { ...frame, available: false, reason: 'no_position', detail: 'No satellite in the selection has a position (profile or GPS)', ...empty };
+        return {
+          ...frame,
+          available: false,
+          reason: 'no_position',
+          detail: 'No satellite in the selection has a position (profile or GPS)',
+          ...empty,
+        };
 
       const catalog = deps.catalog();
       // One key per species across taxonomy versions: eBird's current code and our catalog's.
@@ -111,7 +117,14 @@ export function createExpectedSpeciesService(deps: {
         }
         heardKeys.add(key);
         if (e) expectedAndHeard.push({ ...e, ...detections });
-        else heardNotExpected.push({ code: h.code, commonName: h.commonName, scientificName: h.scientificName, lastReportedAt: null, ...detections });
+        else
+          heardNotExpected.push({
+            code: h.code,
+            commonName: h.commonName,
+            scientificName: h.scientificName,
+            lastReportedAt: null,
+            ...detections,
+          });
       }
       const expectedNotHeard = [...expected.entries()].filter(([k]) => !heardKeys.has(k)).map(([, e]) => e);
       const mostDetected = (a: ExpectedItem, b: ExpectedItem) => b.detections - a.detections || byName(a, b);

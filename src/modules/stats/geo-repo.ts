@@ -5,6 +5,9 @@
  */
 import type { Db } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
+import { createStatsRepo } from './repo.ts';
+
+const HOUR = 3_600_000;
 
 export interface GeoFilter {
   /** The teams counted; null: every team (a hub admin without ?tenantId=). */
@@ -19,8 +22,11 @@ export interface GeoFilter {
   category?: string;
 }
 
-/** The WHERE of counted detections under a filter, alias `d`; `values` receives its parameters. */
-function counted(f: GeoFilter, values: unknown[]): string {
+/**
+ * The WHERE of counted detections under a filter, alias `d`; `values` receives its parameters.
+ * `satellite`: an SQL expression the satellite must equal instead of the filter's list.
+ */
+function counted(f: GeoFilter, values: unknown[], satellite?: string): string {
   const add = (v: unknown) => `$${values.push(v)}`;
   const parts = [
     `d.detected_at >= ${add(f.start)}`,
@@ -29,20 +35,46 @@ function counted(f: GeoFilter, values: unknown[]): string {
     'NOT d.tentative',
     'd.call_id IS NULL',
     categoryCondition(f.visible, f.tenantIds, add, 'd'),
-    `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
+    satellite ? `d.satellite_id = ${satellite}` : `d.satellite_id = ANY(${add([...f.satelliteIds])}::uuid[])`,
   ];
   if (f.tenantIds)
-    parts.unshift(f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`);
+    parts.unshift(
+      f.tenantIds.length === 1 ? `d.tenant_id = ${add(f.tenantIds[0])}` : `d.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+    );
   if (f.category) parts.push(`d.category = ${add(f.category)}`);
   if (f.species) parts.push(`lower(d.species_code) = ${add(f.species.toLowerCase())}`);
   return parts.join(' AND ');
 }
 
 export function createGeoRepo(db: Db) {
+  const stats = createStatsRepo(db);
   return {
-    /** Counted detections per satellite and UTC hour (hours since the epoch); hours without any are absent. */
+    /**
+     * Counted detections per satellite and UTC hour (hours since the epoch); hours without any are
+     * absent. From the hourly aggregate (0021) when the window starts and ends on whole hours and
+     * no species is asked (the aggregate has no satellite × species rows), else from the rows.
+     */
     hourlyCounts(f: GeoFilter) {
       const values: unknown[] = [];
+      const add = (v: unknown) => `$${values.push(v)}`;
+      if (!f.species && f.start.getTime() % HOUR === 0 && f.end.getTime() % HOUR === 0) {
+        const where = [
+          `c.dim = 'satellite'`,
+          `c.key = ANY(${add(f.satelliteIds.map((id) => id.toLowerCase()))}::text[])`,
+          `c.hour >= ${add(f.start)}`,
+          `c.hour < ${add(f.end)}`,
+          categoryCondition(f.visible, f.tenantIds, add, 'c'),
+        ];
+        if (f.tenantIds)
+          where.unshift(
+            f.tenantIds.length === 1 ? `c.tenant_id = ${add(f.tenantIds[0])}` : `c.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+          );
+        return db.query<{ satelliteId: string; hour: number; count: number }>(
+          `SELECT c.key AS "satelliteId", floor(extract(epoch FROM c.hour) / 3600)::int AS hour, sum(c.listed)::int AS count
+           FROM detection_hour_counts c WHERE ${where.join(' AND ')} GROUP BY 1, 2 HAVING sum(c.listed) <> 0`,
+          values,
+        );
+      }
       return db.query<{ satelliteId: string; hour: number; count: number }>(
         `SELECT d.satellite_id AS "satelliteId", floor(extract(epoch FROM d.detected_at) / 3600)::int AS hour, count(*)::int AS count
          FROM detections d WHERE ${counted(f, values)} GROUP BY 1, 2`,
@@ -50,15 +82,45 @@ export function createGeoRepo(db: Db) {
       );
     },
 
-    /** Per satellite: counted detections, distinct species and the latest detection of the window. */
-    satelliteSummaries(f: GeoFilter) {
-      const values: unknown[] = [];
-      return db.query<{ satelliteId: string; detectionCount: number; speciesCount: number; lastDetectionAt: Date }>(
-        `SELECT d.satellite_id AS "satelliteId", count(*)::int AS "detectionCount",
-           count(DISTINCT lower(d.species_code))::int AS "speciesCount", max(d.detected_at) AS "lastDetectionAt"
-         FROM detections d WHERE ${counted(f, values)} GROUP BY d.satellite_id`,
-        values,
-      );
+    /**
+     * Per satellite: counted detections and distinct species of the window from the period
+     * aggregates (stats repo), and its latest counted detection, read newest first per satellite.
+     */
+    async satelliteSummaries(f: GeoFilter) {
+      const [pairs, latest] = await Promise.all([
+        stats.periodic(
+          { tenantIds: f.tenantIds, categories: f.visible, species: f.species?.toLowerCase() },
+          [{ from: f.start, to: f.end, group: 0 }],
+          { satellite: true, code: true },
+          f.satelliteIds,
+        ),
+        (() => {
+          const values: unknown[] = [];
+          const ids = `$${values.push([...f.satelliteIds])}`;
+          return db.query<{ satelliteId: string; at: Date }>(
+            `SELECT s.id AS "satelliteId", l.at FROM unnest(${ids}::uuid[]) AS s (id)
+             CROSS JOIN LATERAL (
+               SELECT d.detected_at AS at FROM detections d WHERE ${counted(f, values, 's.id')} ORDER BY d.detected_at DESC LIMIT 1
+             ) l`,
+            values,
+          );
+        })(),
+      ]);
+      const out = new Map<string, { detectionCount: number; speciesCount: number; lastDetectionAt: Date | null }>();
+      for (const r of pairs) {
+        const key = r.satellite.toLowerCase();
+        const e = out.get(key) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
+        e.detectionCount += r.listed;
+        e.speciesCount += 1;
+        out.set(key, e);
+      }
+      for (const l of latest) {
+        const key = l.satelliteId.toLowerCase();
+        const e = out.get(key) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
+        e.lastDetectionAt = l.at;
+        out.set(key, e);
+      }
+      return out;
     },
 
     /** Counted detections per species (what the team heard), most first. */

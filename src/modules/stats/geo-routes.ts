@@ -49,7 +49,8 @@ export function statsGeoRoutes(geo: GeoStatsService) {
       access: access.role('viewer'),
       team,
       audit: [],
-      summary: "Satellite positions (latest telemetry GPS, else the profile's) with detection counts, species and last detection in the window",
+      summary:
+        "Satellite positions (latest telemetry GPS, else the profile's) with detection counts, species and last detection in the window",
       tags: ['stats'],
       schema: { querystring: MapQuery, response: { 200: StatsMap } },
       handler: ({ actor, query }) => geo.map(teamsOf(actor), query),

@@ -11,9 +11,7 @@ import { EXPECTED_BACK_DEFAULT_DAYS, EXPECTED_DIST_DEFAULT_KM } from './expected
 
 const Unavailable = {
   available: Type.Boolean({ description: 'false when the outside service gave no data; the request still answers 200' }),
-  reason: Type.Optional(
-    Type.String({ description: 'not_configured, no_position, unreachable, upstream_error or invalid_response' }),
-  ),
+  reason: Type.Optional(Type.String({ description: 'not_configured, no_position, unreachable, upstream_error or invalid_response' })),
   detail: Type.Optional(Type.String()),
 };
 const Position = {
@@ -56,7 +54,12 @@ export const ExpectedSpeciesQuery = Type.Object(
   {
     ...StatsQueryFields,
     distKm: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 50, default: EXPECTED_DIST_DEFAULT_KM, description: 'eBird search radius around each satellite' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 50,
+        default: EXPECTED_DIST_DEFAULT_KM,
+        description: 'eBird search radius around each satellite',
+      }),
     ),
     backDays: Type.Optional(
       Type.Integer({ minimum: 1, maximum: 30, default: EXPECTED_BACK_DEFAULT_DAYS, description: 'eBird reports of the last N days' }),

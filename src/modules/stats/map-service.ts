@@ -49,25 +49,20 @@ export function positionOf(p: SatellitePosition): Located {
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export function createMapService(deps: {
-  db: Db;
-  devices: Pick<DeviceService, 'positions'>;
-  visibility: Pick<CategoryVisibility, 'of'>;
-}) {
+export function createMapService(deps: { db: Db; devices: Pick<DeviceService, 'positions'>; visibility: Pick<CategoryVisibility, 'of'> }) {
   const repo = createGeoRepo(deps.db);
   const frame = (w: GeoWindow) => ({ timeZone: w.timeZone, from: w.start.toISOString(), to: w.end.toISOString() });
 
   return {
     async map(w: GeoWindow) {
       const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
-      const summaries = sats.length
+      const bySatellite = sats.length
         ? await repo.satelliteSummaries({ ...w, visible, satelliteIds: sats.map((s) => s.satelliteId) })
-        : [];
-      const bySatellite = new Map(summaries.map((s) => [s.satelliteId, s]));
+        : new Map<string, { detectionCount: number; speciesCount: number; lastDetectionAt: Date | null }>();
       return {
         ...frame(w),
         satellites: sats.map((s) => {
-          const sum = bySatellite.get(s.satelliteId);
+          const sum = bySatellite.get(s.satelliteId.toLowerCase());
           return {
             satelliteId: s.satelliteId,
             name: s.name,

@@ -91,7 +91,11 @@ export function createOpenMeteoClient(opts: {
         res = await doFetch(url, { signal: AbortSignal.timeout(opts.timeoutMs), headers: { accept: 'application/json' } });
       } catch (err) {
         const timedOut = (err as Error).name === 'TimeoutError';
-        return { ok: false, reason: 'unreachable', detail: timedOut ? 'The weather service did not answer in time' : 'The weather service cannot be reached' };
+        return {
+          ok: false,
+          reason: 'unreachable',
+          detail: timedOut ? 'The weather service did not answer in time' : 'The weather service cannot be reached',
+        };
       }
       const text = await res.text().catch(() => '');
       if (!res.ok) return { ok: false, reason: 'upstream_error', detail: `The weather service answered ${res.status}` };

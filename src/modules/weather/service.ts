@@ -59,7 +59,10 @@ export function createWeatherService(deps: { db: Db; clock: Clock; client: OpenM
 
       const split = utcDay(now) - ARCHIVE_LAG_DAYS * DAY;
       let fetched = 0;
-      for (const run of runs([...missingDays].sort((a, b) => a - b), split)) {
+      for (const run of runs(
+        [...missingDays].sort((a, b) => a - b),
+        split,
+      )) {
         const answer = await deps.client.hourly(run.api, latE2 / 100, lngE2 / 100, dayString(run.from), dayString(run.to));
         fetched++;
         if (!answer.ok) return answer;
