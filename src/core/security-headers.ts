@@ -75,9 +75,11 @@ export async function registerSecurityHeaders(
   if (imgOrigins) {
     // Image origins an operator configured (the statistics map's tile server): only the dashboard's
     // HTML documents need them, since a document's policy governs what its page loads.
+    // A 304 counts too: the browser keeps the cached document but takes the policy of the 304.
     app.addHook('onSend', async (_req, reply, payload) => {
       const policy = reply.getHeader('content-security-policy');
-      if (typeof policy !== 'string' || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload;
+      const document = String(reply.getHeader('content-type') ?? '').startsWith('text/html') || reply.statusCode === 304;
+      if (typeof policy !== 'string' || !document) return payload;
       const origins = await imgOrigins().catch(() => []);
       if (origins.length > 0)
         reply.header(

@@ -8,6 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHub, type Hub } from '../helpers/hub.ts';
@@ -17,6 +19,8 @@ import { cspViolations, launchChromium, signedIn, skip } from '../helpers/browse
 
 const root = path.resolve(import.meta.dirname, '../..');
 const HOUR = 3_600_000;
+/** A real 2×2 PNG, what the fake tile server answers for every tile. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGNQaHAAIgYIBQAYDgOB5/Xb2wAAAABJRU5ErkJggg==', 'base64');
 const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 const utcMonth = (d: Date) => d.toISOString().slice(0, 7);
 
@@ -226,6 +230,37 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     await page.waitForLoadState('networkidle');
     assert.deepEqual(offHub, [], 'no tile or other request leaves the hub');
     assert.deepEqual(cspViolations, []);
+  });
+
+  test('with a tile URL set on the hub, tiles come from that server under the satellite, and the CSP allows them', async () => {
+    const asked: string[] = [];
+    const server = http.createServer((req, res) => {
+      asked.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(PNG);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const api = client(hub.url);
+    const admin = await factories(hub).user({ admin: true, name: 'Hub Admin' });
+    const template = `http://127.0.0.1:${port}/osm/{z}/{x}/{y}.png`;
+    try {
+      assert.equal((await api.patch('/settings/effective?level=hub', { values: { map_tile_url: template } }, admin)).status, 200);
+      await page.goto('/stats/map');
+      await page.getByTestId('map-tile').first().waitFor();
+      const tiles = await page.getByTestId('map-tile').count();
+      assert.ok(tiles > 0 && tiles <= 64, `${tiles} tiles`);
+      const href = (await page.getByTestId('map-tile').first().getAttribute('href')) ?? '';
+      assert.match(href, new RegExp(`^http://127\\.0\\.0\\.1:${port}/osm/\\d+/\\d+/\\d+\\.png$`));
+      for (let i = 0; i < 50 && asked.length < tiles; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(asked.length, tiles, 'the browser fetched every tile from the tile server');
+      for (const u of asked) assert.match(u, /^\/osm\/\d+\/\d+\/\d+\.png$/);
+      assert.equal(await page.getByTestId('map-satellite').count(), 1, 'the satellite is drawn over the tiles');
+      assert.deepEqual(cspViolations, []);
+    } finally {
+      await api.patch('/settings/effective?level=hub', { values: { map_tile_url: '' } }, admin);
+      server.close();
+    }
   });
 
   test('a German-speaking owner reads the section in German, with German number formats', async () => {
