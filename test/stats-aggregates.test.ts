@@ -76,6 +76,15 @@ describe('stats aggregates equal raw rows', () => {
        WHERE (d.listed, d.pending_review, d.confirmed, d.rejected) IS DISTINCT FROM (c.listed, c.pending_review, c.confirmed, c.rejected)`,
     );
     assert.deepEqual(periods, [], `${label}: detection_period_counts`);
+    const hods = await hub.infra.db.query(
+      `WITH r AS (SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+                    extract(hour FROM detected_at AT TIME ZONE 'UTC')::int AS hod FROM detections WHERE ${LISTED}),
+       d AS (SELECT tenant_id, 'day' AS grain, day AS period, satellite, hod, category, count(*)::int AS n FROM r GROUP BY 1, 2, 3, 4, 5, 6
+             UNION ALL SELECT tenant_id, 'month', date_trunc('month', day)::date, satellite, hod, category, count(*)::int FROM r GROUP BY 1, 2, 3, 4, 5, 6)
+       SELECT * FROM d FULL JOIN (SELECT tenant_id, grain, period, satellite, hod::int AS hod, category, listed AS n FROM detection_hod_counts WHERE listed <> 0) c
+         USING (tenant_id, grain, period, satellite, hod, category) WHERE d.n IS DISTINCT FROM c.n`,
+    );
+    assert.deepEqual(hods, [], `${label}: detection_hod_counts`);
   }
 
   /** Raw figures of one window, by the same rules, straight from detections. */
@@ -162,6 +171,15 @@ describe('stats aggregates equal raw rows', () => {
         assert.equal(s.speciesCount, mine.length, `${at} biodiversity species ${s.name}`);
       }
       const sa = await get('satellite-activity');
+      const satHours = await hub.infra.db.query<{ sat: string; hour: number; n: number }>(
+        `SELECT satellite_id::text AS sat, extract(hour FROM detected_at AT TIME ZONE '${ZONE}')::int AS hour, count(*)::int AS n
+         FROM detections WHERE tenant_id = $1 AND ${LISTED} AND category = ANY($2::text[]) AND detected_at >= $3 AND detected_at < $4 GROUP BY 1, 2`,
+        [team.id, visible, heat.from, heat.to],
+      );
+      for (const s of sa.satellites)
+        s.hours.forEach((n: number, h: number) =>
+          assert.equal(n, satHours.find((x) => x.sat === s.satelliteId && x.hour === h)?.n ?? 0, `${at} sat activity ${s.name} ${h}`),
+        );
       for (const s of sa.satellites)
         assert.equal(
           s.detectionCount,

@@ -38,6 +38,20 @@ CREATE TABLE detection_period_counts (
   PRIMARY KEY (tenant_id, grain, dims, period, satellite, code, category)
 );
 
+-- 3. detection_hod_counts: per satellite, UTC hour of day (0–23) and UTC day or month. Within a
+--    stretch of constant offset a UTC hour of day is one local hour of day, so a satellite's hourly
+--    profile over a year reads twelve months × 24 rows per satellite instead of 8,760 hour rows.
+CREATE TABLE detection_hod_counts (
+  tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  grain text NOT NULL CHECK (grain IN ('day', 'month')),
+  period date NOT NULL,
+  satellite text NOT NULL,
+  hod smallint NOT NULL,
+  category text NOT NULL,
+  listed integer NOT NULL DEFAULT 0,
+  PRIMARY KEY (tenant_id, grain, period, satellite, hod, category)
+);
+
 -- The rows of a statement as signed deltas: +1 for each listed new row, -1 for each listed old row.
 -- A view cannot read a trigger's transition tables, so each function spells out its three cases.
 CREATE FUNCTION chorus_stats_hours_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -160,6 +174,50 @@ BEGIN
   RETURN NULL;
 END $$;
 
+CREATE FUNCTION chorus_stats_hods_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO detection_hod_counts AS c (tenant_id, grain, period, satellite, hod, category, listed)
+    SELECT tenant_id, g.grain, CASE g.grain WHEN 'day' THEN day ELSE date_trunc('month', day)::date END, satellite, hod, category, sum(n)
+    FROM (
+      SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+        extract(hour FROM detected_at AT TIME ZONE 'UTC')::smallint AS hod, n
+      FROM (SELECT tenant_id, satellite_id, category, detected_at, 1 AS n FROM new_rows WHERE call_id IS NULL AND promoted AND NOT tentative) r
+    ) d CROSS JOIN (VALUES ('day'), ('month')) AS g (grain)
+    GROUP BY 1, 2, 3, 4, 5, 6
+    HAVING sum(n) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (tenant_id, grain, period, satellite, hod, category) DO UPDATE SET listed = c.listed + excluded.listed;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO detection_hod_counts AS c (tenant_id, grain, period, satellite, hod, category, listed)
+    SELECT tenant_id, g.grain, CASE g.grain WHEN 'day' THEN day ELSE date_trunc('month', day)::date END, satellite, hod, category, sum(n)
+    FROM (
+      SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+        extract(hour FROM detected_at AT TIME ZONE 'UTC')::smallint AS hod, n
+      FROM (SELECT tenant_id, satellite_id, category, detected_at, -1 AS n FROM old_rows o WHERE call_id IS NULL AND promoted AND NOT tentative
+          AND EXISTS (SELECT 1 FROM tenants t WHERE t.id = o.tenant_id)) r
+    ) d CROSS JOIN (VALUES ('day'), ('month')) AS g (grain)
+    GROUP BY 1, 2, 3, 4, 5, 6
+    HAVING sum(n) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (tenant_id, grain, period, satellite, hod, category) DO UPDATE SET listed = c.listed + excluded.listed;
+  ELSE
+    INSERT INTO detection_hod_counts AS c (tenant_id, grain, period, satellite, hod, category, listed)
+    SELECT tenant_id, g.grain, CASE g.grain WHEN 'day' THEN day ELSE date_trunc('month', day)::date END, satellite, hod, category, sum(n)
+    FROM (
+      SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+        extract(hour FROM detected_at AT TIME ZONE 'UTC')::smallint AS hod, n
+      FROM (SELECT tenant_id, satellite_id, category, detected_at, 1 AS n FROM new_rows WHERE call_id IS NULL AND promoted AND NOT tentative
+        UNION ALL SELECT tenant_id, satellite_id, category, detected_at, -1 FROM old_rows WHERE call_id IS NULL AND promoted AND NOT tentative) r
+    ) d CROSS JOIN (VALUES ('day'), ('month')) AS g (grain)
+    GROUP BY 1, 2, 3, 4, 5, 6
+    HAVING sum(n) <> 0
+    ORDER BY 1, 2, 3, 4, 5, 6
+    ON CONFLICT (tenant_id, grain, period, satellite, hod, category) DO UPDATE SET listed = c.listed + excluded.listed;
+  END IF;
+  RETURN NULL;
+END $$;
+
 CREATE TRIGGER detections_stats_hours_insert AFTER INSERT ON detections
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_hours_changed();
 CREATE TRIGGER detections_stats_hours_update AFTER UPDATE ON detections
@@ -172,6 +230,13 @@ CREATE TRIGGER detections_stats_periods_update AFTER UPDATE ON detections
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_periods_changed();
 CREATE TRIGGER detections_stats_periods_delete AFTER DELETE ON detections
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_periods_changed();
+
+CREATE TRIGGER detections_stats_hods_insert AFTER INSERT ON detections
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_hods_changed();
+CREATE TRIGGER detections_stats_hods_update AFTER UPDATE ON detections
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_hods_changed();
+CREATE TRIGGER detections_stats_hods_delete AFTER DELETE ON detections
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION chorus_stats_hods_changed();
 
 -- The remainder of a window (edges finer than a day or an hour) reads detections by time with the
 -- columns every stats read needs, without visiting the table.
@@ -202,3 +267,12 @@ FROM (
 ) d
 GROUP BY GROUPING SETS ((tenant_id, grain, period, category), (tenant_id, grain, period, category, satellite_id),
   (tenant_id, grain, period, category, code), (tenant_id, grain, period, category, satellite_id, code));
+
+INSERT INTO detection_hod_counts (tenant_id, grain, period, satellite, hod, category, listed)
+SELECT tenant_id, g.grain, CASE g.grain WHEN 'day' THEN day ELSE date_trunc('month', day)::date END, satellite, hod, category, count(*)
+FROM (
+  SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+    extract(hour FROM detected_at AT TIME ZONE 'UTC')::smallint AS hod
+  FROM detections WHERE call_id IS NULL AND promoted AND NOT tentative
+) d CROSS JOIN (VALUES ('day'), ('month')) AS g (grain)
+GROUP BY 1, 2, 3, 4, 5, 6;

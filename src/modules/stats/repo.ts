@@ -118,6 +118,45 @@ export function createStatsRepo(db: Db) {
     },
 
     /**
+     * Each satellite's counts per UTC hour of day and offset stretch (`grp` = index into
+     * `segments`): whole UTC months and days from detection_hod_counts, the edges from the rows.
+     * For an hour-aligned window; the caller turns UTC hours of day
+     * into local ones with each stretch's offset.
+     */
+    async satelliteHours(s: Scope, segments: ReadonlyArray<{ from: Date; to: Date }>) {
+      const { periods, raws } = piecesOf(segments.map((x, group) => ({ from: x.from, to: x.to, group })));
+      const p = new Params();
+      const parts: string[] = [];
+      if (periods.length) {
+        const where = [...teamCondition(s.tenantIds, p, 'c'), 'c.grain = w.grain', 'c.period = w.period'];
+        if (s.satelliteId) where.push(`c.satellite = ${p.add(s.satelliteId.toLowerCase())}`);
+        where.push(categoryCondition(s.categories, s.tenantIds, (v) => p.add(v), 'c'));
+        parts.push(
+          `SELECT w.grp, c.satellite, c.hod::int, c.listed * w.sign
+           FROM unnest(${p.add(periods.map((x) => x.grain))}::text[], ${p.add(periods.map((x) => x.period))}::date[],
+             ${p.add(periods.map((x) => x.group))}::int[], ${p.add(periods.map((x) => x.sign))}::int[]) AS w (grain, period, grp, sign)
+           CROSS JOIN LATERAL (SELECT c.satellite, c.hod, c.listed FROM detection_hod_counts c WHERE ${where.join(' AND ')} OFFSET 0) c`,
+        );
+      }
+      if (raws.length) {
+        const where = rawWhere(s, p);
+        parts.push(
+          `SELECT r.grp, d.satellite_id::text, extract(hour FROM d.detected_at AT TIME ZONE 'UTC')::int, r.sign
+           FROM unnest(${p.add(raws.map((r) => r.from))}::timestamptz[], ${p.add(raws.map((r) => r.to))}::timestamptz[],
+             ${p.add(raws.map((r) => r.group))}::int[], ${p.add(raws.map((r) => r.sign))}::int[]) AS r (s, e, grp, sign)
+           JOIN detections d ON d.detected_at >= r.s AND d.detected_at < r.e
+           WHERE ${where.join(' AND ')}`,
+        );
+      }
+      if (!parts.length) return [];
+      return read<{ satellite: string; grp: number; hod: number; n: number }>(
+        `SELECT x.satellite, x.grp, x.hod, sum(x.n)::int AS n FROM (${parts.join(' UNION ALL ')}) AS x (grp, satellite, hod, n)
+         GROUP BY 1, 2, 3 HAVING sum(x.n) <> 0`,
+        p.values,
+      );
+    },
+
+    /**
      * Sums per range group, by satellite and/or species (`''` where not grouped), with the
      * verification states. `satelliteIds` narrows to those satellites.
      */

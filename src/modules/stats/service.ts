@@ -12,7 +12,17 @@ import type { SettingsService } from '../settings/service.ts';
 import { diversity, overlap } from './indices.ts';
 import { createStatsRepo, type Scope } from './repo.ts';
 import type * as S from './schemas.ts';
-import { addDays, hourAligned, localDate, localDates, localMidnight, resolveWindow, zoneOf, type StatsWindow } from './window.ts';
+import {
+  addDays,
+  hourAligned,
+  offsetSegments,
+  localDate,
+  localDates,
+  localMidnight,
+  resolveWindow,
+  zoneOf,
+  type StatsWindow,
+} from './window.ts';
 
 type Query = Static<typeof S.StatsQuery>;
 type Teams = readonly string[] | null;
@@ -292,19 +302,24 @@ export function createStatsService(deps: {
 
     async satelliteActivity(tenantIds: Teams, q: Query): Promise<Static<typeof S.SatelliteActivity>> {
       const { w, scope, head } = await prepare(tenantIds, q);
-      const [rows, satellites] = await Promise.all([
-        repo.hourly(scope, w, { day: false, hour: true, bySatellite: true }, hourAligned(w)),
-        repo.satellites(tenantIds, q.satelliteId ? [q.satelliteId] : undefined),
-      ]);
       const per = new Map<string, number[]>();
-      for (const r of rows) {
-        const hours = per.get(r.key) ?? zeros();
-        hours[r.hour] += r.n;
-        per.set(r.key, hours);
+      const add = (sat: string, hour: number, n: number) => {
+        const hours = per.get(sat) ?? zeros();
+        hours[hour] += n;
+        per.set(sat, hours);
+      };
+      const satellites = repo.satellites(tenantIds, q.satelliteId ? [q.satelliteId] : undefined);
+      if (hourAligned(w) && !scope.species) {
+        // Per offset stretch, a UTC hour of day is one local hour of day (docs/stats.md).
+        const segments = offsetSegments(w);
+        for (const r of await repo.satelliteHours(scope, segments))
+          add(r.satellite, ((((r.hod * 60 + segments[r.grp].offset) / 60) % 24) + 24) % 24, r.n);
+      } else {
+        for (const r of await repo.hourly(scope, w, { day: false, hour: true, bySatellite: true }, false)) add(r.key, r.hour, r.n);
       }
       return {
         ...head,
-        satellites: satellites.map((s) => {
+        satellites: (await satellites).map((s) => {
           const hours = per.get(s.id) ?? zeros();
           const detectionCount = hours.reduce((a, b) => a + b, 0);
           const max = Math.max(...hours);

@@ -116,6 +116,31 @@ export function hourAligned(w: StatsWindow): boolean {
 }
 
 /**
+ * The stretches of a window with one offset each (split where daylight saving starts or ends), for
+ * an hour-aligned window: found day by day, then hour by hour inside the day that changed.
+ */
+export function offsetSegments(w: StatsWindow): Array<{ from: Date; to: Date; offset: number }> {
+  const out: Array<{ from: Date; to: Date; offset: number }> = [];
+  const end = w.to.getTime();
+  let start = w.from.getTime();
+  let offset = offsetMinutes(start, w.timeZone);
+  for (let day = start; day < end; day += DAY) {
+    const next = Math.min(day + DAY, end - HOUR);
+    if (offsetMinutes(next, w.timeZone) === offset) continue;
+    for (let t = day + HOUR; t <= next; t += HOUR) {
+      const o = offsetMinutes(t, w.timeZone);
+      if (o !== offset) {
+        out.push({ from: new Date(start), to: new Date(t), offset });
+        start = t;
+        offset = o;
+      }
+    }
+  }
+  out.push({ from: new Date(start), to: new Date(end), offset });
+  return out;
+}
+
+/**
  * The zone of a stats answer: the team's `time_zone` for one team, the hub's value over several
  * (or every) team.
  */
