@@ -131,6 +131,10 @@ describe('stats that reach outside', () => {
 
     test('a failing weather service is a 200 that says why', async () => {
       weather.state.answer = () => ({ status: 500, body: '{"error":true}' });
+      // A second satellite elsewhere: after the first failure the service is not asked again.
+      const second = await makeSatellite(hub, team, null, 'Roof');
+      await place(hub, second.id, 52.4, 13.1);
+      const before = weather.requests.length;
       try {
         const res = await api.get(
           `/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 40 * DAY)}&to=${dateOf(day - 30 * DAY)}`,
@@ -141,6 +145,14 @@ describe('stats that reach outside', () => {
         assert.equal(res.body.reason, 'upstream_error');
         assert.equal(res.body.satellites[0].available, false);
         assert.equal(res.body.overall, null);
+        assert.equal(weather.requests.length, before + 1);
+        assert.deepEqual(
+          res.body.satellites.map((x: { available: boolean; reason: string }) => [x.available, x.reason]),
+          [
+            [false, 'upstream_error'],
+            [false, 'upstream_error'],
+          ],
+        );
         weather.state.answer = () => ({ body: 'not json at all' });
         const garbage = await api.get(
           `/stats/weather-correlation?tenantId=${team.id}&from=${dateOf(day - 50 * DAY)}&to=${dateOf(day - 45 * DAY)}`,
@@ -318,6 +330,14 @@ describe('stats that reach outside', () => {
       assert.deepEqual([byName['B roaming'].detectionCount, byName['B roaming'].lastDetectionAt], [0, null]);
       assert.deepEqual([byName['C unplaced'].latitude, byName['C unplaced'].positionSource], [null, null]);
 
+      // Edges inside UTC days: the partial days come from the rows, the whole ones from the aggregate.
+      const edges = await api.get(
+        `/stats/map?tenantId=${team.id}&from=${new Date(now - 2 * DAY - 60_000).toISOString()}&to=${new Date(now - DAY + 60_000).toISOString()}`,
+        team.owner,
+      );
+      assert.equal(edges.status, 200, edges.text);
+      const a = edges.body.satellites.find((s: { name: string }) => s.name === 'A fixed');
+      assert.deepEqual([a.detectionCount, a.speciesCount, a.lastDetectionAt], [2, 2, new Date(now - DAY).toISOString()]);
       const one = await api.get(`/stats/map?tenantId=${team.id}&satelliteId=${fixed.id}&days=1`, team.owner);
       assert.deepEqual(
         one.body.satellites.map((s: { satelliteId: string; detectionCount: number }) => [s.satelliteId, s.detectionCount]),

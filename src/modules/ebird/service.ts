@@ -21,12 +21,20 @@ export function createEbirdService(deps: { db: Db; clock: Clock; client: EbirdCl
   return {
     configured: deps.client !== null,
 
-    async recent(latitude: number, longitude: number, distKm: number, backDays: number): Promise<EbirdRecent> {
+    /** `cachedOnly`: answer from the database or else with that failure (a caller that saw eBird fail does not wait again). */
+    async recent(
+      latitude: number,
+      longitude: number,
+      distKm: number,
+      backDays: number,
+      opts: { cachedOnly?: SourceFailure } = {},
+    ): Promise<EbirdRecent> {
       if (!deps.client) return { ok: false, reason: 'not_configured', detail: 'No eBird API key is set (EBIRD_API_KEY)' };
       const k = { latE2: gridOf(latitude), lngE2: gridOf(longitude), distKm, backDays };
       const now = deps.clock.now();
       const cached = await repo.fresh(k, new Date(now.getTime() - CACHE_MS));
       if (cached) return { ok: true, observations: cached, fetched: false };
+      if (opts.cachedOnly) return opts.cachedOnly;
       const answer = await deps.client.recent(k.latE2 / 100, k.lngE2 / 100, distKm, backDays);
       if (!answer.ok) return answer;
       await repo.store(k, answer.observations, now);

@@ -9,6 +9,7 @@ import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { DeviceService } from '../satellites/device-service.ts';
 import type { EbirdService } from '../ebird/service.ts';
 import type { EbirdObservation } from '../ebird/client.ts';
+import type { SourceFailure } from '../weather/client.ts';
 import { createGeoRepo } from './geo-repo.ts';
 import { positionOf, type GeoWindow } from './map-service.ts';
 
@@ -80,19 +81,22 @@ export function createExpectedSpeciesService(deps: {
       const canon = (code: string) => (catalog.byCode(code)?.code ?? code).toLowerCase();
       const expected = new Map<string, ExpectedItem>();
       const satellites: SatelliteSource[] = [];
-      let failure: { reason: string; detail: string } | null = null;
+      let failure: SourceFailure | null = null;
       for (const { s, at } of located) {
         const base = { satelliteId: s.satelliteId, name: s.name, latitude: at.latitude, longitude: at.longitude };
-        const answer = await deps.ebird.recent(at.latitude!, at.longitude!, opts.distKm, opts.backDays);
+        const answer = await deps.ebird.recent(at.latitude!, at.longitude!, opts.distKm, opts.backDays, {
+          cachedOnly: failure ?? undefined,
+        });
         if (!answer.ok) {
-          failure ??= { reason: answer.reason, detail: answer.detail };
+          failure ??= { ok: false, reason: answer.reason as SourceFailure['reason'], detail: answer.detail };
           satellites.push({ ...base, available: false, reason: answer.reason, detail: answer.detail });
           continue;
         }
         satellites.push({ ...base, available: true });
         for (const o of answer.observations) addReport(expected, canon(o.speciesCode), o, catalog);
       }
-      if (!satellites.some((s) => s.available)) return { ...frame, available: false, ...failure!, ...empty, satellites };
+      if (!satellites.some((s) => s.available))
+        return { ...frame, available: false, reason: failure!.reason, detail: failure!.detail, ...empty, satellites };
 
       // eBird lists birds; the team's other categories are never "expected".
       const heard = await repo.speciesHeard({

@@ -5,7 +5,7 @@
  */
 import type { Db } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
-import { createStatsRepo } from './repo.ts';
+import { piecesOf } from './pieces.ts';
 
 const HOUR = 3_600_000;
 
@@ -47,7 +47,6 @@ function counted(f: GeoFilter, values: unknown[], satellite?: string): string {
 }
 
 export function createGeoRepo(db: Db) {
-  const stats = createStatsRepo(db);
   return {
     /**
      * Counted detections per satellite and UTC hour (hours since the epoch); hours without any are
@@ -88,12 +87,41 @@ export function createGeoRepo(db: Db) {
      */
     async satelliteSummaries(f: GeoFilter) {
       const [pairs, latest] = await Promise.all([
-        stats.periodic(
-          { tenantIds: f.tenantIds, categories: f.visible, species: f.species?.toLowerCase() },
-          [{ from: f.start, to: f.end, group: 0 }],
-          { satellite: true, code: true },
-          f.satelliteIds,
-        ),
+        (() => {
+          // Whole UTC months and days from the satellite × species aggregate, the partial edge days
+          // from the rows (pieces.ts), folded to one row per satellite in the database.
+          const { periods, raws } = piecesOf([{ from: f.start, to: f.end, group: 0 }]);
+          const values: unknown[] = [];
+          const add = (v: unknown) => `$${values.push(v)}`;
+          const parts: string[] = [];
+          if (periods.length) {
+            const where = [
+              `c.dims = 'pair'`,
+              `c.satellite = ANY(${add(f.satelliteIds.map((id) => id.toLowerCase()))}::text[])`,
+              categoryCondition(f.visible, f.tenantIds, add, 'c'),
+            ];
+            if (f.tenantIds)
+              where.unshift(
+                f.tenantIds.length === 1 ? `c.tenant_id = ${add(f.tenantIds[0])}` : `c.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
+              );
+            if (f.species) where.push(`c.code = ${add(f.species.toLowerCase())}`);
+            parts.push(
+              `SELECT c.satellite, c.code, c.listed
+               FROM unnest(${add(periods.map((x) => x.grain))}::text[], ${add(periods.map((x) => x.period))}::date[]) AS w (grain, period)
+               JOIN detection_period_counts c ON c.grain = w.grain AND c.period = w.period
+               WHERE ${where.join(' AND ')}`,
+            );
+          }
+          for (const r of raws) {
+            const where = counted({ ...f, start: r.from, end: r.to }, values);
+            parts.push(`SELECT d.satellite_id::text, lower(d.species_code), 1 FROM detections d WHERE ${where}`);
+          }
+          return db.query<{ satellite: string; listed: number; species: number }>(
+            `SELECT x.satellite, sum(x.listed)::int AS listed, count(DISTINCT x.code) FILTER (WHERE x.listed <> 0)::int AS species
+             FROM (${parts.join(' UNION ALL ')}) AS x (satellite, code, listed) GROUP BY 1`,
+            values,
+          );
+        })(),
         (() => {
           const values: unknown[] = [];
           const ids = `$${values.push([...f.satelliteIds])}`;
@@ -108,11 +136,10 @@ export function createGeoRepo(db: Db) {
       ]);
       const out = new Map<string, { detectionCount: number; speciesCount: number; lastDetectionAt: Date | null }>();
       for (const r of pairs) {
-        const key = r.satellite.toLowerCase();
-        const e = out.get(key) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
+        const e = out.get(r.satellite.toLowerCase()) ?? { detectionCount: 0, speciesCount: 0, lastDetectionAt: null };
         e.detectionCount += r.listed;
-        e.speciesCount += 1;
-        out.set(key, e);
+        e.speciesCount = r.species;
+        out.set(r.satellite.toLowerCase(), e);
       }
       for (const l of latest) {
         const key = l.satelliteId.toLowerCase();

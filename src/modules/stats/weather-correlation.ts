@@ -8,7 +8,7 @@ import type { Db } from '../../infra/db/index.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { DeviceService } from '../satellites/device-service.ts';
 import type { WeatherService } from '../weather/service.ts';
-import type { WeatherHour } from '../weather/client.ts';
+import type { SourceFailure, WeatherHour } from '../weather/client.ts';
 import { pearson, spearman } from './correlation.ts';
 import { createGeoRepo } from './geo-repo.ts';
 import { positionOf, type GeoWindow } from './map-service.ts';
@@ -91,13 +91,13 @@ export function createWeatherCorrelationService(deps: {
       const dayOf = localDayOf(w.timeZone);
       const pooled: Sample[] = [];
       const satellites = [];
-      let failure: { reason: string; detail: string } | null = null;
+      let failure: SourceFailure | null = null;
       // One satellite after the other: the weather service is free and asks to be spared bursts.
       for (const { s, at } of located) {
         const base = { satelliteId: s.satelliteId, name: s.name, latitude: at.latitude, longitude: at.longitude };
-        const weather = await deps.weather.hourly(at.latitude!, at.longitude!, w.start, w.end);
+        const weather = await deps.weather.hourly(at.latitude!, at.longitude!, w.start, w.end, { cachedOnly: failure ?? undefined });
         if (!weather.ok) {
-          failure ??= { reason: weather.reason, detail: weather.detail };
+          failure ??= weather;
           satellites.push({ ...base, available: false, reason: weather.reason, detail: weather.detail, hours: 0, correlations: null });
           continue;
         }
@@ -114,7 +114,7 @@ export function createWeatherCorrelationService(deps: {
       return {
         ...frame,
         available: anyWeather,
-        ...(anyWeather ? {} : failure!),
+        ...(anyWeather ? {} : { reason: failure!.reason, detail: failure!.detail }),
         satellites,
         overall: anyWeather ? { hours: pooled.length, correlations: correlate(pooled) } : null,
       };

@@ -43,8 +43,15 @@ export function createWeatherService(deps: { db: Db; clock: Clock; client: OpenM
     /**
      * Weather per UTC hour (key: the hour's start in ms) at a position over [start, end), the
      * past only. `fetched` counts the requests it took (0 when the database had every hour).
+     * `cachedOnly`: answer from the database or else with that failure.
      */
-    async hourly(latitude: number, longitude: number, start: Date, end: Date): Promise<WeatherHours> {
+    async hourly(
+      latitude: number,
+      longitude: number,
+      start: Date,
+      end: Date,
+      opts: { cachedOnly?: SourceFailure } = {},
+    ): Promise<WeatherHours> {
       const now = deps.clock.now().getTime();
       const latE2 = gridOf(latitude);
       const lngE2 = gridOf(longitude);
@@ -56,6 +63,8 @@ export function createWeatherService(deps: { db: Db; clock: Clock; client: OpenM
       const missingDays = new Set<number>();
       for (let t = from; t < to; t += HOUR) if (!hours.has(t)) missingDays.add(utcDay(t));
       if (missingDays.size === 0) return { ok: true, hours, fetched: 0 };
+      // A caller that already saw the service fail does not wait on it again (one timeout per request, not per satellite).
+      if (opts.cachedOnly) return opts.cachedOnly;
 
       const split = utcDay(now) - ARCHIVE_LAG_DAYS * DAY;
       let fetched = 0;
