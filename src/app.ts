@@ -24,6 +24,7 @@ import { mfaRoutes } from './modules/mfa/routes.ts';
 import { createUsersService } from './modules/users/service.ts';
 import { accountRoutes } from './modules/account/routes.ts';
 import { createSettingsService } from './modules/settings/service.ts';
+import { tileOrigin } from './modules/settings/registry.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { createDeviceService } from './modules/satellites/device-service.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
@@ -607,7 +608,14 @@ export async function buildApp(
   });
   const metricsRoute = registerMetricsRoute(app, infra, services);
 
-  await registerSecurityHeaders(app, { publicUrl: config.publicUrl, docsPrefix: `${API_PREFIX}/docs` });
+  await registerSecurityHeaders(app, {
+    publicUrl: config.publicUrl,
+    docsPrefix: `${API_PREFIX}/docs`,
+    imgOrigins: async () => {
+      const origin = tileOrigin(await services.settings.hubSetting<string>('map_tile_url'));
+      return origin ? [origin] : [];
+    },
+  });
   installGuessLimit(app, services.limits.tokenGuesses, GUESS_RULES);
   await app.register(cookie);
   // Multipart uploads (models, and any other upload route): limits are set per request by each route.

@@ -50,7 +50,10 @@ function csp(directives: Directives, https: boolean) {
  * Register before the routes: the docs relaxation is attached to each route under `docsPrefix`
  * as it is declared.
  */
-export async function registerSecurityHeaders(app: FastifyInstance, opts: { publicUrl: string; docsPrefix: string }): Promise<void> {
+export async function registerSecurityHeaders(
+  app: FastifyInstance,
+  opts: { publicUrl: string; docsPrefix: string; imgOrigins?: () => Promise<string[]> },
+): Promise<void> {
   const https = new URL(opts.publicUrl).protocol === 'https:';
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(opts.docsPrefix)) {
@@ -68,4 +71,22 @@ export async function registerSecurityHeaders(app: FastifyInstance, opts: { publ
   app.addHook('onSend', async (req: FastifyRequest, reply) => {
     if (isSharePath(req.url)) reply.header('referrer-policy', 'no-referrer');
   });
+  const imgOrigins = opts.imgOrigins;
+  if (imgOrigins) {
+    // Image origins an operator configured (the statistics map's tile server): only the dashboard's
+    // HTML documents need them, since a document's policy governs what its page loads.
+    // A 304 counts too: the browser keeps the cached document but takes the policy of the 304.
+    app.addHook('onSend', async (_req, reply, payload) => {
+      const policy = reply.getHeader('content-security-policy');
+      const document = String(reply.getHeader('content-type') ?? '').startsWith('text/html') || reply.statusCode === 304;
+      if (typeof policy !== 'string' || !document) return payload;
+      const origins = await imgOrigins().catch(() => []);
+      if (origins.length > 0)
+        reply.header(
+          'content-security-policy',
+          policy.replace(/img-src[^;]*/, (d) => `${d} ${origins.join(' ')}`),
+        );
+      return payload;
+    });
+  }
 }

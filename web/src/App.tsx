@@ -33,6 +33,7 @@ const Export = lazy(() => import('./pages/Export'));
 const ScheduledExports = lazy(() => import('./pages/ScheduledExports'));
 const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
+const Stats = lazy(() => import('./pages/stats/Stats'));
 
 const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register'];
 
@@ -151,6 +152,9 @@ function ShellPage() {
         <nav aria-label={t('nav.main')}>
           <NavLink to="/detections">{t('nav.detections')}</NavLink>
           <NavLink to="/species">{t('nav.species')}</NavLink>
+          <NavLink to="/stats" data-testid="nav-stats">
+            {t('nav.stats')}
+          </NavLink>
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
           <AlertsLink />
@@ -227,6 +231,7 @@ function ShellPage() {
             <Route path="/reset-password" element={<ResetPassword />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
             <Route path="/t/:slug" element={<PublicTeam />} />
+            <Route path="/stats/*" element={<Stats />} />
             <Route path="*" element={<p>{t('notFound')}</p>} />
           </Routes>
         </Suspense>

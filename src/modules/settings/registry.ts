@@ -28,7 +28,9 @@ export type SettingType =
   /** A short line of text (a satellite's town). */
   | { type: 'text'; maxLength: number }
   /** A list of species codes (sensitive species); the codes are not checked against the catalog. */
-  | { type: 'speciesList'; maxItems: number };
+  | { type: 'speciesList'; maxItems: number }
+  /** An http(s) URL template holding each of `placeholders` (e.g. "{z}"), or '' for none. */
+  | { type: 'urlTemplate'; placeholders: readonly string[] };
 
 type SettingBody = SettingType & {
   key: string;
@@ -414,6 +416,16 @@ export const SETTINGS: readonly SettingDef[] = [
     adminOnlyAtSatellite: true,
     description: 'The town the satellite stands in, shown on the public page when the team opts in',
   }),
+  // Statistics map (issue 19): empty keeps the map offline on the bundled world outline
+  at(['hub', 'team'], {
+    key: 'map_tile_url',
+    type: 'urlTemplate',
+    placeholders: ['{z}', '{x}', '{y}'],
+    default: '',
+    lockableAt: ['hub'],
+    description:
+      'Raster tile URL for the statistics map, e.g. https://tile.example.org/{z}/{x}/{y}.png (empty: offline world outline only)',
+  }),
 ];
 
 /** Older names for the two locks of device inference, still accepted by the platform and team endpoints. */
@@ -487,6 +499,13 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return value.every((v) => typeof v === 'string' && SPECIES_CODE.test(v))
         ? null
         : 'entries must be species codes (letters and digits)';
+    case 'urlTemplate': {
+      if (value === '') return null;
+      if (typeof value !== 'string' || value.length > 500) return 'must be an http(s) URL of at most 500 characters, or empty';
+      const missing = def.placeholders.filter((p) => !value.includes(p));
+      if (missing.length > 0) return `must contain ${missing.join(', ')}`;
+      return tileOrigin(value) ? null : 'must be an http(s) URL';
+    }
     case 'releases': {
       if (typeof value !== 'object' || Array.isArray(value)) return 'must be an object from stream name to SemVer version';
       for (const [stream, version] of Object.entries(value as Record<string, unknown>)) {
@@ -495,5 +514,15 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       }
       return null;
     }
+  }
+}
+
+/** The origin of a tile URL template ("https://tile.example.org"), or null when it is no http(s) URL. */
+export function tileOrigin(template: string): string | null {
+  try {
+    const u = new URL(template.replaceAll('{', '').replaceAll('}', ''));
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.origin : null;
+  } catch {
+    return null;
   }
 }

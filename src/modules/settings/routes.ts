@@ -77,6 +77,7 @@ function definitionView(d: SettingDef) {
     ...(d.type === 'enumList' || d.type === 'schedule' || d.type === 'speciesList' ? { maxItems: d.maxItems } : {}),
     ...(d.type === 'text' ? { maxLength: d.maxLength } : {}),
     ...(d.type === 'releases' ? { streams: [...d.streams] } : {}),
+    ...(d.type === 'urlTemplate' ? { placeholders: [...d.placeholders] } : {}),
   };
 }
 const DEFINITIONS = { settings: SETTINGS.map(definitionView) };

@@ -39,6 +39,7 @@ export const SettingDefinitionView = Open({
   options: Type.Optional(Type.Array(Type.String())),
   maxItems: Type.Optional(Type.Integer()),
   maxLength: Type.Optional(Type.Integer()),
+  placeholders: Type.Optional(Type.Array(Type.String())),
   streams: Type.Optional(Type.Array(Type.String())),
 });
 export const SettingDefinitions = Open({ settings: Type.Array(SettingDefinitionView) });

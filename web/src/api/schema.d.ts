@@ -7610,6 +7610,7 @@ export interface paths {
                                 maxLength?: number;
                                 min?: number;
                                 options?: string[];
+                                placeholders?: string[];
                                 streams?: string[];
                                 type: string;
                                 unit?: string;

@@ -16,7 +16,7 @@ export function draftOf(def: SettingDefinition | undefined, value: unknown): Dra
   if (!def) return JSON.stringify(value);
   if (def.type === 'integer' || def.type === 'number') return value === null || value === undefined ? '' : String(value);
   if (def.type === 'releases') return JSON.stringify(value ?? {}, null, 2);
-  if (def.type === 'ref' || def.type === 'text') return value ?? '';
+  if (def.type === 'ref' || def.type === 'text' || def.type === 'urlTemplate') return value ?? '';
   if (def.type === 'speciesList') return Array.isArray(value) ? value.join(', ') : '';
   return value;
 }
@@ -72,6 +72,8 @@ export function check(t: T, def: SettingDefinition | undefined, draft: Draft): {
     case 'text':
       // An empty box follows the level above.
       return { value: String(draft ?? '').trim() === '' ? null : String(draft).trim() };
+    case 'urlTemplate':
+      return { value: String(draft ?? '').trim() };
     case 'speciesList':
       return {
         value: String(draft ?? '')

@@ -59,6 +59,7 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     sensitive_species_extra: 'More sensitive species',
     public_page_show_sensitive: 'Sensitive species on the public page',
     town: 'Town',
+    map_tile_url: 'Map tiles',
   },
   de: {
     allow_self_registration: 'Selbstregistrierung',
@@ -115,6 +116,7 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     sensitive_species_extra: 'Weitere schutzbedürftige Arten',
     public_page_show_sensitive: 'Schutzbedürftige Arten auf der öffentlichen Seite',
     town: 'Ort',
+    map_tile_url: 'Kartenkacheln',
   },
 };
 
@@ -173,5 +175,7 @@ export const SETTING_HELP_DE: Record<string, string> = {
   sensitive_species: 'Artcodes, deren Positionen ein Team nie feiner als ein 0,1°-Raster verlassen (Grundlage: assets/sensitive-species)',
   sensitive_species_extra: 'Arten, die dieses Team zusätzlich als schutzbedürftig behandelt',
   public_page_show_sensitive: 'Schutzbedürftige Arten erscheinen auf der öffentlichen Seite (nie mit Position oder Satellit)',
+  map_tile_url:
+    'Rasterkachel-URL für die Statistikkarte, z. B. https://tile.example.org/{z}/{x}/{y}.png (leer: nur der Weltumriss, offline)',
   town: 'Der Ort, in dem der Satellit steht; erscheint auf der öffentlichen Seite, wenn das Team zustimmt',
 };

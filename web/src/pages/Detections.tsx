@@ -368,7 +368,14 @@ export function Detections() {
                     <strong>{name.primary}</strong>
                   </Link>{' '}
                   {name.others.length > 0 ? <span className="muted">{name.others.join(' · ')} </span> : null}
-                  <em className="muted">{d.scientificName}</em>
+                  <Link
+                    to={`/stats/species/${encodeURIComponent(d.speciesCode)}`}
+                    className="muted"
+                    title={t('det.speciesStats', { name: name.primary })}
+                    data-testid="species-stats-link"
+                  >
+                    <em>{d.scientificName}</em>
+                  </Link>
                   <div className="muted small">
                     {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
                   </div>
