@@ -67,8 +67,11 @@ async function serve(mode?: 'worker') {
     config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
   const stopRuntime = startRuntime(infra, services, log);
-  logBanner(log, config, address, infra.broker, first);
-  log.info({ mode: config.mode, ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
+  // The start-up lines are written under LOG_LEVEL=warn or error too: they hold the URL and the first
+  // admin's one-time credentials (only LOG_LEVEL=silent hides them).
+  const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  logBanner(startup, config, address, infra.broker, first);
+  startup.info({ mode: config.mode, ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
   // Drain in order (ingest stops taking chunks and finishes its acks, queue workers finish their
   // running jobs, then HTTP and the ports close), within a bound: a stuck step never keeps the
   // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.

@@ -18,6 +18,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import http_ from 'node:http';
 import { makeWav } from '../src/protocol/wav.ts';
+import { logText } from './helpers/log-lines.ts';
 import { verifySignature } from '../src/modules/alerts/delivery/signature.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
@@ -181,7 +182,8 @@ function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const proc: Proc = {
     child,
-    output: () => out,
+    // The start-up sentences, one per line (the hub logs JSON lines; their msg is the sentence).
+    output: () => logText(out),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -194,7 +196,7 @@ function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
     const timer = setTimeout(() => reject(new Error(`${env.CHORUS_MODE} did not start within 60 s:\n${out}`)), 60_000);
     const onData = (c: Buffer) => {
       out += c.toString();
-      if (ready.test(out)) {
+      if (ready.test(logText(out))) {
         clearTimeout(timer);
         resolve(proc);
       }
