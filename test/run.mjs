@@ -16,6 +16,7 @@ const SERIAL = new Set([
   'split-mode.test.ts',
   // Issue 21: hub processes signalled, killed and backed up while running.
   'hub-lifecycle.test.ts',
+  'worker-kill.test.ts',
 ]);
 const files = fs
   .readdirSync(path.join(root, 'test'))
