@@ -11,6 +11,7 @@ import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
 import { lockDataDir } from './ops/data-dir-lock.ts';
+import { answerBackupRequests } from './ops/online-backup.ts';
 import { createLogger, msSince, type Log } from './core/log.ts';
 import type { Broker } from './infra/broker/types.ts';
 
@@ -45,6 +46,8 @@ async function serve(mode?: 'worker') {
     : lockDataDir(config.dataDir, {
         purpose: 'serve',
         takeForeign: true,
+        // `chorus backup` may run beside this hub: the hub dumps its own database on request.
+        onlineBackup: true,
         onForeign: (h) =>
           log.warn(
             { dataDir: config.dataDir, holderPid: h.pid, holderHost: h.hostname },
@@ -67,6 +70,11 @@ async function serve(mode?: 'worker') {
     config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
   const stopRuntime = startRuntime(infra, services, log);
+  const dumpDataDir = infra.db.dumpDataDir;
+  const stopBackups =
+    lock && dumpDataDir
+      ? answerBackupRequests({ dataDir: config.dataDir, checkpoint: () => infra.db.exec('CHECKPOINT'), dump: dumpDataDir, log })
+      : null;
   // The start-up lines are written under LOG_LEVEL=warn or error too: they hold the URL and the first
   // admin's one-time credentials (only LOG_LEVEL=silent hides them).
   const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
@@ -86,6 +94,7 @@ async function serve(mode?: 'worker') {
     const step = performance.now();
     await app.close();
     log.info({ step: 'http', ms: msSince(step) }, 'shutdown: HTTP and WebSockets closed');
+    await stopBackups?.();
     await closeInfra(infra, { logSteps: true });
     lock?.release();
     log.info({ ms: msSince(stopping) }, `shutdown: complete in ${msSince(stopping)} ms; exiting`);
