@@ -17,6 +17,7 @@ const SERIAL = new Set([
   // Issue 21: hub processes signalled, killed and backed up while running.
   'hub-lifecycle.test.ts',
   'worker-kill.test.ts',
+  'backup-online.test.ts',
 ]);
 const files = fs
   .readdirSync(path.join(root, 'test'))

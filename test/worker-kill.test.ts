@@ -94,7 +94,7 @@ describe('split mode: a worker killed mid-job', { skip, timeout: 900_000 }, () =
     const fresh = await start({ CHORUS_MODE: 'worker' });
     // BullMQ hands the stalled job over once its lock (30 s) lapses.
     const deadline = Date.now() + 240_000;
-    let found: string[] = [];
+    let found: string[];
     while ((found = await detections()).length === 0) {
       if (Date.now() > deadline) assert.fail(`the chunk was not classified after the kill\n${fresh.stdout()}`);
       await new Promise((r) => setTimeout(r, 500));

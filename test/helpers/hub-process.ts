@@ -126,7 +126,7 @@ export async function call(url: string, p: string, token: string | null, body?: 
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  let json: any = null;
+  let json: any;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
