@@ -23,9 +23,9 @@ const USAGE = `chorus <command>
   jobs failed [--limit N]       list chunks whose inference job failed all its attempts
   jobs retry [CHUNK_ID ...]     retry failed inference jobs (all of them when no id is given)
   backup --out FILE [--data DIR] [--force]
-                                archive the embedded database, objects and secret (hub stopped)
+                                archive the embedded database, objects and secret (the hub may run)
   restore FILE [--data DIR] [--force]
-                                restore such an archive into an empty data dir
+                                restore such an archive into an empty data dir (hub stopped)
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
