@@ -519,7 +519,8 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
       assert.match(binHelp.stdout, /migrate\s+apply database migrations and exit/);
       const binBad = await run(['serve'], { ...inst.env, PORT: 'abc' }, { viaBin: true });
       assert.equal(binBad.code, 1);
-      assert.match(binBad.stderr, /Configuration error: PORT/);
+      // serve says it in its log (a JSON line on stdout).
+      assert.match(logText(binBad.stdout), /^Configuration error: PORT/m);
     },
   );
 });
