@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -168,8 +168,9 @@ const PREFIX_DECLARATIONS: Permission[] = [
   { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
 ];
 
-export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: string) => void = () => {}) {
+export function createServices(infra: Infra, opts: AppOptions = {}) {
   const { db, clock, mail, bus, kv, config, broker, storage } = infra;
+  const warn = (m: string) => infra.log.warn(m);
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
   // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
   const metrics = createMetrics({ labels: { mode: config.mode } });
@@ -351,7 +352,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
     teamName: (tenantId) => teams.teamName(tenantId),
     sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
-    warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
+    warn: (obj, msg) => infra.log.warn(obj, msg),
   });
   satellitesLinks.alerts = alerting.alerts.countOfSatellite;
   const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
@@ -480,7 +481,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}, warn: (m: st
     bus,
     broker,
     deviceFacts: satellites.deviceFacts,
-    warn: (obj, msg) => warn(`${msg}: ${String((obj as { err?: unknown }).err ?? '')}`),
+    warn: (obj, msg) => infra.log.warn(obj, msg),
   });
 
   const stats = createStatsService({ db, clock, settings, visibility });
@@ -574,10 +575,8 @@ export async function buildApp(
 ): Promise<{ app: FastifyInstance; services: Services; registry: Permission[] }> {
   const { config } = infra;
   const app = Fastify({
-    logger:
-      opts.logger === false
-        ? false
-        : { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] },
+    // The process's one logger (src/core/log.ts): request lines carry reqId, the X-Request-Id answer.
+    ...(opts.logger === false ? { logger: false } : { loggerInstance: infra.log as FastifyBaseLogger }),
     // The one rule for client addresses: req.ip and req.protocol believe forwarded headers only from these peers.
     trustProxy: trustPredicate(config.trustProxy),
     bodyLimit: config.bodyLimitBytes,
@@ -594,7 +593,7 @@ export async function buildApp(
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
-  const services = createServices(infra, opts, (m) => app.log.warn(m));
+  const services = createServices(infra, opts);
 
   installValidators(app);
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a text body reach

@@ -19,11 +19,12 @@ export class SchemaBehindError extends Error {}
  * At start: migrate and sync the catalog (CHORUS_MIGRATE=on, the default), or only check that the
  * schema is current (off: a rolling upgrade runs `chorus migrate` once, before new processes start).
  */
-export async function prepareOrCheckDatabase(db: Db, now: Date, migrateAtStart: boolean): Promise<void> {
-  if (migrateAtStart) {
-    await prepareDatabase(db, now);
-    return;
-  }
+export async function prepareOrCheckDatabase(
+  db: Db,
+  now: Date,
+  migrateAtStart: boolean,
+): Promise<{ applied: string[]; species: number } | null> {
+  if (migrateAtStart) return prepareDatabase(db, now);
   const pending = await pendingMigrations(db);
   if (pending.length > 0) {
     throw new SchemaBehindError(
@@ -31,4 +32,5 @@ export async function prepareOrCheckDatabase(db: Db, now: Date, migrateAtStart: 
         'CHORUS_MIGRATE=off: run `chorus migrate` once (npm run chorus -- migrate), then start the processes again.',
     );
   }
+  return null;
 }

@@ -1,16 +1,19 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { buildApp, createServices } from './app.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
 import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from './database.ts';
 import { satelliteCredentialCheck } from './modules/satellites/broker-credentials.ts';
-import { ensureFirstAdmin } from './bootstrap.ts';
+import { ensureFirstAdmin, type BootstrapResult } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
 import { lockDataDir } from './ops/data-dir-lock.ts';
+import { answerBackupRequests } from './ops/online-backup.ts';
+import { createLogger, msSince, type Log } from './core/log.ts';
+import type { Broker } from './infra/broker/types.ts';
 
 const USAGE = `chorus <command>
 
@@ -20,9 +23,9 @@ const USAGE = `chorus <command>
   jobs failed [--limit N]       list chunks whose inference job failed all its attempts
   jobs retry [CHUNK_ID ...]     retry failed inference jobs (all of them when no id is given)
   backup --out FILE [--data DIR] [--force]
-                                archive the embedded database, objects and secret (hub stopped)
+                                archive the embedded database, objects and secret (the hub may run)
   restore FILE [--data DIR] [--force]
-                                restore such an archive into an empty data dir
+                                restore such an archive into an empty data dir (hub stopped)
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
@@ -34,75 +37,115 @@ Configuration comes from the environment; see README.md.`;
 
 async function serve(mode?: 'worker') {
   const config = loadConfig(mode ? { ...process.env, CHORUS_MODE: mode } : process.env);
+  // One logger for the whole process (src/core/log.ts): these lines, HTTP, ingest, queue, shutdown.
+  const log = createLogger({ level: config.logLevel });
+  const startedAt = performance.now();
   // One process per embedded database: PGlite keeps no lock of its own (docs/operations.md).
   const lock = config.databaseUrl
     ? null
     : lockDataDir(config.dataDir, {
         purpose: 'serve',
         takeForeign: true,
-        onForeign: (h) => console.warn(`Taking over ${config.dataDir}/chorus.lock left by process ${h.pid} on host ${h.hostname}`),
+        // `chorus backup` may run beside this hub: the hub dumps its own database on request.
+        onlineBackup: true,
+        onForeign: (h) =>
+          log.warn(
+            { dataDir: config.dataDir, holderPid: h.pid, holderHost: h.hostname },
+            `Taking over ${config.dataDir}/chorus.lock left by process ${h.pid} on host ${h.hostname}`,
+          ),
       });
-  const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck });
+  const infra = await createInfra(config, { credentialCheck: satelliteCredentialCheck, log });
   // CHORUS_MIGRATE=off (rolling upgrades): `chorus migrate` ran first; refuse to start on an older schema.
-  await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate).catch(async (err) => {
+  const prepared = await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate).catch(async (err) => {
     await closeInfra(infra);
     throw err;
   });
+  if (prepared === null) log.info('database: schema is current (CHORUS_MIGRATE=off)');
+  else if (prepared.applied.length > 0)
+    log.info({ migrations: prepared.applied }, `database: applied ${prepared.applied.length} migration(s): ${prepared.applied.join(', ')}`);
+  if (prepared && prepared.species > 0) log.info({ species: prepared.species }, `species catalog: ${prepared.species} species written`);
   // Mode (DESIGN.md §3): a dispatcher serves only /api/health; an api opens no broker listeners.
   const { app, services } = await buildApp(infra);
   const first =
     config.mode === 'dispatcher' || config.mode === 'worker' ? ({ kind: 'existing' } as const) : await ensureFirstAdmin(config, services);
   const address = await app.listen({ port: config.port, host: config.host });
-  const stopRuntime = startRuntime(infra, services, app.log);
-  const url = config.publicUrl;
-  const lines =
-    config.mode === 'worker'
-      ? [`Chorus inference worker is running (health at ${address}/api/health); it takes jobs from the queue on Redis`]
-      : config.mode === 'dispatcher'
-        ? [
-            `Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`,
-          ]
-        : [
-            `Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`,
-          ];
-  const b = infra.broker;
-  lines.push(
-    `MQTT: ${b.kind === 'embedded' ? `embedded broker at ${b.brokerUrl} and ${b.wsUrl}` : b.kind === 'bus' ? `through the dispatcher (satellites dial ${b.brokerUrl})` : `Mosquitto at ${b.brokerUrl}`}`,
-  );
-  lines.push(
-    `Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`,
-  );
-  // Which peers may name the client address (rate limits and audit entries depend on it).
-  if (config.mode === 'full' || config.mode === 'api') lines.push(`Proxy trust: ${describeTrustProxy(config.trustProxy)}`);
-  if (first.kind === 'generated') {
-    lines.push(
-      '',
-      'First start: a hub admin was created. These credentials are shown once:',
-      `  email:    ${first.email}`,
-      `  password: ${first.password}`,
-      'Sign in and change the password (PUT /api/auth/me/password).',
-      '',
-    );
-  } else if (first.kind === 'from_env') {
-    lines.push(`Hub admin ${first.email} created from CHORUS_ADMIN_EMAIL.`);
-  }
-  console.log(lines.join('\n'));
+  const stopRuntime = startRuntime(infra, services, log);
+  const dumpDataDir = infra.db.dumpDataDir;
+  const stopBackups =
+    lock && dumpDataDir
+      ? answerBackupRequests({ dataDir: config.dataDir, checkpoint: () => infra.db.exec('CHECKPOINT'), dump: dumpDataDir, log })
+      : null;
+  // The start-up lines are written under LOG_LEVEL=warn or error too: they hold the URL and the first
+  // admin's one-time credentials (only LOG_LEVEL=silent hides them).
+  const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  logBanner(startup, config, address, infra.broker, first);
+  startup.info({ mode: config.mode, ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
   // Drain in order (ingest stops taking chunks and finishes its acks, queue workers finish their
   // running jobs, then HTTP and the ports close), within a bound: a stuck step never keeps the
   // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals) => {
+    const stopping = performance.now();
+    log.info({ signal, boundMs: config.shutdownTimeoutMs }, `shutdown: ${signal} received; draining within ${config.shutdownTimeoutMs} ms`);
     setTimeout(() => {
-      console.error(`Shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting anyway`);
+      log.error({ ms: msSince(stopping) }, `shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting anyway`);
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     await stopRuntime();
+    const step = performance.now();
     await app.close();
-    await closeInfra(infra);
+    log.info({ step: 'http', ms: msSince(step) }, 'shutdown: HTTP and WebSockets closed');
+    await stopBackups?.();
+    await closeInfra(infra, { logSteps: true });
     lock?.release();
+    log.info({ ms: msSince(stopping) }, `shutdown: complete in ${msSince(stopping)} ms; exiting`);
     process.exit(0);
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+/**
+ * The start-up lines (README "First run"), one log line each whose msg is the sentence a person
+ * reads. The generated first admin's password is written once, here, when it was created; a later
+ * start finds an admin and names nobody's password.
+ */
+function logBanner(log: Log, config: Config, address: string, b: Broker, first: BootstrapResult): void {
+  const url = config.publicUrl;
+  const at = { component: 'start-up', mode: config.mode };
+  if (config.mode === 'worker')
+    log.info(
+      { ...at, address },
+      `Chorus inference worker is running (health at ${address}/api/health); it takes jobs from the queue on Redis`,
+    );
+  else if (config.mode === 'dispatcher')
+    log.info(
+      { ...at, address },
+      `Chorus dispatcher is running (health at ${address}/api/health); it executes the api instances' broker commands from the event bus`,
+    );
+  else
+    log.info(
+      { ...at, address, url },
+      `Chorus${config.mode === 'full' ? '' : ` (${config.mode})`} is listening on ${address} — open ${url}  (API ${url}/api, docs ${url}/api/docs)`,
+    );
+  log.info(
+    { ...at, broker: b.kind, brokerUrl: b.brokerUrl },
+    `MQTT: ${b.kind === 'embedded' ? `embedded broker at ${b.brokerUrl} and ${b.wsUrl}` : b.kind === 'bus' ? `through the dispatcher (satellites dial ${b.brokerUrl})` : `Mosquitto at ${b.brokerUrl}`}`,
+  );
+  log.info(
+    { ...at, database: config.databaseUrl ? 'postgresql' : 'pglite', kv: config.redisUrl ? 'redis' : 'memory' },
+    `Database: ${config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}/db`}; key-value: ${config.redisUrl ? 'Redis' : 'in-memory'}; mail: ${config.smtpUrl ? 'SMTP' : 'recorded and dropped'}`,
+  );
+  // Which peers may name the client address (rate limits and audit entries depend on it).
+  if (config.mode === 'full' || config.mode === 'api') log.info(at, `Proxy trust: ${describeTrustProxy(config.trustProxy)}`);
+  if (first.kind === 'generated') {
+    log.info(
+      { ...at, email: first.email },
+      `First start: a hub admin was created. These credentials are shown once: email ${first.email} password ${first.password} ` +
+        '— sign in and change the password (PUT /api/auth/me/password).',
+    );
+  } else if (first.kind === 'from_env') {
+    log.info({ ...at, email: first.email }, `Hub admin ${first.email} created from CHORUS_ADMIN_EMAIL.`);
+  }
 }
 
 async function runMigrate() {
@@ -223,9 +266,18 @@ async function main() {
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError) console.error(`Configuration error: ${err.message}`);
-  else if (err instanceof SchemaBehindError) console.error(err.message);
-  else if (err instanceof AppError) console.error(`${err.code}: ${err.message}`);
-  else console.error(err instanceof Error ? err.message : err);
+  const message =
+    err instanceof ConfigError
+      ? `Configuration error: ${err.message}`
+      : err instanceof SchemaBehindError
+        ? err.message
+        : err instanceof AppError
+          ? `${err.code}: ${err.message}`
+          : String(err instanceof Error ? err.message : err);
+  // A hub that cannot start says so in its log's format (one JSON line); a command, in plain words.
+  const hub = ['serve', 'worker'].includes(process.argv[2] ?? 'serve');
+  if (!hub) console.error(message);
+  else if (err instanceof ConfigError || err instanceof SchemaBehindError) createLogger({ level: 'info' }).fatal(message);
+  else createLogger({ level: 'info' }).fatal({ err }, message);
   process.exit(1);
 });

@@ -16,6 +16,8 @@ import { speciesCatalog } from './modules/species/catalog.ts';
 import { createServiceRegistration, type ServiceRegistration } from './modules/system/registry.ts';
 import { INFERENCE_QUEUE } from './protocol/jobs.ts';
 
+const ms = (start: number) => Math.round(performance.now() - start);
+
 /** The stop function, with what callers may wait for or drive (tests tick the offline monitor). */
 export type Runtime = (() => Promise<void>) & {
   /** Resolves once the ingester's subscriptions are granted (rejects when the broker refuses one). */
@@ -26,7 +28,11 @@ export type Runtime = (() => Promise<void>) & {
   registration: ServiceRegistration;
 };
 
-type RuntimeLog = { error: (obj: unknown, msg?: string) => void; warn?: (obj: object, msg: string) => void };
+type RuntimeLog = {
+  error: (obj: unknown, msg?: string) => void;
+  warn?: (obj: object, msg: string) => void;
+  info?: (obj: object, msg: string) => void;
+};
 
 /**
  * The background parts of a hub, by mode (DESIGN.md §3): what runs besides the HTTP API.
@@ -75,7 +81,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
       metrics: services.metrics,
     }));
-    stops.push(() => ing.stop());
+    stops.push(() => ing.stop().then(() => undefined));
     ready.push(ing.ready);
     ing.ready.catch((err) => log.error({ err }, 'ingester: subscribing failed'));
     const monitor = (offlineMonitor = startOfflineMonitor({
@@ -94,17 +100,29 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       onError: (err) => log.error({ err }, 'tentative sweep failed'),
     });
     stops.push(() => sweeper.stop());
-    const requeued = requeueRecentChunks({ audio: services.audio, clock: infra.clock, queue: infra.queue }).catch((err) =>
-      log.error({ err }, 'requeueing recent chunks failed'),
+    const requeueStart = performance.now();
+    const requeued = requeueRecentChunks({ audio: services.audio, clock: infra.clock, queue: infra.queue }).then(
+      (count) =>
+        log.info?.(
+          { requeued: count, ms: ms(requeueStart) },
+          `start-up re-queue: ${count} unclassified chunk${count === 1 ? '' : 's'} of the last 24 hours offered to inference again`,
+        ),
+      (err) => log.error({ err }, 'requeueing recent chunks failed'),
     );
     stops.push(() => requeued.then(() => undefined));
     // Failed inference jobs (issue 21): re-driven with a bound once at start (retries asked for while
     // the hub was down) and every 5 minutes (src/modules/jobs/service.ts).
     const redrive = () =>
-      services.jobs.redrive().catch((err) => {
-        log.error({ err }, 're-driving failed inference jobs failed');
-        return 0;
-      });
+      services.jobs
+        .redrive()
+        .then((n) => {
+          if (n > 0) log.info?.({ redriven: n }, `failed inference jobs: ${n} re-driven`);
+          return n;
+        })
+        .catch((err) => {
+          log.error({ err }, 're-driving failed inference jobs failed');
+          return 0;
+        });
     const firstRedrive = requeued.then(redrive);
     stops.push(() => firstRedrive.then(() => undefined));
     if (opts.timers !== false) {
@@ -168,10 +186,23 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     exportJobs.catch((err) => log.error({ err }, 'exports: starting failed'));
     if (opts.timers !== false) {
       const timer = setInterval(() => {
-        void services.scheduledExports.tick().catch((err) => log.error({ err }, 'scheduled exports failed'));
+        void services.scheduledExports
+          .tick()
+          .then((ran) => ran > 0 && log.info?.({ ran }, `scheduled exports: ${ran} run`))
+          .catch((err) => log.error({ err }, 'scheduled exports failed'));
         void services.exports.sweep().catch((err) => log.error({ err }, 'sweeping expired exports failed'));
         // Audio retention (issue 22): the day's run once across processes, or one a stopped process left.
-        void services.retention.tick().catch((err) => log.error({ err }, 'audio retention failed'));
+        void services.retention
+          .tick()
+          .then(
+            (run) =>
+              run &&
+              log.info?.(
+                { runId: run.id, status: run.status, chunksRemoved: run.chunksRemoved, bytesFreed: run.bytesFreed },
+                `audio retention: run ${run.status}, ${run.chunksRemoved} chunks removed`,
+              ),
+          )
+          .catch((err) => log.error({ err }, 'audio retention failed'));
       }, 60_000);
       timer.unref();
       stops.push(() => clearInterval(timer));
@@ -198,8 +229,25 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
   });
   // Stopped last (stops run in reverse): the entry leaves once everything else has.
   stops.unshift(() => registration.stop());
+  // Drain in order: ingest stops taking chunks and finishes what it holds (stored, acked, enqueued);
+  // then the queue's workers finish their running jobs (inference, deliveries, exports) while the
+  // model store, broker and database are still open; then the rest, registration last.
   const stop = async () => {
+    let start = performance.now();
+    if (ingester) {
+      const inFlight = await ingester.stop();
+      log.info?.({ step: 'ingest', inFlight, ms: ms(start) }, 'shutdown: ingest stopped taking chunks and finished its acks');
+    }
+    start = performance.now();
+    const running = await infra.queue.counts(INFERENCE_QUEUE).then(
+      (c) => c.active,
+      () => null,
+    );
+    await infra.queue.close().catch((err) => log.error({ err }, 'shutdown: closing the queue failed'));
+    log.info?.({ step: 'queue', inferenceRunning: running, ms: ms(start) }, 'shutdown: queue workers finished their running jobs');
+    start = performance.now();
     for (const s of stops.reverse()) await s();
+    log.info?.({ step: 'background', ms: ms(start) }, 'shutdown: background work stopped');
   };
   const allReady = Promise.all(ready).then(() => undefined);
   allReady.catch(() => {}); // reported above; a caller that awaits it still sees the rejection

@@ -16,6 +16,7 @@ import mqtt from 'mqtt';
 import { listMigrations } from '../src/infra/db/migrate.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
+import { logLines, logText } from './helpers/log-lines.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const TSX = path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
@@ -154,8 +155,8 @@ async function serve(env: Record<string, string>): Promise<Server> {
       resolve({ code, signal });
     }),
   );
-  // The banner is one console.log call, so one write: wait for its last always-present line.
-  const bannerDone = /Chorus is listening on [^\n]*\n(?:[^\n]*\n)*?Database: [^\n]*\n/;
+  // The start-up lines end with "start-up complete" (JSON log lines; the tests read their msg).
+  const bannerDone = /start-up complete[^\n]*\n/;
   const banner = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       // A hub left running would keep the test process (and the whole run) alive.
@@ -165,7 +166,7 @@ async function serve(env: Record<string, string>): Promise<Server> {
     const check = () => {
       if (bannerDone.test(stdout)) {
         clearTimeout(timer);
-        resolve(stdout);
+        resolve(logText(stdout));
       }
     };
     child.stdout!.on('data', (c) => {
@@ -232,8 +233,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
         assert.match(first.banner, REDIS_URL ? /key-value: Redis/ : /key-value: in-memory/);
         assert.match(first.banner, /mail: recorded and dropped/);
         assert.match(first.banner, /First start: a hub admin was created/);
-        const email = /^\s*email:\s+(\S+)\s*$/m.exec(first.banner)?.[1];
-        const password = /^\s*password:\s+(\S+)\s*$/m.exec(first.banner)?.[1];
+        const [, email, password] = /shown once: email (\S+) password (\S+) /.exec(first.banner) ?? [];
         assert.ok(email && password, `credentials printed:\n${first.banner}`);
         assert.ok(password.length >= 16, 'a strong generated password');
 
@@ -251,7 +251,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
         const second = await serve(inst.env);
         try {
           assert.match(second.banner, /Chorus is listening on/);
-          assert.doesNotMatch(second.banner, /First start|password:|created from CHORUS_ADMIN_EMAIL/);
+          assert.doesNotMatch(second.banner, /First start|password |created from CHORUS_ADMIN_EMAIL/);
           assert.equal(second.banner.includes(password), false, 'the password is never printed again');
           const again = await login(second.url, email, password);
           assert.equal(again.status, 200, `the admin survives the restart: ${again.text}`);
@@ -269,7 +269,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     const server = await serve(inst.env);
     try {
       assert.match(server.banner, /Hub admin root@example\.org created from CHORUS_ADMIN_EMAIL\./);
-      assert.doesNotMatch(server.banner, /First start|password:|operator-chosen-pw/);
+      assert.doesNotMatch(server.banner, /First start|password |operator-chosen-pw/);
       const ok = await login(server.url, 'root@example.org', 'operator-chosen-pw');
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.body.user.isAdmin, true);
@@ -455,7 +455,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     const server = await serve(inst.env);
     try {
       // Ann is a hub admin, so the first start generated none.
-      assert.doesNotMatch(server.banner, /First start|password:/);
+      assert.doesNotMatch(server.banner, /First start|password /);
       const ann = await login(server.url, 'ann@example.org', generated);
       assert.equal(ann.status, 200, `the generated password works: ${ann.text}`);
       assert.equal(ann.body.user.name, 'Ann Operator');
@@ -477,7 +477,14 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     for (const command of [['serve'], ['migrate'], ['admin', 'make-admin', '--email', 'a@example.org']]) {
       const r = await run(command, { ...inst.env, PORT: 'abc' });
       assert.equal(r.code, 1, `${command.join(' ')} exits 1`);
-      assert.equal(r.stderr.trim(), 'Configuration error: PORT must be a whole number, got "abc"');
+      // The hub says it in its log (one JSON line, level fatal); a command in plain words on stderr.
+      const said =
+        command[0] === 'serve'
+          ? logLines(r.stdout)
+              .map((l) => `${l.level} ${l.msg}`)
+              .join('\n')
+          : r.stderr.trim();
+      assert.equal(said, `${command[0] === 'serve' ? '60 ' : ''}Configuration error: PORT must be a whole number, got "abc"`);
       assert.doesNotMatch(r.stdout, /listening/);
     }
     const db = await run(['migrate'], { ...inst.env, DATABASE_URL: 'mysql://root:hunter2@localhost/chorus' });
@@ -486,7 +493,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     assert.doesNotMatch(db.stderr, /hunter2/);
     const pair = await run(['serve'], { ...inst.env, CHORUS_ADMIN_EMAIL: 'root@example.org' });
     assert.equal(pair.code, 1);
-    assert.match(pair.stderr, /^Configuration error: CHORUS_ADMIN_EMAIL and CHORUS_ADMIN_PASSWORD must be set together/);
+    assert.match(logText(pair.stdout), /^Configuration error: CHORUS_ADMIN_EMAIL and CHORUS_ADMIN_PASSWORD must be set together/);
   });
 
   test(
@@ -512,7 +519,8 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
       assert.match(binHelp.stdout, /migrate\s+apply database migrations and exit/);
       const binBad = await run(['serve'], { ...inst.env, PORT: 'abc' }, { viaBin: true });
       assert.equal(binBad.code, 1);
-      assert.match(binBad.stderr, /Configuration error: PORT/);
+      // serve says it in its log (a JSON line on stdout).
+      assert.match(logText(binBad.stdout), /^Configuration error: PORT/m);
     },
   );
 });

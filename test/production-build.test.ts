@@ -180,7 +180,10 @@ describe('production start', { concurrency: false, timeout: 300_000 }, () => {
       timeout: 30_000,
     });
     assert.equal(second.status, 1);
-    assert.match(second.stderr, /is in use: chorus serve runs as process \d+/);
+    // Said in the hub's log: one fatal JSON line on stdout.
+    const refusal = JSON.parse(second.stdout.trim().split('\n').pop()!);
+    assert.equal(refusal.level, 60);
+    assert.match(refusal.msg, /is in use: chorus serve runs as process \d+/);
     await stopsOnSigterm(s);
   });
 

@@ -18,6 +18,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import WebSocket from 'ws';
 import http_ from 'node:http';
 import { makeWav } from '../src/protocol/wav.ts';
+import { logLines, logText } from './helpers/log-lines.ts';
 import { verifySignature } from '../src/modules/alerts/delivery/signature.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
@@ -62,11 +63,14 @@ describe('split mode configuration', () => {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stderr = '';
-    child.stderr!.on('data', (c) => (stderr += c));
+    let stdout = '';
+    child.stdout!.on('data', (c) => (stdout += c));
     const code = await new Promise<number | null>((r) => child.on('exit', r));
     assert.equal(code, 1);
-    assert.match(stderr, /^Configuration error: CHORUS_MODE=api is split mode and needs REDIS_URL and DATABASE_URL/m);
+    // The hub's one fatal log line (JSON on stdout), its msg the configuration error.
+    const [line] = logLines(stdout);
+    assert.equal(line?.level, 60, stdout);
+    assert.match(line.msg, /^Configuration error: CHORUS_MODE=api is split mode and needs REDIS_URL and DATABASE_URL/);
   });
 
   test('the api computes where satellites dial: the dispatcher embedded broker, or MQTT_URL', () => {
@@ -181,7 +185,8 @@ function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
   const exited = new Promise<void>((r) => child.on('exit', () => r()));
   const proc: Proc = {
     child,
-    output: () => out,
+    // The start-up sentences, one per line (the hub logs JSON lines; their msg is the sentence).
+    output: () => logText(out),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -194,7 +199,7 @@ function serve(env: Record<string, string>, ready: RegExp): Promise<Proc> {
     const timer = setTimeout(() => reject(new Error(`${env.CHORUS_MODE} did not start within 60 s:\n${out}`)), 60_000);
     const onData = (c: Buffer) => {
       out += c.toString();
-      if (ready.test(out)) {
+      if (ready.test(logText(out))) {
         clearTimeout(timer);
         resolve(proc);
       }

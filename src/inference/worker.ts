@@ -42,6 +42,7 @@ import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
+import { holdpoint } from '../core/failpoints.ts';
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
@@ -211,6 +212,9 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       const { speciesCode, scientificName, commonName, category } = species;
       heard.push({ speciesCode, scientificName, commonName, category, confidence: p.confidence, startMs });
     }
+    await holdpoint('inference.before-record', () =>
+      log.warn({ jobId: job.id, chunkId }, 'failpoint inference.before-record: holding the job'),
+    );
     const recorded = await detections.recordChunk({
       tenantId,
       chunkId,

@@ -1,5 +1,6 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../core/clock.ts';
+import type { Log } from '../core/log.ts';
 import type { Db } from './db/types.ts';
 import type { Kv } from './kv/index.ts';
 import type { Mailer } from './mail/index.ts';
@@ -19,4 +20,6 @@ export interface Infra {
   queue: JobQueue;
   broker: Broker;
   clock: Clock;
+  /** The process's logger (src/core/log.ts); silent unless the composition passes one. */
+  log: Log;
 }

@@ -79,8 +79,8 @@ export interface Ingester {
   readonly ready: Promise<void>;
   /** Listens to every handled message (tests wait on it instead of sleeping); returns the unsubscribe. */
   onHandled(listener: (m: HandledMessage) => void): () => void;
-  /** Stops taking messages and waits for the ones being handled. */
-  stop(): Promise<void>;
+  /** Stops taking messages and waits for the ones being handled; resolves to how many there were. */
+  stop(): Promise<number>;
 }
 
 export type AckBody = { chunkId?: string; status: 'stored' } | { chunkId?: string; status: 'error'; error: string };
@@ -387,7 +387,9 @@ export function startIngester(deps: IngesterDeps): Ingester {
       // Mosquitto: what arrives from now on stays on the broker for the next dispatcher, unacked.
       broker.suspend?.();
       stopped = true;
+      const draining = inFlight.size;
       await Promise.allSettled([...inFlight]);
+      return draining;
     },
   };
 }

@@ -1,8 +1,9 @@
 /**
  * `chorus backup` and `chorus restore` for a hub on embedded parts: PGlite in `${dataDir}/db`,
- * objects as files in `${dataDir}/objects`, the generated `${dataDir}/secret`. The hub must be
- * stopped (the data dir lock says whether it runs): with no process writing, the database
- * folder and the object files are consistent with each other. PostgreSQL and S3 deployments
+ * objects as files in `${dataDir}/objects`, the generated `${dataDir}/secret`. With the hub
+ * stopped (the data dir lock says whether it runs) the command opens the database itself; while
+ * a hub runs, that hub dumps its database on request (online-backup.ts) and the objects are copied
+ * after the dump, so every row's object is in the archive. PostgreSQL and S3 deployments
  * back up with their own tools (docs/operations.md, "Backups").
  *
  * The archive is a gzipped tar: `manifest.json` first (format, hub version, when, the
@@ -20,7 +21,8 @@ import { createPgliteDb } from '../infra/db/pglite.ts';
 import type { Db } from '../infra/db/types.ts';
 import { listMigrations } from '../infra/db/migrate.ts';
 import { PACKAGE_VERSION } from '../protocol/version.ts';
-import { lockDataDir } from './data-dir-lock.ts';
+import { DataDirInUse, lockDataDir, type DataDirLock, type LockNote } from './data-dir-lock.ts';
+import { dumpFromRunningHub } from './online-backup.ts';
 import { readTar, tarStream, type TarSource } from './tar.ts';
 
 export const BACKUP_FORMAT = 'chorus-backup/1';
@@ -88,6 +90,8 @@ async function tableCounts(db: Db): Promise<Record<string, number>> {
 export interface BackupResult {
   file: string;
   manifest: BackupManifest;
+  /** The process id of the running hub that dumped its database, or null (the hub was stopped). */
+  fromRunningHub: number | null;
 }
 
 export async function backup(opts: { dataDir: string; out: string; force?: boolean; now?: Date }): Promise<BackupResult> {
@@ -96,17 +100,30 @@ export async function backup(opts: { dataDir: string; out: string; force?: boole
   if (fs.existsSync(out)) throw new Error(`${out} exists; name a new file for the backup`);
   if (!fs.existsSync(path.join(dataDir, 'db', 'PG_VERSION')))
     throw new Error(`No embedded database in ${dataDir} (expected ${dataDir}/db)`);
-  const lock = lockDataDir(dataDir, { purpose: 'backup', takeForeign: opts.force });
+  // A running hub that answers backup requests dumps its own database (online-backup.ts); any
+  // other holder of the data dir (an older hub, a restore) is refused as before.
+  let lock: DataDirLock | null = null;
+  let hub: LockNote | null = null;
+  try {
+    lock = lockDataDir(dataDir, { purpose: 'backup', takeForeign: opts.force });
+  } catch (err) {
+    if (!(err instanceof DataDirInUse && err.holder.purpose === 'serve' && err.holder.onlineBackup)) throw err;
+    hub = err.holder;
+  }
   const partial = `${out}.${process.pid}.partial`;
   try {
-    const { db, dump } = await createPgliteDb({ dataDir: path.join(dataDir, 'db') });
-    let dbBytes: Buffer;
+    let dbBytes = Buffer.alloc(0);
+    if (hub) dbBytes = Buffer.from(await dumpFromRunningHub(dataDir));
+    // Row counts and migrations from the dump itself (a running hub's tables move on meanwhile).
+    const { db, dump } = hub
+      ? await createPgliteDb({ dataDir: null, loadDataDir: dbBytes })
+      : await createPgliteDb({ dataDir: path.join(dataDir, 'db') });
     let tables: Record<string, number>;
     let migrations: string[];
     try {
       migrations = (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
       tables = await tableCounts(db);
-      dbBytes = Buffer.from(await dump());
+      if (!hub) dbBytes = Buffer.from(await dump());
     } finally {
       await db.close();
     }
@@ -131,12 +148,12 @@ export async function backup(opts: { dataDir: string; out: string; force?: boole
     }
     await pipeline(Readable.from(tarStream(entries())), createGzip(), fs.createWriteStream(partial, { mode: 0o600 }));
     fs.renameSync(partial, out);
-    return { file: out, manifest };
+    return { file: out, manifest, fromRunningHub: hub?.pid ?? null };
   } catch (err) {
     fs.rmSync(partial, { force: true });
     throw err;
   } finally {
-    lock.release();
+    lock?.release();
   }
 }
 
@@ -248,13 +265,14 @@ export async function backupCommand(args: string[], env: Env = process.env): Pro
   if (!values.out) throw new Error('usage: chorus backup --out FILE [--data DIR] [--force]');
   requireEmbedded(env, 'backup');
   const started = Date.now();
-  const { file, manifest } = await backup({ dataDir: dataDirOf(env, values.data), out: values.out, force: values.force });
+  const { file, manifest, fromRunningHub } = await backup({ dataDir: dataDirOf(env, values.data), out: values.out, force: values.force });
   const rows = Object.values(manifest.database.tables).reduce((s, n) => s + n, 0);
   const sha = crypto.createHash('sha256');
   for await (const chunk of fs.createReadStream(file)) sha.update(chunk as Buffer);
   console.log(
     [
-      `Backup written to ${file} (${mib(fs.statSync(file).size)}, ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `Backup written to ${file} (${mib(fs.statSync(file).size)}, ${((Date.now() - started) / 1000).toFixed(1)} s)` +
+        (fromRunningHub ? `, database dumped by the running hub (process ${fromRunningHub})` : ''),
       `  database: ${Object.keys(manifest.database.tables).length} tables, ${rows} rows, ${manifest.database.migrations.length} migrations`,
       `  objects:  ${manifest.objects.count} (${mib(manifest.objects.bytes)})`,
       manifest.secret

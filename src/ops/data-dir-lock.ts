@@ -20,6 +20,8 @@ export interface LockNote {
   hostname: string;
   purpose: string;
   since: string;
+  /** A running hub that answers `chorus backup` itself (src/ops/online-backup.ts). */
+  onlineBackup?: boolean;
 }
 
 export class DataDirInUse extends Error {
@@ -61,12 +63,20 @@ export interface LockOptions {
   /** Take over a lock written on another host (the hub does, with `onForeign` told). */
   takeForeign?: boolean;
   onForeign?: (holder: LockNote) => void;
+  /** Written into the note: the hub says it answers online backup requests. */
+  onlineBackup?: boolean;
 }
 
 export function lockDataDir(dataDir: string, opts: LockOptions): DataDirLock {
   fs.mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, LOCK_FILE);
-  const note: LockNote = { pid: process.pid, hostname: os.hostname(), purpose: opts.purpose, since: new Date().toISOString() };
+  const note: LockNote = {
+    pid: process.pid,
+    hostname: os.hostname(),
+    purpose: opts.purpose,
+    since: new Date().toISOString(),
+    ...(opts.onlineBackup ? { onlineBackup: true } : {}),
+  };
   for (let attempt = 0; ; attempt++) {
     try {
       fs.writeFileSync(file, JSON.stringify(note) + '\n', { flag: 'wx', mode: 0o644 });

@@ -12,5 +12,6 @@ export async function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'> &
   if (config.databaseUrl) return createPostgresDb({ url: config.databaseUrl, schema: config.databaseSchema });
   const dir = path.join(config.dataDir, 'db');
   fs.mkdirSync(dir, { recursive: true });
-  return (await createPgliteDb({ dataDir: dir })).db;
+  const { db, dump } = await createPgliteDb({ dataDir: dir });
+  return Object.assign(db, { dumpDataDir: dump });
 }

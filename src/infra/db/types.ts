@@ -16,6 +16,8 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL: the connection pool's clients (GET /metrics); PGlite has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /** PGlite on files: its data dir as a gzipped tar, taken between statements (the online backup, src/ops/online-backup.ts). */
+  dumpDataDir?(): Promise<Uint8Array>;
 }
 
 type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;

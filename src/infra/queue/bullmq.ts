@@ -8,7 +8,7 @@ import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } fro
  * hubs or test runs can share one Redis. Finished jobs are trimmed to `keepFinished` per queue.
  */
 export function createBullmqQueue(url: string, prefix: string, opts: QueueOptions = {}): JobQueue {
-  const { attempts, backoffMs, keepFinished } = { ...QUEUE_DEFAULTS, ...opts };
+  const { attempts, backoffMs, keepFinished, log } = { ...QUEUE_DEFAULTS, ...opts };
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
   let closed = false;
@@ -75,6 +75,13 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       );
       // Connection trouble is retried by the worker; an unhandled 'error' event would end the process.
       worker.on('error', () => {});
+      // A stalled job lost its lock (its worker died or was blocked too long): BullMQ gives it to
+      // another worker, or fails it past maxStalledCount.
+      worker.on('stalled', (jobId) => log.warn({ queue: name, jobId }, 'queue: job stalled; it is handed to another worker'));
+      worker.on('failed', (job, err) => {
+        if (job && job.attemptsMade >= (job.opts.attempts ?? attempts))
+          log.warn({ queue: name, jobId: job.id, attempts: job.attemptsMade, error: err.message }, 'queue: job failed all its attempts');
+      });
       workers.push(worker);
       await worker.waitUntilReady();
     },

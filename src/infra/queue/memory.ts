@@ -32,7 +32,7 @@ interface State {
  * waiting when the process stops are lost; producers re-enqueue what they find unfinished.
  */
 export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
-  const { attempts, backoffMs, keepFinished } = { ...QUEUE_DEFAULTS, ...opts };
+  const { attempts, backoffMs, keepFinished, stalledAfterMs, log } = { ...QUEUE_DEFAULTS, ...opts };
   const queues = new Map<string, State>();
   const running = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
@@ -62,21 +62,33 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
     timers.add(timer);
   }
 
-  function pump(q: State): void {
+  function pump(name: string, q: State): void {
     if (closed) return;
     for (const worker of q.workers) {
       while (worker.running < worker.concurrency && q.waiting.length > 0) {
-        run(q, worker, q.waiting.shift()!);
+        run(name, q, worker, q.waiting.shift()!);
       }
     }
   }
 
-  function run(q: State, worker: Worker, entry: Entry): void {
+  function run(name: string, q: State, worker: Worker, entry: Entry): void {
     entry.state = 'active';
     entry.attempts += 1;
     worker.running += 1;
     q.active += 1;
     const job = { id: entry.id, data: entry.data, attempt: entry.attempts, maxAttempts: attempts };
+    // BullMQ's 'stalled' has no in-process cause (a dead worker takes the queue with it); what is
+    // left to report is a job that runs far longer than jobs do: a hung handler.
+    const started = performance.now();
+    const stallTimer = setTimeout(
+      () =>
+        log.warn(
+          { queue: name, jobId: entry.id, attempt: entry.attempts, ms: Math.round(performance.now() - started) },
+          'queue: job stalled; still running',
+        ),
+      stalledAfterMs,
+    );
+    stallTimer.unref();
     const p = Promise.resolve()
       .then(() => worker.handler(job))
       .then(
@@ -91,20 +103,26 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
             later(backoffMs * 2 ** (entry.attempts - 1), () => {
               entry.state = 'waiting';
               q.waiting.push(entry);
-              pump(q);
+              pump(name, q);
             });
           } else {
             q.jobs.delete(entry.id);
             q.failed.set(entry.id, err instanceof Error ? err.message : String(err));
             trim(q.failed);
+            if (entry.attempts >= attempts)
+              log.warn(
+                { queue: name, jobId: entry.id, attempts: entry.attempts, error: q.failed.get(entry.id) },
+                'queue: job failed all its attempts',
+              );
           }
         },
       )
       .finally(() => {
+        clearTimeout(stallTimer);
         worker.running -= 1;
         q.active -= 1;
         running.delete(p);
-        pump(q);
+        pump(name, q);
       });
     running.add(p);
   }
@@ -126,12 +144,12 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
         later(opts.delayMs, () => {
           entry.state = 'waiting';
           q.waiting.push(entry);
-          pump(q);
+          pump(name, q);
         });
         return;
       }
       q.waiting.push(entry);
-      pump(q);
+      pump(name, q);
     },
 
     async process<T extends object = Record<string, unknown>>(name: string, concurrency: number, handler: JobHandler<T>) {
@@ -141,7 +159,7 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       const q = stateOf(name);
       // Entries hold what the producer enqueued for this queue name: the handler's payload type.
       q.workers.push({ concurrency, running: 0, handler: handler as unknown as JobHandler });
-      pump(q);
+      pump(name, q);
     },
 
     async stats(name) {

@@ -56,6 +56,20 @@ export interface QueueOptions {
   backoffMs?: number;
   /** How many finished job ids are remembered per queue for idempotency and stats (default 100 000). */
   keepFinished?: number;
+  /** The in-process queue's stall report: a job still running after this long is logged once (default 120 000). */
+  stalledAfterMs?: number;
+  /** Stalled jobs and jobs failed for good are logged here (none by default). */
+  log?: QueueLog;
 }
 
-export const QUEUE_DEFAULTS: Required<QueueOptions> = { attempts: 3, backoffMs: 1000, keepFinished: 100_000 };
+export interface QueueLog {
+  warn(obj: object, msg: string): void;
+}
+
+export const QUEUE_DEFAULTS: Required<QueueOptions> = {
+  attempts: 3,
+  backoffMs: 1000,
+  keepFinished: 100_000,
+  stalledAfterMs: 120_000,
+  log: { warn() {} },
+};

@@ -1,0 +1,39 @@
+/**
+ * The hub's one logger (issue 21): pino, the logger Fastify uses, writing one JSON object per line
+ * to stdout: `level` (pino's number: 20 debug, 30 info, 40 warn, 50 error, 60 fatal), `time` (ISO
+ * 8601, UTC), `msg` (a sentence a person can read), then fields (`component`, `reqId`, `err`, ids,
+ * counts, durations in `ms`). Every part of the hub writes through it: the start-up lines, HTTP
+ * requests (with their request id), ingest, the queue, workers and shutdown (docs/operations.md).
+ * The operator commands' own answers (`chorus jobs failed`, `chorus backup`) stay plain text:
+ * they are a command's output for a person, not the log of a running hub.
+ */
+import { pino, stdTimeFunctions, type Logger } from 'pino';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** The logger every part of the hub is handed (a pino Logger: Fastify takes it as its own). */
+export type Log = Logger;
+
+/** Secrets that may sit in what is logged (request headers, error objects carrying a config). */
+const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.secret'];
+
+/** The process's logger: JSON lines on stdout (file descriptor 1, written synchronously so lines before an exit are kept). */
+export function createLogger(opts: { level: LogLevel | string; destination?: NodeJS.WritableStream }): Log {
+  return pino(
+    {
+      level: opts.level,
+      timestamp: stdTimeFunctions.isoTime,
+      base: { pid: process.pid },
+      redact: { paths: REDACT, censor: '[redacted]' },
+    },
+    opts.destination ?? pino.destination({ dest: 1, sync: true }),
+  );
+}
+
+/** Writes nothing: tests and one-shot commands that have no log. */
+export const silentLog: Log = pino({ enabled: false });
+
+/** Milliseconds since `start` (performance.now()), rounded for a log field. */
+export function msSince(start: number): number {
+  return Math.round(performance.now() - start);
+}
