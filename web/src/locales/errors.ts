@@ -6,6 +6,7 @@
  */
 export const ERROR_MESSAGES: Record<'en' | 'de', Record<string, string>> = {
   en: {
+    INVALID_SATELLITES: 'Choose between 2 and 20 satellites of this team to compare.',
     INVALID_SQUARE_SIZE: 'A square image comes in 64, 128, 256 or 512 pixels.',
     ACCOUNT_BLOCKED: 'This account is blocked. Ask a hub admin.',
     ACCOUNT_LOCKED: 'Too many failed sign-ins: this account is locked for a while. Try again later.',
@@ -112,6 +113,7 @@ export const ERROR_MESSAGES: Record<'en' | 'de', Record<string, string>> = {
     WRONG_PASSWORD: 'The current password is wrong.',
   },
   de: {
+    INVALID_SATELLITES: 'Wähle zwischen 2 und 20 Satelliten dieses Teams zum Vergleichen.',
     INVALID_SQUARE_SIZE: 'Ein quadratisches Bild gibt es mit 64, 128, 256 oder 512 Pixeln.',
     ACCOUNT_BLOCKED: 'Dieses Konto ist gesperrt. Wende dich an eine Hub-Admin-Person.',
     ACCOUNT_LOCKED: 'Zu viele fehlgeschlagene Anmeldungen: Das Konto ist eine Weile gesperrt. Versuche es später wieder.',
