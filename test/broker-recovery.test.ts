@@ -22,6 +22,7 @@ import mqtt from 'mqtt';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { makeTeam } from './helpers/factories.ts';
 import { RawSatellite, audioBody, TIMEOUT } from './helpers/raw-satellite.ts';
+import { logText } from './helpers/log-lines.ts';
 import { MOSQUITTO, MOSQUITTO_SKIP, startMosquitto, type RunningMosquitto } from './helpers/mosquitto.ts';
 import { createServices } from '../src/app.ts';
 import type { Config } from '../src/config.ts';
@@ -332,9 +333,12 @@ describe(
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let stderr = '';
-      child.stderr!.on('data', (c) => (stderr += c));
+      // The hub logs JSON lines on stdout (src/core/log.ts); the refusal is the fatal line's msg.
+      let out = '';
+      child.stdout!.on('data', (c) => (out += c));
+      child.stderr!.on('data', (c) => (out += c));
       const code = await new Promise<number | null>((r) => child.on('exit', r));
+      const stderr = logText(out);
       assert.equal(code, 1, stderr);
       assert.match(stderr, /already serves another Chorus hub \(hub id [0-9a-f]{16} at http:\/\/chorus\.test\); one broker per hub/);
 

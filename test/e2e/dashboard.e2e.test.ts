@@ -608,7 +608,7 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
       const acked = new Promise<number>((resolve) => reference.once('ack', () => resolve(Date.now())));
       assert.equal(await reference.record(), 'recorded');
       const ackedAt = await acked;
-      const expected = chunkPlan(7, 0).species[0].split('_')[1];
+      const expected = chunkPlan(7, 0, { silenceProbability: 0 }).species[0].split('_')[1];
       await page
         .getByTestId('detection')
         .filter({ hasText: 'Reference' })
