@@ -40,7 +40,7 @@ interface Case {
   filter: Partial<DetectionListFilter>;
 }
 
-const pct = (xs: number[], p: number) => {
+export const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
 };
@@ -57,7 +57,7 @@ function recording(db: Db, log: Array<{ sql: string; params: readonly unknown[] 
 // Timed calls go through one keep-alive socket with node:http: fetch (undici) adds ~0.3 ms of
 // client work per call here, which would be charged to the API.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+export function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     http
       .get(url, { agent, headers }, (res) => {

@@ -13,35 +13,15 @@
  * BENCH_WARMUP runs (default 20); BENCH_ONLY=text runs only the paths containing it.
  */
 import crypto from 'node:crypto';
-import http from 'node:http';
 import pg from 'pg';
 import { adminAuth, api, startHubProcess } from './hub-process.ts';
-import { seed } from './detections.ts';
+import { pct, seed, timedGet } from './detections.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 100);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const ZONE = 'Europe/Berlin';
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function timedGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent, headers }, (res) => {
-        const parts: Buffer[] = [];
-        res.on('data', (b: Buffer) => parts.push(b));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString('utf8') }));
-        res.on('error', reject);
-      })
-      .on('error', reject);
-  });
-}
 
 export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
