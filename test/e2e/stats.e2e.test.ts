@@ -166,9 +166,12 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     assert.equal(await northRow.getByTestId('simpson').textContent(), '0.480');
     assert.equal(await northRow.getByTestId('evenness').textContent(), (h / Math.log(2)).toFixed(3));
 
-    await page.getByRole('checkbox', { name: 'North Mic' }).check();
+    // The box follows the URL, which the router updates a moment after the click: wait for it rather than check() at once.
+    await page.getByRole('checkbox', { name: 'North Mic' }).click();
+    await page.getByRole('checkbox', { name: 'North Mic', checked: true }).waitFor();
     await page.getByText('Choose at least two satellites to compare.').waitFor();
-    await page.getByRole('checkbox', { name: 'South Mic' }).check();
+    await page.getByRole('checkbox', { name: 'South Mic' }).click();
+    await page.getByRole('checkbox', { name: 'South Mic', checked: true }).waitFor();
     const pair = page.getByTestId('compare-row');
     await pair.waitFor();
     assert.equal(await pair.getByTestId('shared').textContent(), '1');
