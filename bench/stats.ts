@@ -10,7 +10,8 @@
  *
  * PostgreSQL only: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test).
  * BENCH_ROWS (default 1,000,000), BENCH_ITERATIONS (default 100 per endpoint and window) after
- * BENCH_WARMUP runs (default 20); BENCH_ONLY=text runs only the paths containing it.
+ * BENCH_WARMUP runs (default 20); BENCH_ONLY=text runs only the paths containing it; BENCH_KEEP=1
+ * keeps the seeded schema (its name is printed) for EXPLAIN ANALYZE.
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
@@ -134,9 +135,13 @@ export async function run(): Promise<void> {
   } finally {
     await db.close();
     await hub.stop();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA ${schema} CASCADE`);
-    await c.end();
+    // BENCH_KEEP=1 leaves the seeded schema for EXPLAIN ANALYZE of one query.
+    if (process.env.BENCH_KEEP) console.log(`kept schema ${schema}`);
+    else {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    }
   }
 }

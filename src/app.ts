@@ -10,6 +10,7 @@ import type { Infra } from './infra/types.ts';
 import { createAuditWriter } from './modules/audit/writer.ts';
 import { createJwtService } from './core/jwt.ts';
 import { createAuthResolver } from './modules/auth/resolver.ts';
+import { cacheCredentials, forgetOnWrites } from './modules/auth/principal-cache.ts';
 import { trustPredicate } from './core/client-address.ts';
 import { registerSecurityHeaders } from './core/security-headers.ts';
 import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
@@ -455,7 +456,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
     expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
   });
 
-  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials: auth.credentials, clock });
+  const credentials = cacheCredentials(auth.credentials);
+  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials, clock });
   const guard = createGuard({
     teamResolvers: {
       membership: teams.teamOfMembership,
@@ -540,6 +542,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
     mfa,
     users,
     resolver,
+    credentials,
     guard,
     routes,
     departureHandlers,
@@ -616,6 +619,7 @@ export async function buildApp(
     },
   });
   installGuessLimit(app, services.limits.tokenGuesses, GUESS_RULES);
+  forgetOnWrites(app, services.credentials, infra.bus);
   await app.register(cookie);
   // Multipart uploads (models, and any other upload route): limits are set per request by each route.
   await app.register(multipart);

@@ -67,6 +67,8 @@ export function factories(hub: Hub) {
     async addMember(team: TestTeam, user: TestUser, role: Role): Promise<string> {
       const id = newId();
       await hub.infra.db.tx((tx) => teams.insertMembership(tx, { id, tenantId: team.id, userId: user.id, role, at: hub.clock.now() }));
+      // Written beside the API: the hub's memory of who is signed in must hear of it as a request would tell it.
+      hub.services.credentials.forget();
       return id;
     },
 

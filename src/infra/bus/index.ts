@@ -16,6 +16,8 @@ export interface BusEvents {
   'detection.announced': { trigger: 'announced' | 'confirmed'; detection: AnnouncedDetection };
   /** A team's alert rules changed: every process drops its cached copy. */
   'alerts.rules_changed': { tenantId: string };
+  /** A state-changing request was answered: every process forgets the sign-ins it remembers (src/modules/auth/principal-cache.ts). */
+  'auth.principals_changed': Record<string, never>;
   /** An event for a team's WebSocket clients (and hub admins'), from any process (src/modules/live). */
   'live.team_event': { tenantId: string; event: { type: string } & Record<string, unknown> };
 }
