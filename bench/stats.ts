@@ -15,7 +15,9 @@
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { adminAuth, api, startHubProcess } from './hub-process.ts';
+import { adminAuth, api, startHubProcess, type HubProcess } from './hub-process.ts';
+import type { Db } from '../src/infra/db/index.ts';
+import { hashPassword } from '../src/modules/users/passwords.ts';
 import { pct, seed, timedGet } from './detections.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
@@ -27,47 +29,30 @@ const ZONE = 'Europe/Berlin';
 export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
   const url = process.env.DATABASE_URL;
-  const schema = `bench_stats_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  // BENCH_REUSE=<schema>: measure again on a schema an earlier BENCH_KEEP run seeded.
+  const reuse = process.env.BENCH_REUSE;
+  const schema = reuse ?? `bench_stats_${crypto.randomBytes(4).toString('hex')}`;
+  if (!reuse) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+  }
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema });
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
+    if (reuse)
+      await db.query('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
+        hub.adminEmail,
+        await hashPassword(hub.adminPassword),
+      ]);
     const auth = await adminAuth(hub);
-    const team = await api(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Bench team' } });
-    await api(`${hub.url}/api/settings/tenant?tenantId=${team.id}`, { method: 'PUT', headers: auth, body: { time_zone: ZONE } });
-    const species = speciesCatalog()
-      .all()
-      .filter((s) => s.category === 'bird')
-      .slice(0, 300)
-      .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
-    await seed(db, team.id, species);
-    const t0 = performance.now();
-    const userId = (await db.one<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [hub.adminEmail])).id;
-    await db.query(
-      `WITH v AS (
-         UPDATE detections SET verification_status = CASE WHEN random() < 0.8 THEN 'confirmed' ELSE 'rejected' END
-         WHERE tenant_id = $1 AND random() < 0.01 RETURNING id, verification_status)
-       INSERT INTO detection_votes (detection_id, user_id, tenant_id, vote, decisive, created_at, updated_at)
-       SELECT id, $2, $1, CASE verification_status WHEN 'confirmed' THEN 'confirm' ELSE 'reject' END, true, now(), now() FROM v`,
-      [team.id, userId],
-    );
-    await db.query('VACUUM (ANALYZE) detections');
-    await db.query('VACUUM (ANALYZE) detection_hour_counts');
-    await db.query('VACUUM (ANALYZE) detection_period_counts');
-    await db.query('ANALYZE detection_votes');
-    const sizes = await db.query<{ t: string; n: number }>(
-      `SELECT 'detection_hour_counts' AS t, count(*)::int AS n FROM detection_hour_counts
-       UNION ALL SELECT 'detection_period_counts', count(*)::int FROM detection_period_counts`,
-    );
-    console.log(
-      `votes and statuses in ${((performance.now() - t0) / 1000).toFixed(1)} s; aggregate rows: ${sizes.map((s) => `${s.t} ${s.n.toLocaleString('en')}`).join(', ')}`,
-    );
-
+    const team = reuse
+      ? await db.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Bench team'`)
+      : await api(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Bench team' } });
+    if (!reuse) await seedYear(hub, db, auth, team.id);
     const sats = await db.query<{ id: string }>('SELECT id FROM satellites WHERE tenant_id = $1 ORDER BY name LIMIT 3', [team.id]);
-    const code = species[0].code;
+    const code = benchSpecies()[0].code;
     const paths: Array<[string, Record<string, string>]> = [
       ['dashboard', {}],
       ['trends', {}],
@@ -144,4 +129,45 @@ export async function run(): Promise<void> {
       await c.end();
     }
   }
+}
+
+/** The detections bench's million rows in the team, 1% of them voted on, statistics fresh. */
+async function seedYear(hub: HubProcess, db: Db, auth: Record<string, string>, tenantId: string) {
+  await api(`${hub.url}/api/settings/tenant?tenantId=${tenantId}`, { method: 'PUT', headers: auth, body: { time_zone: ZONE } });
+  const species = speciesCatalog()
+    .all()
+    .filter((s) => s.category === 'bird')
+    .slice(0, 300)
+    .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
+  await seed(db, tenantId, species);
+  const t0 = performance.now();
+  const userId = (await db.one<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [hub.adminEmail])).id;
+  await db.query(
+    `WITH v AS (
+         UPDATE detections SET verification_status = CASE WHEN random() < 0.8 THEN 'confirmed' ELSE 'rejected' END
+         WHERE tenant_id = $1 AND random() < 0.01 RETURNING id, verification_status)
+       INSERT INTO detection_votes (detection_id, user_id, tenant_id, vote, decisive, created_at, updated_at)
+       SELECT id, $2, $1, CASE verification_status WHEN 'confirmed' THEN 'confirm' ELSE 'reject' END, true, now(), now() FROM v`,
+    [tenantId, userId],
+  );
+  await db.query('VACUUM (ANALYZE) detections');
+  await db.query('VACUUM (ANALYZE) detection_hour_counts');
+  await db.query('VACUUM (ANALYZE) detection_period_counts');
+  await db.query('ANALYZE detection_votes');
+  const sizes = await db.query<{ t: string; n: number }>(
+    `SELECT 'detection_hour_counts' AS t, count(*)::int AS n FROM detection_hour_counts
+       UNION ALL SELECT 'detection_period_counts', count(*)::int FROM detection_period_counts`,
+  );
+  console.log(
+    `votes and statuses in ${((performance.now() - t0) / 1000).toFixed(1)} s; aggregate rows: ${sizes.map((s) => `${s.t} ${s.n.toLocaleString('en')}`).join(', ')}`,
+  );
+}
+
+/** The 300 bird species the seed spreads its rows over. */
+function benchSpecies() {
+  return speciesCatalog()
+    .all()
+    .filter((s) => s.category === 'bird')
+    .slice(0, 300)
+    .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
 }

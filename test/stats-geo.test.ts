@@ -345,6 +345,29 @@ describe('stats that reach outside', () => {
       );
     });
 
+    test('a team of many satellites: each one counts only its own detections and species', async () => {
+      const team = await makeTeam(hub);
+      const sats = [];
+      for (let i = 0; i < 10; i++) sats.push(await makeSatellite(hub, team, null, `S${String(i).padStart(2, '0')}`));
+      const now = hub.clock.now().getTime();
+      const codes = ['eurbla', 'gretit1', 'eurrob1'];
+      // Satellite i hears min(i, 3) species, i detections in all, spread over 40 days (day and month pieces).
+      for (const [i, sat] of sats.entries())
+        for (let k = 0; k < i; k++) await makeDetection(hub, { satellite: sat, at: new Date(now - (1 + 4 * k) * DAY), code: codes[k % 3] });
+      // An archived satellite is not on the map; its rows must not leak into the others'.
+      assert.equal((await api.post(`/satellites/${sats[9].id}/archive`, {}, team.owner)).status, 200);
+      const res = await api.get(`/stats/map?tenantId=${team.id}&days=60`, team.owner);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(
+        res.body.satellites.map((s: { name: string; detectionCount: number; speciesCount: number }) => [
+          s.name,
+          s.detectionCount,
+          s.speciesCount,
+        ]),
+        sats.slice(0, 9).map((s, i) => [s.name, i, Math.min(i, 3)]),
+      );
+    });
+
     test('detection points of moving satellites at their chunk positions, by days and bounded', async () => {
       const team = await makeTeam(hub);
       const phone = await makeSatellite(hub, team, null, 'Phone');
