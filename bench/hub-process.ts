@@ -52,9 +52,9 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
     [
       ...(process.env.BENCH_HUB_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       ...nodeArgs,
-      '--import',
-      'tsx',
-      path.join(root, 'src/main.ts'),
+      // BENCH_DIST=1: the compiled server (`npm run build:server`), as `npm run start:prod` and the
+      // container run it, without the TypeScript loader's per-function wrappers.
+      ...(process.env.BENCH_DIST ? [path.join(root, 'dist/main.js')] : ['--import', 'tsx', path.join(root, 'src/main.ts')]),
       'serve',
     ],
     {

@@ -9,6 +9,7 @@ import multipart from '@fastify/multipart';
 import type { Infra } from './infra/types.ts';
 import { createAuditWriter } from './modules/audit/writer.ts';
 import { createJwtService } from './core/jwt.ts';
+import { lazyChildLogger, type Log } from './core/log.ts';
 import { createAuthResolver } from './modules/auth/resolver.ts';
 import { cacheCredentials, forgetOnWrites } from './modules/auth/principal-cache.ts';
 import { trustPredicate } from './core/client-address.ts';
@@ -585,6 +586,7 @@ export async function buildApp(
     bodyLimit: config.bodyLimitBytes,
     // Per-request lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, opts) => lazyChildLogger(logger as Log, bindings, opts as Record<string, unknown>),
     // Every request has an id in its log lines and its X-Request-Id answer: a proxy's id is kept
     // when it looks like one, else a fresh UUID.
     requestIdHeader: false,
@@ -593,8 +595,9 @@ export async function buildApp(
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,100}$/.test(given) ? given : crypto.randomUUID();
     },
   });
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
   const services = createServices(infra, opts);
 
@@ -605,8 +608,9 @@ export async function buildApp(
   installErrorHandling(app);
   enforceRegistry(app, PREFIX_DECLARATIONS);
   // Every answer counted by the route's pattern (not the raw path, which would be unbounded).
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     services.metrics.httpRequest(req.routeOptions.url ?? 'unmatched', req.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   const metricsRoute = registerMetricsRoute(app, infra, services);
 

@@ -117,6 +117,32 @@ export type Actor = Auth & ActorContext;
  * The actor of a route that declares a required team: the guard found the team (or refused
  * the request), so teamId is always there. teamRole is null only for outsiders (joining).
  */
+/**
+ * A request's actor: its credential with the request's context. The fields are copied by name
+ * because V8 builds `{ ...auth, ip, … }` as a slow dictionary object, measured at ~15 µs a
+ * request, a tenth of a small answer (issue 20); `satisfies` keeps the list complete.
+ */
+export function actorOf(a: Auth, ctx: ActorContext): Actor {
+  const actor = {
+    kind: a.kind,
+    userId: a.userId,
+    apiKeyId: a.apiKeyId,
+    satelliteId: a.satelliteId,
+    tenantId: a.tenantId,
+    role: a.role,
+    isPlatformAdmin: a.isPlatformAdmin,
+    sessionId: a.sessionId,
+    email: a.email,
+    memberships: a.memberships,
+    person: a.person,
+    ip: ctx.ip,
+    teamId: ctx.teamId,
+    teamRole: ctx.teamRole,
+    declaredAudit: ctx.declaredAudit,
+  } satisfies Record<keyof Auth | keyof ActorContext, unknown>;
+  return actor as Actor;
+}
+
 export type TeamActor = Actor & { teamId: string };
 
 /** The actor of a route that names no team. */

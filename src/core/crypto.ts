@@ -11,6 +11,8 @@ export function hmacHex(secret: string, value: string): string {
 }
 
 export function safeEqual(a: string, b: string): boolean {
+  // Lengths may differ openly (they are not the secret); only equal-length texts are compared in constant time.
+  if (a.length !== b.length) return false;
   const ab = Buffer.from(a);
   const bb = Buffer.from(b);
   return ab.length === bb.length && crypto.timingSafeEqual(ab, bb);

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { type Actor, type ApiKeyAuth, type Auth, type Role, anonymousAuth, isPerson, roleAtLeast, roleIn } from './actor.ts';
+import { type Actor, type ApiKeyAuth, type Auth, type Role, actorOf, anonymousAuth, isPerson, roleAtLeast, roleIn } from './actor.ts';
 import { canManageDevice } from './device-rule.ts';
 import { badRequest, forbidden, notFound, unauthenticated } from './errors.ts';
 import {
@@ -88,14 +88,17 @@ export function createGuard(deps: GuardDeps) {
     );
   }
 
+  // One set per declaration, made on its first request rather than on every one.
+  const auditSets = new WeakMap<Permission, ReadonlySet<string>>();
+  const declared = (perm: Permission) => {
+    let set = auditSets.get(perm);
+    if (!set) auditSets.set(perm, (set = new Set(perm.audit)));
+    return set;
+  };
+
   return async function guard(req: FastifyRequest, perm: Permission, auth: Auth | null): Promise<Actor> {
-    const base = (a: Auth, teamId: string | null, teamRole: Actor['teamRole']): Actor => ({
-      ...a,
-      ip: req.ip,
-      teamId,
-      teamRole,
-      declaredAudit: new Set(perm.audit),
-    });
+    const base = (a: Auth, teamId: string | null, teamRole: Actor['teamRole']): Actor =>
+      actorOf(a, { ip: req.ip, teamId, teamRole, declaredAudit: declared(perm) });
 
     const { access, team: source } = effectiveRule(perm, req.query);
     if (access.kind === 'public') {

@@ -20,10 +20,14 @@ export function installGuessLimit(app: FastifyInstance, limit: RateLimit, rules:
     const url = req.routeOptions.url;
     return url === undefined ? undefined : rules.find((r) => url.startsWith(r.urlPrefix));
   };
-  app.addHook('onRequest', async (req) => {
-    if (!ruleOf(req)) return;
-    const wait = await limit.spent(req.ip);
-    if (wait !== null) throw tooManyRequests('Too many invalid links or tokens from this address; try again later', wait);
+  // Callback style: the few watched routes wait for the count, every other request passes at once.
+  app.addHook('onRequest', (req, _reply, done) => {
+    if (!ruleOf(req)) return done();
+    limit.spent(req.ip).then(
+      (wait) =>
+        done(wait === null ? undefined : tooManyRequests('Too many invalid links or tokens from this address; try again later', wait)),
+      (err: Error) => done(err),
+    );
   });
   app.addHook('onError', async (req, _reply, err) => {
     const rule = ruleOf(req);

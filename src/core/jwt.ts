@@ -14,6 +14,8 @@ export interface JwtService {
   verify(token: string): JwtClaims | null;
 }
 
+const VERIFIED_MAX = 2000;
+
 /**
  * HS256 tokens. iat/exp are written and checked against the injected clock by us (fast-jwt
  * only takes a fixed timestamp), so tests can move past expiry.
@@ -21,21 +23,30 @@ export interface JwtService {
 export function createJwtService(secret: string, ttlSeconds: number, clock: Clock): JwtService {
   const key = deriveKey(secret, 'jwt');
   const signer = createSigner({ key, algorithm: 'HS256', noTimestamp: true });
-  const verifier = createVerifier({ key, algorithms: ['HS256'], ignoreExpiration: true, ignoreNotBefore: true, cache: 2000 });
+  const verifier = createVerifier({ key, algorithms: ['HS256'], ignoreExpiration: true, ignoreNotBefore: true });
+  // Tokens already verified, by their exact text (fast-jwt's own cache hashes each token first,
+  // which cost more than the look-up saved); expiry is still checked on every use.
+  const verified = new Map<string, { sub: string; sid: string; exp: number }>();
   return {
     sign(claims) {
       const iat = Math.floor(clock.now().getTime() / 1000);
       return signer({ sub: claims.sub, sid: claims.sid, iat, exp: iat + ttlSeconds });
     },
     verify(token) {
-      try {
-        const payload = verifier(token) as Record<string, unknown>;
-        if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return null;
-        if (typeof payload.exp !== 'number' || payload.exp * 1000 <= clock.now().getTime()) return null;
-        return { sub: payload.sub, sid: payload.sid };
-      } catch {
-        return null;
+      let claims = verified.get(token);
+      if (!claims) {
+        try {
+          const payload = verifier(token) as Record<string, unknown>;
+          if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string' || typeof payload.exp !== 'number') return null;
+          claims = { sub: payload.sub, sid: payload.sid, exp: payload.exp };
+        } catch {
+          return null;
+        }
+        if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+        verified.set(token, claims);
       }
+      if (claims.exp * 1000 <= clock.now().getTime()) return null;
+      return { sub: claims.sub, sid: claims.sid };
     },
   };
 }

@@ -70,11 +70,12 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
  */
 export function forgetOnWrites(app: FastifyInstance, cache: CachedCredentials, bus: Bus): void {
   bus.subscribe('auth.principals_changed', () => cache.forget());
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (!READS.has(req.method)) {
-      cache.forget();
-      await bus.publish('auth.principals_changed', {}).catch(() => {});
-    }
-    return payload;
+  app.addHook('onSend', (req, _reply, payload, done) => {
+    if (READS.has(req.method)) return done(null, payload);
+    cache.forget();
+    bus.publish('auth.principals_changed', {}).then(
+      () => done(null, payload),
+      () => done(null, payload),
+    );
   });
 }

@@ -1,0 +1,10 @@
+import autocannon from 'autocannon';
+import { adminAuth, startHubProcess } from './hub-process.ts';
+const hub = await startHubProcess({}, ['--cpu-prof', '--cpu-prof-dir=/tmp/prof2']);
+const auth = await adminAuth(hub);
+const url = process.argv[2] === 'me' ? `${hub.url}/api/auth/me` : `${hub.url}/api/species/languages`;
+await autocannon({ url, headers: auth, connections: 100, duration: 2 });
+console.log('MARK', Date.now());
+const r = await autocannon({ url, headers: auth, connections: 100, duration: 8 });
+console.log(r.requests.average, 'req/s p99', r.latency.p99, 'p50', r.latency.p50);
+await hub.stop();
