@@ -950,7 +950,7 @@ export const de: Record<Key, string> = {
   'shared.on': 'Geteilt von {hub}',
   'shared.heardIn': 'Gehört in {place}',
   'shared.noPlace': 'Der Ort wird nicht geteilt.',
-  'shared.area': 'bei {lat}, {lon}',
+  'shared.heardAround': 'Gehört bei {lat}, {lon}',
   'shared.north': 'N',
   'shared.south': 'S',
   'shared.east': 'O',

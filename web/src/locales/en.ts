@@ -939,7 +939,7 @@ export const en = {
   'shared.on': 'Shared from {hub}',
   'shared.heardIn': 'Heard in {place}',
   'shared.noPlace': 'The place is not shared.',
-  'shared.area': 'around {lat}, {lon}',
+  'shared.heardAround': 'Heard around {lat}, {lon}',
   'shared.north': 'N',
   'shared.south': 'S',
   'shared.east': 'E',

@@ -20,7 +20,7 @@ function area(t: T, place: NonNullable<SharedDetection['place']>, locale: string
   const n = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
   const lat = place.latitude ?? 0;
   const lon = place.longitude ?? 0;
-  return t('shared.area', {
+  return t('shared.heardAround', {
     lat: `${n.format(Math.abs(lat))}° ${t(lat < 0 ? 'shared.south' : 'shared.north')}`,
     lon: `${n.format(Math.abs(lon))}° ${t(lon < 0 ? 'shared.west' : 'shared.east')}`,
   });
@@ -33,7 +33,7 @@ export function Shared() {
   const t = useMemo(() => translator(pickLang(locales[0])), [locales]);
   const when = useMemo(() => new Intl.DateTimeFormat(locales, { dateStyle: 'long', timeStyle: 'short' }), [locales]);
   const d = q.data;
-  const place = d?.place ? (d.place.name ?? area(t, d.place, locales[0])) : null;
+  const place = d?.place ? (d.place.name ? t('shared.heardIn', { place: d.place.name }) : area(t, d.place, locales[0])) : null;
   return (
     <main className="narrow" id="main" lang={pickLang(locales[0])}>
       {q.isLoading ? <Loading /> : null}
@@ -53,7 +53,7 @@ export function Shared() {
             </time>{' '}
             · {t('det.confidence')} {new Intl.NumberFormat(locales, { style: 'percent' }).format(d.calibrated_confidence)}
           </p>
-          <p data-testid="shared-place">{place ? t('shared.heardIn', { place }) : t('shared.noPlace')}</p>
+          <p data-testid="shared-place">{place ?? t('shared.noPlace')}</p>
           <p>
             {d.isFirstOfSeason ? <span className="badge season">{t('det.badge.firstOfSeason')}</span> : null}
             {d.isRare ? <span className="badge rare">{t('det.badge.rare')}</span> : null}
