@@ -324,6 +324,8 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
   });
   const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
 
+  // Sensitive species (issue 20): what leaves a team of them is generalised.
+  const sensitive = createSensitiveSpecies(settings);
   const share = createShareService({
     detections,
     visibility,
@@ -333,10 +335,10 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
     clock,
     secret: config.secret,
     publicUrl: config.publicUrl,
+    settings,
+    sensitive,
+    devices,
   });
-
-  // Sensitive species (issue 20): what leaves a team of them is generalised.
-  const sensitive = createSensitiveSpecies(settings);
   const alerting = createAlerting({
     isSensitive: sensitive.isSensitive,
     db,

@@ -202,6 +202,12 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
     match: (u, n) => n === 'token' && u.startsWith('/share/'),
     make: async ({ hub, sharedDetectionId }) => hub.services.share.tokenFor(sharedDetectionId!),
   },
+  // An invite link's summary (issue 23): the token of a fresh invite of the world's team (public).
+  {
+    match: (u, n) => n === 'token' && u.startsWith('/auth/invites/summary/'),
+    make: async ({ hub, w }) =>
+      (await call(hub.url, 'POST', '/auth/invites', { body: { tenantId: w.team.id, role: 'member' }, as: w.admin })).body.token,
+  },
   // Classifier models are hub-wide: the built-in one (its delete answers 409, its default is already set).
   { match: (u, n) => n === 'id' && u.startsWith('/admin/models'), make: async () => 'builtin' },
   { match: (u, n) => n === 'index' && u.startsWith('/admin/models'), make: async () => '0' },

@@ -259,4 +259,52 @@ describe('share links', () => {
     assertError(await api.get(`/detections/${newId()}/share`, viewer), 404, 'NOT_FOUND');
     assertError(await api.get(`/detections/${id}/share`, null), 401, 'UNAUTHENTICATED');
   });
+  describe("the hub's name and the place, generalised (issue 23)", () => {
+    test('the view names the hub ("Chorus" until set) and the place in whole degrees, never the exact position', async () => {
+      await hub.infra.db.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
+      const id = await sharedDetection();
+      const before = await api.get((await share(id)).path, null);
+      assert.equal(before.status, 200, before.text);
+      assert.equal(before.body.hubName, 'Chorus');
+      assert.deepEqual(before.body.place, { name: null, latitude: 52, longitude: 10 });
+      for (const exact of ['52.37', '9.73', '52.12', '4.65']) assert.ok(!before.text.includes(exact), `no ${exact}`);
+
+      const root = await factories(hub).user({ admin: true });
+      assert.equal((await api.put('/settings/platform', { hub_name: 'Marsh Listeners Hub' }, root)).status, 200);
+      try {
+        const res = await api.get((await share(id)).path, null);
+        assert.equal(res.body.hubName, 'Marsh Listeners Hub');
+      } finally {
+        await api.put('/settings/platform', { hub_name: null }, root);
+      }
+    });
+
+    test("the team's public place name replaces the area; a sensitive species gives no place at all", async () => {
+      await hub.infra.db.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
+      const put = await api.put(`/settings/tenant?tenantId=${team.id}`, { public_place_name: 'Lower Saxony, Germany' }, owner);
+      assert.equal(put.status, 200, put.text);
+      try {
+        const id = await sharedDetection();
+        const named = await api.get((await share(id)).path, null);
+        assert.deepEqual(named.body.place, { name: 'Lower Saxony, Germany', latitude: null, longitude: null });
+
+        await api.put(`/settings/tenant?tenantId=${team.id}`, { sensitive_species_extra: ['eurrob1'] }, owner);
+        const sensitive = await api.get((await share(id)).path, null);
+        assert.equal(sensitive.status, 200);
+        assert.equal(sensitive.body.place, null);
+        assert.ok(!sensitive.text.includes('Lower Saxony'));
+        assert.equal(sensitive.body.hubName, 'Chorus');
+      } finally {
+        await api.put(`/settings/tenant?tenantId=${team.id}`, { public_place_name: null, sensitive_species_extra: null }, owner);
+      }
+    });
+
+    test('a satellite without a position and a team without a place name: place is null', async () => {
+      await hub.infra.db.query('UPDATE satellites SET latitude = NULL, longitude = NULL WHERE id = $1', [sat.id]);
+      const id = await sharedDetection();
+      const res = await api.get((await share(id)).path, null);
+      assert.equal(res.body.place, null);
+      assert.ok('hubName' in res.body && 'place' in res.body);
+    });
+  });
 });

@@ -214,6 +214,7 @@ export const ACTIONS = [
   // The first hour (issue 23)
   'system.info',
   'settings.definitions',
+  'teams.invites.summary',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

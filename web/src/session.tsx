@@ -98,6 +98,11 @@ export function useFormat() {
         const date = formatDate(d, pattern, lang);
         return second && second !== pattern ? `${date} (${formatDate(d, second, lang)}) ${time.format(d)}` : `${date} ${time.format(d)}`;
       },
+      /** A calendar day (a Date in local time) in the person's date format(s), without the time. */
+      date: (d: Date) => {
+        const date = formatDate(d, pattern, lang);
+        return second && second !== pattern ? `${date} (${formatDate(d, second, lang)})` : date;
+      },
       pct: (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`),
     };
   }, [lang, hour12, pattern, second]);

@@ -3,7 +3,7 @@ import { access, defineRoute } from '../../core/permissions.ts';
 import { AssignableRole, IdParams, NoContent, Uuid } from '../../core/schemas.ts';
 import { Email } from '../users/schemas.ts';
 import type { InvitesService } from './service.ts';
-import { AcceptedInvite, CreatedInvite, InviteList } from './schemas.ts';
+import { AcceptedInvite, CreatedInvite, InviteList, InviteSummary, InviteToken } from './schemas.ts';
 
 export function invitesRoutes(invites: InvitesService) {
   return [
@@ -56,6 +56,19 @@ export function invitesRoutes(invites: InvitesService) {
     }),
 
     defineRoute({
+      method: 'GET',
+      url: '/auth/invites/summary/:token',
+      action: 'teams.invites.summary',
+      access: access.public,
+      audit: [],
+      summary:
+        'What an invite link offers: {teamName, inviterName, role, expiresAt}, never an email; 404 when unknown, used, revoked or expired',
+      tags: ['teams'],
+      schema: { params: Type.Object({ token: InviteToken }), response: { 200: InviteSummary } },
+      handler: ({ params }) => invites.summary(params.token),
+    }),
+
+    defineRoute({
       method: 'POST',
       url: '/auth/invites/accept',
       action: 'teams.invites.accept',
@@ -64,7 +77,7 @@ export function invitesRoutes(invites: InvitesService) {
       summary: 'A signed-in person joins the team of an invite link',
       tags: ['teams'],
       schema: {
-        body: Type.Object({ token: Type.String({ pattern: '^[0-9a-f]{64}$' }) }, { additionalProperties: false }),
+        body: Type.Object({ token: InviteToken }, { additionalProperties: false }),
         response: { 200: AcceptedInvite },
       },
       handler: ({ actor, body }) => invites.accept(actor, body.token),

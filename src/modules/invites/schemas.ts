@@ -30,3 +30,17 @@ export const InviteView = Open({
 export const InviteList = Open({ invites: Type.Array(InviteView) });
 
 export const AcceptedInvite = Open({ tenantId: Type.String(), role: AssignableRole, membershipId: Type.String() });
+
+/** The raw token of an invite link: 32 random bytes in hex. */
+export const InviteToken = Type.String({ pattern: '^[0-9a-f]{64}$' });
+
+/**
+ * What an invite link offers (issue 23), shown to whoever holds the link: closed, so the
+ * serialiser drops anything else (the inviter's email, the invited address).
+ */
+export const InviteSummary = Type.Object({
+  teamName: Type.String(),
+  inviterName: Nullable(Type.String()),
+  role: AssignableRole,
+  expiresAt: Type.String({ format: 'date-time' }),
+});

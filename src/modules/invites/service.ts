@@ -31,7 +31,7 @@ export function createInvitesService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  teams: Pick<TeamsService, 'join'>;
+  teams: Pick<TeamsService, 'join' | 'teamName'>;
   publicUrl: string;
   onInviteCreated: InviteCreatedHandler[];
   /** Run when a person uses an invite (lifts their block in that team). */
@@ -84,6 +84,25 @@ export function createInvitesService(deps: {
     },
 
     consume,
+
+    /**
+     * GET /auth/invites/summary/:token (issue 23): what an invite link offers, so the page can name
+     * the team, the inviter and the role before anyone signs in. The 256-bit token is the proof, as
+     * for registering with it. Unknown, used, revoked and expired links answer the same 404; never
+     * the inviter's email nor the address the invite was meant for.
+     */
+    async summary(token: string) {
+      const invite = await repo.findByTokenHash(sha256Hex(token));
+      if (!invite || invite.revokedAt || invite.usedAt || new Date(invite.expiresAt) <= clock.now()) {
+        throw notFound('This invite link is not valid any more');
+      }
+      return {
+        teamName: (await teams.teamName(invite.tenantId)) ?? '',
+        inviterName: invite.createdByName,
+        role: invite.role,
+        expiresAt: new Date(invite.expiresAt).toISOString(),
+      };
+    },
 
     /** A signed-in person follows an invite link: they join with the invite's role. */
     async accept(actor: Actor, token: string) {

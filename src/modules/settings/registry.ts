@@ -416,6 +416,21 @@ export const SETTINGS: readonly SettingDef[] = [
     adminOnlyAtSatellite: true,
     description: 'The town the satellite stands in, shown on the public page when the team opts in',
   }),
+  // Pages that explain themselves (issue 23): what a share page names; docs/decisions.md "The first hour"
+  at(['hub'], {
+    key: 'hub_name',
+    type: 'text',
+    maxLength: 80,
+    default: 'Chorus',
+    description: 'The name of this hub, shown on shared detections',
+  }),
+  teamOnly({
+    key: 'public_place_name',
+    type: 'text',
+    maxLength: 100,
+    default: null,
+    description: 'The place named on shared detections instead of a coarse area, e.g. "Lower Saxony, Germany"',
+  }),
   // Statistics map (issue 19): empty keeps the map offline on the bundled world outline
   at(['hub', 'team'], {
     key: 'map_tile_url',

@@ -32,6 +32,20 @@ const SharedView = Type.Object({
   audioUrl: Type.String(),
   spectrogramUrl: Type.String(),
   expiresAt: Type.String({ format: 'date-time' }),
+  /** The hub's name (hub setting hub_name), so the page says whose site it is (issue 23). */
+  hubName: Type.String(),
+  /**
+   * Where, generalised: the team's public place name, or the satellite's position rounded to whole
+   * degrees; null when neither is known or the species is sensitive. Never the exact position.
+   */
+  place: Type.Union([
+    Type.Object({
+      name: Type.Union([Type.String(), Type.Null()]),
+      latitude: Type.Union([Type.Integer(), Type.Null()]),
+      longitude: Type.Union([Type.Integer(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
 });
 
 export function shareRoutes(share: ShareService) {

@@ -19,6 +19,9 @@ import { detectionView, type DetectionReaders, type DetectionRow, type Detection
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { AudioService } from '../audio/service.ts';
 import type { SpectrogramOptions, SpectrogramService } from '../audio/spectrogram.ts';
+import type { SettingsService } from '../settings/service.ts';
+import type { SensitiveSpecies } from '../sensitive/service.ts';
+import type { DeviceService } from '../satellites/device-service.ts';
 import { previewHtml } from './preview.ts';
 
 export const SHARE_TTL_SECONDS = 90 * 86_400;
@@ -35,7 +38,25 @@ export interface ShareDeps {
   clock: Clock;
   secret: string;
   publicUrl: string;
+  /** The hub's name and the team's place name (issue 23); without them the page names "Chorus" and no place. */
+  settings?: Pick<SettingsService, 'hubSetting' | 'teamSetting'>;
+  sensitive?: Pick<SensitiveSpecies, 'isSensitive'>;
+  devices?: Pick<DeviceService, 'positions'>;
 }
+
+/** What a shared view says about where: the team's place name, else whole degrees, else nothing. */
+export interface SharedPlace {
+  name: string | null;
+  latitude: number | null;
+  longitude: number | null;
+}
+
+/**
+ * A coordinate rounded to whole degrees (about 111 km north–south): an area a visitor can place
+ * on a map of the country, never the garden. Ten times coarser than the sensitive-species grid.
+ */
+export const toWholeDegree = (v: number | null | undefined): number | null =>
+  v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v) + 0;
 
 export function createShareService(deps: ShareDeps) {
   const { detections, visibility, clock, publicUrl } = deps;
@@ -65,9 +86,28 @@ export function createShareService(deps: ShareDeps) {
     spectrogramUrl: `${publicUrl}/api/share/spectrogram/${id}/${token}`,
   });
 
+  /**
+   * Where the detection was heard, generalised (issue 23): the team's `public_place_name` when set,
+   * else the satellite's position in whole degrees, else null; always null for a sensitive species,
+   * whose place never leaves the team on a link anyone may forward.
+   */
+  async function placeOf(r: DetectionRow): Promise<SharedPlace | null> {
+    if (!deps.settings || (await deps.sensitive?.isSensitive(r.tenantId, r.speciesCode)) !== false) return null;
+    const name = await deps.settings.teamSetting<string | null>(r.tenantId, 'public_place_name');
+    if (name) return { name, latitude: null, longitude: null };
+    const [p] = deps.devices ? await deps.devices.positions([r.tenantId], r.satelliteId) : [];
+    const latitude = toWholeDegree(p?.profileLatitude ?? p?.fixLatitude);
+    const longitude = toWholeDegree(p?.profileLongitude ?? p?.fixLongitude);
+    return latitude === null || longitude === null ? null : { name: null, latitude, longitude };
+  }
+
   /** The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5). */
   async function viewOf(r: DetectionRow, token: string) {
-    const [calibrated] = deps.calibrated ? await deps.calibrated([r]) : [r.confidence];
+    const [[calibrated], hubName, place] = await Promise.all([
+      deps.calibrated ? deps.calibrated([r]) : [r.confidence],
+      deps.settings?.hubSetting<string | null>('hub_name'),
+      placeOf(r),
+    ]);
     const v = detectionView(r, calibrated);
     return {
       id: v.id,
@@ -87,6 +127,8 @@ export function createShareService(deps: ShareDeps) {
       rareReason: v.rareReason,
       ...links(r.id, token),
       expiresAt: new Date(Number(token.split('.')[0]) * 1000).toISOString(),
+      hubName: hubName || 'Chorus',
+      place,
     };
   }
 

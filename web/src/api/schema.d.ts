@@ -2521,6 +2521,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/invites/summary/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What an invite link offers: {teamName, inviterName, role, expiresAt}, never an email; 404 when unknown, used, revoked or expired */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: date-time */
+                            expiresAt: string;
+                            inviterName: string | null;
+                            role: "viewer" | "member" | "admin";
+                            teamName: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login": {
         parameters: {
             query?: never;
@@ -7980,10 +8024,16 @@ export interface paths {
                             endMs: number;
                             /** Format: date-time */
                             expiresAt: string;
+                            hubName: string;
                             id: string;
                             isFirstOfDay: boolean;
                             isFirstOfSeason: boolean;
                             isRare: boolean;
+                            place: {
+                                latitude: number | null;
+                                longitude: number | null;
+                                name: string | null;
+                            } | null;
                             rareReason: string | null;
                             scientificName: string;
                             speciesCode: string;

@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useAuditLog } from '../api/hooks/admin';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
-import { ErrorText } from './ui';
+import { ErrorText, Table } from './ui';
 
 const PAGE = 50;
 
@@ -19,7 +19,7 @@ export function AuditLog({ tenantId, label }: { tenantId?: string; label: string
     <>
       <ErrorText error={audit.error} />
       <div className="table-wrap">
-        <table aria-label={label}>
+        <Table aria-label={label} rows={audit.data?.entries.length} empty={t('audit.empty')}>
           <thead>
             <tr>
               <th scope="col">{t('admin.when')}</th>
@@ -44,7 +44,7 @@ export function AuditLog({ tenantId, label }: { tenantId?: string; label: string
               </tr>
             ))}
           </tbody>
-        </table>
+        </Table>
       </div>
       <nav className="row" aria-label={t('admin.auditPages')}>
         <button type="button" className="secondary" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>

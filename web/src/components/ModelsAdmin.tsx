@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { useAdminModels, useModelLabels, useModelMutations, useRemapLabel, type ModelInfo, type ModelLabel } from '../api/hooks/models';
 import { useT } from '../i18n';
 import { bytes, ErrorText, Field } from './ui';
+import { LIMITS } from '../limits';
 
 const LABELS_PAGE = 50;
 
@@ -89,8 +90,8 @@ export function ModelsAdmin() {
 
       <form className="card" onSubmit={onUpload} aria-label={t('models.upload')}>
         <h3>{t('models.upload')}</h3>
-        <Field label={t('models.name')}>{(id) => <input id={id} name="name" required maxLength={200} />}</Field>
-        <Field label={t('models.version')}>{(id) => <input id={id} name="version" maxLength={50} />}</Field>
+        <Field label={t('models.name')}>{(id) => <input id={id} name="name" required maxLength={LIMITS.modelName.maxLength} />}</Field>
+        <Field label={t('models.version')}>{(id) => <input id={id} name="version" maxLength={LIMITS.modelVersion.maxLength} />}</Field>
         <Field label={t('models.onnx')}>{(id) => <input id={id} name="model" type="file" accept=".onnx" required />}</Field>
         <Field label={t('models.labelsFile')} hint={t('models.labelsHint')}>
           {(id) => <input id={id} name="labels" type="file" accept=".txt,text/plain" required />}

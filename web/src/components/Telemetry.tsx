@@ -4,7 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useTelemetry } from '../api/hooks/satellites';
 import { useT } from '../i18n';
-import { ErrorText } from './ui';
+import { EmptyNote, ErrorText } from './ui';
 
 function Sparkline({ label, xs, ys, format }: { label: string; xs: number[]; ys: Array<number | null>; format: (v: number) => string }) {
   const box = useRef<HTMLDivElement>(null);
@@ -43,7 +43,7 @@ export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
   const samples = q.data?.telemetry ?? [];
   if (q.error) return <ErrorText error={q.error} />;
   if (q.isLoading) return null;
-  if (samples.length === 0) return <p className="muted">{t('fleet.telemetry.none')}</p>;
+  if (samples.length === 0) return <EmptyNote>{t('fleet.telemetry.none')}</EmptyNote>;
   const xs = samples.map((s) => Date.parse(s.at ?? '') / 1000);
   return (
     <div className="row sparklines" data-testid="telemetry">

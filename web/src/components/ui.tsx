@@ -1,5 +1,5 @@
 /** Small building blocks: an error next to what caused it, a copy button, a labelled field. */
-import { useId, useState, type ReactNode } from 'react';
+import { useId, useState, type ReactNode, type TableHTMLAttributes } from 'react';
 import { ApiError, messageOf } from '../api/client';
 import { useT } from '../i18n';
 
@@ -122,5 +122,28 @@ export function ConfirmDelete({ question, pending, onDelete }: { question: strin
         {t('common.cancel')}
       </button>
     </>
+  );
+}
+
+/**
+ * A table that says why it is empty (issue 23): with no rows, the `empty` sentence (why, and
+ * what to do) stands in its place. While `rows` is unknown (loading) the table shows as usual.
+ */
+export function Table({
+  rows,
+  empty,
+  children,
+  ...rest
+}: { rows: number | undefined; empty: ReactNode; children: ReactNode } & TableHTMLAttributes<HTMLTableElement>) {
+  if (rows === 0) return <EmptyNote>{empty}</EmptyNote>;
+  return <table {...rest}>{children}</table>;
+}
+
+/** The sentence an empty table or list shows instead: why it is empty and what to do. */
+export function EmptyNote({ children }: { children: ReactNode }) {
+  return (
+    <p className="empty muted" data-testid="empty-note">
+      {children}
+    </p>
   );
 }

@@ -60,6 +60,8 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     public_page_show_sensitive: 'Sensitive species on the public page',
     town: 'Town',
     map_tile_url: 'Map tiles',
+    hub_name: 'Hub name',
+    public_place_name: 'Place on shared detections',
   },
   de: {
     allow_self_registration: 'Selbstregistrierung',
@@ -117,6 +119,8 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     public_page_show_sensitive: 'Schutzbedürftige Arten auf der öffentlichen Seite',
     town: 'Ort',
     map_tile_url: 'Kartenkacheln',
+    hub_name: 'Name des Hubs',
+    public_place_name: 'Ort bei geteilten Erkennungen',
   },
 };
 
@@ -177,5 +181,7 @@ export const SETTING_HELP_DE: Record<string, string> = {
   public_page_show_sensitive: 'Schutzbedürftige Arten erscheinen auf der öffentlichen Seite (nie mit Position oder Satellit)',
   map_tile_url:
     'Rasterkachel-URL für die Statistikkarte, z. B. https://tile.example.org/{z}/{x}/{y}.png (leer: nur der Weltumriss, offline)',
+  hub_name: 'Der Name dieses Hubs, gezeigt bei geteilten Erkennungen',
+  public_place_name: 'Der Ort, der bei geteilten Erkennungen statt eines groben Gebiets genannt wird, z. B. „Niedersachsen, Deutschland“',
   town: 'Der Ort, in dem der Satellit steht; erscheint auf der öffentlichen Seite, wenn das Team zustimmt',
 };

@@ -7,6 +7,7 @@ import { useCatalogLanguages } from '../api/hooks/species';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field } from '../components/ui';
 import { passkeysSupported } from '../webauthn';
+import { LIMITS } from '../limits';
 
 const MAX_SECONDARY = 3;
 const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'];
@@ -335,7 +336,14 @@ export default function Account() {
           }}
         >
           <Field label={t('account.passkeyName')}>
-            {(id) => <input id={id} value={passkeyName} maxLength={100} onChange={(e) => setPasskeyName(e.target.value)} />}
+            {(id) => (
+              <input
+                id={id}
+                value={passkeyName}
+                maxLength={LIMITS.passkeyName.maxLength}
+                onChange={(e) => setPasskeyName(e.target.value)}
+              />
+            )}
           </Field>
           <button type="submit" disabled={addPasskey.isPending}>
             {t('account.addPasskey')}

@@ -9,7 +9,7 @@ import { ALERT_EVENTS, useAcknowledge, useAlerts, type Alert, type AlertEvent } 
 import { atLeast } from '../roles';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { useSpeciesNames } from '../species';
 import { EventBadge } from '../components/alerts/labels';
 import { NoTeam } from '../components/NoTeam';
@@ -93,7 +93,7 @@ export default function Alerts() {
       {list.isLoading ? <Loading /> : null}
       {!list.isLoading && rows.length === 0 ? (
         filtered ? (
-          <p>{t('alerts.noneFiltered')}</p>
+          <EmptyNote>{t('alerts.noneFiltered')}</EmptyNote>
         ) : (
           <div className="card" data-testid="alerts-empty">
             <p>{t('alerts.empty')}</p>

@@ -5,6 +5,7 @@ import { useT } from '../i18n';
 import { useCreateTeam } from '../api/hooks/account';
 import { useSession } from '../session';
 import { ErrorText, Field, fieldError } from '../components/ui';
+import { LIMITS } from '../limits';
 
 export default function CreateTeam() {
   const t = useT();
@@ -34,7 +35,7 @@ export default function CreateTeam() {
             <input
               id={id}
               required
-              maxLength={100}
+              maxLength={LIMITS.teamName.maxLength}
               value={name}
               onChange={(e) => setName(e.target.value)}
               aria-describedby={describedBy}
@@ -46,7 +47,7 @@ export default function CreateTeam() {
           {(id, describedBy) => (
             <textarea
               id={id}
-              maxLength={2000}
+              maxLength={LIMITS.teamDescription.maxLength}
               rows={3}
               value={description}
               onChange={(e) => setDescription(e.target.value)}

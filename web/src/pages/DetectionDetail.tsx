@@ -15,6 +15,7 @@ import { DetectionExtras } from './DetectionExtras';
 import { useSpeciesNames } from '../species';
 import { useSpeciesPhotos } from '../api/hooks/species-images';
 import { SpeciesThumb } from '../components/SpeciesPhoto';
+import { LIMITS } from '../limits';
 
 export default function DetectionDetail() {
   const { id = '' } = useParams();
@@ -228,7 +229,9 @@ export default function DetectionDetail() {
             )}
           </Field>
           <Field label={t('dd.notes')}>
-            {(fid) => <input id={fid} value={notes} maxLength={10000} onChange={(e) => setNotes(e.target.value)} />}
+            {(fid) => (
+              <input id={fid} value={notes} maxLength={LIMITS.annotationNotes.maxLength} onChange={(e) => setNotes(e.target.value)} />
+            )}
           </Field>
           <div className="row">
             <button type="submit" disabled={!box || annotate.isPending}>

@@ -4,6 +4,7 @@ import { useAddComment, useComments, useShareLink, type Detection } from '../api
 import { useT } from '../i18n';
 import { useFormat } from '../session';
 import { CopyButton, ErrorText, Field } from '../components/ui';
+import { LIMITS } from '../limits';
 
 export function DetectionExtras({ detection, canComment }: { detection: Detection; canComment: boolean }) {
   const t = useT();
@@ -33,7 +34,7 @@ export function DetectionExtras({ detection, canComment }: { detection: Detectio
       {canComment ? (
         <form onSubmit={submit} className="row">
           <Field label={t('det.addComment')}>
-            {(id) => <input id={id} value={text} maxLength={2000} onChange={(e) => setText(e.target.value)} />}
+            {(id) => <input id={id} value={text} maxLength={LIMITS.comment.maxLength} onChange={(e) => setText(e.target.value)} />}
           </Field>
           <button type="submit" disabled={add.isPending}>
             {t('det.send')}

@@ -11,7 +11,7 @@ import { atLeast } from '../roles';
 import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { useLive } from '../live';
-import { ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
@@ -19,6 +19,8 @@ import { useSpeciesPhotos } from '../api/hooks/species-images';
 import { SpeciesThumb } from '../components/SpeciesPhoto';
 import { FieldNotes } from '../components/notes/FieldNotes';
 import { NoTeam } from '../components/NoTeam';
+import { LIMITS } from '../limits';
+import { DateInput } from '../components/DateInput';
 
 const PAGE = 25;
 const FILTERS = [
@@ -252,8 +254,8 @@ export function Detections() {
                   id={id}
                   name="minConfidence"
                   type="number"
-                  min={0}
-                  max={100}
+                  min={LIMITS.confidencePercent.min}
+                  max={LIMITS.confidencePercent.max}
                   step={1}
                   defaultValue={filters.minConfidence ? Math.round(Number(filters.minConfidence) * 1000) / 10 : undefined}
                 />
@@ -274,11 +276,11 @@ export function Detections() {
             )}
           </Field>
           <Field label={t('det.start')}>
-            {(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}
+            {(id) => <DateInput id={id} name="start" type="datetime-local" defaultValue={toLocal(filters.start)} />}
           </Field>
           <Field label={t('det.end')} error={windowError}>
             {(id, describedBy) => (
-              <input id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} aria-describedby={describedBy} />
+              <DateInput id={id} name="end" type="datetime-local" defaultValue={toLocal(filters.end)} aria-describedby={describedBy} />
             )}
           </Field>
           <div className="row" role="group" aria-label={t('det.window')}>
@@ -326,7 +328,7 @@ export function Detections() {
       </p>
       <audio ref={audio} data-testid="player" preload="none" onPause={() => setPlaying(null)} onEnded={() => setPlaying(null)} />
       {list.isLoading ? <Loading /> : null}
-      {!list.isLoading && rows.length === 0 ? <p>{t('det.none')}</p> : null}
+      {!list.isLoading && rows.length === 0 ? <EmptyNote>{t('det.none')}</EmptyNote> : null}
       {waiting.length > 0 ? (
         <button type="button" className="new-bar" data-testid="new-bar" onClick={showWaiting}>
           {t('det.newWaiting', { n: waiting.length })}

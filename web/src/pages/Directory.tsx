@@ -3,7 +3,8 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useT } from '../i18n';
 import { useDirectory, useDirectoryMembership, type DirectoryTeam } from '../api/hooks/joining';
-import { ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
+import { LIMITS } from '../limits';
 
 function TeamCard({ c }: { c: DirectoryTeam }) {
   const t = useT();
@@ -33,7 +34,9 @@ function TeamCard({ c }: { c: DirectoryTeam }) {
         >
           {c.policy !== 'open' ? (
             <Field label={t('dir.message')}>
-              {(id) => <input id={id} maxLength={500} value={message} onChange={(e) => setMessage(e.target.value)} />}
+              {(id) => (
+                <input id={id} maxLength={LIMITS.joinMessage.maxLength} value={message} onChange={(e) => setMessage(e.target.value)} />
+              )}
             </Field>
           ) : null}
           <button type="submit" disabled={join.isPending}>
@@ -63,7 +66,7 @@ export default function Directory() {
       <ErrorText error={dir.error} />
       {dir.isLoading ? <Loading /> : null}
       {dir.data && !dir.data.enabled ? <p>{t('dir.off')}</p> : null}
-      {dir.data?.enabled && dir.data.teams.length === 0 ? <p>{t('dir.none')}</p> : null}
+      {dir.data?.enabled && dir.data.teams.length === 0 ? <EmptyNote>{t('dir.none')}</EmptyNote> : null}
       <ul className="plain">
         {dir.data?.teams.map((c) => (
           <TeamCard key={c.id} c={c} />

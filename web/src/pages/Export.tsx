@@ -26,7 +26,7 @@ import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useLang, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { bytes, ErrorText, Field, Loading } from '../components/ui';
+import { bytes, EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { FilterFields, readFilters } from '../components/exports/FilterFields';
 import { presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
@@ -301,7 +301,7 @@ function Jobs({ tenantId }: { tenantId: string }) {
   return (
     <>
       <ErrorText error={jobs.error} />
-      {jobs.isSuccess && rows.length === 0 ? <p className="muted">{t('export.jobs.none')}</p> : null}
+      {jobs.isSuccess && rows.length === 0 ? <EmptyNote>{t('export.jobs.none')}</EmptyNote> : null}
       {rows.length > 0 ? (
         <div className="table-wrap">
           <table aria-label={t('export.jobs')}>

@@ -4,6 +4,7 @@ import { useRoleName, useT } from '../i18n';
 import { useAcceptInvite } from '../api/hooks/account';
 import { useSession } from '../session';
 import { ErrorText } from '../components/ui';
+import { InviteOffer } from '../components/InviteOffer';
 
 export default function JoinInvite({ token }: { token: string }) {
   const t = useT();
@@ -18,7 +19,7 @@ export default function JoinInvite({ token }: { token: string }) {
     <section aria-labelledby="join-title" className="narrow">
       <h1 id="join-title">{t('invite.title')}</h1>
       <p>{t('invite.signedInAs', { name: me.user.name, email: me.user.email })}</p>
-      <p>{t('register.invite')}</p>
+      <InviteOffer token={token} signedIn />
       <div className="row">
         <button type="button" disabled={accept.isPending || accept.isSuccess} onClick={() => accept.mutate()}>
           {t('invite.join')}

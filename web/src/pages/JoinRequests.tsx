@@ -2,7 +2,7 @@
 import { useBlocks, useJoinRequestMutations, useJoinRequests } from '../api/hooks/joining';
 import { useRoleName, useT } from '../i18n';
 import { useFormat } from '../session';
-import { ErrorText } from '../components/ui';
+import { EmptyNote, ErrorText } from '../components/ui';
 
 export function JoinRequests({ tenantId }: { tenantId: string }) {
   const t = useT();
@@ -16,7 +16,7 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
     <>
       <h2>{t('team.joinRequests')}</h2>
       <ErrorText error={requests.error} />
-      {requests.data && requests.data.requests.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
+      {requests.data && requests.data.requests.length === 0 ? <EmptyNote>{t('joinRequests.empty')}</EmptyNote> : null}
       <ul>
         {requests.data?.requests.map((r) => (
           <li key={r.id} className="card">
@@ -45,7 +45,7 @@ export function JoinRequests({ tenantId }: { tenantId: string }) {
       </ul>
       <h2>{t('team.blocks')}</h2>
       <ErrorText error={blocks.error} />
-      {blocks.data && blocks.data.blocks.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
+      {blocks.data && blocks.data.blocks.length === 0 ? <EmptyNote>{t('blocks.empty')}</EmptyNote> : null}
       <ul>
         {blocks.data?.blocks.map((b) => (
           <li key={b.userId} className="row">

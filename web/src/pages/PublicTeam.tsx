@@ -7,7 +7,7 @@
 import { Link, useParams, useSearchParams } from 'react-router';
 import { usePublicTeamPage, type PublicTeamPage } from '../api/hooks/public-pages';
 import { useLang, useT } from '../i18n';
-import { ErrorText, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Loading } from '../components/ui';
 
 export function PublicTeam() {
   const t = useT();
@@ -60,7 +60,7 @@ function PageBody({ page }: { page: PublicTeamPage }) {
 
       <section className="card" aria-labelledby="pub-top">
         <h2 id="pub-top">{t('pub.topSpecies')}</h2>
-        {page.topSpecies.length === 0 ? <p className="muted">{t('pub.none')}</p> : null}
+        {page.topSpecies.length === 0 ? <EmptyNote>{t('pub.none')}</EmptyNote> : null}
         <ul className="public-species">
           {page.topSpecies.map((s) => (
             <li key={s.code}>
@@ -109,7 +109,7 @@ function PageBody({ page }: { page: PublicTeamPage }) {
 
       <section className="card" aria-labelledby="pub-firsts">
         <h2 id="pub-firsts">{t('pub.firsts')}</h2>
-        {page.recentFirsts.length === 0 ? <p className="muted">{t('pub.none')}</p> : null}
+        {page.recentFirsts.length === 0 ? <EmptyNote>{t('pub.none')}</EmptyNote> : null}
         <ul>
           {page.recentFirsts.map((d) => (
             <li key={d.date}>

@@ -4,6 +4,8 @@ import { api, data } from '../api/client';
 import { useT } from '../i18n';
 import { useRefreshMe } from '../api/hooks/account';
 import { ErrorText, Field, fieldError, formError } from '../components/ui';
+import { InviteOffer } from '../components/InviteOffer';
+import { LIMITS } from '../limits';
 
 /** The invite link (`/register?invite=…`) lands here; the new account signs in right after. */
 export function Register() {
@@ -33,7 +35,7 @@ export function Register() {
   return (
     <main className="narrow" id="main">
       <h1>{t('register.title')}</h1>
-      {invite ? <p>{t('register.invite')}</p> : null}
+      {invite ? <InviteOffer token={invite} signedIn={false} /> : null}
       <form onSubmit={submit}>
         <Field label={t('register.name')} error={fieldError(error, 'name')}>
           {(id, describedBy) => (
@@ -41,6 +43,7 @@ export function Register() {
               id={id}
               aria-describedby={describedBy}
               required
+              maxLength={LIMITS.personName.maxLength}
               autoComplete="name"
               value={name}
               onChange={(e) => setName(e.target.value)}
@@ -54,6 +57,7 @@ export function Register() {
               aria-describedby={describedBy}
               type="email"
               required
+              maxLength={LIMITS.email.maxLength}
               autoComplete="email"
               value={email}
               onChange={(e) => setEmail(e.target.value)}
@@ -67,6 +71,7 @@ export function Register() {
               aria-describedby={describedBy}
               type="password"
               required
+              maxLength={LIMITS.password.maxLength}
               autoComplete="new-password"
               value={password}
               onChange={(e) => setPassword(e.target.value)}

@@ -19,6 +19,8 @@ import { atLeast } from '../roles';
 import { useSession } from '../session';
 import { SettingsTable, sourceName } from '../components/SettingsTable';
 import { FieldNotes } from '../components/notes/FieldNotes';
+import { messageOf } from '../api/client';
+import { LIMITS } from '../limits';
 
 const shown = (v: unknown) => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
@@ -41,6 +43,8 @@ export default function SatelliteDetail() {
     return members.data?.members.find((m) => m.userId === userId)?.name ?? t('fleet.history.someone', { id: userId.slice(0, 8) });
   };
   const [name, setName] = useState<string | null>(null);
+  // The rename's refusal at the field: an empty name never reaches the hub (issue 23).
+  const [nameError, setNameError] = useState<string | null>(null);
   const { rename, archive, remove } = useSatelliteMutations(id);
   const [deleting, setDeleting] = useState(false);
   const [confirmName, setConfirmName] = useState('');
@@ -69,26 +73,41 @@ export default function SatelliteDetail() {
       {manage ? (
         <form
           className="row card"
+          noValidate
+          aria-label={t('fleet.rename')}
           onSubmit={(e) => {
             e.preventDefault();
-            if (name?.trim()) rename.mutate(name.trim(), { onSuccess: () => setName(null) });
+            const next = (name ?? s.name).trim();
+            if (!next) {
+              setNameError(t('satellite.nameRequired'));
+              return;
+            }
+            setNameError(null);
+            rename.mutate(next, { onSuccess: () => setName(null) });
           }}
         >
-          <Field label={t('fleet.rename')} error={fieldError(rename.error, 'name')}>
+          <Field
+            label={t('fleet.rename')}
+            error={nameError ?? fieldError(rename.error, 'name') ?? (formError(rename.error, []) ? messageOf(rename.error) : null)}
+          >
             {(fid, describedBy) => (
               <input
                 id={fid}
                 aria-describedby={describedBy}
+                aria-invalid={nameError || rename.error ? true : undefined}
+                required
                 value={name ?? s.name}
-                onChange={(e) => setName(e.target.value)}
-                maxLength={100}
+                onChange={(e) => {
+                  setName(e.target.value);
+                  if (nameError) setNameError(null);
+                }}
+                maxLength={LIMITS.satelliteName.maxLength}
               />
             )}
           </Field>
           <button type="submit" disabled={rename.isPending}>
             {t('common.save')}
           </button>
-          <ErrorText error={formError(rename.error, ['name'])} />
         </form>
       ) : null}
 

@@ -6,7 +6,7 @@ import { sessionKeys, useSessionTimeline, useSessions, type SessionRow } from '.
 import { useT, type T } from '../i18n';
 import { useSpeciesNames } from '../species';
 import { useFormat, useSession } from '../session';
-import { ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 
 const PAGE = 25;
@@ -123,7 +123,7 @@ export default function Sessions() {
       <ErrorText error={sats.error} />
       <ErrorText error={list.error} />
       {list.isLoading ? <Loading /> : null}
-      {list.data && list.data.sessions.length === 0 ? <p>{t('sessions.none')}</p> : null}
+      {list.data && list.data.sessions.length === 0 ? <EmptyNote>{t('sessions.none')}</EmptyNote> : null}
       <ol className="detections">
         {list.data?.sessions.map((s) => (
           <li key={s.id} className="det" data-testid="session">

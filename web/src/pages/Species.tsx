@@ -11,7 +11,7 @@ import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { useSpeciesNames } from '../species';
 import { PRESETS, presetWindow, type Preset } from '../dates';
-import { ErrorText, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 import { useSpeciesPhotos } from '../api/hooks/species-images';
 import { SpeciesThumb } from '../components/SpeciesPhoto';
@@ -104,7 +104,7 @@ export default function Species() {
       </p>
       <ErrorText error={summary.error ?? timeline.error} />
       {summary.isLoading ? <Loading /> : null}
-      {s && rows.length === 0 ? <p>{t('species.none')}</p> : null}
+      {s && rows.length === 0 ? <EmptyNote>{t('species.none')}</EmptyNote> : null}
       {rows.length > 0 ? (
         <div className="table-wrap">
           <table data-testid="species-table">

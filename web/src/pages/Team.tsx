@@ -8,11 +8,12 @@ import { useMemberMutations, useMembers, type Member } from '../api/hooks/member
 import { atLeast } from '../roles';
 import { useRoleName, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { CopyButton, ErrorText, Field } from '../components/ui';
+import { CopyButton, EmptyNote, ErrorText, Field, Table } from '../components/ui';
 import { JoinRequests } from './JoinRequests';
 import { SettingsTable } from '../components/SettingsTable';
 import { AuditLog } from '../components/AuditLog';
 import { NoTeam } from '../components/NoTeam';
+import { LIMITS } from '../limits';
 
 const ASSIGNABLE: Role[] = ['viewer', 'member', 'admin'];
 
@@ -140,7 +141,7 @@ export default function Team() {
       <h2>{t('team.members')}</h2>
       <ErrorText error={members.error} />
       <div className="table-wrap">
-        <table>
+        <Table rows={members.data?.members.length} empty={t(me.user.isAdmin ? 'team.members.emptyHubAdmin' : 'team.members.empty')}>
           <thead>
             <tr>
               <th scope="col">{t('register.name')}</th>
@@ -161,7 +162,7 @@ export default function Team() {
               />
             ))}
           </tbody>
-        </table>
+        </Table>
       </div>
 
       <JoinRequests tenantId={tenantId} />
@@ -211,6 +212,7 @@ export default function Team() {
         </p>
       ) : null}
       <ErrorText error={invites.error} />
+      {invites.data?.invites.length === 0 ? <EmptyNote>{t('team.invites.empty')}</EmptyNote> : null}
       <ul>
         {invites.data?.invites.map((i) => (
           <li key={i.id} className="row">
@@ -235,7 +237,9 @@ export default function Team() {
         }}
       >
         <Field label={t('team.keyName')}>
-          {(id) => <input id={id} required maxLength={100} value={keyName} onChange={(e) => setKeyName(e.target.value)} />}
+          {(id) => (
+            <input id={id} required maxLength={LIMITS.apiKeyName.maxLength} value={keyName} onChange={(e) => setKeyName(e.target.value)} />
+          )}
         </Field>
         <Field label={t('team.role')}>
           {(id) => (
@@ -257,6 +261,7 @@ export default function Team() {
         </p>
       ) : null}
       <ErrorText error={keys.error} />
+      {keys.data?.apiKeys.length === 0 ? <EmptyNote>{t('team.apiKeys.empty')}</EmptyNote> : null}
       <ul>
         {keys.data?.apiKeys.map((k) => (
           <li key={k.id} className="row">

@@ -34,3 +34,15 @@ export function useRevokeInvite(tenantId: string) {
     onSuccess: () => qc.invalidateQueries({ queryKey: inviteKeys.list(tenantId) }),
   });
 }
+
+export type InviteSummary = Body<'/api/auth/invites/summary/{token}', 'get'>;
+
+/** What an invite link offers (team, inviter, role), readable before signing in; 404 when no longer valid. */
+export function useInviteSummary(token: string | undefined) {
+  return useQuery({
+    queryKey: ['invite-summary', token ?? ''],
+    enabled: !!token,
+    retry: false,
+    queryFn: () => data(api.GET('/api/auth/invites/summary/{token}', { params: { path: { token: token ?? '' } } })),
+  });
+}

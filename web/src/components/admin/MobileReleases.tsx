@@ -5,7 +5,7 @@
 import type { FormEvent } from 'react';
 import { useMobileReleaseMutations, useMobileReleases } from '../../api/hooks/mobile';
 import { useT } from '../../i18n';
-import { bytes, CopyButton, ErrorText, Field } from '../ui';
+import { bytes, CopyButton, EmptyNote, ErrorText, Field } from '../ui';
 
 export function MobileReleases() {
   const t = useT();
@@ -22,7 +22,7 @@ export function MobileReleases() {
   return (
     <>
       <ErrorText error={releases.error} />
-      {releases.data && list.length === 0 ? <p className="small">{t('mobile.none')}</p> : null}
+      {releases.data && list.length === 0 ? <EmptyNote>{t('mobile.none')}</EmptyNote> : null}
       {list.length > 0 ? (
         <div className="table-wrap">
           <table aria-label={t('mobile.title')}>

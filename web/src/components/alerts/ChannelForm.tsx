@@ -9,6 +9,7 @@ import { CHANNEL_TYPES, useChannelMutations, type AlertChannel, type ChannelConf
 import { useT } from '../../i18n';
 import { ErrorText, Field } from '../ui';
 import { channelTypeName } from './labels';
+import { LIMITS } from '../../limits';
 
 export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; channel: AlertChannel | null; onDone: () => void }) {
   const t = useT();
@@ -60,7 +61,9 @@ export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; c
     <form className="card" onSubmit={submit} aria-label={editing ? t('channels.edit') : t('channels.new')}>
       <div className="row">
         <Field label={t('channels.name')}>
-          {(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+          {(id) => (
+            <input id={id} required maxLength={LIMITS.alertChannelName.maxLength} value={name} onChange={(e) => setName(e.target.value)} />
+          )}
         </Field>
         <Field label={t('channels.type')}>
           {(id) => (

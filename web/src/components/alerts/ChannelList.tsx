@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { useChannelMutations, useDeliveries, useTestChannel, type AlertChannel } from '../../api/hooks/alert-rules';
 import { useT } from '../../i18n';
 import { useFormat } from '../../session';
-import { ConfirmDelete, ErrorText } from '../ui';
+import { ConfirmDelete, EmptyNote, ErrorText } from '../ui';
 import { ChannelForm } from './ChannelForm';
 import { channelTarget, channelTypeName, deliveryOutcome, eventName, testOutcome } from './labels';
 
@@ -15,7 +15,7 @@ export function ChannelList({ tenantId, channels, editable }: { tenantId: string
   const [adding, setAdding] = useState(false);
   return (
     <>
-      {channels.length === 0 ? <p className="muted">{t('channels.none')}</p> : null}
+      {channels.length === 0 ? <EmptyNote>{t('channels.none')}</EmptyNote> : null}
       <ul className="plain">
         {channels.map((c) => (
           <ChannelItem key={c.id} tenantId={tenantId} c={c} editable={editable} />
@@ -93,7 +93,7 @@ function Deliveries({ channelId }: { channelId: string }) {
   return (
     <div className="table-wrap">
       <ErrorText error={q.error} />
-      {q.isSuccess && rows.length === 0 ? <p className="muted small">{t('channels.deliveries.none')}</p> : null}
+      {q.isSuccess && rows.length === 0 ? <EmptyNote>{t('channels.deliveries.none')}</EmptyNote> : null}
       {rows.length > 0 ? (
         <table>
           <thead>

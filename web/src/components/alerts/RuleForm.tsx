@@ -7,6 +7,7 @@ import { useRuleMutations, type AlertChannel, type AlertRule, type RuleBody, typ
 import type { Satellite } from '../../api/hooks/satellites';
 import { useT } from '../../i18n';
 import { ErrorText, Field } from '../ui';
+import { LIMITS } from '../../limits';
 
 type RuleType = RuleBody['type'];
 type Cond = RuleConditions;
@@ -103,7 +104,9 @@ export function RuleForm(props: {
     <form className="card" onSubmit={submit} aria-label={rule ? t('rules.edit') : t('rules.new')}>
       <div className="row">
         <Field label={t('rules.name')}>
-          {(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+          {(id) => (
+            <input id={id} required maxLength={LIMITS.alertRuleName.maxLength} value={name} onChange={(e) => setName(e.target.value)} />
+          )}
         </Field>
         {c.system ? null : (
           <Field label={t('rules.type')}>
@@ -267,7 +270,16 @@ export function RuleForm(props: {
       </fieldset>
       <div className="row">
         <Field label={t('rules.cooldown')}>
-          {(id) => <input id={id} type="number" min={0} max={10080} value={cooldown} onChange={(e) => setCooldown(e.target.value)} />}
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={LIMITS.cooldownMinutes.min}
+              max={LIMITS.cooldownMinutes.max}
+              value={cooldown}
+              onChange={(e) => setCooldown(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('rules.cooldownScope')}>
           {(id) => (

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { useRuleMutations, type AlertChannel, type AlertRule, type RuleConditions } from '../../api/hooks/alert-rules';
 import type { Satellite } from '../../api/hooks/satellites';
 import { useT, type T } from '../../i18n';
-import { ErrorText } from '../ui';
+import { EmptyNote, ErrorText } from '../ui';
 import { RuleForm } from './RuleForm';
 import { EventBadge } from './labels';
 
@@ -49,7 +49,7 @@ export function RuleList(props: {
   );
   return (
     <>
-      {props.rules.length === 0 ? <p className="muted">{t('rules.none')}</p> : null}
+      {props.rules.length === 0 ? <EmptyNote>{t('rules.none')}</EmptyNote> : null}
       <ul className="plain">
         {props.rules.map((r) =>
           editing === r.id ? (

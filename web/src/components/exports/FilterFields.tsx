@@ -9,6 +9,8 @@ import type { Satellite } from '../../api/hooks/satellites';
 import { useT, type Key } from '../../i18n';
 import { PRESETS, type Preset } from '../../dates';
 import { Field } from '../ui';
+import { LIMITS } from '../../limits';
+import { DateInput } from '../DateInput';
 
 /** The hub's detection categories (settings registry CATEGORIES). */
 export const CATEGORIES = ['bird', 'amphibian', 'insect', 'anthropogenic', 'human_voice', 'other_animal'] as const;
@@ -70,8 +72,8 @@ export function FilterFields({
             id={id}
             name="minConfidence"
             type="number"
-            min={0}
-            max={100}
+            min={LIMITS.confidencePercent.min}
+            max={LIMITS.confidencePercent.max}
             step={1}
             defaultValue={values.minConfidence !== undefined ? Math.round(Number(values.minConfidence) * 1000) / 10 : undefined}
           />
@@ -104,10 +106,10 @@ export function FilterFields({
       {onPreset ? (
         <>
           <Field label={t('det.start')}>
-            {(id) => <input id={id} name="start" type="datetime-local" defaultValue={toLocal(values.start)} />}
+            {(id) => <DateInput id={id} name="start" type="datetime-local" defaultValue={toLocal(values.start)} />}
           </Field>
           <Field label={t('det.end')}>
-            {(id) => <input id={id} name="end" type="datetime-local" defaultValue={toLocal(values.end)} />}
+            {(id) => <DateInput id={id} name="end" type="datetime-local" defaultValue={toLocal(values.end)} />}
           </Field>
           <div className="row" role="group" aria-label={t('det.window')}>
             {PRESETS.map((p) => (

@@ -19,6 +19,7 @@ import { useT } from '../../i18n';
 import { ErrorText, Field } from '../ui';
 import { channelTypeName } from '../alerts/labels';
 import { FilterFields, readFilters } from './FilterFields';
+import { LIMITS } from '../../limits';
 
 export const SCHEDULED_FORMATS: ScheduledFormat[] = ['csv', 'json', 'checklist', 'observation'];
 export const CRON_PRESETS = [
@@ -91,7 +92,15 @@ export function ScheduledForm({
     <form className="card" onSubmit={submit} aria-label={existing ? t('scheduled.edit') : t('scheduled.new')}>
       <div className="row">
         <Field label={t('scheduled.name')}>
-          {(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />}
+          {(id) => (
+            <input
+              id={id}
+              required
+              maxLength={LIMITS.scheduledExportName.maxLength}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+            />
+          )}
         </Field>
         <Field label={t('scheduled.format')}>
           {(id) => (

@@ -8,7 +8,7 @@ import type { AlertChannel } from '../../api/hooks/alert-rules';
 import type { Satellite } from '../../api/hooks/satellites';
 import { useT, type T } from '../../i18n';
 import { useFormat } from '../../session';
-import { ConfirmDelete, ErrorText } from '../ui';
+import { ConfirmDelete, EmptyNote, ErrorText } from '../ui';
 import { categoryName } from './FilterFields';
 import { ScheduledForm } from './ScheduledForm';
 
@@ -25,7 +25,7 @@ export function ScheduledList(props: Props) {
   const [adding, setAdding] = useState(false);
   return (
     <>
-      {props.scheduled.length === 0 ? <p className="muted">{t('scheduled.none')}</p> : null}
+      {props.scheduled.length === 0 ? <EmptyNote>{t('scheduled.none')}</EmptyNote> : null}
       <ul className="plain">
         {props.scheduled.map((s) => (
           <ScheduledItem key={s.id} s={s} {...props} />

@@ -8,9 +8,11 @@ import { useFieldNoteMutations, useFieldNotes, type FieldNote, type FieldNoteQue
 import { useT } from '../../i18n';
 import { atLeast } from '../../roles';
 import { useFormat, useSession } from '../../session';
-import { ErrorText, Field, fieldError, formError, Loading } from '../ui';
+import { EmptyNote, ErrorText, Field, fieldError, formError, Loading } from '../ui';
+import { LIMITS } from '../../limits';
+import { DateInput } from '../DateInput';
 
-const MAX_TEXT = 5000;
+const MAX_TEXT = LIMITS.fieldNote.maxLength;
 const PHOTO_TYPES = 'image/jpeg,image/png,image/webp';
 
 /** A datetime-local value for an instant, in the browser's zone. */
@@ -50,7 +52,7 @@ export function FieldNotes({
       {canWrite ? <AddNote tenantId={tenantId} satellite={satellite} /> : null}
       <ErrorText error={notes.error} />
       {notes.isLoading ? <Loading /> : null}
-      {!notes.isLoading && list.length === 0 ? <p className="muted">{t('notes.none')}</p> : null}
+      {!notes.isLoading && list.length === 0 ? <EmptyNote>{t('notes.none')}</EmptyNote> : null}
       <ul className="notes" aria-label={title ?? t('notes.title')}>
         {list.map((n) => (
           <NoteItem key={n.id} note={n} tenantId={tenantId} showSatellite={!satellite} />
@@ -146,7 +148,7 @@ function AddNote({
       <div className="grid">
         <Field label={t('notes.at')} error={fieldError(create.error, 'at')}>
           {(id, describedBy) => (
-            <input id={id} aria-describedby={describedBy} type="datetime-local" value={at} onChange={(e) => setAt(e.target.value)} />
+            <DateInput id={id} aria-describedby={describedBy} type="datetime-local" value={at} onChange={(e) => setAt(e.target.value)} />
           )}
         </Field>
         <Field label={t('notes.photo')} hint={t('notes.photo.hint')}>

@@ -7,7 +7,7 @@
 import { useMemo } from 'react';
 import { useExpectedSpecies, useWeatherCorrelation } from '../../api/hooks/stats';
 import { useT, type Key } from '../../i18n';
-import { ErrorText, Loading } from '../../components/ui';
+import { EmptyNote, ErrorText, Loading } from '../../components/ui';
 import { SpeciesLink, StatsFilters, ZoneNote, useNamer, useStatsFilter, useStatsFormat } from './common';
 
 const REASONS: Record<string, Key> = {
@@ -142,7 +142,7 @@ function Expected() {
             <h3>
               {t(label)} <span className="badge">{fmt.int(list.length)}</span>
             </h3>
-            {list.length === 0 ? <p className="muted">{t('common.none')}</p> : null}
+            {list.length === 0 ? <EmptyNote>{t('common.none')}</EmptyNote> : null}
             <ul>
               {list.map((x) => (
                 <li key={x.code}>

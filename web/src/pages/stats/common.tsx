@@ -11,6 +11,7 @@ import type { StatsFilter } from '../../api/hooks/stats';
 import { useLang, useT } from '../../i18n';
 import { formatDate, useSession } from '../../session';
 import { useSpeciesNames } from '../../species';
+import { DateInput } from '../../components/DateInput';
 
 export const DAY_CHOICES = [30, 90, 365] as const;
 
@@ -119,11 +120,17 @@ export function StatsFilters({ satellite = true, defaultDays = 30 }: { satellite
         <>
           <div className="field">
             <label htmlFor="stats-from">{t('stats.from')}</label>
-            <input id="stats-from" type="date" required value={draft.from} onChange={(e) => setDraft({ ...draft, from: e.target.value })} />
+            <DateInput
+              id="stats-from"
+              type="date"
+              required
+              value={draft.from}
+              onChange={(e) => setDraft({ ...draft, from: e.target.value })}
+            />
           </div>
           <div className="field">
             <label htmlFor="stats-through">{t('stats.through')}</label>
-            <input
+            <DateInput
               id="stats-through"
               type="date"
               required
