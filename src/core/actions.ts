@@ -214,6 +214,8 @@ export const ACTIONS = [
   // The first hour (issue 23)
   'system.info',
   'settings.definitions',
+  'satellites.storage',
+  'system.storage',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];
