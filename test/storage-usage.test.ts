@@ -304,6 +304,29 @@ describe('storage usage', () => {
       'a team without audio rows is left out',
     );
   });
+
+  test("the migration's backfill rebuilds from the chunk rows what the triggers kept", async () => {
+    const snapshot = async () => ({
+      totals: await hub.infra.db.query(
+        `SELECT satellite_id, bytes::text, chunks::text, first_received_at FROM audio_storage_totals
+         WHERE bytes <> 0 OR chunks <> 0 ORDER BY satellite_id`,
+      ),
+      hours: await hub.infra.db.query(
+        `SELECT satellite_id, hour, added_bytes::text, removed_bytes::text FROM audio_storage_hours
+         WHERE added_bytes <> 0 OR removed_bytes <> 0 ORDER BY satellite_id, hour`,
+      ),
+    });
+    const kept = await snapshot();
+    assert.ok(kept.hours.length >= 3, 'arrivals on two days and a removal');
+    const sql = fs.readFileSync(path.join(import.meta.dirname, '../src/db/migrations/0024_audio_storage.sql'), 'utf8');
+    const backfill = sql.slice(sql.indexOf('-- Backfill'));
+    await hub.infra.db.tx(async (tx) => {
+      await tx.query('DELETE FROM audio_storage_hours');
+      await tx.query('DELETE FROM audio_storage_totals');
+      for (const statement of backfill.split(';').filter((x) => /\bINSERT\b/.test(x))) await tx.query(statement);
+    });
+    assert.deepEqual(await snapshot(), kept);
+  });
 });
 
 describe('storage usage on S3', () => {
