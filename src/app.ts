@@ -85,6 +85,8 @@ import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
 import { createRetentionService } from './modules/audio/retention.ts';
 import { retentionRoutes } from './modules/audio/retention-routes.ts';
+import { createStorageUsageService } from './modules/storage-usage/service.ts';
+import { storageUsageRoutes } from './modules/storage-usage/routes.ts';
 import { createJobsService } from './modules/jobs/service.ts';
 import { jobsRoutes } from './modules/jobs/routes.ts';
 import { createMobileService } from './modules/mobile/service.ts';
@@ -490,6 +492,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
   });
 
   const stats = createStatsService({ db, clock, settings, visibility });
+  const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
 
   const routes: RouteDef[] = [
     ...systemRoutes(clock),
@@ -521,6 +524,7 @@ export function createServices(infra: Infra, opts: AppOptions = {}) {
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
     ...retentionRoutes(retention),
+    ...storageUsageRoutes(storageUsage),
     ...jobsRoutes(jobs),
     ...mobileRoutes(mobile),
     ...fieldNotesRoutes(fieldNotes),

@@ -215,6 +215,8 @@ export const ACTIONS = [
   'system.info',
   'settings.definitions',
   'teams.invites.summary',
+  'satellites.storage',
+  'system.storage',
 ] as const;
 
 export type Action = (typeof ACTIONS)[number];

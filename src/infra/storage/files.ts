@@ -181,6 +181,20 @@ export function createFileStorage(root: string): ObjectStorage {
       }
     },
 
+    async freeSpace() {
+      // The objects folder appears with the first put; before that its nearest existing parent
+      // (the data dir) is on the same file system as far as anyone can know.
+      for (let dir = base; ; dir = path.dirname(dir)) {
+        try {
+          const s = await fs.statfs(dir);
+          // bavail: what an unprivileged writer (the hub) may still use, not the root reserve.
+          return { freeBytes: s.bavail * s.bsize, totalBytes: s.blocks * s.bsize };
+        } catch (e) {
+          if (!isMissing(e) || path.dirname(dir) === dir) throw e;
+        }
+      }
+    },
+
     close: () => writer.close(),
   };
 }

@@ -171,6 +171,9 @@ export function createS3Storage(opts: S3StorageOptions): ObjectStorage {
       }
     },
 
+    // A bucket reports no free space; the hub says so instead of guessing.
+    freeSpace: async () => null,
+
     async close() {
       client.destroy();
     },

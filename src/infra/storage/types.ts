@@ -23,6 +23,11 @@ export interface ObjectStorage {
   delete(key: string): Promise<void>;
   /** Deletes every key; missing keys are fine. */
   deleteMany(keys: string[]): Promise<void>;
+  /**
+   * Free and total bytes of the file system the objects are written to, or null where the store
+   * cannot tell (S3: a bucket has no free space to ask about).
+   */
+  freeSpace(): Promise<{ freeBytes: number; totalBytes: number } | null>;
   close(): Promise<void>;
   readonly kind: 'files' | 's3';
 }

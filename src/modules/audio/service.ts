@@ -2,6 +2,9 @@ import type { Db } from '../../infra/db/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { notFound } from '../../core/errors.ts';
 import { createAudioRepo } from './repo.ts';
+import { createUsageRepo } from './usage-repo.ts';
+
+export type { SatelliteUsageRow } from './usage-repo.ts';
 
 /** Where a chunk's WAV lives (DESIGN.md §5), dated by its recording day in UTC. */
 export function chunkStorageKey(tenantId: string, satelliteId: string, chunkId: string, recordedAt: Date): string {
@@ -42,7 +45,14 @@ export interface AudioResponse {
 export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange'> }) {
   const { storage } = deps;
   const repo = createAudioRepo(deps.db);
+  const usage = createUsageRepo(deps.db);
   return {
+    /** Stored audio per satellite of a team, with the net bytes since `since` (0024 aggregates). */
+    usageOfTeam: usage.ofTeam,
+
+    /** Stored audio per satellite of every team, with the net bytes since `since` (hub admins). */
+    usageOfHub: usage.ofHub,
+
     /** Ingest: chunk rows in one statement, each answered with what it found (repo.ts storeMany). */
     storeChunks: repo.storeMany,
 

@@ -102,6 +102,23 @@ export function createDeviceRepo(db: Db) {
         [tenantIds ? [...tenantIds] : null, satelliteId ?? null],
       ),
 
+    /**
+     * A team's satellites (archived too: their audio still takes room), each with the free space
+     * of its latest telemetry sample that reported one (storage panel, issue 23).
+     */
+    storageReports: (tenantId: string) =>
+      db.query<{ id: string; name: string; archived: boolean; freeBytes: string | number | null; reportedAt: Date | null }>(
+        `SELECT s.id, s.name, s.archived, t.storage_free_bytes AS "freeBytes", t.at AS "reportedAt"
+         FROM satellites s
+         LEFT JOIN LATERAL (
+           SELECT storage_free_bytes, at FROM telemetry
+           WHERE satellite_id = s.id AND storage_free_bytes IS NOT NULL ORDER BY at DESC, id DESC LIMIT 1
+         ) t ON true
+         WHERE s.tenant_id = $1
+         ORDER BY s.name, s.id`,
+        [tenantId],
+      ),
+
     /** Telemetry samples of one satellite, newest first. */
     telemetry: (tenantId: string, satelliteId: string, limit: number) =>
       db.query<{

@@ -241,6 +241,25 @@ export const SETTINGS: readonly SettingDef[] = [
     default: 0,
     description: 'Days audio is kept (0 keeps it forever)',
   }),
+  // Storage in sight (issue 23)
+  at(['hub'], {
+    key: 'storage_warning_days',
+    unit: 'd',
+    type: 'integer',
+    min: 1,
+    max: 3650,
+    default: 14,
+    description: 'Warn when the free space where the hub writes lasts fewer days than this at the current growth',
+  }),
+  team({
+    key: 'satellite_storage_warning_mb',
+    unit: 'MB',
+    type: 'integer',
+    min: 1,
+    max: 1_048_576,
+    default: 1024,
+    description: "Warn when a satellite's latest telemetry reports less free space than this",
+  }),
   team({ key: 'aggregation_enabled', type: 'boolean', default: false, description: 'New detections wait on the aggregation rule' }),
   team({
     key: 'aggregation_count',

@@ -7476,6 +7476,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/satellites/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Audio bytes stored per satellite of the team and in total, growth per day over the last 7 days, each satellite's free space from its latest telemetry (lowFreeSpace below the team setting satellite_storage_warning_mb), and the free space where the hub writes with the days it lasts (warning below the hub setting storage_warning_days) */
+        get: {
+            parameters: {
+                query: {
+                    tenantId: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chunks: number;
+                            growthBytesPerDay: number;
+                            hub: {
+                                daysRemaining: number | null;
+                                freeBytes: number | null;
+                                freeUnknownReason: ("object_storage_s3" | "unavailable") | (never | null);
+                                growthBytesPerDay: number;
+                                storage: "files" | "s3";
+                                totalBytes: number | null;
+                                warning: boolean;
+                                warningDays: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            satellites: ({
+                                archived: boolean;
+                                chunks: number;
+                                freeBytes: number | null;
+                                /** Format: date-time */
+                                freeReportedAt: string | null;
+                                growthBytesPerDay: number;
+                                /** Format: uuid */
+                                id: string;
+                                lowFreeSpace: boolean;
+                                name: string;
+                                storedBytes: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            satelliteWarningBytes: number;
+                            /** Format: uuid */
+                            tenantId: string;
+                            totalBytes: number;
+                            windowDays: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sessions": {
         parameters: {
             query?: never;
@@ -10280,6 +10355,71 @@ export interface paths {
                             } & {
                                 [key: string]: unknown;
                             })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/system/storage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The hub's stored audio in total and per team, growth per day over the last 7 days, the free space where the hub writes (null with a reason on S3) and the days it lasts, with the warning of the hub setting storage_warning_days */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            chunks: number;
+                            disk: {
+                                daysRemaining: number | null;
+                                freeBytes: number | null;
+                                freeUnknownReason: ("object_storage_s3" | "unavailable") | (never | null);
+                                growthBytesPerDay: number;
+                                storage: "files" | "s3";
+                                totalBytes: number | null;
+                                warning: boolean;
+                                warningDays: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            teams: ({
+                                chunks: number;
+                                growthBytesPerDay: number;
+                                name: string;
+                                satellites: number;
+                                storedBytes: number;
+                                /** Format: uuid */
+                                tenantId: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            totalBytes: number;
+                            windowDays: number;
                         } & {
                             [key: string]: unknown;
                         };

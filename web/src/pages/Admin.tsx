@@ -9,6 +9,7 @@ import { ModelsAdmin } from '../components/ModelsAdmin';
 import { Retention } from '../components/admin/Retention';
 import { MobileReleases } from '../components/admin/MobileReleases';
 import { SystemStatus } from '../components/admin/SystemStatus';
+import { SystemStorage } from '../components/admin/SystemStorage';
 import { ImageCache } from '../components/admin/ImageCache';
 
 export default function Admin() {
@@ -81,6 +82,8 @@ export default function Admin() {
 
       <h2>{t('system.title')}</h2>
       <SystemStatus />
+      <h3>{t('storage.title')}</h3>
+      <SystemStorage />
 
       <h2>{t('settings.hub')}</h2>
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />

@@ -1,13 +1,21 @@
 /** The fleet: satellites with state and telemetry, and registration with its one-time credentials. */
 import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { useRegisterSatellite, useSatellites, useTelemetry, type Registration } from '../api/hooks/satellites';
+import {
+  useRegisterSatellite,
+  useSatellites,
+  useSatelliteStorage,
+  useTelemetry,
+  type Registration,
+  type SatelliteStorage,
+} from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 import { SatelliteSetup } from '../components/SatelliteSetup';
+import { DiskFacts, DiskWarning } from '../components/Storage';
 
 function uptime(t: T, s: number | null): string {
   if (s === null) return '—';
@@ -83,6 +91,59 @@ function TelemetryCell({ id }: { id: string }) {
   );
 }
 
+type StoredSatellite = SatelliteStorage['satellites'][number];
+
+/** The team's audio, its growth, the hub's disk, and the warnings: the hub running out, satellites low on space. */
+function FleetStorage({ storage }: { storage: SatelliteStorage }) {
+  const t = useT();
+  const fmt = useFormat();
+  const low = storage.satellites.filter((s) => s.lowFreeSpace);
+  return (
+    <section className="card" aria-labelledby="fleet-storage-title" data-testid="fleet-storage">
+      <h2 id="fleet-storage-title">{t('storage.title')}</h2>
+      <DiskWarning disk={storage.hub} />
+      {low.length > 0 ? (
+        <p className="card banner" role="alert" data-testid="satellites-low">
+          {t('storage.satellitesLow', { limit: fmt.bytes(storage.satelliteWarningBytes), names: low.map((s) => s.name).join(', ') })}
+        </p>
+      ) : null}
+      <dl>
+        <dt>{t('storage.teamTotal')}</dt>
+        <dd data-testid="team-total">
+          {fmt.bytes(storage.totalBytes)} <span className="muted small">({t('storage.chunks', { n: fmt.number(storage.chunks) })})</span>
+        </dd>
+        <dt>{t('storage.growth')}</dt>
+        <dd data-testid="team-growth">
+          {t('storage.perDay', { bytes: fmt.bytes(storage.growthBytesPerDay) })}{' '}
+          <span className="muted small">{t('storage.growthHint', { days: storage.windowDays })}</span>
+        </dd>
+        <DiskFacts disk={storage.hub} windowDays={storage.windowDays} />
+      </dl>
+    </section>
+  );
+}
+
+/** A satellite's audio on the hub, and the free space its own telemetry last reported (flagged when low). */
+function StorageCell({ s }: { s: StoredSatellite | undefined }) {
+  const t = useT();
+  const fmt = useFormat();
+  if (!s) return <span className="muted">—</span>;
+  return (
+    <span data-testid="satellite-storage">
+      {fmt.bytes(s.storedBytes)}
+      {s.freeBytes !== null ? (
+        <>
+          <br />
+          <span className="small" title={fmt.dateTime(s.freeReportedAt)}>
+            {t('storage.satFree', { bytes: fmt.bytes(s.freeBytes) })}
+          </span>
+          {s.lowFreeSpace ? <span className="pill warn">{t('storage.low')}</span> : null}
+        </>
+      ) : null}
+    </span>
+  );
+}
+
 /** One telemetry call per listed satellite (an indexed LIMIT query each): the first rows only. */
 const TELEMETRY_ROWS = 50;
 
@@ -93,6 +154,8 @@ export default function Fleet() {
   const tenantId = team?.id ?? null;
   const [showArchived, setShowArchived] = useState(false);
   const list = useSatellites(tenantId, showArchived, { refetchInterval: 30_000 });
+  const storage = useSatelliteStorage(tenantId);
+  const stored = new Map(storage.data?.satellites.map((s) => [s.id, s]) ?? []);
 
   const [name, setName] = useState('');
   const [creds, setCreds] = useState<{ reg: Registration; name: string } | null>(null);
@@ -179,6 +242,7 @@ export default function Fleet() {
           </div>
         </div>
       ) : null}
+      {storage.data ? <FleetStorage storage={storage.data} /> : <ErrorText error={storage.error} />}
       <label className="check">
         <input type="checkbox" checked={showArchived} onChange={(e) => setShowArchived(e.target.checked)} />
         {t('fleet.showArchived')}
@@ -199,6 +263,7 @@ export default function Fleet() {
               <th scope="col">{t('fleet.outbox')}</th>
               <th scope="col">{t('fleet.filter')}</th>
               <th scope="col">{t('fleet.telemetry')}</th>
+              <th scope="col">{t('storage.column')}</th>
             </tr>
           </thead>
           <tbody>
@@ -223,6 +288,9 @@ export default function Fleet() {
                 <td className="small">{stats(t, s.outboxStats)}</td>
                 <td className="small">{stats(t, s.filterStats)}</td>
                 <td>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
+                <td>
+                  <StorageCell s={stored.get(s.id)} />
+                </td>
               </tr>
             ))}
           </tbody>

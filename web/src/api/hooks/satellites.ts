@@ -35,6 +35,18 @@ export function useSatellites(tenantId: string | null, archived = false, opts: {
   });
 }
 
+export type SatelliteStorage = Body<'/api/satellites/storage', 'get'>;
+
+/** Stored audio per satellite, the team's total and growth, satellite free space and the hub's disk (refreshed each minute). */
+export function useSatelliteStorage(tenantId: string | null) {
+  return useQuery({
+    queryKey: ['satellites', tenantId, 'storage'] as const,
+    enabled: !!tenantId,
+    refetchInterval: 60_000,
+    queryFn: () => data(api.GET('/api/satellites/storage', { params: { query: { tenantId: tenantId! } } })),
+  });
+}
+
 export function useSatellite(id: string) {
   return useQuery({ queryKey: satelliteKeys.one(id), queryFn: () => data(api.GET('/api/satellites/{id}', { params: { path: { id } } })) });
 }

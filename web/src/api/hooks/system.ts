@@ -29,3 +29,14 @@ export function useHubInfo() {
     staleTime: 60_000,
   });
 }
+
+export type SystemStorage = Body<'/api/system/storage', 'get'>;
+
+/** The hub's stored audio, growth and disk (hub admins); refreshed each minute. */
+export function useSystemStorage() {
+  return useQuery({
+    queryKey: ['system-storage'] as const,
+    queryFn: () => data(api.GET('/api/system/storage')),
+    refetchInterval: 60_000,
+  });
+}
