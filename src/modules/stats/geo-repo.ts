@@ -118,11 +118,12 @@ export function createGeoRepo(db: Db) {
             const where = counted({ ...f, start: r.from, end: r.to }, values);
             parts.push(`SELECT d.satellite_id::text, lower(d.species_code), 1, ${r.sign === -1 ? -1 : 1} FROM detections d WHERE ${where}`);
           }
-          // A year is ~150,000 satellite × species rows: at the default work_mem their sort spills to
-          // disk; with room for it the grouping runs in memory (hashed), and byte order ("C") is
-          // all a grouping needs.
+          // A year is ~150,000 satellite × species rows. The planner, expecting a few thousand,
+          // sorts them to group them (spilling to disk at the default work_mem); grouping them in a
+          // hash table takes a third of the time, so sorting is ruled out for this one query.
           return db.tx(async (tx) => {
-            await tx.query(`SET LOCAL work_mem = '64MB'`);
+            await tx.query(`SET LOCAL enable_sort = off`);
+            await tx.query(`SET LOCAL work_mem = '16MB'`);
             return tx.query<{ satellite: string; listed: number; species: number }>(
               `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
                FROM (
