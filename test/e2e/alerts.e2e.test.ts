@@ -215,6 +215,22 @@ describe('alerts dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await ch.getByRole('button', { name: 'Cancel' }).click();
   });
 
+  test('a detection rule takes its minimum confidence in percent, as the dashboard shows confidences', async () => {
+    await page.getByRole('button', { name: 'Add a rule' }).click();
+    const form = page.getByRole('form', { name: 'New rule' });
+    await form.getByLabel('Rule name').fill('Sure calls');
+    await form.getByLabel('Rule type').selectOption('detection');
+    await form.getByLabel('Minimum confidence (%)').fill('85');
+    await form.getByRole('button', { name: 'Save' }).click();
+    const rule = page.getByTestId('rule').filter({ hasText: 'Sure calls' });
+    await rule.waitFor();
+    assert.match((await rule.textContent()) ?? '', /Confidence ≥ 85 %/);
+    const saved = (await api.get(`/alert-rules/rules?tenantId=${team.id}`, owner)).body.rules.find(
+      (r: { name: string }) => r.name === 'Sure calls',
+    );
+    assert.equal(saved.conditions.minConfidence, 0.85);
+  });
+
   test('an alert arrives live: a toast in both languages, unread count 1, listed; Acknowledge clears the count', async () => {
     // The socket lives in the app shell: wait for it on the detections page, then move within the app.
     await nav().getByRole('link', { name: 'Detections' }).click();

@@ -136,14 +136,18 @@ export function RuleForm(props: {
           <div className="row">
             <Field label={t('rules.minConfidence')}>
               {(id) => (
+                // Entered in percent, as every confidence the dashboard shows; the API keeps 0–1.
                 <input
                   id={id}
                   type="number"
-                  min={0}
-                  max={1}
-                  step={0.01}
-                  value={c.minConfidence ?? ''}
-                  onChange={(e) => patch({ minConfidence: num(e.target.value) })}
+                  min={LIMITS.confidencePercent.min}
+                  max={LIMITS.confidencePercent.max}
+                  step={1}
+                  value={c.minConfidence === undefined ? '' : Math.round(c.minConfidence * 1000) / 10}
+                  onChange={(e) => {
+                    const v = num(e.target.value);
+                    patch({ minConfidence: v === undefined ? undefined : v / 100 });
+                  }}
                 />
               )}
             </Field>

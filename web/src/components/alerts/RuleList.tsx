@@ -12,7 +12,7 @@ function summary(t: T, r: AlertRule, satName: (id: string) => string): string {
   const c = r.conditions as RuleConditions;
   const parts: string[] = [];
   if (c.species?.length) parts.push(`${t('rules.species')}: ${c.species.join(', ')}`);
-  if (c.minConfidence !== undefined) parts.push(`${t('rules.minConfidence')} ≥ ${c.minConfidence}`);
+  if (c.minConfidence !== undefined) parts.push(t('rules.summary.confidence', { percent: Math.round(c.minConfidence * 1000) / 10 }));
   if (c.categories?.length) parts.push(`${t('rules.categories')}: ${c.categories.join(', ')}`);
   for (const k of ['rareOnly', 'firstOfDay', 'firstOfSeason', 'verifiedOnly'] as const) if (c[k]) parts.push(t(`rules.${k}`));
   if (c.minutes !== undefined) parts.push(t('rules.summary.minutes', { n: c.minutes }));
