@@ -24,14 +24,18 @@ describe('stats aggregates equal raw rows', () => {
   let sats: Array<{ id: string }>;
   let visible = ['bird', 'amphibian', 'insect', 'other_animal'];
 
-  /** Deterministic pseudo-random rows over ten days around the March DST change. */
+  /** Deterministic pseudo-random rows, most over ten days around the March DST change. */
   function rows(n: number, seed: number, t: TestTeam, satellites: Array<{ id: string }>): Row[] {
     let x = seed;
     const rnd = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
     const codes = ['eurrob1', 'gretit1', 'comcha', 'eurbla', 'blutit'];
     const out: Row[] = [];
     for (let i = 0; i < n; i++) {
-      const at = Date.parse('2026-03-24T00:00:00Z') + Math.floor(rnd() * 10 * 24 * 60) * 60_000;
+      // A quarter spread over June 2025 to March 2027, so year-long windows read the year rows (0025).
+      const at =
+        rnd() < 0.25
+          ? Date.parse('2025-06-01T00:00:00Z') + Math.floor(rnd() * 640 * 24 * 60) * 60_000
+          : Date.parse('2026-03-24T00:00:00Z') + Math.floor(rnd() * 10 * 24 * 60) * 60_000;
       const human = rnd() < 0.1;
       out.push({
         sat: satellites[Math.floor(rnd() * satellites.length)],
@@ -60,9 +64,10 @@ describe('stats aggregates equal raw rows', () => {
     assert.deepEqual(hours, [], `${label}: detection_hour_counts`);
     const periods = await hub.infra.db.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, g.grain,
-                    CASE g.grain WHEN 'day' THEN (detected_at AT TIME ZONE 'UTC')::date ELSE date_trunc('month', detected_at AT TIME ZONE 'UTC')::date END AS period,
+                    CASE g.grain WHEN 'day' THEN (detected_at AT TIME ZONE 'UTC')::date WHEN 'month' THEN date_trunc('month', detected_at AT TIME ZONE 'UTC')::date
+                      ELSE date_trunc('year', detected_at AT TIME ZONE 'UTC')::date END AS period,
                     verification_status AS s
-                  FROM detections CROSS JOIN (VALUES ('day'), ('month')) g (grain) WHERE ${LISTED}),
+                  FROM detections CROSS JOIN (VALUES ('day'), ('month'), ('year')) g (grain) WHERE ${LISTED}),
        x AS (SELECT tenant_id, grain, period, 'pair' AS dims, sat, code, category, s FROM r
              UNION ALL SELECT tenant_id, grain, period, 'satellite', sat, '', category, s FROM r
              UNION ALL SELECT tenant_id, grain, period, 'species', '', code, category, s FROM r
@@ -80,7 +85,8 @@ describe('stats aggregates equal raw rows', () => {
       `WITH r AS (SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
                     extract(hour FROM detected_at AT TIME ZONE 'UTC')::int AS hod FROM detections WHERE ${LISTED}),
        d AS (SELECT tenant_id, 'day' AS grain, day AS period, satellite, hod, category, count(*)::int AS n FROM r GROUP BY 1, 2, 3, 4, 5, 6
-             UNION ALL SELECT tenant_id, 'month', date_trunc('month', day)::date, satellite, hod, category, count(*)::int FROM r GROUP BY 1, 2, 3, 4, 5, 6)
+             UNION ALL SELECT tenant_id, 'month', date_trunc('month', day)::date, satellite, hod, category, count(*)::int FROM r GROUP BY 1, 2, 3, 4, 5, 6
+             UNION ALL SELECT tenant_id, 'year', date_trunc('year', day)::date, satellite, hod, category, count(*)::int FROM r GROUP BY 1, 2, 3, 4, 5, 6)
        SELECT * FROM d FULL JOIN (SELECT tenant_id, grain, period, satellite, hod::int AS hod, category, listed AS n FROM detection_hod_counts WHERE listed <> 0) c
          USING (tenant_id, grain, period, satellite, hod, category) WHERE d.n IS DISTINCT FROM c.n`,
     );
@@ -122,6 +128,8 @@ describe('stats aggregates equal raw rows', () => {
       'from=2026-03-01&to=2026-05-01', // whole months
       'from=2026-03-26T10:17:00Z&to=2026-03-30T05:43:00Z', // unaligned edges: rows
       'from=2026-03-29T00:00:00Z&to=2026-03-29T12:00:00Z', // inside one UTC day
+      'from=2025-11-26&to=2026-11-26', // a rolling year: a year row and a month at each end
+      'from=2026-01-01&to=2027-01-01', // a local calendar year: its UTC year, an hour moved at each end
     ];
     for (const w of windows) {
       const get = async (path: string) => {
