@@ -11,25 +11,21 @@ export interface Diversity {
   evenness: number | null;
 }
 
-export function diversity(counts: readonly number[]): Diversity {
-  const xs = counts.filter((n) => n > 0);
-  const total = xs.reduce((a, b) => a + b, 0);
-  if (total === 0) return { speciesCount: 0, detectionCount: 0, shannon: null, simpson: null, evenness: null };
-  let h = 0;
-  let sq = 0;
-  for (const n of xs) {
-    const p = n / total;
-    h -= p * Math.log(p);
-    sq += p * p;
-  }
-  // A single species: H′ is exactly zero (−1·ln 1), never −0.
-  const shannon = h === 0 ? 0 : h;
+/**
+ * The indices from sums the database formed: S species, N detections, Σ n ln n and Σ n² over
+ * the species' counts n (H′ = −Σ pᵢ ln pᵢ = ln N − Σ n ln n / N; Σ pᵢ² = Σ n² / N²).
+ */
+export function diversityFromTerms(t: { species: number; detections: number; nLnN: number; nSquared: number } | undefined): Diversity {
+  if (!t || t.detections <= 0) return { speciesCount: 0, detectionCount: 0, shannon: null, simpson: null, evenness: null };
+  const n = t.detections;
+  // Rounding can leave a hair below zero where H′ is exactly zero (one species).
+  const h = t.species < 2 ? 0 : Math.max(0, Math.log(n) - t.nLnN / n);
   return {
-    speciesCount: xs.length,
-    detectionCount: total,
-    shannon,
-    simpson: 1 - sq,
-    evenness: xs.length < 2 ? null : shannon / Math.log(xs.length),
+    speciesCount: t.species,
+    detectionCount: n,
+    shannon: h,
+    simpson: t.species < 2 ? 0 : 1 - t.nSquared / (n * n),
+    evenness: t.species < 2 ? null : h / Math.log(t.species),
   };
 }
 

@@ -9,7 +9,7 @@ import { badRequest, notFound } from '../../core/errors.ts';
 import type { Db } from '../../infra/db/index.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { SettingsService } from '../settings/service.ts';
-import { diversity, overlap } from './indices.ts';
+import { diversityFromTerms, overlap } from './indices.ts';
 import { createStatsRepo, type Scope } from './repo.ts';
 import type * as S from './schemas.ts';
 import {
@@ -136,12 +136,11 @@ export function createStatsService(deps: {
 
     async speciesList(tenantIds: Teams, q: Query & { limit?: number }): Promise<Static<typeof S.SpeciesList>> {
       const { w, scope, head } = await prepare(tenantIds, q);
-      const [totals, pairs] = await Promise.all([
+      const [totals, perSpecies] = await Promise.all([
         repo.periodic(scope, whole(w), { satellite: false, code: true }),
-        repo.periodic(scope, whole(w), { satellite: true, code: true }),
+        repo.satellitesPerSpecies(scope, whole(w)),
       ]);
-      const sats = new Map<string, number>();
-      for (const p of pairs) if (p.listed > 0) sats.set(p.code, (sats.get(p.code) ?? 0) + 1);
+      const sats = new Map(perSpecies.map((x) => [x.code, x.satellites]));
       const rows = totals.sort((a, b) => b.listed - a.listed || a.code.localeCompare(b.code)).slice(0, q.limit ?? 500);
       const names = await repo.speciesNames(
         tenantIds,
@@ -272,20 +271,14 @@ export function createStatsService(deps: {
 
     async biodiversity(tenantIds: Teams, q: Query): Promise<Static<typeof S.Biodiversity>> {
       const { w, scope, head } = await prepare(tenantIds, q);
-      const [rows, satellites] = await Promise.all([
-        repo.periodic(scope, whole(w), { satellite: true, code: true }),
+      const [terms, satellites] = await Promise.all([
+        repo.diversityTerms(scope, whole(w)),
         repo.satellites(tenantIds, q.satelliteId ? [q.satelliteId] : undefined),
       ]);
-      const per = new Map<string, number[]>();
-      for (const r of rows) {
-        if (r.listed <= 0) continue;
-        const counts = per.get(r.satellite);
-        if (counts) counts.push(r.listed);
-        else per.set(r.satellite, [r.listed]);
-      }
+      const per = new Map(terms.map((t) => [t.satellite.toLowerCase(), t]));
       return {
         ...head,
-        satellites: satellites.map((s) => ({ satelliteId: s.id, name: s.name, ...diversity(per.get(s.id) ?? []) })),
+        satellites: satellites.map((s) => ({ satelliteId: s.id, name: s.name, ...diversityFromTerms(per.get(s.id.toLowerCase())) })),
       };
     },
 
