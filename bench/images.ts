@@ -7,6 +7,8 @@
 import zlib from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
+import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { adminAuth, api, startHubProcess } from './hub-process.ts';
 import { birdJpeg, startFakeProviders } from '../test/helpers/photo-providers.ts';
@@ -95,8 +97,46 @@ export async function run() {
     const pub = `${hub.url}/api/species/showcase/image?code=${codes[0]}&square=256`;
     const rp = await autocannon({ url: pub, connections: 100, duration: DURATION });
     console.log(`public showcase square 256 at 100 connections: ${rp.requests.average.toFixed(0)} req/s, p99 ${rp.latency.p99} ms`);
+    // The framework's floor: bare Fastify in its own process sending the same squares with the same
+    // headers. autocannon decodes every body as UTF-8 text (its issue #485), which costs it dearly on
+    // large binary bodies: the 512 px floor shows how much of the 512 row is the load generator's.
+    for (const size of [128, 512]) {
+      const squareUrl = `${hub.url}/api/species/image/by-key?key=${keys[0]}&square=${size}`;
+      const square = Buffer.from(await (await fetch(squareUrl, { headers: auth })).arrayBuffer());
+      const bare = await bareFastify(square);
+      try {
+        const connections = size === 128 ? 100 : 50;
+        await autocannon({ url: bare.url, connections, duration: 2 });
+        const rb = await autocannon({ url: bare.url, connections, duration: DURATION * 2 });
+        console.log(
+          `floor: bare Fastify (own process, the ${size} px square's ${square.length} bytes and headers) at ${connections} connections: ${rb.requests.average.toFixed(0)} req/s, p50 ${rb.latency.p50} ms, p99 ${rb.latency.p99} ms`,
+        );
+      } finally {
+        bare.stop();
+      }
+    }
   } finally {
     await hub.stop();
     await fake.close();
   }
+}
+
+/** bench/bare-fastify.ts in its own process, answering every GET with `body`. */
+async function bareFastify(body: Buffer): Promise<{ url: string; stop: () => void }> {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bare-')), 'square.jpg');
+  fs.writeFileSync(file, body);
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'bare-fastify.ts'), file], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+    child.once('exit', (code) => reject(new Error(`bare Fastify exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    stop: () => {
+      child.kill();
+      fs.rmSync(path.dirname(file), { recursive: true, force: true });
+    },
+  };
 }
