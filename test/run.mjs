@@ -38,23 +38,37 @@ if (files.length === 0 && e2e.length === 0) {
   process.exit(1);
 }
 
-function run(list, concurrency) {
+function run(label, list, concurrency) {
   if (list.length === 0) return 0;
+  const started = Date.now();
   const res = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list.map((f) => path.join('test', f))],
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(root, 'test', 'file-times-reporter.mjs')}`,
+      '--test-reporter-destination=stdout',
+      ...list.map((f) => path.join('test', f)),
+    ],
     { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test' } },
   );
+  console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   return res.status ?? 1;
 }
 
 const parallel = run(
+  'parallel batch',
   files.filter((f) => !SERIAL.has(f)),
   process.env.TEST_CONCURRENCY ?? '2',
 );
 const serial = run(
+  'serial batch',
   files.filter((f) => SERIAL.has(f)),
   '1',
 );
-const browser = run(e2e, '1');
+const browser = run('browser tests', e2e, '1');
 process.exit(parallel || serial || browser);
