@@ -4,11 +4,12 @@
  *   2. src/infra (ports and adapters; knows nothing of the domain)
  *   3. src/modules (each domain's rules and tables)
  *   4. src/ingest, src/inference (messages and jobs wired into module services)
- *   5. src/app.ts, src/runtime.ts, src/bootstrap.ts, src/database.ts, src/main.ts (composition)
+ *   5. src/app.ts, src/services.ts, src/routes.ts, src/runtime.ts, src/bootstrap.ts, src/database.ts,
+ *      src/main.ts (composition)
  * The reference satellite (src/satellite) stands beside the hub on the protocol alone.
  * docs/architecture.md explains the picture.
  */
-const COMPOSITION = '^src/(app|runtime|bootstrap|database|main)\\.ts$';
+const COMPOSITION = '^src/(app|services|routes|runtime|bootstrap|database|main)\\.ts$';
 const REPO = '(repo|[^/]*-repo)\\.ts$';
 
 module.exports = {

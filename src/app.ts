@@ -1,118 +1,27 @@
 import crypto from 'node:crypto';
-import path from 'node:path';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import websocket from '@fastify/websocket';
 import multipart from '@fastify/multipart';
 import type { Infra } from './infra/types.ts';
-import { createAuditWriter } from './modules/audit/writer.ts';
-import { createJwtService } from './core/jwt.ts';
 import { lazyChildLogger, type Log } from './core/log.ts';
-import { createAuthResolver } from './modules/auth/resolver.ts';
-import { cacheCredentials, forgetOnWrites } from './modules/auth/principal-cache.ts';
-import { trustPredicate } from './core/client-address.ts';
+import { forgetOnWrites } from './modules/auth/principal-cache.ts';
+import { addressIn, trustPredicate } from './core/client-address.ts';
 import { registerSecurityHeaders } from './core/security-headers.ts';
 import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
-import { createGuard } from './core/guard.ts';
 import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
 import { checkDeclarations } from './core/declarations.ts';
-import { access, type Permission, type RouteDef } from './core/permissions.ts';
-import { createAuthService } from './modules/auth/service.ts';
-import { authRoutes } from './modules/auth/routes.ts';
-import { createMfaService } from './modules/mfa/service.ts';
-import { mfaRoutes } from './modules/mfa/routes.ts';
-import { createUsersService } from './modules/users/service.ts';
-import { accountRoutes } from './modules/account/routes.ts';
-import { createSettingsService } from './modules/settings/service.ts';
+import { access, type Permission } from './core/permissions.ts';
 import { tileOrigin } from './modules/settings/registry.ts';
-import { createSatellitesService } from './modules/satellites/service.ts';
-import { createDeviceService } from './modules/satellites/device-service.ts';
-import { speciesRoutes } from './modules/species/routes.ts';
-import { speciesCatalog } from './modules/species/catalog.ts';
-import { createSpeciesService } from './modules/species/service.ts';
-import { satellitesRoutes } from './modules/satellites/routes.ts';
-import { createAudioService } from './modules/audio/service.ts';
-import { audioRoutes } from './modules/audio/routes.ts';
-import { createSpectrogramService } from './modules/audio/spectrogram.ts';
-import { spectrogramRoutes } from './modules/audio/spectrogram-routes.ts';
-import { createShareService } from './modules/share/service.ts';
-import { shareRoutes } from './modules/share/routes.ts';
-import { createCategoryVisibility } from './modules/detections/visibility.ts';
-import { settingsRoutes } from './modules/settings/routes.ts';
-import { createTeamsService, type DepartureHandler } from './modules/teams/service.ts';
-import { teamsRoutes } from './modules/teams/routes.ts';
-import { createInvitesService } from './modules/invites/service.ts';
-import { invitesRoutes } from './modules/invites/routes.ts';
-import { createApiKeysService } from './modules/api-keys/service.ts';
-import { apiKeysRoutes } from './modules/api-keys/routes.ts';
-import { adminRoutes } from './modules/admin/routes.ts';
-import { createJoiningService } from './modules/joining/service.ts';
-import { joiningRoutes } from './modules/joining/routes.ts';
-import { createAuditLogService } from './modules/audit/service.ts';
-import { auditRoutes } from './modules/audit/routes.ts';
-import { createDetectionsService } from './modules/detections/service.ts';
-import { detectionsRoutes } from './modules/detections/routes.ts';
-import { createCalibrationService } from './modules/calibration/service.ts';
-import { calibrationRoutes } from './modules/calibration/routes.ts';
-import { createSessionsService } from './modules/sessions/service.ts';
-import { sessionsRoutes } from './modules/sessions/routes.ts';
-import { createReviewService } from './modules/detections/review-service.ts';
-import { createSummaryService } from './modules/detections/summary-service.ts';
-import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
-import { infoRoutes, statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
-import { createSystemStatusService } from './modules/system/status.ts';
-import { createMetrics, type Metrics } from './infra/metrics/index.ts';
-import { INFERENCE_QUEUE } from './protocol/jobs.ts';
-import { ALERT_DELIVERY_QUEUE } from './modules/alerts/dispatch.ts';
-import { EXPORT_QUEUE } from './modules/exports/service.ts';
-import { addressIn } from './core/client-address.ts';
-import type { FastifyRequest } from 'fastify';
-import { latestRelease } from './modules/system/releases.ts';
-import { createModelsService } from './modules/models/service.ts';
-import { modelsRoutes } from './modules/models/routes.ts';
-import { createWorkersService } from './modules/workers/service.ts';
-import { workersRoutes } from './modules/workers/routes.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
-import { createLiveHub } from './modules/live/hub.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 import { WEB_DIST, registerWebRoutes } from './modules/web/static.ts';
-import { createAlerting } from './modules/alerts/index.ts';
-import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
-import { createExportsService } from './modules/exports/service.ts';
-import { createScheduledExports } from './modules/exports/scheduled.ts';
-import { exportsRoutes } from './modules/exports/routes.ts';
-import { createRetentionService } from './modules/audio/retention.ts';
-import { retentionRoutes } from './modules/audio/retention-routes.ts';
-import { createStorageUsageService } from './modules/storage-usage/service.ts';
-import { storageUsageRoutes } from './modules/storage-usage/routes.ts';
-import { createJobsService } from './modules/jobs/service.ts';
-import { jobsRoutes } from './modules/jobs/routes.ts';
-import { createMobileService } from './modules/mobile/service.ts';
-import { mobileRoutes } from './modules/mobile/routes.ts';
-import { createFieldNotesService } from './modules/field-notes/service.ts';
-import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
-import { createSpeciesImagesService } from './modules/species-images/service.ts';
-import { speciesImagesRoutes } from './modules/species-images/routes.ts';
-import { createSensitiveSpecies } from './modules/sensitive/service.ts';
-import { createPublicPagesService } from './modules/public/service.ts';
-import { publicRoutes } from './modules/public/routes.ts';
-import { createStatsService } from './modules/stats/service.ts';
-import { statsRoutes } from './modules/stats/routes.ts';
-import { createOpenMeteoClient } from './modules/weather/client.ts';
-import { createWeatherService } from './modules/weather/service.ts';
-import { createEbirdClient } from './modules/ebird/client.ts';
-import { createEbirdService } from './modules/ebird/service.ts';
-import { createMapService } from './modules/stats/map-service.ts';
-import { createWeatherCorrelationService } from './modules/stats/weather-correlation.ts';
-import { createExpectedSpeciesService } from './modules/stats/expected-species.ts';
-import { createGeoStatsService } from './modules/stats/geo-service.ts';
-import { statsGeoRoutes } from './modules/stats/geo-routes.ts';
+import { createServices, type ServiceOptions, type Services } from './services.ts';
+import { apiRoutes } from './routes.ts';
 
-export interface AppOptions {
-  /** Refuse audit actions a route did not declare (tests). */
-  strictAudit?: boolean;
+export interface AppOptions extends ServiceOptions {
   logger?: boolean;
 }
 
@@ -137,447 +46,10 @@ const METRICS_PERMISSION: Permission = {
   tags: ['system'],
 };
 
-/** Gauges read at each scrape from the ports: queue depths, the database pool, MQTT sessions. */
-function installCollectors(metrics: Metrics, infra: Infra): void {
-  const { queue, db, broker } = infra;
-  metrics.gauge(
-    'chorus_queue_jobs',
-    'Jobs per queue and state (waiting, active, delayed, failed, completed)',
-    ['queue', 'state'],
-    async () => {
-      const out: Array<[Record<string, string>, number]> = [];
-      for (const name of [INFERENCE_QUEUE, ALERT_DELIVERY_QUEUE, EXPORT_QUEUE]) {
-        const counts = await queue.counts(name);
-        for (const [state, n] of Object.entries(counts)) out.push([{ queue: name, state }, n]);
-      }
-      return out;
-    },
-  );
-  if (db.poolStats) {
-    const stats = db.poolStats.bind(db);
-    metrics.gauge('chorus_db_pool_connections', 'PostgreSQL pool clients: total, idle, and requests waiting for one', ['state'], () =>
-      Object.entries(stats()).map(([state, n]) => [{ state }, n]),
-    );
-  }
-  if (broker.connectedClients) {
-    const count = broker.connectedClients.bind(broker);
-    metrics.gauge('chorus_mqtt_connections', 'MQTT sessions connected to the embedded broker (the hub client included)', [], () => [
-      [{}, count()],
-    ]);
-  }
-}
-
 /** Routes served outside the module route lists, declared by path prefix. */
 const PREFIX_DECLARATIONS: Permission[] = [
   { method: 'GET', url: '/docs', action: 'docs.read', access: access.public, audit: [], summary: 'API documentation', tags: ['docs'] },
 ];
-
-export function createServices(infra: Infra, opts: AppOptions = {}) {
-  const { db, clock, mail, bus, kv, config, broker, storage } = infra;
-  const warn = (m: string) => infra.log.warn(m);
-  const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
-  // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
-  const metrics = createMetrics({ labels: { mode: config.mode } });
-  installCollectors(metrics, infra);
-  const systemStatus = createSystemStatusService({
-    db,
-    kv,
-    clock,
-    mode: config.mode,
-    broker,
-    storage,
-    queue: infra.queue,
-    speciesImages: () => speciesImages.totals(),
-  });
-  // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
-  const limits = {
-    register: kv.limiter('register', config.limits.register),
-    resetMail: kv.limiter('reset-mail', config.limits.resetMail),
-    inviteAccept: kv.limiter('invite-accept', config.limits.inviteAccept),
-    tokenGuesses: kv.limiter('token-guesses', config.limits.tokenGuesses),
-    apiKeys: kv.limiter('api-keys', config.limits.apiKeys),
-  };
-  const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
-  const species = createSpeciesService({ db });
-  // Filled once the public pages exist: any settings save drops their cache.
-  const settingsSaved: Array<() => Promise<void>> = [];
-  const settings = createSettingsService({
-    // After commit: a failed drop must not turn a saved change into an error (the page then turns over within 10 minutes).
-    onSaved: [() => Promise.all(settingsSaved.map((f) => f().catch(() => {}))).then(() => {})],
-    db,
-    clock,
-    audit,
-    bus,
-    satellites: { reach: (tx, scope) => satellites.reach(tx, scope), insertHistory: (tx, rows) => satellites.insertHistory(tx, rows) },
-    refs: { model: (id) => models.refuseModelRef(id) },
-  });
-  const models = createModelsService({ db, clock, audit, storage, species });
-  const workers = createWorkersService({ kv, queue: infra.queue, clock });
-  const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
-  // Bound once the alerts module exists (built after live, which needs the satellites).
-  const satellitesLinks = { alerts: async (_satelliteId: string) => 0 };
-  const satellites = createSatellitesService({
-    db,
-    clock,
-    audit,
-    settings,
-    apiKeys,
-    broker,
-    storage,
-    linked: {
-      alerts: (id) => satellitesLinks.alerts(id),
-      fieldNotes: (id) => fieldNotes.countOfSatellite(id),
-      keepName: async (tx, id, name) => void (await fieldNotes.keepSatelliteName(tx, id, name)),
-    },
-  });
-  const fieldNotes = createFieldNotesService({
-    db,
-    clock,
-    audit,
-    storage,
-    satelliteName: (tenantId, id) => satellites.nameOf(tenantId, id),
-  });
-  const departureHandlers: DepartureHandler[] = [
-    (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
-    (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
-  ];
-  const teams = createTeamsService({ db, clock, audit, settings, departureHandlers });
-  const joining = createJoiningService({
-    db,
-    clock,
-    kv,
-    mail,
-    audit,
-    teams,
-    settings,
-    publicUrl: config.publicUrl,
-  });
-  const invites = createInvitesService({
-    db,
-    clock,
-    audit,
-    teams,
-    publicUrl: config.publicUrl,
-    onInviteCreated: [joining.liftBlockByEmail],
-    onInviteUsed: [joining.liftBlock],
-    acceptLimit: limits.inviteAccept,
-  });
-  const auditLog = createAuditLogService({ db });
-  const users = createUsersService({
-    db,
-    clock,
-    audit,
-    teams,
-    settings,
-    auditLog,
-    // Bound late: auth and mfa are built next, as they read and write accounts through this service.
-    sessions: {
-      revokeUserSessions: (tx, userId, at, except) => auth.revokeUserSessions(tx, userId, at, except),
-      forgetEmail: (tx, email) => auth.forgetEmail(tx, email),
-    },
-    mfa: { summary: (userId, isHubAdmin) => mfa.summary(userId, isHubAdmin) },
-  });
-  const auth = createAuthService({
-    db,
-    clock,
-    audit,
-    mail,
-    jwt,
-    users: users.accounts,
-    settings,
-    invites,
-    teams,
-    publicUrl: config.publicUrl,
-    sessionTtlSeconds: config.sessionTtlSeconds,
-    limits: { register: limits.register, resetMail: limits.resetMail },
-    secondFactor: () => mfa.secondFactor,
-  });
-  const mfa = createMfaService({
-    db,
-    clock,
-    audit,
-    jwt,
-    users: users.accounts,
-    sessions: auth,
-    secret: config.secret,
-    publicUrl: config.publicUrl,
-  });
-  const audio = createAudioService({ db, storage });
-  const spectrograms = createSpectrogramService({ db, storage });
-  const devices = createDeviceService({ db, clock, audit });
-  const calibration = createCalibrationService({ db, clock, audit });
-  // One reader of what each team shows, for every list, count, summary and share.
-  const visibility = createCategoryVisibility(settings);
-  const sessions = createSessionsService({ db, calibrated: calibration.calibrated, visibility });
-  const detections = createDetectionsService({
-    db,
-    clock,
-    readers: { calibrated: calibration.calibrated, aggregationRule: settings.aggregationRule, visibility },
-  });
-  const review = createReviewService({
-    db,
-    clock,
-    audit,
-    settings,
-    onConfirmed: async (tenantId, id) => {
-      const detection = await detections.announcementOf(tenantId, id);
-      if (detection) await bus.publish('detection.announced', { trigger: 'confirmed', detection });
-    },
-  });
-  const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
-
-  // Sensitive species (issue 20): what leaves a team of them is generalised.
-  const sensitive = createSensitiveSpecies(settings);
-  const share = createShareService({
-    detections,
-    visibility,
-    audio,
-    spectrograms,
-    calibrated: calibration.calibrated,
-    clock,
-    secret: config.secret,
-    publicUrl: config.publicUrl,
-    settings,
-    sensitive,
-    devices,
-  });
-  const alerting = createAlerting({
-    isSensitive: sensitive.isSensitive,
-    db,
-    clock,
-    audit,
-    bus,
-    kv,
-    mail,
-    queue: infra.queue,
-    metrics,
-    config,
-    timeZone: (tenantId) => settings.teamSetting<string>(tenantId, 'time_zone'),
-    calibrated: async (tenantId, modelId, confidence) =>
-      modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
-    categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
-    teamName: (tenantId) => teams.teamName(tenantId),
-    sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
-    warn: (obj, msg) => infra.log.warn(obj, msg),
-  });
-  satellitesLinks.alerts = alerting.alerts.countOfSatellite;
-  const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
-  const exportsService = createExportsService({
-    sensitiveCodes: sensitive.codesOf,
-    db,
-    clock,
-    queue: infra.queue,
-    storage,
-    detections,
-    audio: audio.bytesOf,
-    timeZone: teamTimeZone,
-    teamName: teams.teamName,
-    publicUrl: config.publicUrl,
-  });
-  const scheduledExports = createScheduledExports({
-    db,
-    clock,
-    audit,
-    exports: exportsService,
-    files: alerting.files,
-    teamTimeZone,
-    publicUrl: config.publicUrl,
-  });
-  const mobile = createMobileService({
-    db,
-    clock,
-    audit,
-    storage,
-    tempDir: path.join(config.dataDir, 'tmp'),
-    maxBytes: config.mobileMaxBytes,
-  });
-
-  // Audio retention (issue 22): each team's audio_retention_days, while the hub switch retention_enabled is on.
-  const retention = createRetentionService({
-    db,
-    clock,
-    audit,
-    storage,
-    retentionDays: (tenantId) => settings.teamSetting<number | null>(tenantId, 'audio_retention_days'),
-    enabled: async () => (await settings.hubSetting<boolean>('retention_enabled')) !== false,
-  });
-
-  // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
-  const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
-
-  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
-  const speciesImages = createSpeciesImagesService({
-    db,
-    clock,
-    audit,
-    queue: infra.queue,
-    storage,
-    config: config.images,
-    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
-  });
-  // Public team pages (issue 20).
-  const publicPages = createPublicPagesService({
-    db,
-    kv,
-    clock,
-    settings,
-    visibility,
-    sensitive,
-    catalog: speciesCatalog,
-    // Species without a photo yet are asked for, so a later visit (after the 10-minute cache) has them.
-    photosOf: async (codes) =>
-      new Map(
-        (await speciesImages.photosFor(codes, { queue: true })).map((p) => [
-          p.code,
-          { url: p.url, credit: p.author, licence: p.licence, licenceUrl: p.licenceUrl, sourceUrl: p.sourceUrl },
-        ]),
-      ),
-    publicUrl: config.publicUrl,
-  });
-  settingsSaved.push(publicPages.dropCache);
-  // Statistics that reach outside (issue 19): weather at the satellites, eBird's expected species, the map.
-  const sources = config.statsSources;
-  const weather = createWeatherService({
-    db,
-    clock,
-    client: createOpenMeteoClient({
-      forecastUrl: sources.weatherForecastUrl,
-      archiveUrl: sources.weatherArchiveUrl,
-      timeoutMs: sources.timeoutMs,
-    }),
-  });
-  const ebird = createEbirdService({
-    db,
-    clock,
-    client: sources.ebirdApiKey
-      ? createEbirdClient({ baseUrl: sources.ebirdApiUrl, apiKey: sources.ebirdApiKey, timeoutMs: sources.timeoutMs })
-      : null,
-  });
-  const geoStats = createGeoStatsService({
-    clock,
-    settings,
-    map: createMapService({ db, devices, visibility }),
-    weather: createWeatherCorrelationService({ db, devices, visibility, weather }),
-    expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
-  });
-
-  const credentials = cacheCredentials(auth.credentials);
-  const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials, clock });
-  const guard = createGuard({
-    teamResolvers: {
-      membership: teams.teamOfMembership,
-      invite: invites.teamOfInvite,
-      apiKey: apiKeys.teamOfKey,
-      chunk: audio.teamOfChunk,
-      detection: detections.teamOfDetection,
-      satellite: async (id) => (await satellites.deviceFacts(id))?.tenantId ?? null,
-      alert: alerting.alerts.teamOfAlert,
-      alertRule: alerting.rules.teamOfRule,
-      alertChannel: alerting.channels.teamOfChannel,
-      exportJob: exportsService.teamOfJob,
-      scheduledExport: scheduledExports.teamOfScheduled,
-      fieldNote: fieldNotes.teamOfNote,
-    },
-    teamExists: teams.teamExists,
-    deviceFacts: satellites.deviceFacts,
-  });
-  const live = createLiveHub({
-    db,
-    clock,
-    audit,
-    bus,
-    broker,
-    deviceFacts: satellites.deviceFacts,
-    warn: (obj, msg) => infra.log.warn(obj, msg),
-  });
-
-  const stats = createStatsService({ db, clock, settings, visibility });
-  const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
-
-  const routes: RouteDef[] = [
-    ...systemRoutes(clock),
-    ...statusRoutes(systemStatus),
-    ...authRoutes(auth),
-    ...mfaRoutes(mfa),
-    ...accountRoutes(users, settings),
-    ...teamsRoutes(teams),
-    ...invitesRoutes(invites),
-    ...apiKeysRoutes(apiKeys),
-    ...adminRoutes(users, teams),
-    ...joiningRoutes(joining),
-    ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
-    ...versionsRoutes(settings, mobile.latestVersion),
-    ...infoRoutes(settings, config.publicUrl),
-    ...audioRoutes(audio),
-    ...spectrogramRoutes(spectrograms),
-    ...shareRoutes(share),
-    ...detectionsRoutes(detections),
-    ...calibrationRoutes(calibration),
-    ...sessionsRoutes(sessions),
-    ...detectionReviewRoutes(review, detectionSummary),
-    ...speciesRoutes(speciesCatalog, species),
-    ...auditRoutes(auditLog),
-    ...settingsRoutes(settings),
-    ...modelsRoutes(models),
-    ...workersRoutes(workers),
-    ...alertsRoutes(alerting.alerts),
-    ...alertRulesRoutes(alerting.rules, alerting.channels),
-    ...exportsRoutes(exportsService, scheduledExports),
-    ...retentionRoutes(retention),
-    ...storageUsageRoutes(storageUsage),
-    ...jobsRoutes(jobs),
-    ...mobileRoutes(mobile),
-    ...fieldNotesRoutes(fieldNotes),
-    ...speciesImagesRoutes(speciesImages),
-    ...publicRoutes(publicPages),
-    ...statsRoutes(stats),
-    ...statsGeoRoutes(geoStats),
-  ];
-
-  return {
-    audit,
-    jwt,
-    settings,
-    apiKeys,
-    teams,
-    invites,
-    joining,
-    satellites,
-    devices,
-    audio,
-    auth,
-    mfa,
-    users,
-    resolver,
-    credentials,
-    guard,
-    routes,
-    departureHandlers,
-    live,
-    detections,
-    share,
-    models,
-    workers,
-    limits,
-    alerting,
-    exports: exportsService,
-    scheduledExports,
-    retention,
-    jobs,
-    mobile,
-    fieldNotes,
-    geoStats,
-    weather,
-    ebird,
-    metrics,
-    systemStatus,
-    speciesImages,
-    sensitive,
-    publicPages,
-  };
-}
-
-export type Services = ReturnType<typeof createServices>;
 
 export async function buildApp(
   infra: Infra,
@@ -606,6 +78,7 @@ export async function buildApp(
     done();
   });
   const services = createServices(infra, opts);
+  const routes = apiRoutes(services, infra);
 
   installValidators(app);
   // Bodies are JSON only: Fastify's built-in text/plain parser would let a text body reach
@@ -638,7 +111,7 @@ export async function buildApp(
     // DESIGN.md §3: a dispatcher (and an inference worker) serves no HTTP API, only its health endpoint.
     const registry = registerRoutes(
       app,
-      services.routes.filter((r) => r.url === '/health' || r.url === '/health/ready'),
+      routes.filter((r) => r.url === '/health' || r.url === '/health/ready'),
       services.guard,
       services.resolver,
     );
@@ -661,7 +134,7 @@ export async function buildApp(
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
 
-  const registry = registerRoutes(app, services.routes, services.guard, services.resolver);
+  const registry = registerRoutes(app, routes, services.guard, services.resolver);
   app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () =>
     app.swagger(),
   );

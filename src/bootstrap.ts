@@ -1,7 +1,7 @@
 import type { Config } from './config.ts';
 import { randomHex } from './core/crypto.ts';
 import { systemActor } from './core/actor.ts';
-import type { Services } from './app.ts';
+import type { Services } from './services.ts';
 
 export type BootstrapResult =
   { kind: 'existing' } | { kind: 'from_env'; email: string } | { kind: 'generated'; email: string; password: string };

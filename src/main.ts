@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { buildApp, createServices } from './app.ts';
+import { buildApp } from './app.ts';
+import { createServices } from './services.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
 import { createDb } from './infra/db/index.ts';
 import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from './database.ts';

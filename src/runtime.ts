@@ -1,4 +1,4 @@
-import type { Services } from './app.ts';
+import type { Services } from './services.ts';
 import type { Infra } from './infra/types.ts';
 import { startConfigPusher } from './ingest/config-pusher.ts';
 import { startBrokerCommandExecutor } from './infra/broker/bus-broker.ts';

@@ -24,7 +24,7 @@ import { makeTeam } from './helpers/factories.ts';
 import { RawSatellite, audioBody, TIMEOUT } from './helpers/raw-satellite.ts';
 import { logText } from './helpers/log-lines.ts';
 import { MOSQUITTO, MOSQUITTO_SKIP, startMosquitto, type RunningMosquitto } from './helpers/mosquitto.ts';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/services.ts';
 import type { Config } from '../src/config.ts';
 import type { Db } from '../src/infra/db/index.ts';
 import type { Infra } from '../src/infra/types.ts';

@@ -12,7 +12,7 @@ import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser }
 import { assertError, client } from './helpers/http.ts';
 import { ALERT_ENV, signedReceiver, until } from './helpers/alerts.ts';
 import type { Receiver } from './helpers/receivers.ts';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/services.ts';
 
 const SECRET = 'export-hook-secret-0123456789';
 

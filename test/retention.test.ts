@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/services.ts';
 import { newId } from '../src/core/crypto.ts';
 
 const DAY = 86_400_000;

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
-import { createServices } from '../src/app.ts';
+import { createServices } from '../src/services.ts';
 import { closeInfra, createInfra } from '../src/infra/index.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { listMigrations, pendingMigrations } from '../src/infra/db/migrate.ts';

@@ -17,7 +17,8 @@ import { ingestPattern, parseTopic, topicOf, type SatelliteChannel } from '../pr
 import { type Actor, systemActor } from '../core/actor.ts';
 import { AppError } from '../core/errors.ts';
 import type { SettingsService } from '../modules/settings/service.ts';
-import { OVERRIDE_FIELDS, type SatellitesService } from '../modules/satellites/service.ts';
+import type { SatellitesService } from '../modules/satellites/service.ts';
+import { OVERRIDE_FIELDS } from '../modules/satellites/remote-service.ts';
 import { chunkStorageKey, type AudioService } from '../modules/audio/service.ts';
 import type { DeviceService } from '../modules/satellites/device-service.ts';
 import {

@@ -6,6 +6,9 @@
 import type { Db } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 import { piecesOf } from './pieces.ts';
+import { tunedRead } from './tuned-read.ts';
+
+const MAP_SETTINGS = { enable_sort: 'off', work_mem: '16MB' } as const;
 
 const HOUR = 3_600_000;
 /** Up to this many satellites, the pair rows are filtered by satellite in SQL. */
@@ -120,19 +123,16 @@ export function createGeoRepo(db: Db) {
           }
           // A year is ~150,000 satellite × species rows. The planner, expecting a few thousand,
           // sorts them to group them (spilling to disk at the default work_mem); grouping them in a
-          // hash table takes a third of the time, so sorting is ruled out for this one query.
-          return db.tx(async (tx) => {
-            await tx.query(`SET LOCAL enable_sort = off`);
-            await tx.query(`SET LOCAL work_mem = '16MB'`);
-            return tx.query<{ satellite: string; listed: number; species: number }>(
-              `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
+          // hash table takes a third of the time, so sorting is ruled out for this one query, and
+          // the hash table is given the memory those groups need rather than spilling in its turn.
+          return tunedRead(db, MAP_SETTINGS)<{ satellite: string; listed: number; species: number }>(
+            `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
                FROM (
                  SELECT x.satellite COLLATE "C" AS satellite, x.code COLLATE "C" AS code, sum(x.listed * x.sign) AS n
                  FROM (${parts.join(' UNION ALL ')}) AS x (satellite, code, listed, sign) GROUP BY 1, 2
                ) y GROUP BY 1`,
-              values,
-            );
-          });
+            values,
+          );
         })(),
         (() => {
           const values: unknown[] = [];

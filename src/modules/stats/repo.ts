@@ -12,6 +12,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 import { piecesOf, type Range } from './pieces.ts';
+import { tunedRead } from './tuned-read.ts';
 
 export interface Scope {
   /** null: every team (a hub admin without tenantId) */
@@ -77,16 +78,7 @@ export interface PeriodRow {
 }
 
 export function createStatsRepo(db: Db) {
-  /**
-   * The aggregate reads with JIT off: PostgreSQL's estimate for a join on an array of ranges is
-   * far above what it reads, and compiling the plan cost up to a second where running it cost
-   * 15 ms (docs/stats.md).
-   */
-  const read = <T>(sql: string, params: unknown[]) =>
-    db.tx(async (tx) => {
-      if (db.kind === 'postgres') await tx.query('SET LOCAL jit = off');
-      return tx.query<T>(sql, params);
-    });
+  const read = tunedRead(db);
   return {
     /**
      * Counts in [from, to) grouped by local day and/or local hour in `zone`, and by satellite
