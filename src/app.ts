@@ -11,7 +11,14 @@ import { forgetOnWrites } from './modules/auth/principal-cache.ts';
 import { addressIn, trustPredicate } from './core/client-address.ts';
 import { registerSecurityHeaders } from './core/security-headers.ts';
 import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
-import { API_PREFIX, enforceRegistry, installErrorHandling, installValidators, registerRoutes } from './core/http.ts';
+import {
+  API_PREFIX,
+  closeConnectionsAsTheyIdle,
+  enforceRegistry,
+  installErrorHandling,
+  installValidators,
+  registerRoutes,
+} from './core/http.ts';
 import { checkDeclarations } from './core/declarations.ts';
 import { access, type Permission } from './core/permissions.ts';
 import { tileOrigin } from './modules/settings/registry.ts';
@@ -85,6 +92,7 @@ export async function buildApp(
   // validation as a string (400) instead of being refused as the wrong media type (415).
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app);
+  closeConnectionsAsTheyIdle(app);
   enforceRegistry(app, PREFIX_DECLARATIONS);
   // Every answer counted by the route's pattern (not the raw path, which would be unbounded).
   app.addHook('onResponse', (req, reply, done) => {

@@ -137,8 +137,11 @@ function ShellPage() {
 
   async function signOut() {
     await data(api.POST('/api/auth/logout')).catch(() => {});
-    qc.setQueryData(accountKeys.me, null);
+    // Everything cached belonged to the signed-in person. "Signed out" is recorded after the
+    // clear: a cleared `me` would be fetched again, and while it loads the whole app shows its
+    // loading screen, unmounting whatever page the person has moved on to (a half-filled form).
     qc.clear();
+    qc.setQueryData(accountKeys.me, null);
     navigate('/sign-in');
   }
 
