@@ -499,8 +499,16 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
 
     await p.getByRole('button', { name: 'Sign out' }).click();
     await p.getByRole('link', { name: 'Forgot your password?' }).click();
+    // The router renders the next page in a transition: until it commits, the sign-in page and
+    // its own Email field are still there, and a fill would land in it (this failed in most
+    // full-suite runs, never alone). The heading says the forgot page is the one showing.
+    await p.getByRole('heading', { name: 'Forgot password' }).waitFor();
     await p.getByLabel('Email').fill(email);
-    await p.getByRole('button', { name: 'Send reset link' }).click();
+    const [asked] = await Promise.all([
+      p.waitForResponse((r) => r.url().endsWith('/api/auth/forgot-password')),
+      p.getByRole('button', { name: 'Send reset link' }).click(),
+    ]);
+    assert.equal(asked.status(), 204);
     await p.getByRole('status').filter({ hasText: 'reset' }).waitFor();
     const mail = hub.infra.mail.recorded().find((m) => m.to === email);
     assert.ok(mail, 'a reset mail was recorded');
