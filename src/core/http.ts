@@ -111,7 +111,8 @@ export function installErrorHandling(app: FastifyInstance): void {
  */
 export function closeConnectionsAsTheyIdle(app: FastifyInstance): void {
   app.addHook('preClose', (done) => {
-    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    // Unreferenced: the connections themselves keep the process up, not the sweep.
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100).unref();
     app.server.once('close', () => clearInterval(sweep));
     done();
   });

@@ -52,6 +52,7 @@ function counted(f: GeoFilter, values: unknown[], satellite?: string): string {
 }
 
 export function createGeoRepo(db: Db) {
+  const readMap = tunedRead(db, MAP_SETTINGS);
   return {
     /**
      * Counted detections per satellite and UTC hour (hours since the epoch); hours without any are
@@ -125,7 +126,7 @@ export function createGeoRepo(db: Db) {
           // sorts them to group them (spilling to disk at the default work_mem); grouping them in a
           // hash table takes a third of the time, so sorting is ruled out for this one query, and
           // the hash table is given the memory those groups need rather than spilling in its turn.
-          return tunedRead(db, MAP_SETTINGS)<{ satellite: string; listed: number; species: number }>(
+          return readMap<{ satellite: string; listed: number; species: number }>(
             `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
                FROM (
                  SELECT x.satellite COLLATE "C" AS satellite, x.code COLLATE "C" AS code, sum(x.listed * x.sign) AS n
