@@ -35,3 +35,29 @@ test('a hub closes at once after an upload and a download, never at the keep-ali
     await hub.close();
   }
 });
+
+test('a refusal sent before an upload was read closes its connection; other refusals keep it', async () => {
+  const hub = await startHub({ env: { MOBILE_MAX_BYTES: String(MAX_BYTES) } });
+  try {
+    const member = await factories(hub).user();
+    const form = new FormData();
+    form.set('version', '1.0.0');
+    form.set('file', new Blob([new Uint8Array(pkg(MAX_BYTES))]), 'bundle.aab');
+    // Refused by the guard before the multipart body is read: the rest of it must not stay on the connection.
+    const refused = await fetch(`${hub.url}/api/mobile/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${member.token}` },
+      body: form,
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('connection'), 'close');
+    await refused.arrayBuffer();
+    // A refusal of a request without a body keeps the connection for the next request.
+    const anonymous = await fetch(`${hub.url}/api/auth/me`);
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.headers.get('connection'), 'keep-alive');
+    await anonymous.arrayBuffer();
+  } finally {
+    await hub.close();
+  }
+});
