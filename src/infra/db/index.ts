@@ -7,6 +7,7 @@ import { createPgliteDb } from './pglite.ts';
 
 export type { Db, Row } from './types.ts';
 export { containsPattern } from './types.ts';
+export { col, shape, Count, type RowOf, type RowShape } from './shape.ts';
 
 export async function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'> & { databaseSchema?: string | null }): Promise<Db> {
   if (config.databaseUrl) return createPostgresDb({ url: config.databaseUrl, schema: config.databaseSchema });

@@ -2,6 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './types.ts';
+import { col, shape } from './shape.ts';
+
+const Exists = shape({ found: col.int() });
+const TableName = shape({ name: col.nullable(col.text()) });
+const Version = shape({ version: col.text() });
 
 const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../db/migrations');
 
@@ -29,19 +34,17 @@ const MIGRATION_LOCK = 734112;
  */
 export async function migrate(db: Db): Promise<string[]> {
   await db.tx(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await tx.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    await tx.run(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await tx.run(`CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
   });
   const applied: string[] = [];
   for (const m of listMigrations()) {
     const done = await db.tx(async (tx) => {
-      await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-      const exists = await tx.maybeOne('SELECT 1 FROM schema_migrations WHERE version = $1', [m.version]);
+      await tx.run(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      const exists = await tx.maybeOne(Exists, 'SELECT 1 AS found FROM schema_migrations WHERE version = $1', [m.version]);
       if (exists) return false;
       await tx.exec(m.sql);
-      await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
+      await tx.run('INSERT INTO schema_migrations (version) VALUES ($1)', [m.version]);
       return true;
     });
     if (done) applied.push(m.version);
@@ -54,10 +57,8 @@ export async function migrate(db: Db): Promise<string[]> {
  * database). A process started with CHORUS_MIGRATE=off refuses to start while any is pending.
  */
 export async function pendingMigrations(db: Db): Promise<string[]> {
-  const table = await db.maybeOne<{ name: string | null }>(`SELECT to_regclass('schema_migrations')::text AS name`);
-  const done = new Set(
-    table?.name ? (await db.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version) : [],
-  );
+  const table = await db.maybeOne(TableName, `SELECT to_regclass('schema_migrations')::text AS name`);
+  const done = new Set(table?.name ? (await db.query(Version, 'SELECT version FROM schema_migrations')).map((r) => r.version) : []);
   return listMigrations()
     .map((m) => m.version)
     .filter((v) => !done.has(v));

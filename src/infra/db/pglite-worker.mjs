@@ -64,8 +64,11 @@ const target = (pglite, tx) => {
 
 async function handle(pglite, m) {
   switch (m.op) {
-    case 'query':
-      return (await target(pglite, m.tx).query(m.sql, m.params ?? undefined)).rows;
+    case 'query': {
+      // Column names travel with the rows so the port can check them against the caller's shape.
+      const res = await target(pglite, m.tx).query(m.sql, m.params ?? undefined);
+      return { rows: res.rows, columns: res.fields.map((f) => f.name), count: res.affectedRows ?? res.rows.length };
+    }
     case 'exec':
       await target(pglite, m.tx).exec(m.sql);
       return null;

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { type Db, type Row, withHelpers } from './types.ts';
+import { type Db, type RawResult, withHelpers } from './types.ts';
 
 export interface PgliteOptions {
   /** Folder for the database files; null keeps it in memory (tests). */
@@ -73,7 +73,7 @@ export async function createPgliteDb(opts: PgliteOptions): Promise<PgliteHandle>
   };
 
   const run = (tx: number | null) => async (sql: string, params?: readonly unknown[]) =>
-    await call<Row[]>({ op: 'query', sql, params: params ?? null, tx });
+    await call<RawResult>({ op: 'query', sql, params: params ?? null, tx });
   const exec = (tx: number | null) => async (sql: string) => {
     await call({ op: 'exec', sql, tx });
   };

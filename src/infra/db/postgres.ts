@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { type Db, type Row, withHelpers } from './types.ts';
+import { type Db, type RawResult, type Row, withHelpers } from './types.ts';
 
 // int8 (count(*), bigserial) as JS numbers: our counts stay far below 2^53.
 pg.types.setTypeParser(20, (v: string) => Number(v));
@@ -33,13 +33,16 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     }
     return name;
   };
-  const run = (client: pg.Pool | pg.PoolClient) => async (sql: string, params?: readonly unknown[]) => {
-    const name = params && params.length > 0 ? nameOf(sql) : undefined;
-    const res = name
-      ? await client.query({ name, text: sql, values: params as unknown[] })
-      : await client.query(sql, params as unknown[] | undefined);
-    return res.rows as Row[];
-  };
+  const run =
+    (client: pg.Pool | pg.PoolClient) =>
+    async (sql: string, params?: readonly unknown[]): Promise<RawResult> => {
+      const name = params && params.length > 0 ? nameOf(sql) : undefined;
+      const res = name
+        ? await client.query({ name, text: sql, values: params as unknown[] })
+        : await client.query(sql, params as unknown[] | undefined);
+      // pg's rows are plain objects keyed by column; the port checks them against the caller's shape.
+      return { rows: res.rows as Row[], columns: res.fields.map((f) => f.name), count: res.rowCount ?? res.rows.length };
+    };
 
   const exec = (client: pg.Pool | pg.PoolClient) => async (sql: string) => {
     await client.query(sql);

@@ -1,14 +1,27 @@
+import { checkColumns, checkRows, type RowOf, type RowShape } from './shape.ts';
+
 export type Row = Record<string, unknown>;
+
+/** What an adapter's statement primitive returns: the rows, their column names, the rows touched. */
+export interface RawResult {
+  rows: Row[];
+  columns: string[];
+  count: number;
+}
 
 /**
  * The database port. PGlite and PostgreSQL both speak it; domain code only sees this.
  * SQL is written once and must run on PostgreSQL 15 (the server) and 18 (PGlite).
+ * Every statement whose rows are read names their shape (./shape.ts): the result's columns are
+ * checked against it and the row type comes from it, so no caller casts a result.
  */
 export interface Db {
   readonly kind: 'pglite' | 'postgres';
-  query<T = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
-  maybeOne<T = Row>(sql: string, params?: readonly unknown[]): Promise<T | null>;
-  one<T = Row>(sql: string, params?: readonly unknown[]): Promise<T>;
+  query<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>[]>;
+  maybeOne<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S> | null>;
+  one<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>>;
+  /** A statement whose rows are not read (INSERT, UPDATE, DELETE, DDL, locks): the number of rows it touched. */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /** Runs fn in one transaction; inside a transaction it joins the outer one. */
@@ -20,21 +33,32 @@ export interface Db {
   dumpDataDir?(): Promise<Uint8Array>;
 }
 
-type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;
+type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<RawResult>;
 
-/** Builds the row helpers shared by both adapters from a single query primitive. */
-export function withHelpers(kind: Db['kind'], query: QueryFn, exec: Db['exec'], tx: Db['tx'], close: Db['close']): Db {
+/** Builds the row helpers shared by both adapters from a single statement primitive. */
+export function withHelpers(kind: Db['kind'], raw: QueryFn, exec: Db['exec'], tx: Db['tx'], close: Db['close']): Db {
+  async function query<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>[]> {
+    // TRANSITION(typed rows): callers not yet given a shape pass the SQL first; removed once all are converted.
+    if (typeof shape === 'string') return (await raw(shape, sql as unknown as readonly unknown[])).rows as RowOf<S>[];
+    const res = await raw(sql, params);
+    checkColumns(shape, sql, res.columns);
+    checkRows(shape, sql, res.rows);
+    // The column check above is what makes this the shape's rows.
+    return res.rows as RowOf<S>[];
+  }
   const db: Db = {
     kind,
-    query: query as Db['query'],
-    async maybeOne<T>(sql: string, params?: readonly unknown[]) {
-      const rows = await query(sql, params);
-      return (rows[0] as T | undefined) ?? null;
+    query,
+    async maybeOne(shape, sql, params) {
+      return (await query(shape, sql, params))[0] ?? null;
     },
-    async one<T>(sql: string, params?: readonly unknown[]) {
-      const rows = await query(sql, params);
+    async one(shape, sql, params) {
+      const rows = await query(shape, sql, params);
       if (rows.length === 0) throw new Error('Expected one row, got none');
-      return rows[0] as T;
+      return rows[0];
+    },
+    async run(sql, params) {
+      return (await raw(sql, params)).count;
     },
     exec,
     tx,
