@@ -67,7 +67,7 @@ async function handle(pglite, m) {
     case 'query': {
       // Column names travel with the rows so the port can check them against the caller's shape.
       const res = await target(pglite, m.tx).query(m.sql, m.params ?? undefined);
-      return { rows: res.rows, columns: res.fields.map((f) => f.name), count: res.affectedRows ?? res.rows.length };
+      return { rows: res.rows, columns: res.fields.map((f) => f.name), count: res.affectedRows || res.rows.length };
     }
     case 'exec':
       await target(pglite, m.tx).exec(m.sql);
