@@ -9,6 +9,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestUser } from './helpers/factories.ts';
 import { client, cookieFrom, type Credential, assertError, ipSequence } from './helpers/http.ts';
 import { checkBrokerLogin } from './helpers/broker-login.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 interface AuditRow {
   action: string;
@@ -63,7 +64,7 @@ describe('account', () => {
   const me = (as: Credential) => api.get('/auth/me', as);
 
   const audit = (where: string, params: unknown[]) =>
-    hub.infra.db.query<AuditRow>(
+    hub.sql.query<AuditRow>(
       `SELECT action, actor_user_id, actor_email, ip, tenant_id, target_id, details FROM audit_log WHERE ${where} ORDER BY id`,
       params,
     );
@@ -156,7 +157,7 @@ describe('account', () => {
       assert.deepEqual(res.body.preferences, wanted);
       assert.deepEqual((await me(u)).body.preferences, wanted);
 
-      const rows = await hub.infra.db.query<{ key: string; value: unknown }>(
+      const rows = await hub.sql.query<{ key: string; value: unknown }>(
         `SELECT key, value FROM settings WHERE level = 'account' AND scope_id = $1 ORDER BY key`,
         [u.id],
       );
@@ -199,7 +200,7 @@ describe('account', () => {
       // All or nothing: a good value beside a bad one is not kept.
       assertError(await api.put('/auth/me/preferences', { paperSize: 'letter', timeFormat: 'x' }, u), 400, 'VALIDATION_FAILED');
       assert.deepEqual((await me(u)).body.preferences, DEFAULT_PREFERENCES);
-      const stored = await hub.infra.db.query(`SELECT key FROM settings WHERE level = 'account' AND scope_id = $1`, [u.id]);
+      const stored = await hub.sql.query(`SELECT key FROM settings WHERE level = 'account' AND scope_id = $1`, [u.id]);
       assert.deepEqual(stored, []);
       assert.equal((await audit(`action = 'user.preferences_updated' AND actor_user_id = $1`, [u.id])).length, 0);
     });
@@ -243,7 +244,7 @@ describe('account', () => {
       assert.equal(res.body.user.name, 'Renamed Person');
       assert.equal(res.body.user.email, email);
 
-      const row = await hub.infra.db.one<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [u.id]);
+      const row = await hub.sql.one<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [u.id]);
       assert.deepEqual(row, { name: 'Renamed Person', email });
       assert.equal((await me(u)).body.user.email, email);
       assert.equal((await login(email, u.password)).status, 200);
@@ -267,7 +268,7 @@ describe('account', () => {
       const other = await f.user();
       assertError(await api.put('/auth/me/profile', { email: other.email }, u), 409, 'EMAIL_TAKEN');
       assertError(await api.put('/auth/me/profile', { name: 'Changed', email: other.email.toUpperCase() }, u), 409, 'EMAIL_TAKEN');
-      const row = await hub.infra.db.one<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [u.id]);
+      const row = await hub.sql.one<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [u.id]);
       assert.deepEqual(row, { name: u.name, email: u.email }, 'nothing changed');
       // One's own address in another case is not "taken".
       assert.equal((await api.put('/auth/me/profile', { email: u.email.toUpperCase() }, u)).status, 200);
@@ -315,7 +316,7 @@ describe('account', () => {
       assertError(await login(u.email, u.password), 401, 'INVALID_CREDENTIALS');
       assert.equal((await login(u.email, NEW_PASSWORD)).status, 200);
 
-      const open = await hub.infra.db.query<{ id: string }>(`SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`, [u.id]);
+      const open = await hub.sql.query<{ id: string }>(`SELECT id FROM sessions WHERE user_id = $1 AND revoked_at IS NULL`, [u.id]);
       assert.equal(open.length, 2, 'the current session and the new login');
       const entries = await audit(`action = 'user.password_changed' AND actor_user_id = $1`, [u.id]);
       assert.equal(entries.length, 1);
@@ -338,7 +339,7 @@ describe('account', () => {
       assertError(await api.del('/auth/me', u), 400, 'VALIDATION_FAILED');
       assertError(await api.del('/auth/me', u, {}), 400, 'VALIDATION_FAILED');
       assertError(await api.del('/auth/me', u, { password: 'not-the-password' }), 400, 'WRONG_PASSWORD');
-      assert.ok(await hub.infra.db.maybeOne('SELECT id FROM users WHERE id = $1', [u.id]), 'still there');
+      assert.ok(await hub.sql.maybeOne('SELECT id FROM users WHERE id = $1', [u.id]), 'still there');
       assert.equal((await me(u)).status, 200);
     });
 
@@ -348,8 +349,8 @@ describe('account', () => {
       const res = await api.del('/auth/me', u, { password: u.password });
       assertError(res, 409, 'SOLE_OWNER');
       assert.match(res.body.error.message, new RegExp(team.name));
-      assert.ok(await hub.infra.db.maybeOne('SELECT id FROM users WHERE id = $1', [u.id]));
-      assert.ok(await hub.infra.db.maybeOne(`SELECT id FROM memberships WHERE user_id = $1 AND role = 'owner'`, [u.id]));
+      assert.ok(await hub.sql.maybeOne('SELECT id FROM users WHERE id = $1', [u.id]));
+      assert.ok(await hub.sql.maybeOne(`SELECT id FROM memberships WHERE user_id = $1 AND role = 'owner'`, [u.id]));
       assert.equal((await audit(`action = 'user.account_deleted' AND target_id = $1`, [u.id])).length, 0);
     });
 
@@ -357,7 +358,7 @@ describe('account', () => {
       const admin = await f.user({ admin: true });
       const res = await api.del('/auth/me', admin, { password: admin.password });
       assertError(res, 403, 'HUB_ADMIN_NOT_DELETABLE');
-      assert.ok(await hub.infra.db.maybeOne('SELECT id FROM users WHERE id = $1', [admin.id]));
+      assert.ok(await hub.sql.maybeOne('SELECT id FROM users WHERE id = $1', [admin.id]));
     });
 
     test('success erases the person and scrubs their email and IP from the audit log', async () => {
@@ -374,7 +375,7 @@ describe('account', () => {
         204,
       );
       assert.equal((await api.put('/auth/me/preferences', { paperSize: 'letter' }, session)).status, 200);
-      assert.equal((await hub.infra.db.query('SELECT id FROM password_reset_tokens WHERE user_id = $1', [u.id])).length, 1);
+      assert.equal((await hub.sql.query('SELECT id FROM password_reset_tokens WHERE user_id = $1', [u.id])).length, 1);
       const traces = await audit(`actor_user_id = $1`, [u.id]);
       assert.ok(traces.length >= 4, `traces left: ${traces.map((t) => t.action).join(', ')}`);
       assert.ok(traces.some((t) => t.ip === ip && t.actor_email === u.email));
@@ -385,11 +386,11 @@ describe('account', () => {
       assert.ok(cleared, 'the session cookie is cleared');
 
       const db = hub.infra.db;
-      assert.equal(await db.maybeOne('SELECT id FROM users WHERE id = $1', [u.id]), null, 'the user row is gone');
-      assert.deepEqual(await db.query('SELECT id FROM memberships WHERE user_id = $1', [u.id]), []);
-      assert.deepEqual(await db.query('SELECT id FROM sessions WHERE user_id = $1', [u.id]), []);
-      assert.deepEqual(await db.query(`SELECT key FROM settings WHERE level = 'account' AND scope_id = $1`, [u.id]), []);
-      assert.deepEqual(await db.query('SELECT id FROM password_reset_tokens WHERE user_id = $1', [u.id]), []);
+      assert.equal(await sqlOf(db).maybeOne('SELECT id FROM users WHERE id = $1', [u.id]), null, 'the user row is gone');
+      assert.deepEqual(await sqlOf(db).query('SELECT id FROM memberships WHERE user_id = $1', [u.id]), []);
+      assert.deepEqual(await sqlOf(db).query('SELECT id FROM sessions WHERE user_id = $1', [u.id]), []);
+      assert.deepEqual(await sqlOf(db).query(`SELECT key FROM settings WHERE level = 'account' AND scope_id = $1`, [u.id]), []);
+      assert.deepEqual(await sqlOf(db).query('SELECT id FROM password_reset_tokens WHERE user_id = $1', [u.id]), []);
 
       // Their entries outlive them, without email or IP.
       const after = await audit(`actor_user_id = $1`, [u.id]);
@@ -398,12 +399,14 @@ describe('account', () => {
         assert.equal(entry.actor_email, null, `${entry.action} keeps no email`);
         assert.equal(entry.ip, null, `${entry.action} keeps no IP`);
       }
-      const anywhere = await db.one<{ n: number }>(
+      const anywhere = await sqlOf(db).one<{ n: number }>(
         `SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1) OR ip = $2 OR details::text ILIKE $3`,
         [u.email, ip, `%${u.email}%`],
       );
       assert.equal(anywhere.n, 0, 'the email and the IP appear nowhere in the audit log');
-      const ledger = await db.one<{ n: number }>('SELECT count(*)::int AS n FROM login_attempts WHERE lower(email) = lower($1)', [u.email]);
+      const ledger = await sqlOf(db).one<{ n: number }>('SELECT count(*)::int AS n FROM login_attempts WHERE lower(email) = lower($1)', [
+        u.email,
+      ]);
       assert.equal(ledger.n, 0, 'the login ledger forgets the email');
 
       const deleted = await audit(`action = 'user.account_deleted' AND target_id = $1`, [u.id]);
@@ -421,7 +424,7 @@ describe('account', () => {
         teamView.body.tenants.map((t: { id: string }) => t.id),
         [team.id],
       );
-      const members = await db.query<{ user_id: string }>('SELECT user_id FROM memberships WHERE tenant_id = $1', [team.id]);
+      const members = await sqlOf(db).query<{ user_id: string }>('SELECT user_id FROM memberships WHERE tenant_id = $1', [team.id]);
       assert.deepEqual(
         members.map((m) => m.user_id),
         [owner.id],
@@ -441,14 +444,14 @@ describe('account', () => {
         assert.equal(r.actor_user_id, null, 'written before the account was looked up');
         assert.equal(r.actor_email?.toLowerCase(), u.email.toLowerCase());
       }
-      const ids = (await hub.infra.db.query<{ id: number }>(`SELECT id FROM audit_log WHERE ${limited}`, [ip])).map((r) => r.id);
+      const ids = (await hub.sql.query<{ id: number }>(`SELECT id FROM audit_log WHERE ${limited}`, [ip])).map((r) => r.id);
 
       assert.equal((await api.del('/auth/me', u, { password: u.password })).status, 204);
 
-      const rows = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = ANY($1::bigint[])', [ids]);
+      const rows = await hub.sql.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = ANY($1::bigint[])', [ids]);
       assert.equal(rows.length, 2, 'the entries stay');
       for (const r of rows) assert.deepEqual({ email: r.actor_email, ip: r.ip }, { email: null, ip: null });
-      const anywhere = await hub.infra.db.one<{ n: number }>(
+      const anywhere = await hub.sql.one<{ n: number }>(
         'SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1) OR details::text ILIKE $2',
         [u.email, `%${u.email}%`],
       );
@@ -474,9 +477,7 @@ describe('account', () => {
       assert.equal(after.body.registered_by, null, 'team-owned now');
       assertError(await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey }), 401, 'UNAUTHENTICATED');
       assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null, 'broker login dropped');
-      const keys = await hub.infra.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [
-        sat.id,
-      ]);
+      const keys = await hub.sql.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE satellite_id = $1', [sat.id]);
       assert.ok(keys.length >= 1 && keys.every((k) => k.revoked_at), 'every key of the device is revoked');
     });
 

@@ -50,13 +50,13 @@ describe('hub admin endpoints', () => {
   const keyCred = (token: string): Credential => ({ token });
 
   const audits = (action: string, targetId: string) =>
-    hub.infra.db.query<AuditRow>(
+    hub.sql.query<AuditRow>(
       'SELECT action, actor_user_id, actor_email, ip, tenant_id, target_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id',
       [action, targetId],
     );
 
   const userRow = (id: string) =>
-    hub.infra.db.maybeOne<{
+    hub.sql.maybeOne<{
       name: string;
       email: string;
       is_admin: boolean;
@@ -66,7 +66,7 @@ describe('hub admin endpoints', () => {
     }>('SELECT name, email, is_admin, status, failed_login_attempts, locked_until FROM users WHERE id = $1', [id]);
 
   const membershipOf = (tenantId: string, userId: string) =>
-    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
+    hub.sql.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
       tenantId,
       userId,
     ]);
@@ -128,7 +128,7 @@ describe('hub admin endpoints', () => {
 
       const everyBlocked = await api.get('/admin/users?status=blocked', w.hubAdmin);
       assert.ok(everyBlocked.body.users.every((u: UserEntry) => u.status === 'blocked'));
-      const { n } = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE status = 'blocked'`);
+      const { n } = await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE status = 'blocked'`);
       assert.equal(everyBlocked.body.total, n);
 
       assertError(await api.get('/admin/users?status=gone', w.hubAdmin), 400, 'VALIDATION_FAILED');
@@ -151,7 +151,7 @@ describe('hub admin endpoints', () => {
       assert.deepEqual(seen, [w.owner.id, w.admin.id, w.member.id, w.viewer.id].sort());
 
       const all = await api.get('/admin/users?limit=200', w.hubAdmin);
-      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM users');
+      const { n } = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM users');
       assert.equal(all.body.total, n);
 
       assertError(await api.get('/admin/users?limit=0', w.hubAdmin), 400, 'VALIDATION_FAILED');
@@ -359,7 +359,7 @@ describe('hub admin endpoints', () => {
       const ip = freshIp();
       const signedIn = await login(target.email, PASSWORD, ip);
       assert.equal(signedIn.status, 200, signedIn.text);
-      const before = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE actor_user_id = $1', [target.id]);
+      const before = await hub.sql.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE actor_user_id = $1', [target.id]);
       assert.ok(
         before.some((r) => r.actor_email === target.email && r.ip === ip),
         'the login was audited with email and IP',
@@ -368,16 +368,16 @@ describe('hub admin endpoints', () => {
       const res = await api.del(`/admin/users/${target.id}`, w.hubAdmin);
       assert.equal(res.status, 204, res.text);
       assert.equal(await userRow(target.id), null);
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [target.id])).length, 0);
+      assert.equal((await hub.sql.query('SELECT 1 FROM memberships WHERE user_id = $1', [target.id])).length, 0);
 
-      const after = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE actor_user_id = $1', [target.id]);
+      const after = await hub.sql.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE actor_user_id = $1', [target.id]);
       assert.equal(after.length, before.length);
       assert.ok(after.length >= 2);
       for (const r of after) {
         assert.equal(r.actor_email, null);
         assert.equal(r.ip, null);
       }
-      const leftovers = await hub.infra.db.query('SELECT 1 FROM login_attempts WHERE lower(email) = lower($1)', [target.email]);
+      const leftovers = await hub.sql.query('SELECT 1 FROM login_attempts WHERE lower(email) = lower($1)', [target.email]);
       assert.equal(leftovers.length, 0);
 
       const [entry] = await audits('admin.user_deleted', target.id);
@@ -401,7 +401,7 @@ describe('hub admin endpoints', () => {
       const ip = freshIp();
       for (let i = 0; i < 20; i++) assertError(await login(`filler-${i}@example.org`, 'whatever-password', ip), 401, 'INVALID_CREDENTIALS');
       assertError(await login(target.email, 'not-the-password', ip), 429, 'RATE_LIMITED');
-      const limited = await hub.infra.db.query<AuditRow & { id: number }>(
+      const limited = await hub.sql.query<AuditRow & { id: number }>(
         `SELECT id, actor_user_id, actor_email, ip FROM audit_log WHERE action = 'user.login_failed' AND details->>'reason' = 'rate_limited' AND ip = $1`,
         [ip],
       );
@@ -411,12 +411,11 @@ describe('hub admin endpoints', () => {
 
       assert.equal((await api.del(`/admin/users/${target.id}`, w.hubAdmin)).status, 204);
 
-      const [scrubbed] = await hub.infra.db.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = $1', [limited[0].id]);
+      const [scrubbed] = await hub.sql.query<AuditRow>('SELECT actor_email, ip FROM audit_log WHERE id = $1', [limited[0].id]);
       assert.deepEqual({ email: scrubbed.actor_email, ip: scrubbed.ip }, { email: null, ip: null });
-      const anywhere = await hub.infra.db.one<{ n: number }>(
-        'SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1)',
-        [target.email],
-      );
+      const anywhere = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE lower(actor_email) = lower($1)', [
+        target.email,
+      ]);
       assert.equal(anywhere.n, 0);
 
       const after = await api.get(`/satellites/${sat.id}`, w.admin);
@@ -476,13 +475,12 @@ describe('hub admin endpoints', () => {
       );
       assert.equal(await membershipOf(w.team.id, person.id), null);
 
-      await hub.infra.db.query('DELETE FROM memberships WHERE id = $1', [w.owner.membershipId]);
+      await hub.sql.query('DELETE FROM memberships WHERE id = $1', [w.owner.membershipId]);
       const res = await api.post(`/admin/users/${person.id}/tenants`, { tenantId: w.team.id, role: 'owner' }, w.hubAdmin);
       assert.equal(res.status, 201, res.text);
-      const owners = await hub.infra.db.query<{ user_id: string }>(
-        `SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`,
-        [w.team.id],
-      );
+      const owners = await hub.sql.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`, [
+        w.team.id,
+      ]);
       assert.deepEqual(
         owners.map((o) => o.user_id),
         [person.id],
@@ -573,7 +571,7 @@ describe('hub admin endpoints', () => {
       const log = (q: string) => api.get(`/admin/audit-log?tenantId=${w.team.id}${q}`, w.hubAdmin);
       const full = await log('&limit=200');
       assert.equal(full.status, 200, full.text);
-      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1', [w.team.id]);
+      const { n } = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1', [w.team.id]);
       assert.equal(full.body.total, n);
       assert.equal(full.body.entries.length, n);
       assert.ok(n >= 5, `world and three actions, got ${n}`);
@@ -656,7 +654,7 @@ describe('hub admin endpoints', () => {
       assert.ok(mine.body.entries.every((e: { ip: string }) => e.ip === ip));
 
       const family = await api.get('/admin/audit-log?action=user.*&limit=200', hubAdmin);
-      const { n } = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action LIKE 'user.%'`);
+      const { n } = await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE action LIKE 'user.%'`);
       assert.equal(family.body.total, n);
       assert.ok(family.body.entries.every((e: { action: string }) => e.action.startsWith('user.')));
 
@@ -694,7 +692,7 @@ describe('the last hub admin', () => {
     const f = factories(hub);
     const first = await f.user({ admin: true });
     const second = await f.user({ admin: true });
-    const count = async () => (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE is_admin')).n;
+    const count = async () => (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE is_admin')).n;
     assert.equal(await count(), 2);
 
     const demote = await api.put(`/admin/users/${second.id}`, { isAdmin: false }, first);
@@ -704,11 +702,11 @@ describe('the last hub admin', () => {
     assertError(await api.put(`/admin/users/${first.id}`, { isAdmin: false }, first), 409, 'LAST_HUB_ADMIN');
     assertError(await api.put(`/admin/users/${first.id}`, { isAdmin: false, name: 'Still Admin' }, f.internal), 409, 'LAST_HUB_ADMIN');
     assert.equal(await count(), 1);
-    const row = await hub.infra.db.one<{ is_admin: boolean; name: string }>('SELECT is_admin, name FROM users WHERE id = $1', [first.id]);
+    const row = await hub.sql.one<{ is_admin: boolean; name: string }>('SELECT is_admin, name FROM users WHERE id = $1', [first.id]);
     assert.deepEqual(row, { is_admin: true, name: first.name });
     assert.equal((await api.get('/admin/users', first)).status, 200);
     assert.equal(
-      (await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.user_edited' AND target_id = $1`, [first.id])).length,
+      (await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'admin.user_edited' AND target_id = $1`, [first.id])).length,
       0,
     );
 

@@ -66,7 +66,7 @@ describe('aggregation and stitched calls', () => {
   }
 
   const row = (id: string) =>
-    hub.infra.db.one<{ tentative: boolean; promoted: boolean; call_id: string | null; call_chunks: number }>(
+    hub.sql.one<{ tentative: boolean; promoted: boolean; call_id: string | null; call_chunks: number }>(
       'SELECT tentative, promoted, call_id, call_chunks FROM detections WHERE id = $1',
       [id],
     );
@@ -239,7 +239,7 @@ describe('aggregation and stitched calls', () => {
         [CUCKOO, 0.95],
       ]);
       assert.equal((await row(b)).call_id, null, 'another satellite');
-      const rows = await hub.infra.db.query<{ species_code: string; call_id: string | null }>(
+      const rows = await hub.sql.query<{ species_code: string; call_id: string | null }>(
         'SELECT species_code, call_id FROM detections WHERE chunk_id = (SELECT chunk_id FROM detections WHERE id = $1)',
         [c],
       );
@@ -250,14 +250,9 @@ describe('aggregation and stitched calls', () => {
     test('tentative detections older than retentionHours are removed by the sweep, and only while hub retention is on', async () => {
       assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { aggregation: { retentionHours: 1 } }, owner)).status, 200);
       const tentative = async () =>
-        (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND tentative', [team.id]))
-          .n;
+        (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND tentative', [team.id])).n;
       const promoted = async () =>
-        (
-          await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND NOT tentative', [
-            team.id,
-          ])
-        ).n;
+        (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND NOT tentative', [team.id])).n;
       const before = { tentative: await tentative(), promoted: await promoted() };
       assert.equal(before.tentative, 4, "three tits and satellite B's robin");
       assert.deepEqual(

@@ -182,7 +182,7 @@ describe('alert rules over time', () => {
   test('satellite offline: the monitor marks it and the system rule alerts once', async () => {
     const { owner, team, receiver, channelId } = await world();
     const sat = await makeSatellite(hub, team, owner, 'Orchard');
-    await hub.infra.db.query('UPDATE satellites SET last_seen_at = $2 WHERE id = $1', [sat.id, hub.clock.now()]);
+    await hub.sql.query('UPDATE satellites SET last_seen_at = $2 WHERE id = $1', [sat.id, hub.clock.now()]);
     const r = await rule(owner, team, {
       name: 'Offline',
       type: 'absence',
@@ -279,7 +279,7 @@ describe('alert rules over time', () => {
     });
     const stored = await engine().onDetection('announced', await announced(team, sat));
     assert.equal(stored.length, 1);
-    const rows = await hub.infra.db.query('SELECT id FROM alert_deliveries WHERE alert_id = $1', [stored[0]!.id]);
+    const rows = await hub.sql.query('SELECT id FROM alert_deliveries WHERE alert_id = $1', [stored[0]!.id]);
     assert.equal(rows.length, 0);
     assert.equal(receiver.received.length, 0);
     assert.equal((await alertsOf(team, owner)).filter((a) => a.ruleId === r.id).length, 1);

@@ -88,13 +88,12 @@ describe('alerts', () => {
       assert.equal(list.status, 200);
       const listed = list.body.channels.find((c: { id: string }) => c.id === ch.id);
       assert.equal(listed.hasSecret, true);
-      const stored = await hub.infra.db.one<{ secrets: string; config: unknown }>(
-        'SELECT secrets, config FROM alert_channels WHERE id = $1',
-        [ch.id],
-      );
+      const stored = await hub.sql.one<{ secrets: string; config: unknown }>('SELECT secrets, config FROM alert_channels WHERE id = $1', [
+        ch.id,
+      ]);
       assert.ok(!stored.secrets.includes(SECRET), 'sealed at rest');
       assert.ok(!JSON.stringify(stored.config).includes('query-token-123'));
-      const audit = await hub.infra.db.query<{ action: string; details: unknown }>(
+      const audit = await hub.sql.query<{ action: string; details: unknown }>(
         'SELECT action, details FROM audit_log WHERE target_id = $1',
         [ch.id],
       );
@@ -275,7 +274,7 @@ describe('alerts', () => {
       assert.deepEqual([upd.body.name, upd.body.enabled, upd.body.channelIds], ['Rare birds', false, []]);
       assert.equal((await api.del(`/alert-rules/rules/${r.id}`, admin)).status, 204);
       assert.equal((await api.del(`/alert-rules/rules/${r.id}`, admin)).status, 404);
-      const actions = await hub.infra.db.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [r.id]);
+      const actions = await hub.sql.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [r.id]);
       assert.deepEqual(
         actions.map((a) => a.action),
         ['admin.alert_rule_created', 'admin.alert_rule_updated', 'admin.alert_rule_deleted'],
@@ -345,7 +344,7 @@ describe('alerts', () => {
       assert.equal(body.data.species, species.scientificName);
       assert.equal(typeof body.data.confidence, 'number');
       const deliveries = await until('the delivered row', async () => {
-        const rows = await hub.infra.db.query<{ status: string; attempts: number }>(
+        const rows = await hub.sql.query<{ status: string; attempts: number }>(
           `SELECT d.status, d.attempts FROM alert_deliveries d JOIN alerts a ON a.id = d.alert_id WHERE a.rule_id = $1`,
           [ruleId],
         );
@@ -377,7 +376,7 @@ describe('alerts', () => {
       assert.equal(preview.body.alerts, 1);
       const del = await api.del(`/satellites/${sat.id}`, admin);
       assert.ok(del.status === 204 || del.status === 200, del.text);
-      const kept = await hub.infra.db.query<{ satellite_id: string | null; satellite_name: string }>(
+      const kept = await hub.sql.query<{ satellite_id: string | null; satellite_name: string }>(
         'SELECT satellite_id, satellite_name FROM alerts WHERE rule_id = $1',
         [ruleId],
       );
@@ -408,7 +407,7 @@ describe('alerts', () => {
       return stored!;
     }
     const deliveryOf = (alertId: string) =>
-      hub.infra.db.maybeOne<{ status: string; attempts: number; receiver_status: number | null; error: string | null }>(
+      hub.sql.maybeOne<{ status: string; attempts: number; receiver_status: number | null; error: string | null }>(
         'SELECT status, attempts, receiver_status, error FROM alert_deliveries WHERE alert_id = $1',
         [alertId],
       );

@@ -108,7 +108,7 @@ describe('GET /audio/:chunkId', () => {
   test('a row whose object is gone answers 404, not 500', async () => {
     const body = audioBody(sat);
     assert.equal((await sat.sendAudio(body, body.chunkId)).status, 'stored');
-    const { storage_key } = await hub.infra.db.one<{ storage_key: string }>('SELECT storage_key FROM chunks WHERE id = $1', [body.chunkId]);
+    const { storage_key } = await hub.sql.one<{ storage_key: string }>('SELECT storage_key FROM chunks WHERE id = $1', [body.chunkId]);
     await hub.infra.storage.delete(storage_key);
     const res = await get(`/audio/${body.chunkId}`, viewer);
     assert.equal(res.status, 404);

@@ -50,13 +50,13 @@ describe('auth', () => {
     api.call('POST', path, { body, headers: { 'x-forwarded-for': ip }, as });
 
   const audit = (where: string, params: unknown[]) =>
-    hub.infra.db.query<AuditRow>(
+    hub.sql.query<AuditRow>(
       `SELECT action, actor_user_id, actor_email, ip, tenant_id, target_id, details FROM audit_log WHERE ${where} ORDER BY id`,
       params,
     );
 
   const userRow = (id: string) =>
-    hub.infra.db.one<{
+    hub.sql.one<{
       failed_login_attempts: number;
       locked_until: Date | null;
       last_login_at: Date | null;
@@ -200,7 +200,7 @@ describe('auth', () => {
       assert.equal(rows[0].target_id, u.id);
 
       // The session row remembers where it was opened.
-      const session = await hub.infra.db.one<{ ip: string }>(
+      const session = await hub.sql.one<{ ip: string }>(
         `SELECT ip FROM sessions WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1`,
         [u.id],
       );
@@ -393,10 +393,9 @@ describe('auth', () => {
       // A wrong password still answers as a wrong password: the block is not disclosed to guessers.
       assertError(await login(u.email, 'not-the-password', ip), 401, 'INVALID_CREDENTIALS');
 
-      const open = await hub.infra.db.one<{ n: number }>(
-        'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND revoked_at IS NULL',
-        [u.id],
-      );
+      const open = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND revoked_at IS NULL', [
+        u.id,
+      ]);
       assert.equal(open.n, 0, 'every session revoked');
       const entry = await audit(`action = 'admin.user_blocked' AND target_id = $1`, [u.id]);
       assert.equal(entry.length, 1);
@@ -440,10 +439,10 @@ describe('auth', () => {
       // Another session of the same person (the factory's) lives on.
       assert.equal((await me(u)).status, 200);
 
-      const session = await hub.infra.db.one<{ revoked_at: Date | null }>(
-        'SELECT revoked_at FROM sessions WHERE user_id = $1 AND ip = $2',
-        [u.id, ip],
-      );
+      const session = await hub.sql.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM sessions WHERE user_id = $1 AND ip = $2', [
+        u.id,
+        ip,
+      ]);
       assert.ok(session.revoked_at, 'session row revoked');
       const rows = await audit(`action = 'user.logout' AND actor_user_id = $1`, [u.id]);
       assert.equal(rows.length, 1);
@@ -556,7 +555,7 @@ describe('auth', () => {
       const row = await userRow(res.body.user.id);
       assert.notEqual(row.password_hash, body.password, 'the password is stored hashed');
       assert.match(row.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/, 'argon2id, 19 MiB, 2 passes');
-      const memberships = await hub.infra.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [res.body.user.id]);
+      const memberships = await hub.sql.query('SELECT 1 FROM memberships WHERE user_id = $1', [res.body.user.id]);
       assert.equal(memberships.length, 0);
 
       const entry = await audit(`action = 'user.register' AND target_id = $1`, [res.body.user.id]);
@@ -574,7 +573,7 @@ describe('auth', () => {
       try {
         const refused = fresh();
         assertError(await post('/auth/register', refused, newIp()), 403, 'REGISTRATION_DISABLED');
-        assert.equal(await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [refused.email]), null);
+        assert.equal(await hub.sql.maybeOne('SELECT id FROM users WHERE email = $1', [refused.email]), null);
 
         const invite = await api.post('/auth/invites', { tenantId: team.id, role: 'viewer' }, owner);
         assert.equal(invite.status, 201, invite.text);
@@ -584,12 +583,12 @@ describe('auth', () => {
         const res = await post('/auth/register', body, newIp());
         assert.equal(res.status, 201, res.text);
         assert.deepEqual(res.body.joined, { tenantId: team.id, role: 'viewer' });
-        const membership = await hub.infra.db.one<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2', [
+        const membership = await hub.sql.one<{ role: string }>('SELECT role FROM memberships WHERE user_id = $1 AND tenant_id = $2', [
           res.body.user.id,
           team.id,
         ]);
         assert.equal(membership.role, 'viewer');
-        const inviteRow = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>(
+        const inviteRow = await hub.sql.one<{ used_at: Date | null; used_by: string | null }>(
           'SELECT used_at, used_by FROM invites WHERE id = $1',
           [invite.body.id],
         );
@@ -642,11 +641,11 @@ describe('auth', () => {
       const second = { ...fresh(), inviteToken: invite.body.token };
       assertError(await post('/auth/register', second, newIp()), 400, 'INVITE_USED');
       assert.equal(
-        await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [second.email]),
+        await hub.sql.maybeOne('SELECT id FROM users WHERE email = $1', [second.email]),
         null,
         'the refused account is rolled back',
       );
-      const members = await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE tenant_id = $1`, [team.id]);
+      const members = await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE tenant_id = $1`, [team.id]);
       assert.equal(members.n, 2, 'owner and the first invitee only');
     });
 
@@ -658,7 +657,7 @@ describe('auth', () => {
       hub.clock.advance(8 * DAY);
       const body = { ...fresh(), inviteToken: invite.body.token };
       assertError(await post('/auth/register', body, newIp()), 400, 'INVITE_EXPIRED');
-      assert.equal(await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [body.email]), null);
+      assert.equal(await hub.sql.maybeOne('SELECT id FROM users WHERE email = $1', [body.email]), null);
     });
 
     test('an unknown invite token answers 400 INVALID_INVITE', async () => {
@@ -669,7 +668,7 @@ describe('auth', () => {
       const u = await f.user();
       assertError(await post('/auth/register', { ...fresh(), email: u.email }, newIp()), 409, 'EMAIL_TAKEN');
       assertError(await post('/auth/register', { ...fresh(), email: u.email.toUpperCase() }, newIp()), 409, 'EMAIL_TAKEN');
-      const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE lower(email) = lower($1)', [u.email]);
+      const n = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE lower(email) = lower($1)', [u.email]);
       assert.equal(n.n, 1);
     });
 
@@ -688,7 +687,7 @@ describe('auth', () => {
         400,
         'VALIDATION_FAILED',
       );
-      const row = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM invites WHERE id = $1', [invite.body.id]);
+      const row = await hub.sql.one<{ used_at: Date | null }>('SELECT used_at FROM invites WHERE id = $1', [invite.body.id]);
       assert.equal(row.used_at, null);
       const ok = await post('/auth/register', { ...fresh(), inviteToken: invite.body.token }, newIp());
       assert.equal(ok.status, 201, ok.text);
@@ -699,7 +698,7 @@ describe('auth', () => {
       const body = { ...fresh(), password: 'short-pw' };
       const res = await post('/auth/register', body, newIp());
       assertError(res, 400, 'VALIDATION_FAILED');
-      assert.equal(await hub.infra.db.maybeOne('SELECT id FROM users WHERE email = $1', [body.email]), null);
+      assert.equal(await hub.sql.maybeOne('SELECT id FROM users WHERE email = $1', [body.email]), null);
       assertError(await post('/auth/register', { ...fresh(), password: ' '.repeat(12) }, newIp()), 400, 'VALIDATION_FAILED');
     });
 
@@ -737,7 +736,7 @@ describe('auth', () => {
       assert.equal(mails[0].delivered, false, 'no transport configured: recorded and dropped');
       assert.match(mails[0].text, /http:\/\/chorus\.test\/reset-password\?token=[0-9a-f]{64}/);
 
-      const token = await hub.infra.db.one<{ created_at: Date; expires_at: Date; used_at: Date | null; token_hash: string }>(
+      const token = await hub.sql.one<{ created_at: Date; expires_at: Date; used_at: Date | null; token_hash: string }>(
         'SELECT created_at, expires_at, used_at, token_hash FROM password_reset_tokens WHERE user_id = $1',
         [u.id],
       );
@@ -769,9 +768,7 @@ describe('auth', () => {
       const sixth = await post('/auth/forgot-password', { email: u.email }, ip);
       assert.equal(sixth.status, 204);
       assert.equal(mailsTo(u.email).length, 5, 'no mail past the limit');
-      const tokens = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [
-        u.id,
-      ]);
+      const tokens = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [u.id]);
       assert.equal(tokens.n, 5);
       // Another address is not held back, and the window passes.
       assert.equal((await post('/auth/forgot-password', { email: u.email }, newIp())).status, 204);
@@ -795,7 +792,7 @@ describe('auth', () => {
       assertError(await login(u.email, u.password, newIp()), 401, 'INVALID_CREDENTIALS');
       assert.equal((await login(u.email, NEW_PASSWORD, newIp())).status, 200);
 
-      const row = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [u.id]);
+      const row = await hub.sql.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [u.id]);
       assert.ok(row.used_at, 'used_at marked');
       const entry = await audit(`action = 'user.password_reset_completed' AND target_id = $1`, [u.id]);
       assert.equal(entry.length, 1);
@@ -861,9 +858,7 @@ describe('auth', () => {
       assert.equal(rows.length, 1);
       assert.deepEqual(rows[0].details, { reason: 'expired' });
       assert.equal(rows[0].ip, ip);
-      const used = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [
-        late.id,
-      ]);
+      const used = await hub.sql.one<{ used_at: Date | null }>('SELECT used_at FROM password_reset_tokens WHERE user_id = $1', [late.id]);
       assert.equal(used.used_at, null, 'an expired token is not marked used');
       assert.equal((await login(late.email, late.password, newIp())).status, 200, 'the old password still works');
     });

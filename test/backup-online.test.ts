@@ -17,6 +17,7 @@ import { createPgliteDb } from '../src/infra/db/pglite.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const ADMIN = { email: 'backup@example.org', password: 'online-backup-password-1' };
@@ -143,7 +144,9 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
     const restored = await createPgliteDb({ dataDir: path.join(dirB, 'db') });
     try {
       const chunksOf = async (db: typeof a.db) =>
-        new Map((await db.query<{ id: string; storage_key: string }>('SELECT * FROM chunks ORDER BY id')).map((row) => [row.id, row]));
+        new Map(
+          (await sqlOf(db).query<{ id: string; storage_key: string }>('SELECT * FROM chunks ORDER BY id')).map((row) => [row.id, row]),
+        );
       const inA = await chunksOf(a.db);
       const inB = await chunksOf(restored.db);
       for (const id of before) assert.ok(inB.has(id), `chunk ${id} acked before the backup is restored`);
@@ -153,7 +156,7 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
         const key = row.storage_key;
         assert.ok(objB.get(key)?.equals(objA.get(key)!), `the object of chunk ${id} restored byte for byte`);
       }
-      const teams = await restored.db.query<{ id: string }>('SELECT id FROM tenants');
+      const teams = await sqlOf(restored.db).query<{ id: string }>('SELECT id FROM tenants');
       assert.ok(teams.some((t) => t.id === team.id));
       assert.equal(
         teams.some((t) => t.id === later.id),

@@ -24,6 +24,7 @@ import { makeWav } from '../src/protocol/wav.ts';
 import { INTERNAL_KEY, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const MAIN = path.join(root, 'src', 'main.ts');
@@ -56,6 +57,7 @@ async function fileHub(dataDir: string): Promise<Hub> {
     url: `http://127.0.0.1:${port}`,
     clock,
     infra,
+    sql: sqlOf(infra.db),
     services,
     registry,
     app,
@@ -70,9 +72,11 @@ async function fileHub(dataDir: string): Promise<Hub> {
 
 /** Every row of every table, each table's rows in a stable order. */
 async function rows(db: Db): Promise<Record<string, string[]>> {
-  const tables = await db.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+  const tables = await sqlOf(db).query<{ name: string }>(
+    `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+  );
   const out: Record<string, string[]> = {};
-  for (const { name } of tables) out[name] = (await db.query(`SELECT * FROM "${name}"`)).map((r) => JSON.stringify(r)).sort();
+  for (const { name } of tables) out[name] = (await sqlOf(db).query(`SELECT * FROM "${name}"`)).map((r) => JSON.stringify(r)).sort();
   return out;
 }
 
@@ -184,8 +188,8 @@ describe('chorus backup and restore', { concurrency: false, timeout: 300_000 }, 
 
     // Change things after the backup: a detection deleted, an object gone, another changed.
     const changed = await createPgliteDb({ dataDir: path.join(dirA, 'db') });
-    await changed.db.query('DELETE FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
-    await changed.db.query(`UPDATE users SET name = 'Changed' WHERE id = $1`, [owner.id]);
+    await sqlOf(changed.db).query('DELETE FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
+    await sqlOf(changed.db).query(`UPDATE users SET name = 'Changed' WHERE id = $1`, [owner.id]);
     await changed.db.close();
     const keys = [...expectedObjects.keys()];
     fs.rmSync(path.join(dirA, 'objects', keys[0]));
@@ -228,7 +232,7 @@ describe('chorus backup and restore', { concurrency: false, timeout: 300_000 }, 
     assert.deepEqual([...objects(dirA).keys()], [...expectedObjects.keys()]);
     const { db } = await createPgliteDb({ dataDir: path.join(dirA, 'db') });
     try {
-      assert.equal((await db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections')).n, 3);
+      assert.equal((await sqlOf(db).one<{ n: number }>('SELECT count(*)::int AS n FROM detections')).n, 3);
     } finally {
       await db.close();
     }

@@ -36,6 +36,7 @@ import { ManualClock } from '../src/core/clock.ts';
 import { Satellite } from '../src/satellite/client.ts';
 import { Outbox } from '../src/satellite/outbox.ts';
 import { syntheticSource } from '../src/satellite/sources.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -114,7 +115,7 @@ async function startInstance(config: Config, db: Db, hub: Hub, log: BrokerLog): 
 
 /** Every chunk id's row, once, and its acks as the satellite received them. */
 async function stored(db: Db, ids: string[]): Promise<string[]> {
-  const rows = await db.query<{ id: string }>('SELECT id FROM chunks WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
+  const rows = await sqlOf(db).query<{ id: string }>('SELECT id FROM chunks WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
   return rows.map((r) => r.id);
 }
 

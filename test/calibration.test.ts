@@ -156,7 +156,7 @@ describe('calibration', () => {
     });
     assert.deepEqual((await api.get(`/calibration/curve?tenantId=${team.id}&modelId=other`, viewer)).body.buckets, []);
 
-    const audit = await hub.infra.db.query<{ details: any; actor_user_id: string }>(
+    const audit = await hub.sql.query<{ details: any; actor_user_id: string }>(
       `SELECT details, actor_user_id FROM audit_log WHERE action = 'admin.calibration_refreshed' AND tenant_id = $1`,
       [team.id],
     );
@@ -224,7 +224,7 @@ describe('calibration', () => {
   });
 
   test('a pair that falls below the minimum loses its curve and reads raw again', async () => {
-    await hub.infra.db.query(
+    await hub.sql.query(
       `UPDATE detections SET verification_status = 'unverified' WHERE tenant_id = $1 AND confidence > 0.75 AND model_id = 'builtin'`,
       [team.id],
     );

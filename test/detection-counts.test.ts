@@ -40,7 +40,7 @@ describe('detection totals from the day counts', () => {
     }>,
   ) {
     const ids = rows.map(() => newId());
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, created_at)
        SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, 0.5, r.at, 0, 3000, 'builtin',
@@ -73,7 +73,7 @@ describe('detection totals from the day counts', () => {
     includeTentative?: boolean;
     tenantId?: string;
   }) {
-    const r = await hub.infra.db.one<{ n: number }>(
+    const r = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND call_id IS NULL
          AND ($2::uuid IS NULL OR satellite_id = $2) AND ($3::text IS NULL OR lower(species_code) = lower($3))
          AND ($4::timestamptz IS NULL OR detected_at >= $4) AND ($5::timestamptz IS NULL OR detected_at < $5)
@@ -129,7 +129,7 @@ describe('detection totals from the day counts', () => {
         assert.equal(await total(query), await exact(query), `${label}: ${JSON.stringify(query)}`);
       }
     }
-    const drift = await hub.infra.db.query(
+    const drift = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
                     (NOT tentative)::int AS listed, tentative::int AS tentative FROM detections WHERE call_id IS NULL),
        d AS (SELECT tenant_id, 'all' AS dim, '' AS key, category, day, sum(listed)::int AS listed, sum(tentative)::int AS tentative FROM r GROUP BY 1, 2, 3, 4, 5
@@ -170,12 +170,12 @@ describe('detection totals from the day counts', () => {
   after(() => hub.close());
 
   test('the migration counts rows that existed before it and every row inserted since', async () => {
-    const rows = await hub.infra.db.one<{ n: number }>(
+    const rows = await hub.sql.one<{ n: number }>(
       "SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all'",
       [team.id],
     );
     assert.equal(rows.n, 64, 'every inserted row is counted by the trigger');
-    const hidden = await hub.infra.db.one<{ n: number }>(
+    const hidden = await hub.sql.one<{ n: number }>(
       "SELECT sum(listed + tentative)::int AS n FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'all' AND category = 'human_voice'",
       [team.id],
     );
@@ -185,36 +185,36 @@ describe('detection totals from the day counts', () => {
 
   test('promotion, stitching and votes keep the totals exact', async () => {
     // Promote satellite B's tentative tits of day 1.
-    await hub.infra.db.query(
+    await hub.sql.query(
       `UPDATE detections SET tentative = false, promoted = true WHERE satellite_id = $1 AND tentative AND detected_at >= $2 AND detected_at < $3`,
       [satB.id, new Date(t0 + DAY), new Date(t0 + 2 * DAY)],
     );
     await assertExact('after promotion');
     // Stitch two robins into the call of the first robin of day 2 (continuations leave the list).
     const [head, ...rest] = (
-      await hub.infra.db.query<{ id: string }>(
+      await hub.sql.query<{ id: string }>(
         'SELECT id FROM detections WHERE satellite_id = $1 AND detected_at >= $2 ORDER BY detected_at LIMIT 3',
         [satA.id, new Date(t0 + 2 * DAY)],
       )
     ).map((r) => r.id);
-    await hub.infra.db.query('UPDATE detections SET call_id = $1 WHERE id = ANY($2::uuid[])', [head, rest]);
+    await hub.sql.query('UPDATE detections SET call_id = $1 WHERE id = ANY($2::uuid[])', [head, rest]);
     await assertExact('after stitching');
     // A vote changes nothing that is counted.
-    const before = await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5');
-    await hub.infra.db.query("UPDATE detections SET verification_status = 'confirmed' WHERE tenant_id = $1", [team.id]);
-    assert.deepEqual(await hub.infra.db.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5'), before);
+    const before = await hub.sql.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5');
+    await hub.sql.query("UPDATE detections SET verification_status = 'confirmed' WHERE tenant_id = $1", [team.id]);
+    assert.deepEqual(await hub.sql.query('SELECT * FROM detection_day_counts ORDER BY 1, 2, 3, 4, 5'), before);
   });
 
   test('deleting rows, a satellite and a team keeps the totals exact', async () => {
-    await hub.infra.db.query('DELETE FROM detections WHERE tenant_id = $1 AND tentative', [team.id]);
+    await hub.sql.query('DELETE FROM detections WHERE tenant_id = $1 AND tentative', [team.id]);
     await assertExact('after the tentative rows went');
     const res = await api.del(`/satellites/${satB.id}`, owner, { confirmName: 'B' });
     assert.equal(res.status, 204, res.text);
     await assertExact('after satellite B was deleted');
     assert.equal(await total({ satelliteId: satB.id }), 0);
 
-    await hub.infra.db.query('DELETE FROM tenants WHERE id = $1', [other.id]);
-    const left = await hub.infra.db.query('SELECT 1 FROM detection_day_counts WHERE tenant_id = $1', [other.id]);
+    await hub.sql.query('DELETE FROM tenants WHERE id = $1', [other.id]);
+    const left = await hub.sql.query('SELECT 1 FROM detection_day_counts WHERE tenant_id = $1', [other.id]);
     assert.deepEqual(left, [], "the team's counts go with it");
     await assertExact('after another team was deleted');
   });

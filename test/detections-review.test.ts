@@ -102,9 +102,9 @@ describe('detection review over HTTP', () => {
   }
 
   const statusOf = async (id: string) =>
-    (await hub.infra.db.one<{ s: string }>('SELECT verification_status AS s FROM detections WHERE id = $1', [id])).s;
+    (await hub.sql.one<{ s: string }>('SELECT verification_status AS s FROM detections WHERE id = $1', [id])).s;
   const auditOf = (action: string, targetId: string) =>
-    hub.infra.db.query<any>('SELECT * FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY at, id', [action, targetId]);
+    hub.sql.query<any>('SELECT * FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY at, id', [action, targetId]);
   const verify = (id: string, vote: string, as: Credential) => api.post(`/detections/${id}/verify`, { vote }, as);
 
   describe('verify', () => {
@@ -127,7 +127,7 @@ describe('detection review over HTTP', () => {
       const again = await verify(id, 'reject', w.member);
       assert.deepEqual(again.body.votes, { confirm: 0, reject: 1, unsure: 0 }, 'one vote per person');
       assert.equal(again.body.verificationStatus, 'rejected');
-      const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detection_votes WHERE detection_id = $1', [id]);
+      const n = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detection_votes WHERE detection_id = $1', [id]);
       assert.equal(n.n, 1);
       const other = await verify(id, 'confirm', member2);
       assert.equal(other.body.verificationStatus, 'pending_review');

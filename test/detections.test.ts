@@ -133,11 +133,11 @@ describe('detections', () => {
       assert.equal(robin.modelId, 'builtin');
       assert.ok(robin.confidence >= 0.25 && robin.confidence <= 1);
       assert.equal(robin.calibrated_confidence, robin.confidence);
-      const row = await hub.infra.db.one<any>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
+      const row = await hub.sql.one<any>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
       assert.equal(robin.detectedAt, new Date(row.recorded_at).toISOString(), 'detected_at = recorded_at + offset 0');
       assert.equal(
         robin.createdAt,
-        (await hub.infra.db.one<any>('SELECT created_at FROM detections WHERE id = $1', [robin.id])).created_at.toISOString(),
+        (await hub.sql.one<any>('SELECT created_at FROM detections WHERE id = $1', [robin.id])).created_at.toISOString(),
       );
     });
 
@@ -149,7 +149,7 @@ describe('detections', () => {
       assert.equal(res.status, 200);
       assert.equal(res.body.id, d.id);
       assert.equal(res.body.speciesCode, code(labels[1]));
-      const chunk = await hub.infra.db.one<any>('SELECT storage_key FROM chunks WHERE id = $1', [d.audioChunkId]);
+      const chunk = await hub.sql.one<any>('SELECT storage_key FROM chunks WHERE id = $1', [d.audioChunkId]);
       assert.equal(res.body.storageKey, chunk.storage_key);
       assert.equal(res.body.calibrated_confidence, d.confidence);
     });
@@ -202,7 +202,7 @@ describe('detections', () => {
     test('a job run again stores nothing twice', async () => {
       const again = await classifyChunk(hub, { id: chunkIds[0], tenantId: team.id, satelliteId: sat.id });
       assert.deepEqual(again.stored, []);
-      const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
+      const n = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkIds[0]]);
       assert.equal(n.n, 1);
     });
 
@@ -217,12 +217,12 @@ describe('detections', () => {
         }),
         /inference failed: model.onnx: the model file is empty/,
       );
-      const n = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkId]);
+      const n = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [chunkId]);
       assert.equal(n.n, 0);
     });
 
     test('a second detection of a species on the same UTC day is neither first of day nor of season', async () => {
-      const first = await hub.infra.db.one<{ recorded_at: Date }>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
+      const first = await hub.sql.one<{ recorded_at: Date }>('SELECT recorded_at FROM chunks WHERE id = $1', [chunkIds[0]]);
       const t = new Date(first.recorded_at).getTime();
       // Half a minute later (too far to stitch into the first call), or earlier when later would be the next UTC day.
       const at = new Date(new Date(t + 30_000).getUTCDate() === new Date(t).getUTCDate() ? t + 30_000 : t - 30_000);
@@ -243,7 +243,7 @@ describe('detections', () => {
         ].sort(),
       );
       // Out of the way of the tests below, which count this satellite's detections.
-      await hub.infra.db.query('DELETE FROM detections WHERE chunk_id = $1', [chunkId]);
+      await hub.sql.query('DELETE FROM detections WHERE chunk_id = $1', [chunkId]);
     });
 
     test('another team sees nothing: its list is empty, the detail and the team are 404', async () => {

@@ -91,9 +91,7 @@ describe('scheduled exports', () => {
     const upd = await api.put(`/exports/scheduled/${res.body.id}`, { ...body, name: 'Morning', enabled: false }, owner);
     assert.equal(upd.body.enabled, false);
     assert.equal((await api.del(`/exports/scheduled/${res.body.id}`, owner)).status, 204);
-    const audit = await hub.infra.db.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [
-      res.body.id,
-    ]);
+    const audit = await hub.sql.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [res.body.id]);
     assert.deepEqual(
       audit.map((a) => a.action),
       ['admin.scheduled_export_created', 'admin.scheduled_export_updated', 'admin.scheduled_export_deleted'],

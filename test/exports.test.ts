@@ -74,7 +74,7 @@ describe('exports', () => {
     await f.team(otherOwner);
     sat = await makeSatellite(hub, team, owner, 'Garden, "north"');
     other = await makeSatellite(hub, team, owner, 'Pond');
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.52, longitude = 13.405 WHERE id = $1', [sat.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.52, longitude = 13.405 WHERE id = $1', [sat.id]);
     const wav = makeWav(new Int16Array(4800).map((_, i) => Math.round(Math.sin(i / 5) * 8000)));
     const chunk = await makeChunk(hub, { satellite: sat, audio: wav, at: at(0) });
     ids.robin = await makeDetection(hub, { chunk, at: at(0), confidence: 0.91, verificationStatus: 'confirmed' });
@@ -236,7 +236,7 @@ describe('exports', () => {
     assert.deepEqual(audio, [`audio/${ids.robin}.wav`]);
     const served = await fetchBytes(
       hub,
-      `/audio/${(await hub.infra.db.one<{ chunk_id: string }>('SELECT chunk_id FROM detections WHERE id = $1', [ids.robin])).chunk_id}`,
+      `/audio/${(await hub.sql.one<{ chunk_id: string }>('SELECT chunk_id FROM detections WHERE id = $1', [ids.robin])).chunk_id}`,
       member,
     );
     assert.equal(served.status, 200);

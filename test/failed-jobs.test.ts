@@ -53,9 +53,7 @@ describe('failed inference jobs', () => {
       return e?.redrives === redrives && e;
     });
   const detectionsOf = async (id: string) =>
-    (await hub.infra.db.query<{ code: string }>('SELECT species_code AS code FROM detections WHERE chunk_id = $1', [id])).map(
-      (r) => r.code,
-    );
+    (await hub.sql.query<{ code: string }>('SELECT species_code AS code FROM detections WHERE chunk_id = $1', [id])).map((r) => r.code);
   /** Classified, and nothing more arrives once the queue is idle. */
   async function classifiedOnce(id: string): Promise<string[]> {
     const codes = await until(`chunk ${id} classified`, async () => {
@@ -113,7 +111,7 @@ describe('failed inference jobs', () => {
     // Retrying it again (it is not failed) does nothing.
     assert.deepEqual((await api.post('/admin/jobs/failed/retry', { chunkIds: [a.id] }, hubAdmin)).body, { retried: 0 });
 
-    const audit = await hub.infra.db.query<{ actorUserId: string; details: any; tenantId: string | null; targetId: string | null }>(
+    const audit = await hub.sql.query<{ actorUserId: string; details: any; tenantId: string | null; targetId: string | null }>(
       `SELECT actor_user_id AS "actorUserId", details, tenant_id AS "tenantId", target_id AS "targetId" FROM audit_log WHERE action = 'admin.jobs_retried'`,
     );
     assert.equal(audit.length, 1, 'one entry for the retry that retried something');
@@ -148,7 +146,7 @@ describe('failed inference jobs', () => {
     assert.deepEqual(res.body, { retried: 1 });
     await classifiedOnce(b.id);
     assert.equal(await failedEntry(b.id), undefined);
-    const [entry] = await hub.infra.db.query<{ details: any }>(
+    const [entry] = await hub.sql.query<{ details: any }>(
       `SELECT details FROM audit_log WHERE action = 'admin.jobs_retried' ORDER BY at DESC, id DESC LIMIT 1`,
     );
     assert.deepEqual(entry.details, { retried: 1, chunkIds: [b.id], all: true });

@@ -128,7 +128,7 @@ describe('field notes', () => {
   test('the deletion is audited with author, satellite and text length, never the text', async () => {
     const n = (await write(otherMember, { text: 'Private thought at the pond', satelliteId: sat.id })).body;
     assert.equal((await api.del(`/field-notes/${n.id}`, w.owner)).status, 204);
-    const [row] = await hub.infra.db.query<any>(
+    const [row] = await hub.sql.query<any>(
       `SELECT actor_user_id AS "actor", tenant_id AS "tenantId", target_type AS "targetType", details FROM audit_log
        WHERE action = 'field_note.deleted' AND target_id = $1`,
       [n.id],
@@ -266,10 +266,9 @@ describe('field notes', () => {
       assert.equal(n.satelliteId, null);
       assert.equal(n.satelliteName, 'Renamed');
     }
-    const [audit] = await hub.infra.db.query<any>(
-      `SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`,
-      [doomed.id],
-    );
+    const [audit] = await hub.sql.query<any>(`SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`, [
+      doomed.id,
+    ]);
     assert.equal(audit.details.fieldNotes, 2);
   });
 });

@@ -33,12 +33,12 @@ describe('health, and a hub that does not trust a proxy', () => {
       headers: { 'x-forwarded-for': '203.0.113.200', 'x-forwarded-proto': 'https' },
     });
     assert.equal(res.status, 200, res.text);
-    const [entry] = await hub.infra.db.query<{ ip: string | null }>(
+    const [entry] = await hub.sql.query<{ ip: string | null }>(
       `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
       [u.id],
     );
     assert.equal(entry.ip, '127.0.0.1');
-    const row = await hub.infra.db.one<{ last_login_ip: string | null }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
+    const row = await hub.sql.one<{ last_login_ip: string | null }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
     assert.equal(row.last_login_ip, '127.0.0.1');
     const set = res.headers.getSetCookie().find((c) => c.startsWith('chorus_session='))!;
     assert.ok(
@@ -64,7 +64,7 @@ describe('health, and a hub that does not trust a proxy', () => {
       headers: { 'x-forwarded-for': '198.18.1.1' },
     });
     assert.equal(limited.status, 429, 'a fresh forwarded address does not escape the limit');
-    const rows = await hub.infra.db.query<{ ip: string }>(`SELECT DISTINCT ip FROM audit_log WHERE action = 'user.login_failed'`);
+    const rows = await hub.sql.query<{ ip: string }>(`SELECT DISTINCT ip FROM audit_log WHERE action = 'user.login_failed'`);
     assert.deepEqual(
       rows.map((r) => r.ip),
       ['127.0.0.1'],

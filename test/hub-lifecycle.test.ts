@@ -16,6 +16,7 @@ import { createDb } from '../src/infra/db/index.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, hubInstallation, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const ADMIN = { email: 'drain@example.org', password: 'drain-test-password-1' };
@@ -162,20 +163,22 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
 
     const db = await createDb({ ...loadConfig({ ...env, CHORUS_SECRET: 'x'.repeat(32) }), databaseSchema: env.DATABASE_SCHEMA ?? null });
     try {
-      const rows = await db.query<{ id: string }>('SELECT id FROM chunks WHERE tenant_id = $1', [team.id]);
+      const rows = await sqlOf(db).query<{ id: string }>('SELECT id FROM chunks WHERE tenant_id = $1', [team.id]);
       assert.equal(rows.length, bodies.length, 'one row per chunk');
       for (const id of ackedBefore)
         assert.ok(
           rows.some((r) => r.id === id),
           `chunk ${id} acked before SIGTERM is stored`,
         );
-      const dupes = await db.query<{ chunk_id: string; species_code: string; n: number }>(
+      const dupes = await sqlOf(db).query<{ chunk_id: string; species_code: string; n: number }>(
         `SELECT chunk_id, species_code, count(*)::int AS n FROM detections WHERE tenant_id = $1
          GROUP BY chunk_id, species_code HAVING count(*) > 1`,
         [team.id],
       );
       assert.deepEqual(dupes, [], 'no chunk classified twice');
-      const ofRunning = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [bodies[0].chunkId]);
+      const ofRunning = await sqlOf(db).query<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [
+        bodies[0].chunkId,
+      ]);
       assert.ok(ofRunning[0].n >= 1, 'the job running at SIGTERM is classified');
     } finally {
       await db.close();

@@ -48,7 +48,7 @@ describe('ingest', () => {
   }
 
   const rowsOf = async (chunkId: string) =>
-    (await hub.infra.db.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [chunkId]))[0].n;
+    (await hub.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [chunkId]))[0].n;
   const keyOf = (sat: { id: string; tenantId: string }, body: { chunkId: string; recordedAt: string }) =>
     chunkStorageKey(sat.tenantId, sat.id, body.chunkId, new Date(body.recordedAt));
   const jobs = async () => {
@@ -69,7 +69,7 @@ describe('ingest', () => {
       const body = audioBody(sat);
       const ack = await sat.sendAudio(body, body.chunkId);
       assert.deepEqual(ack, { chunkId: body.chunkId, status: 'stored' });
-      const row = await hub.infra.db.one<any>(
+      const row = await hub.sql.one<any>(
         'SELECT tenant_id, satellite_id, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, recorded_at FROM chunks WHERE id = $1',
         [body.chunkId],
       );
@@ -265,7 +265,7 @@ describe('ingest', () => {
       const ack = await b.sendAudio({ ...body, satelliteId: b.id }, body.chunkId);
       assert.equal(ack.status, 'error');
       assert.match(ack.error, /another satellite/);
-      const row = await hub.infra.db.one<{ satellite_id: string }>('SELECT satellite_id FROM chunks WHERE id = $1', [body.chunkId]);
+      const row = await hub.sql.one<{ satellite_id: string }>('SELECT satellite_id FROM chunks WHERE id = $1', [body.chunkId]);
       assert.equal(row.satellite_id, a.id);
       assert.ok(await hub.infra.storage.stat(keyOf(a, body)), "the first satellite's audio is kept");
       assert.equal(await hub.infra.storage.stat(keyOf(b, body)), null, 'the refused delivery leaves no object behind');
@@ -383,7 +383,7 @@ describe('ingest', () => {
       assert.equal((await api.get(`/satellites/${sat.id}`, member)).body.archived, true);
       await sat.sendHandled('heartbeat', beat(sat));
       assert.equal((await api.get(`/satellites/${sat.id}`, member)).body.archived, false);
-      const audit = await hub.infra.db.query<any>(
+      const audit = await hub.sql.query<any>(
         `SELECT tenant_id, actor_type, details FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`,
         [sat.id],
       );
@@ -393,7 +393,7 @@ describe('ingest', () => {
       await sat.sendHandled('heartbeat', beat(sat));
       assert.equal(
         (
-          await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [
+          await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`, [
             sat.id,
           ])
         ).length,
@@ -428,7 +428,7 @@ describe('ingest', () => {
         timestamp: at,
       });
       assert.equal(m.outcome, 'done');
-      const rows = await hub.infra.db.query<any>('SELECT * FROM telemetry WHERE satellite_id = $1', [sat.id]);
+      const rows = await hub.sql.query<any>('SELECT * FROM telemetry WHERE satellite_id = $1', [sat.id]);
       assert.equal(rows.length, 1);
       assert.equal(new Date(rows[0].at).toISOString(), at);
       assert.equal(rows[0].tenant_id, team.id);
@@ -440,7 +440,7 @@ describe('ingest', () => {
       assert.equal(rows[0].uptime_seconds, 7200);
       const bad = await sat.sendHandled('telemetry', { satelliteId: sat.id, tenantId: sat.tenantId, cpuTemp: 'hot' });
       assert.equal(bad.outcome, 'refused');
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM telemetry WHERE satellite_id = $1', [sat.id])).length, 1);
+      assert.equal((await hub.sql.query('SELECT 1 FROM telemetry WHERE satellite_id = $1', [sat.id])).length, 1);
     });
 
     test('GET /satellites/:id/telemetry answers the latest samples oldest first; limit bounded; other teams 404', async () => {
@@ -492,10 +492,9 @@ describe('ingest', () => {
       assert.equal(config.heartbeatIntervalSec, 30);
       assert.equal(config.recordingProfile.sampleRate, 48000);
       assert.deepEqual(config.excludedClassifierCategories.sort(), ['amphibian', 'anthropogenic', 'human_voice', 'insect', 'other_animal']);
-      const audit = await hub.infra.db.query(
-        `SELECT 1 FROM audit_log WHERE action = 'device.satellite_config_requested' AND target_id = $1`,
-        [sat.id],
-      );
+      const audit = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_config_requested' AND target_id = $1`, [
+        sat.id,
+      ]);
       assert.equal(audit.length, 1);
     });
 
@@ -528,7 +527,7 @@ describe('ingest', () => {
         assert.equal(config.deviceInference, false);
         assert.equal((await handled).outcome, 'refused');
       }
-      const own = await hub.infra.db.query(`SELECT 1 FROM settings WHERE level = 'satellite' AND scope_id = $1`, [sat.id]);
+      const own = await hub.sql.query(`SELECT 1 FROM settings WHERE level = 'satellite' AND scope_id = $1`, [sat.id]);
       assert.equal(own.length, 0);
     });
 
@@ -539,7 +538,7 @@ describe('ingest', () => {
       await sat.send('config-request', { satelliteId: sat.id, tenantId: sat.tenantId, overrides: { heartbeat_interval_sec: 60 } });
       const config = await sat.waitFor('config', () => true, 'config push', since);
       assert.equal(config.heartbeatIntervalSec, 30);
-      const audit = await hub.infra.db.query<any>(
+      const audit = await hub.sql.query<any>(
         `SELECT tenant_id, details FROM audit_log WHERE action = 'device.satellite_config_rejected_locked' AND target_id = $1`,
         [sat.id],
       );

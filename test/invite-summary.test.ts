@@ -55,7 +55,7 @@ describe('invite summary', () => {
     assertError(await api.get(`/auth/invites/summary/${used.token}`, null), 404, 'NOT_FOUND');
 
     const old = await invite('member');
-    await hub.infra.db.query('UPDATE invites SET expires_at = $2 WHERE id = $1', [old.id, hub.clock.now()]);
+    await hub.sql.query('UPDATE invites SET expires_at = $2 WHERE id = $1', [old.id, hub.clock.now()]);
     assertError(await api.get(`/auth/invites/summary/${old.token}`, null), 404, 'NOT_FOUND');
   });
 });

@@ -123,7 +123,7 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
   exportJob: async ({ hub, w }) => {
     const id = newId();
     const now = hub.clock.now();
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO export_jobs (id, tenant_id, format, status, created_at, expires_at) VALUES ($1, $2, 'csv', 'failed', $3, $4)`,
       [id, w.team.id, now, new Date(now.getTime() + 3_600_000)],
     );
@@ -143,7 +143,7 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     const id = newId();
     const author = (caller as { id?: string } | null)?.id ?? w.member.id;
     const now = hub.clock.now();
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO field_notes (id, tenant_id, author_id, author_name, text, at, created_at, updated_at) VALUES ($1, $2, $3, 'matrix', 'matrix note', $4, $4, $4)`,
       [id, w.team.id, author, now],
     );
@@ -151,7 +151,7 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
   },
   alert: async ({ hub, w }) => {
     const id = newId();
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO alerts (id, tenant_id, rule_name, event, message, dedup_key, cooldown_key, created_at)
        VALUES ($1, $2, 'matrix', 'custom_rule', 'matrix alert', $3, 'x', $4)`,
       [id, w.team.id, `matrix:${id}`, hub.clock.now()],
@@ -172,7 +172,7 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
     match: (_u, n) => n === 'userId',
     make: async ({ hub, f, w }) => {
       const u = await f.user();
-      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
+      await hub.sql.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
         w.team.id,
         u.id,
         hub.clock.now(),
@@ -186,7 +186,7 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
     make: async ({ hub, w, caller, detectionId }) => {
       const id = newId();
       const author = (caller as { id?: string } | null)?.id ?? w.member.id;
-      await hub.infra.db.query(
+      await hub.sql.query(
         'INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
         [id, detectionId, w.team.id, author, 'matrix comment', hub.clock.now()],
       );
@@ -219,7 +219,7 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
       const key = `mobile/${id}.apk`;
       const bytes = Buffer.from('PK\x03\x04matrix package');
       await hub.infra.storage.put(key, bytes);
-      await hub.infra.db.query(
+      await hub.sql.query(
         `INSERT INTO mobile_releases (id, version, version_key, extension, storage_key, file_size, sha256, created_at)
          VALUES ($1, $2, $2, 'apk', $3, $4, $5, $6)`,
         [id, `0.0.0-matrix.${id}`, key, bytes.length, 'matrix', hub.clock.now()],
@@ -292,7 +292,7 @@ describe('isolation matrix', () => {
   before(async () => {
     hub = await startHub();
     // Teams in the matrix accept join requests, so the joining routes answer their callers.
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('hub', '', 'allow_public_teams', 'true', now())`,
     );
   });
@@ -329,7 +329,7 @@ describe('isolation matrix', () => {
       const w = await f.world();
       // Team-owned, so a member leaving (one of the calls) does not disconnect it.
       const satellite = await makeSatellite(hub, w.team, null);
-      await hub.infra.db.query(
+      await hub.sql.query(
         `INSERT INTO settings (level, scope_id, key, value, updated_at) VALUES ('team', $1, 'join_policy', '"request"', now())`,
         [w.team.id],
       );

@@ -99,7 +99,7 @@ describe('joining teams', () => {
       assert.equal(card.body.policy, 'request');
       const closed = await teamWith('invite_only');
       assert.equal((await api.get(`/tenants/${closed.team.id}/join`, me)).status, 404);
-      await hub.infra.db.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
+      await hub.sql.query('INSERT INTO team_blocks (tenant_id, user_id, blocked_at) VALUES ($1, $2, $3)', [
         team.id,
         me.id,
         hub.clock.now(),
@@ -123,12 +123,12 @@ describe('joining teams', () => {
       assert.equal(res.status, 200);
       assert.equal(res.body.status, 'joined');
       assert.equal(res.body.role, 'member');
-      const [m] = await hub.infra.db.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, me.id]);
+      const [m] = await hub.sql.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, me.id]);
       assert.equal(m.role, 'member');
       const again = await api.post(`/tenants/${team.id}/join`, {}, me);
       assert.equal(again.status, 409);
       assert.equal(again.body.error.code, 'ALREADY_MEMBER');
-      const audit = await hub.infra.db.query(
+      const audit = await hub.sql.query(
         `SELECT 1 FROM audit_log WHERE action = 'member.joined_team' AND actor_user_id = $1 AND tenant_id = $2`,
         [me.id, team.id],
       );
@@ -175,11 +175,11 @@ describe('joining teams', () => {
       const { body } = await api.post(`/tenants/${ctx.team.id}/join`, {}, me);
       const res = await api.post(`/tenants/${ctx.team.id}/join-requests/${body.requestId}/approve`, { role: 'member' }, ctx.admin);
       assert.equal(res.status, 200, res.text);
-      const [m] = await hub.infra.db.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [ctx.team.id, me.id]);
+      const [m] = await hub.sql.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [ctx.team.id, me.id]);
       assert.equal(m.role, 'member');
       assert.equal(mailsTo(me.email).length, 1);
       const actions = (
-        await hub.infra.db.query<any>(
+        await hub.sql.query<any>(
           `SELECT action FROM audit_log WHERE tenant_id = $1 AND target_id IN ($2, (SELECT id::text FROM memberships WHERE tenant_id = $1 AND user_id = $3))`,
           [ctx.team.id, body.requestId, me.id],
         )
@@ -198,7 +198,7 @@ describe('joining teams', () => {
     test('approve without a role uses the team default_join_role (viewer)', async () => {
       const { body } = await api.post(`/tenants/${ctx.team.id}/join`, {}, me);
       await api.post(`/tenants/${ctx.team.id}/join-requests/${body.requestId}/approve`, undefined, ctx.owner);
-      const [m] = await hub.infra.db.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [ctx.team.id, me.id]);
+      const [m] = await hub.sql.query<any>('SELECT role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [ctx.team.id, me.id]);
       assert.equal(m.role, 'viewer');
     });
 
@@ -220,7 +220,7 @@ describe('joining teams', () => {
       assert.equal(lift.status, 204);
       assert.equal((await api.del(`/tenants/${ctx.team.id}/blocks/${me.id}`, ctx.admin)).status, 404);
       assert.equal((await api.post(`/tenants/${ctx.team.id}/join`, {}, me)).status, 202);
-      const audit = await hub.infra.db.query<any>(
+      const audit = await hub.sql.query<any>(
         `SELECT action FROM audit_log WHERE tenant_id = $1 AND action IN ('admin.join_request_denied', 'admin.member_unblocked')`,
         [ctx.team.id],
       );
@@ -238,10 +238,9 @@ describe('joining teams', () => {
       assert.equal((await api.del(`/tenants/${ctx.team.id}/join`, me)).status, 204);
       assert.equal((await api.get(`/tenants/${ctx.team.id}/join-requests`, ctx.admin)).body.requests.length, 0);
       assert.equal((await api.del(`/tenants/${ctx.team.id}/join`, me)).status, 404);
-      const audit = await hub.infra.db.query(
-        `SELECT 1 FROM audit_log WHERE action = 'member.join_request_withdrawn' AND actor_user_id = $1`,
-        [me.id],
-      );
+      const audit = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'member.join_request_withdrawn' AND actor_user_id = $1`, [
+        me.id,
+      ]);
       assert.equal(audit.length, 1);
     });
 
@@ -277,9 +276,8 @@ describe('joining teams', () => {
     const key = await f
       .apiKey(
         other,
-        (await hub.infra.db.one<any>('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.tenant_id = $1', [
-          other.id,
-        ])) && owner,
+        (await hub.sql.one<any>('SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.tenant_id = $1', [other.id])) &&
+          owner,
         'member',
       )
       .catch(() => null);

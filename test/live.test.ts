@@ -290,7 +290,7 @@ describe('live listening over the WebSocket', () => {
       await sat.liveAudio(JSON.stringify({ sessionId: started.sessionId, audio: wrapped }));
       assert.equal((await s.next('live-audio')).audio, wrapped);
 
-      const rows = await hub.infra.db.query<any>(
+      const rows = await hub.sql.query<any>(
         `SELECT action, tenant_id, actor_user_id, target_type, target_id, details FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`,
         [sat.id],
       );
@@ -304,7 +304,7 @@ describe('live listening over the WebSocket', () => {
       s.send({ type: 'live-start', satelliteId: sat.id });
       assert.equal((await s.next('live-started')).sessionId, started.sessionId);
       assert.equal(
-        (await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`, [sat.id])).length,
+        (await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'satellite.listened_live' AND target_id = $1`, [sat.id])).length,
         1,
       );
       await s.close();
@@ -440,9 +440,9 @@ describe('live listening over the WebSocket', () => {
       const demoted = await connect({ tenantId: w.team.id, listenSatelliteId: sat.id }, w.member);
       const { sessionId } = await demoted.next('live-started');
 
-      await hub.infra.db.query('DELETE FROM memberships WHERE id = $1', [leaver.membershipId]);
-      await hub.infra.db.query('DELETE FROM sessions WHERE id = $1', [w.viewer.sessionId]);
-      await hub.infra.db.query(`UPDATE memberships SET role = 'viewer' WHERE id = $1`, [w.member.membershipId]);
+      await hub.sql.query('DELETE FROM memberships WHERE id = $1', [leaver.membershipId]);
+      await hub.sql.query('DELETE FROM sessions WHERE id = $1', [w.viewer.sessionId]);
+      await hub.sql.query(`UPDATE memberships SET role = 'viewer' WHERE id = $1`, [w.member.membershipId]);
       // Within the minute nothing is re-read.
       await hub.services.live.tick();
       assert.equal(out.ws.readyState, WebSocket.OPEN);

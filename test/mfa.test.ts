@@ -65,13 +65,13 @@ describe('multi-factor sign-in', () => {
     post(`/auth/login${opts.returnToken ? '?returnToken=true' : ''}`, { email: u.email, password: u.password }, opts);
 
   const audit = (action: string, userId: string) =>
-    hub.infra.db.query<AuditRow>(
+    hub.sql.query<AuditRow>(
       `SELECT action, actor_user_id, target_id, ip, details FROM audit_log WHERE action = $1 AND (target_id = $2 OR actor_user_id::text = $2) ORDER BY id`,
       [action, userId],
     );
 
   const userRow = (id: string) =>
-    hub.infra.db.one<{ failed_login_attempts: number; locked_until: Date | null; last_login_at: Date | null }>(
+    hub.sql.one<{ failed_login_attempts: number; locked_until: Date | null; last_login_at: Date | null }>(
       'SELECT failed_login_attempts, locked_until, last_login_at FROM users WHERE id = $1',
       [id],
     );
@@ -145,10 +145,10 @@ describe('multi-factor sign-in', () => {
       assert.equal((await audit('auth.mfa_enabled', u.id)).length, 1);
 
       // At rest: the secret is sealed and the codes are hashed.
-      const row = await hub.infra.db.one<{ totp_secret: string }>('SELECT totp_secret FROM mfa_accounts WHERE user_id = $1', [u.id]);
+      const row = await hub.sql.one<{ totp_secret: string }>('SELECT totp_secret FROM mfa_accounts WHERE user_id = $1', [u.id]);
       assert.ok(!row.totp_secret.includes(begin.body.manualKey), 'TOTP secret encrypted');
       assert.match(row.totp_secret, /^v1\./);
-      const hashes = await hub.infra.db.query<{ code_hash: string }>('SELECT code_hash FROM mfa_backup_codes WHERE user_id = $1', [u.id]);
+      const hashes = await hub.sql.query<{ code_hash: string }>('SELECT code_hash FROM mfa_backup_codes WHERE user_id = $1', [u.id]);
       assert.equal(hashes.length, 10);
       for (const h of hashes) assert.ok(!codes.some((c) => h.code_hash.includes(c.replace('-', ''))), 'backup codes hashed');
     });
@@ -364,7 +364,7 @@ describe('multi-factor sign-in', () => {
       const u = await f.user();
       const { secret } = await enroll(u);
       const { mfaToken } = await challenge(u);
-      await hub.infra.db.query(`UPDATE users SET status = 'blocked' WHERE id = $1`, [u.id]);
+      await hub.sql.query(`UPDATE users SET status = 'blocked' WHERE id = $1`, [u.id]);
       assertError(await post('/auth/login/mfa/totp', { mfaToken, code: await totp(secret) }), 403, 'ACCOUNT_BLOCKED');
     });
 
@@ -472,7 +472,7 @@ describe('multi-factor sign-in', () => {
       assert.equal(wiped.backupCodesRemaining, 0);
       assert.deepEqual(wiped.rememberedDevices, []);
       for (const table of ['mfa_accounts', 'mfa_backup_codes', 'mfa_passkeys', 'mfa_remembered_devices', 'mfa_challenges']) {
-        const n = (await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [u.id])).n;
+        const n = (await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE user_id = $1`, [u.id])).n;
         assert.equal(n, 0, `${table} wiped`);
       }
       const res = await login(u);
@@ -600,7 +600,7 @@ describe('multi-factor sign-in', () => {
       );
       const used = (await api.get('/auth/mfa/passkeys', u)).body.passkeys[0];
       assert.ok(used.lastUsedAt, 'last use recorded');
-      const stored = await hub.infra.db.one<{ n: number }>('SELECT sign_count::int AS n FROM mfa_passkeys WHERE user_id = $1', [u.id]);
+      const stored = await hub.sql.one<{ n: number }>('SELECT sign_count::int AS n FROM mfa_passkeys WHERE user_id = $1', [u.id]);
       assert.equal(stored.n, 1);
 
       // With rememberDevice, a passkey sign-in remembers the device like the others.

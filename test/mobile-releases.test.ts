@@ -55,13 +55,12 @@ describe('mobile releases', () => {
     return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
   }
 
-  const rows = async () => (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM mobile_releases')).n;
+  const rows = async () => (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM mobile_releases')).n;
   const listDir = (dir: string) => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : []);
   const objects = () => listDir(path.join(hub.infra.config.dataDir, 'objects', 'mobile'));
   const temps = () => listDir(path.join(hub.infra.config.dataDir, 'tmp'));
   const audits = async (action: string, id: string) =>
-    (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND target_id = $2', [action, id]))
-      .n;
+    (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE action = $1 AND target_id = $2', [action, id])).n;
 
   /** Runs a refused upload and checks that it left no row, no object and no temp file. */
   async function refusedLeavesNothing(status: number, code: string, parts: Parameters<typeof upload>[1]) {

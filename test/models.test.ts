@@ -167,7 +167,7 @@ describe('models', () => {
     assert.equal(res.body.modelBytes, MODEL.length);
     const stored = await hub.infra.storage.get(`models/${res.body.id}/model.onnx`);
     assert.ok(stored && stored.equals(MODEL), 'the ONNX file is in object storage');
-    const audit = await hub.infra.db.one<{ n: number }>(
+    const audit = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM audit_log WHERE action = 'admin.birdnet_model_uploaded' AND target_id = $1`,
       [res.body.id],
     );
@@ -199,7 +199,7 @@ describe('models', () => {
     );
     assertError(await api.post('/admin/models', { name: 'json' }, hubAdmin), 415, 'UNSUPPORTED_MEDIA_TYPE');
     assertError((await upload(owner, { name: 'x', model: MODEL, labels: LABELS })) as any, 403, 'FORBIDDEN');
-    const n = await hub.infra.db.one<{ n: number }>(
+    const n = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM inference_models WHERE name IN ('wrong shape', 'four labels', 'garbage', 'gap')`,
     );
     assert.equal(n.n, 0, 'nothing refused is stored');
@@ -230,7 +230,7 @@ describe('models', () => {
     assert.equal((await api.del(`/admin/models/${m.id}`, hubAdmin)).status, 204);
     assert.equal(await hub.infra.storage.get(`models/${m.id}/model.onnx`), null, 'its files are gone');
     assertError(await api.del(`/admin/models/${m.id}`, hubAdmin), 404, 'NOT_FOUND');
-    const actions = await hub.infra.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY at, action`, [
+    const actions = await hub.sql.query<{ action: string }>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY at, action`, [
       m.id,
     ]);
     assert.deepEqual(
@@ -261,7 +261,7 @@ describe('models', () => {
     const chunkId = await chunkFor(team, sat.id, [SPECIES_LABELS[0], SPECIES_LABELS[1]], 11);
     const job = await jobOf(chunkId, 'completed');
     assert.equal(job.modelId, m.id);
-    const rows = await hub.infra.db.query<any>(
+    const rows = await hub.sql.query<any>(
       `SELECT species_code, common_name, scientific_name, category, model_id FROM detections WHERE chunk_id = $1 ORDER BY species_code`,
       [chunkId],
     );
@@ -280,7 +280,7 @@ describe('models', () => {
     assert.ok(rows.some((r) => r.species_code === 'eurbla'));
 
     // The labels mapped into the species table at upload: the unknown one as the model's own species.
-    const own = await hub.infra.db.maybeOne<any>(
+    const own = await hub.sql.maybeOne<any>(
       `SELECT code, scientific_name, common_name, category, source FROM species WHERE code = 'x-foous-barus'`,
     );
     assert.deepEqual(own, {
@@ -290,7 +290,7 @@ describe('models', () => {
       category: 'other_animal',
       source: 'model',
     });
-    const mapped = await hub.infra.db.query<{ output_index: number; label: string; species_code: string }>(
+    const mapped = await hub.sql.query<{ output_index: number; label: string; species_code: string }>(
       'SELECT output_index, label, species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index',
       [m.id],
     );
@@ -329,7 +329,7 @@ describe('models', () => {
     );
     const speciesOf = async (chunkId: string) => {
       await jobOf(chunkId, 'completed');
-      return hub.infra.db.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
+      return hub.sql.query<any>('SELECT species_code, common_name, scientific_name FROM detections WHERE chunk_id = $1', [chunkId]);
     };
     assert.deepEqual(
       (await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 41))).map((r) => r.species_code),
@@ -368,7 +368,7 @@ describe('models', () => {
       category: 'bird',
       own: false,
     });
-    const audited = await hub.infra.db.one<{ details: any }>(
+    const audited = await hub.sql.one<{ details: any }>(
       `SELECT details FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`,
       [m.id],
     );
@@ -376,10 +376,7 @@ describe('models', () => {
     assert.deepEqual(await speciesOf(await chunkFor(team4, sat4.id, [SPECIES_LABELS[1]], 42)), [
       { species_code: 'winwre4', common_name: 'Eurasian Wren', scientific_name: 'Troglodytes troglodytes' },
     ]);
-    assert.equal(
-      (await hub.infra.db.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length,
-      1,
-    );
+    assert.equal((await hub.sql.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length, 1);
 
     assertError(await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'nosuch9' }, hubAdmin), 400, 'UNKNOWN_SPECIES');
     assertError(await api.put(`/admin/models/${m.id}/labels/5`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
@@ -389,7 +386,7 @@ describe('models', () => {
     // Mapping an output where it already maps changes nothing and writes no audit row.
     assert.equal((await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'winwre4' }, hubAdmin)).status, 200);
     assert.equal(
-      (await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id])).length,
+      (await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'admin.birdnet_model_updated' AND target_id = $1`, [m.id])).length,
       1,
     );
   });
@@ -399,7 +396,7 @@ describe('models', () => {
     const team5 = await f.team(owner5);
     const sat5 = await makeSatellite(hub, team5, owner5);
     const m = (await upload(hubAdmin, { name: 'Older upload', model: MODEL, labels: LABELS })).body;
-    await hub.infra.db.query('DELETE FROM model_labels WHERE model_id = $1', [m.id]);
+    await hub.sql.query('DELETE FROM model_labels WHERE model_id = $1', [m.id]);
     assert.equal(
       (await api.put(`/settings/tenant?tenantId=${team5.id}`, { inference_model: m.id, inference_min_confidence: 0.5 }, owner5)).status,
       200,
@@ -407,12 +404,12 @@ describe('models', () => {
     const chunkId = await chunkFor(team5, sat5.id, [SPECIES_LABELS[2]], 51);
     await jobOf(chunkId, 'completed');
     assert.deepEqual(
-      (await hub.infra.db.query<{ species_code: string }>('SELECT species_code FROM detections WHERE chunk_id = $1', [chunkId])).map(
+      (await hub.sql.query<{ species_code: string }>('SELECT species_code FROM detections WHERE chunk_id = $1', [chunkId])).map(
         (r) => r.species_code,
       ),
       ['comcha'],
     );
-    const mapped = await hub.infra.db.query<{ species_code: string }>(
+    const mapped = await hub.sql.query<{ species_code: string }>(
       'SELECT species_code FROM model_labels WHERE model_id = $1 ORDER BY output_index',
       [m.id],
     );
@@ -421,7 +418,7 @@ describe('models', () => {
       ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1'],
     );
 
-    await hub.infra.db.query(`DELETE FROM model_labels WHERE model_id = 'builtin'`);
+    await hub.sql.query(`DELETE FROM model_labels WHERE model_id = 'builtin'`);
     const builtin = await api.get('/admin/models/builtin/labels', hubAdmin);
     assert.equal(builtin.status, 200, builtin.text);
     assert.deepEqual(
@@ -445,7 +442,7 @@ describe('models', () => {
     const chunkId = await chunkFor(team3, sat3.id, [SPECIES_LABELS[4]], 31);
     const job = await jobOf(chunkId, 'completed');
     assert.equal(job.detections, 5);
-    const rows = await hub.infra.db.query<{ confidence: number; species_code: string }>(
+    const rows = await hub.sql.query<{ confidence: number; species_code: string }>(
       'SELECT confidence, species_code FROM detections WHERE chunk_id = $1 ORDER BY confidence DESC',
       [chunkId],
     );
@@ -478,7 +475,7 @@ describe('models', () => {
     const failed = await jobOf(failing, 'failed');
     assert.match(failed.error, /inference failed: .*has 5 scores for 1 labels/);
     assert.equal(failed.modelId, bad.body.id);
-    assert.equal((await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [failing])).n, 0);
+    assert.equal((await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM detections WHERE chunk_id = $1', [failing])).n, 0);
 
     // The same worker goes on: a chunk of a team on the default model is classified.
     const next = await chunkFor(team, sat.id, [SPECIES_LABELS[3]], 22);

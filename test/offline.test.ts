@@ -121,7 +121,7 @@ describe('offline monitor', () => {
     );
     assert.equal(eventsOf(live.id).length, 1);
     assert.equal(eventsOf(archived.id).length, 0, 'archived satellites are never offline-alerted');
-    const row = await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [
+    const row = await hub.sql.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [
       archived.id,
     ]);
     assert.equal(row.offline_alerted_at, null);
@@ -139,7 +139,7 @@ describe('offline monitor', () => {
     await heartbeat(s);
     assert.equal((await api.get(`/satellites/${s.id}`, owner)).body.online, true);
     assert.equal(
-      (await hub.infra.db.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [s.id]))
+      (await hub.sql.one<{ offline_alerted_at: Date | null }>('SELECT offline_alerted_at FROM satellites WHERE id = $1', [s.id]))
         .offline_alerted_at,
       null,
     );

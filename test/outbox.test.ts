@@ -183,7 +183,7 @@ describe('reference satellite against a real hub', () => {
   }
 
   async function chunkRows(satelliteId: string) {
-    return hub.infra.db.query<{ id: string; recorded_at: Date; received_at: Date; bytes: number }>(
+    return hub.sql.query<{ id: string; recorded_at: Date; received_at: Date; bytes: number }>(
       'SELECT id, recorded_at, received_at, bytes FROM chunks WHERE satellite_id = $1 ORDER BY received_at, recorded_at',
       [satelliteId],
     );
@@ -277,7 +277,7 @@ describe('reference satellite against a real hub', () => {
     assert.equal(detail.outboxStats.rowCount, recorded.length);
     assert.equal(detail.outboxStats.unackedCount, 0);
     assert.equal(detail.outboxStats.ackedBytes, recorded.length * CHUNK_WAV_BYTES);
-    const telemetry = await hub.infra.db.query<{ storage_free_bytes: string }>(
+    const telemetry = await hub.sql.query<{ storage_free_bytes: string }>(
       'SELECT storage_free_bytes FROM telemetry WHERE satellite_id = $1',
       [creds.satelliteId],
     );
@@ -550,7 +550,7 @@ describe('reference satellite against a real hub', () => {
       assert.equal(again.code, 0, `${again.stdout}\n${again.stderr}`);
       assert.match(again.stdout, /Using saved credentials/);
       assert.equal((await chunkRows(creds.satelliteId)).length, 5);
-      const named = await hub.infra.db.query('SELECT id FROM satellites WHERE tenant_id = $1 AND name = $2', [team.id, 'CLI sat']);
+      const named = await hub.sql.query('SELECT id FROM satellites WHERE tenant_id = $1 AND name = $2', [team.id, 'CLI sat']);
       assert.equal(named.length, 1, 'no second registration');
 
       // Without --chunks it runs until stopped: SIGTERM once connected ends it with 0.

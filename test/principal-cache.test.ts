@@ -37,7 +37,7 @@ describe('remembered sign-ins', () => {
   test('a principal is read once per interval: a change beside the API shows after the interval of the hub clock', async () => {
     const u = await f.user({ name: 'Before' });
     assert.equal((await api.get('/auth/me', u)).body.user.name, 'Before');
-    await hub.infra.db.query(`UPDATE users SET name = 'After' WHERE id = $1`, [u.id]);
+    await hub.sql.query(`UPDATE users SET name = 'After' WHERE id = $1`, [u.id]);
     assert.equal((await api.get('/auth/me', u)).body.user.name, 'Before', 'answered from memory within the interval');
     hub.clock.advance(PRINCIPAL_TTL_MS);
     assert.equal((await api.get('/auth/me', u)).body.user.name, 'After');

@@ -12,7 +12,7 @@ import { newId } from '../src/core/crypto.ts';
 
 /** A credited photo row as the species photos module stores one (no download in these tests). */
 async function insertPhoto(hub: Hub, code: string, keys: { storage?: string; display?: string } = {}) {
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO species_images (id, species_code, position, provider, source_id, storage_key, content_type, width, height, original_bytes,
        display_key, display_bytes, display_width, display_height, author, licence, licence_url, source_url, created_at)
      VALUES ($1, $2, 0, 'wikimedia', $3, $4, 'image/jpeg', 256, 256, 1000, $5, 1000, 256, 256, 'Ann Author', 'CC BY 4.0',
@@ -50,7 +50,7 @@ describe('public team pages', () => {
       ? (await api.post('/auth/create-tenant', { name, description }, owner)).body
       : await f.team(owner, name);
     const sat = await makeSatellite(hub, team, owner, 'Secret Garden Post');
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.51634, longitude = 13.37771 WHERE id = $1', [sat.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.51634, longitude = 13.37771 WHERE id = $1', [sat.id]);
     await hubSwitch({ allow_public_pages: true });
     await teamSettings(team, owner, { public_page: true });
     return { owner, team, sat };

@@ -37,15 +37,15 @@ describe('audio retention', () => {
   }
   const stored = async (name: string) => (await hub.infra.storage.stat(chunks[name].key)) !== null;
   const marked = async (name: string) =>
-    (await hub.infra.db.one<{ at: Date | null }>('SELECT audio_deleted_at AS at FROM chunks WHERE id = $1', [chunks[name].id])).at !== null;
+    (await hub.sql.one<{ at: Date | null }>('SELECT audio_deleted_at AS at FROM chunks WHERE id = $1', [chunks[name].id])).at !== null;
   const bytesOf = (names: string[]) => names.reduce((n, x) => n + sizes[x], 0);
   const sizes: Record<string, number> = {};
 
   async function pin(id: string) {
-    await hub.infra.db.query('UPDATE detections SET pinned_at = $2, pinned_by = $3 WHERE id = $1', [id, T0, owner.id]);
+    await hub.sql.query('UPDATE detections SET pinned_at = $2, pinned_by = $3 WHERE id = $1', [id, T0, owner.id]);
   }
   async function vote(id: string, tenantId: string, v: string) {
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO detection_votes (detection_id, user_id, tenant_id, vote, decisive, created_at, updated_at) VALUES ($1, $2, $3, $4, true, $5, $5)`,
       [id, owner.id, tenantId, v, T0],
     );
@@ -79,13 +79,13 @@ describe('audio retention', () => {
     dets.a4 = await makeDetection(hub, { chunk: await chunk('a4', satA, 40) }); // pinned: kept
     await pin(dets.a4);
     dets.a5 = await makeDetection(hub, { chunk: await chunk('a5', satA, 40) }); // annotated: kept
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO detection_annotations (id, detection_id, tenant_id, author_id, vote, time_start_ms, time_end_ms, created_at)
        VALUES ($1, $2, $3, $4, 'confirm', 0, 1000, $5)`,
       [newId(), dets.a5, teamA.id, owner.id, T0],
     );
     dets.a6 = await makeDetection(hub, { chunk: await chunk('a6', satA, 40) }); // commented: kept
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, 'nice', $5)`,
       [newId(), dets.a6, teamA.id, owner.id, T0],
     );
@@ -159,7 +159,7 @@ describe('audio retention', () => {
       'trigger',
     ]);
 
-    const audit = await hub.infra.db.query<{ actorType: string; userId: string | null; details: any; targetId: string }>(
+    const audit = await hub.sql.query<{ actorType: string; userId: string | null; details: any; targetId: string }>(
       `SELECT actor_type AS "actorType", actor_user_id AS "userId", details, target_id AS "targetId" FROM audit_log WHERE action = 'admin.retention_run'`,
     );
     assert.equal(audit.length, 1);
@@ -224,7 +224,7 @@ describe('audio retention', () => {
     assert.deepEqual(await Promise.all([hub.services.retention.tick(), second.retention.tick()]), [null, null], 'the day is claimed');
     const scheduled = (await api.get('/admin/retention/runs', root)).body.runs.filter((r: any) => r.trigger === 'schedule');
     assert.equal(scheduled.length, 1);
-    const audit = await hub.infra.db.one<{ actorType: string; userId: string | null }>(
+    const audit = await hub.sql.one<{ actorType: string; userId: string | null }>(
       `SELECT actor_type AS "actorType", actor_user_id AS "userId" FROM audit_log WHERE action = 'admin.retention_run' AND target_id = $1`,
       [run.id],
     );
@@ -247,7 +247,7 @@ describe('audio retention', () => {
     // The first process does one batch of two and stops (as if killed): the run stays running.
     const first = await hub.services.retention.tick({ batchSize: 2, maxBatches: 1 });
     assert.ok(first);
-    const row = await hub.infra.db.one<{ status: string; cursor: string | null }>(
+    const row = await hub.sql.one<{ status: string; cursor: string | null }>(
       'SELECT status, cursor_tenant_id AS cursor FROM retention_runs WHERE id = $1',
       [first.id],
     );
@@ -268,10 +268,7 @@ describe('audio retention', () => {
     for (const n of D_REMOVED) assert.equal((await stored(n)) || !(await marked(n)), false, `${n}: removed and marked`);
     for (const n of ['d3', 'd6', ...KEPT, ...YOUNG]) assert.equal((await stored(n)) && !(await marked(n)), true, `${n}: kept`);
     assert.equal(await second.retention.tick(), null, 'nothing left to do today');
-    const audits = await hub.infra.db.query('SELECT 1 FROM audit_log WHERE action = $1 AND target_id = $2', [
-      'admin.retention_run',
-      first.id,
-    ]);
+    const audits = await hub.sql.query('SELECT 1 FROM audit_log WHERE action = $1 AND target_id = $2', ['admin.retention_run', first.id]);
     assert.equal(audits.length, 1, 'one audit entry for the run');
   });
 });

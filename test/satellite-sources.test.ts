@@ -322,7 +322,7 @@ describe('real audio reaches a hub', () => {
     await until(() => sat.sourceEnded && sat.outbox.pending().length === 0, 'both chunks acked');
     await sat.stop();
     assert.equal(sat.ackedCount, 2);
-    const rows = await hub.infra.db.query<{ id: string; storage_key: string }>(
+    const rows = await hub.sql.query<{ id: string; storage_key: string }>(
       'SELECT id, storage_key FROM chunks WHERE satellite_id = $1 ORDER BY recorded_at',
       [sat.id],
     );
@@ -338,7 +338,7 @@ describe('real audio reaches a hub', () => {
       // The first back-off is long enough for the test to read the error state on the hub.
       const src = openSource('alsa:default', { restartMs: 1500, maxRestartMs: 1500 });
       const stateOnHub = async () =>
-        (await hub.infra.db.query<{ state: string | null }>('SELECT state FROM satellites WHERE id = $1', [sat.id]))[0]?.state;
+        (await hub.sql.query<{ state: string | null }>('SELECT state FROM satellites WHERE id = $1', [sat.id]))[0]?.state;
       const errors: string[] = [];
       const sat = await satellite(src, { chunkIntervalMs: 100 });
       sat.on('source-error', (m: string) => errors.push(m));

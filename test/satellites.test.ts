@@ -39,7 +39,7 @@ describe('satellites', () => {
 
   /** The audit entries of one action about one target, oldest first. */
   const audits = (action: string, targetId: string) =>
-    hub.infra.db.query<any>(
+    hub.sql.query<any>(
       `SELECT actor_type, actor_user_id, tenant_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id`,
       [action, targetId],
     );
@@ -76,7 +76,7 @@ describe('satellites', () => {
       const byViewer = await api.get(`/satellites/${res.body.id}`, t.viewer);
       assert.equal(byViewer.body.can_manage, false);
       assert.equal(byViewer.body.registered_by_me, false);
-      const [row] = await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1`, [res.body.id]);
+      const [row] = await hub.sql.query<any>(`SELECT action FROM audit_log WHERE target_id = $1`, [res.body.id]);
       assert.equal(row.action, 'device.satellite_registered');
       assert.equal((await checkBrokerLogin(hub, res.body.id, res.body.mqtt.password))?.tenantId, t.team.id);
     });
@@ -111,7 +111,7 @@ describe('satellites', () => {
     test('a member may claim a team-owned device; an archived entry comes back by re-registration', async () => {
       const t = await teamOf();
       const first = await register(t.member, t.team, { deviceId: 'pi-owned' });
-      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [first.body.id]);
+      await hub.sql.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [first.body.id]);
       const other = await f.member(t.team, 'member');
       const claimed = await register(other, t.team, { deviceId: 'pi-owned' });
       assert.equal(claimed.status, 200);
@@ -120,7 +120,7 @@ describe('satellites', () => {
       const back = await register(other, t.team, { deviceId: 'pi-owned' });
       assert.equal(back.body.id, first.body.id);
       assert.equal((await api.get(`/satellites/${first.body.id}`, other)).body.archived, false);
-      const audit = await hub.infra.db.query(
+      const audit = await hub.sql.query(
         `SELECT 1 FROM audit_log WHERE action = 'device.satellite_unarchived_by_heartbeat' AND target_id = $1`,
         [first.body.id],
       );
@@ -142,7 +142,7 @@ describe('satellites', () => {
       const previous = (await api.get(`/satellites/${fresh.body.id}`, t.member)).body;
       assert.equal(previous.archived, true);
       assert.equal(await checkBrokerLogin(hub, fresh.body.id, fresh.body.mqtt.password), null);
-      const audit = await hub.infra.db.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [
+      const audit = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'device.satellite_replaced' AND target_id = $1`, [
         old.body.id,
       ]);
       assert.equal(audit.length, 1);
@@ -178,7 +178,7 @@ describe('satellites', () => {
       assert.equal(refused.status, 403);
       assert.equal(refused.body.error.code, 'FORBIDDEN');
       assert.equal((await api.get(`/satellites/${admins.id}`, t.admin)).body.deviceId, null, 'the target is untouched');
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM satellites WHERE device_id = $1', ['pi-x'])).length, 0, 'no entry was made');
+      assert.equal((await hub.sql.query('SELECT 1 FROM satellites WHERE device_id = $1', ['pi-x'])).length, 0, 'no entry was made');
     });
 
     test('adoption by name: a device naming its id for the first time takes over the nameless entry of its name, for the registrant or an admin; without a device id nothing is taken over', async () => {
@@ -188,7 +188,7 @@ describe('satellites', () => {
       assert.equal(twin.status, 201, 'a second satellite of the same name without a device id is a new entry');
       assert.notEqual(twin.body.id, first.id);
       assert.notEqual(await checkBrokerLogin(hub, first.id, first.mqtt.password), null, "the first entry's credentials are untouched");
-      await hub.infra.db.query('DELETE FROM satellites WHERE id = $1', [twin.body.id]);
+      await hub.sql.query('DELETE FROM satellites WHERE id = $1', [twin.body.id]);
 
       const again = await register(t.member, t.team, { name: 'Hedge', deviceId: 'pi-hedge', latitude: 51.5, longitude: 4.5 });
       assert.equal(again.status, 200, 'the registrant adopts');
@@ -219,7 +219,7 @@ describe('satellites', () => {
       assert.notEqual(await checkBrokerLogin(hub, post.id, post.mqtt.password), null, "the first entry's credentials are untouched");
 
       assert.equal((await register(t.member, t.team, { name: 'post', deviceId: 'pi-post-2' })).status, 201, 'the name must match exactly');
-      await hub.infra.db.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [post.id]);
+      await hub.sql.query('UPDATE satellites SET registered_by = NULL WHERE id = $1', [post.id]);
       const teamOwned = await register(t.member, t.team, { name: 'Post', deviceId: 'pi-post-3' });
       assert.equal(teamOwned.status, 201, 'a member does not adopt a team-owned entry by name');
       const withDevice = (await register(t.member, t.team, { name: 'Board', deviceId: 'pi-board' })).body;
@@ -311,7 +311,7 @@ describe('satellites', () => {
         [a.id],
       );
       assert.equal((await api.post(`/satellites/${b.id}/unarchive`, undefined, t.admin)).body.archived, false);
-      const actions = (await hub.infra.db.query<any>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id`, [b.id])).map(
+      const actions = (await hub.sql.query<any>(`SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id`, [b.id])).map(
         (r) => r.action,
       );
       assert.deepEqual(actions, ['device.satellite_registered', 'admin.satellite_archived', 'admin.satellite_unarchived']);
@@ -536,8 +536,8 @@ describe('satellites', () => {
         const board = (await register(t.member, t.team, { name: 'Board' })).body;
         const phone = (await register(t.member, t.team, { name: 'Phone' })).body;
         const old = (await register(t.member, t.team, { name: 'Old build' })).body;
-        await hub.infra.db.query(`UPDATE satellites SET stream = 'satellite' WHERE id = $1`, [board.id]);
-        await hub.infra.db.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
+        await hub.sql.query(`UPDATE satellites SET stream = 'satellite' WHERE id = $1`, [board.id]);
+        await hub.sql.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
         const update = nextMessage(`chorus/${t.team.id}/${board.id}/update`);
         const res = await api.post(`/satellites/${board.id}/update`, undefined, t.member);
         assert.deepEqual(res.body, { targetVersion: '1.10.0', update_status: 'updating' });
@@ -624,11 +624,11 @@ describe('satellites', () => {
       assert.equal((await api.del(`/satellites/${sat.id}`, t.viewer, { confirmName: 'Doomed' })).status, 403);
       assert.equal((await api.del(`/satellites/${sat.id}`, t.member, { confirmName: 'Doomed' })).status, 204);
       for (const k of keys) assert.equal(await hub.infra.storage.stat(k), null, 'audio objects removed');
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM chunks WHERE satellite_id = $1', [sat.id])).length, 0);
+      assert.equal((await hub.sql.query('SELECT 1 FROM chunks WHERE satellite_id = $1', [sat.id])).length, 0);
       assert.equal((await api.get(`/satellites/${sat.id}`, t.member)).status, 404);
       assert.equal((await api.patch(`/satellites/${sat.id}`, { name: 'x' }, { token: sat.apiKey })).status, 401);
       assert.equal(await checkBrokerLogin(hub, sat.id, sat.mqtt.password), null);
-      const [audit] = await hub.infra.db.query<any>(
+      const [audit] = await hub.sql.query<any>(
         `SELECT details FROM audit_log WHERE action = 'admin.satellite_deleted' AND target_id = $1`,
         [sat.id],
       );
@@ -641,11 +641,7 @@ describe('satellites', () => {
         alerts: 0,
         fieldNotes: 0,
       });
-      assert.equal(
-        (await hub.infra.db.query('SELECT 1 FROM detections WHERE satellite_id = $1', [sat.id])).length,
-        0,
-        'detections cascade',
-      );
+      assert.equal((await hub.sql.query('SELECT 1 FROM detections WHERE satellite_id = $1', [sat.id])).length, 0, 'detections cascade');
       assert.equal((await api.get(`/satellites/${neighbour.id}/deletion-preview`, t.viewer)).body.detections, 1);
     });
   });

@@ -72,7 +72,7 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
       assert.equal(limited.statusCode, 429, 'a rotated X-Forwarded-For does not escape the limit');
       assert.equal(JSON.parse(limited.body).error.code, 'RATE_LIMITED');
       assert.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After is set');
-      const ips = await hub.infra.db.query<{ ip: string }>(
+      const ips = await hub.sql.query<{ ip: string }>(
         `SELECT DISTINCT ip FROM audit_log WHERE action = 'user.login_failed' AND actor_email LIKE 'nobody%'`,
       );
       assert.deepEqual(
@@ -90,7 +90,7 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
       assert.equal(res.statusCode, 200, res.body);
       const set = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('chorus_session='))!;
       assert.ok(!isSecure(set), set);
-      const row = await hub.infra.db.one<{ last_login_ip: string }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
+      const row = await hub.sql.one<{ last_login_ip: string }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
       assert.equal(row.last_login_ip, '203.0.113.8');
     });
 
@@ -99,10 +99,9 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
       const ip = newIp();
       const res = await post('/auth/login', { email: u.email, password: u.password }, ip);
       assert.equal(res.status, 200, res.text);
-      const [entry] = await hub.infra.db.query<{ ip: string }>(
-        `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
-        [u.id],
-      );
+      const [entry] = await hub.sql.query<{ ip: string }>(`SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`, [
+        u.id,
+      ]);
       assert.equal(entry.ip, ip);
     });
   });
@@ -130,9 +129,7 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
         assert.equal(res.status, 204, res.text);
       }
       assert.equal(mails(), 2, 'two mails, then none');
-      const tokens = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [
-        u.id,
-      ]);
+      const tokens = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens WHERE user_id = $1', [u.id]);
       assert.equal(tokens.n, 2, 'no token is minted past the limit either');
     });
 
@@ -307,10 +304,9 @@ describe('security on a hub that names its proxy and is public over https', () =
       },
     );
     assert.equal(res.statusCode, 200, res.body);
-    const [entry] = await hub.infra.db.query<{ ip: string }>(
-      `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
-      [u.id],
-    );
+    const [entry] = await hub.sql.query<{ ip: string }>(`SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`, [
+      u.id,
+    ]);
     assert.equal(entry.ip, '192.0.2.77');
     const set = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('chorus_session='))!;
     assert.ok(isSecure(set), set);
@@ -323,10 +319,9 @@ describe('security on a hub that names its proxy and is public over https', () =
       headers: { 'x-forwarded-for': '192.0.2.78' },
     });
     assert.equal(res.status, 200, res.text);
-    const [entry] = await hub.infra.db.query<{ ip: string }>(
-      `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
-      [u.id],
-    );
+    const [entry] = await hub.sql.query<{ ip: string }>(`SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`, [
+      u.id,
+    ]);
     assert.equal(entry.ip, '127.0.0.1');
   });
 

@@ -41,7 +41,7 @@ describe('sensitive species', () => {
     owner = await f.user();
     team = await f.team(owner);
     sat = await makeSatellite(hub, team, owner, SATELLITE);
-    await hub.infra.db.query('UPDATE satellites SET latitude = $2, longitude = $3 WHERE id = $1', [sat.id, LAT, LON]);
+    await hub.sql.query('UPDATE satellites SET latitude = $2, longitude = $3 WHERE id = $1', [sat.id, LAT, LON]);
     receiver = await startReceiver();
     eagleId = await makeDetection(hub, { satellite: sat, ...EAGLE });
     robinId = await makeDetection(hub, { satellite: sat });
@@ -74,7 +74,7 @@ describe('sensitive species', () => {
     const put = await api.put('/settings/platform', { sensitive_species: [...SENSITIVE_SEED, 'eurwre'] }, hubAdmin);
     assert.equal(put.status, 200, put.text);
     assert.ok(put.body.settings.sensitive_species.includes('eurwre'));
-    const audit = await hub.infra.db.query<{ details: any }>(
+    const audit = await hub.sql.query<{ details: any }>(
       `SELECT details FROM audit_log WHERE action = 'admin.platform_settings_updated' ORDER BY at DESC LIMIT 1`,
     );
     assert.ok(audit[0]!.details.values.sensitive_species.includes('eurwre'), 'the change is in the audit log');
@@ -229,7 +229,7 @@ describe('sensitive species', () => {
     assertGeneralised(JSON.stringify(eagle), 'alert webhook');
     assert.equal(robin.data.satelliteName, SATELLITE, 'other species keep their satellite');
 
-    const deliveries = await hub.infra.db.query<{ payload: any }>('SELECT payload FROM alert_deliveries WHERE tenant_id = $1', [team.id]);
+    const deliveries = await hub.sql.query<{ payload: any }>('SELECT payload FROM alert_deliveries WHERE tenant_id = $1', [team.id]);
     const stored = deliveries.map((d) => d.payload).find((p) => p.species === EAGLE.scientificName)!;
     assert.equal(stored.satelliteName, null);
     assert.doesNotMatch(stored.message, new RegExp(SATELLITE), 'the message (chat and mail bodies) names no satellite');

@@ -228,16 +228,16 @@ describe('settings', () => {
     assert.equal(events[0].config.heartbeatIntervalSec, 90);
     assert.deepEqual((events[0].config.recordingProfile as any).sampleRate, 48000);
 
-    const rows = await hub.infra.db.query<any>(
+    const rows = await hub.sql.query<any>(
       `SELECT satellite_id AS "satelliteId", source, changes FROM satellite_config_history WHERE tenant_id = $1 AND source = 'team'`,
       [team.id],
     );
     assert.deepEqual(rows.map((r) => r.satelliteId).sort(), [plain.id, shadowed.id].sort());
     assert.deepEqual(rows.find((r) => r.satelliteId === plain.id).changes.heartbeatIntervalSec, { from: 30, to: 90 });
     assert.deepEqual(rows.find((r) => r.satelliteId === shadowed.id).changes, {});
-    const otherRows = await hub.infra.db.query(`SELECT 1 FROM satellite_config_history WHERE satellite_id = $1`, [other.id]);
+    const otherRows = await hub.sql.query(`SELECT 1 FROM satellite_config_history WHERE satellite_id = $1`, [other.id]);
     assert.equal(otherRows.length, 0, 'a team change does not reach another team');
-    const audit = await hub.infra.db.query<any>(
+    const audit = await hub.sql.query<any>(
       `SELECT action, tenant_id AS "tenantId" FROM audit_log WHERE action = 'admin.tenant_settings_updated' AND tenant_id = $1`,
       [team.id],
     );
@@ -250,7 +250,7 @@ describe('settings', () => {
     await patch(root, 'level=hub', { values: { outbox_max_age_hours: 24 } });
     try {
       for (const s of [a, b]) {
-        const [row] = await hub.infra.db.query<any>(`SELECT source, changes FROM satellite_config_history WHERE satellite_id = $1`, [s.id]);
+        const [row] = await hub.sql.query<any>(`SELECT source, changes FROM satellite_config_history WHERE satellite_id = $1`, [s.id]);
         assert.equal(row.source, 'hub');
         assert.deepEqual(row.changes.outboxMaxAgeHours, { from: 168, to: 24 });
       }
@@ -336,10 +336,9 @@ describe('settings', () => {
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.error.details.refusals.map((r: any) => r.key).sort(), ['allow_public_pages', 'join_policy']);
     assert.equal((await api.get('/settings/platform', owner)).status, 403);
-    const audit = await hub.infra.db.query(
-      `SELECT 1 FROM audit_log WHERE action = 'admin.platform_settings_updated' AND actor_user_id = $1`,
-      [root.id],
-    );
+    const audit = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'admin.platform_settings_updated' AND actor_user_id = $1`, [
+      root.id,
+    ]);
     assert.ok(audit.length > 0);
   });
 

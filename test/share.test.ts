@@ -113,10 +113,12 @@ describe('share links', () => {
 
   test("the shared view carries the team's calibrated confidence", async () => {
     const buckets = [{ minConfidence: 0, maxConfidence: 1, calibrated: 0.625, samples: 20 }];
-    await hub.infra.db.query(
-      'INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)',
-      [team.id, 'calibrated-model', hub.clock.now(), JSON.stringify(buckets)],
-    );
+    await hub.sql.query('INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, 20, $4)', [
+      team.id,
+      'calibrated-model',
+      hub.clock.now(),
+      JSON.stringify(buckets),
+    ]);
     const id = await sharedDetection({ modelId: 'calibrated-model' });
     const res = await api.get((await share(id)).path, null);
     assert.equal(res.status, 200);
@@ -246,9 +248,9 @@ describe('share links', () => {
       await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: null }, owner);
     }
     assert.equal((await api.get(link.path, null)).status, 200, 'shown again once the category is');
-    await hub.infra.db.query('UPDATE detections SET tentative = true, promoted = false WHERE id = $1', [id]);
+    await hub.sql.query('UPDATE detections SET tentative = true, promoted = false WHERE id = $1', [id]);
     assertError(await api.get(link.path, null), 404, 'NOT_FOUND');
-    await hub.infra.db.query('DELETE FROM detections WHERE id = $1', [id]);
+    await hub.sql.query('DELETE FROM detections WHERE id = $1', [id]);
     assertError(await api.get(link.path, null), 404, 'NOT_FOUND');
     assertError(await api.get(audio, null), 404, 'NOT_FOUND');
   });
@@ -261,7 +263,7 @@ describe('share links', () => {
   });
   describe("the hub's name and the place, generalised (issue 23)", () => {
     test('the view names the hub ("Chorus" until set) and the place in whole degrees, never the exact position', async () => {
-      await hub.infra.db.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
+      await hub.sql.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
       const id = await sharedDetection();
       const before = await api.get((await share(id)).path, null);
       assert.equal(before.status, 200, before.text);
@@ -280,7 +282,7 @@ describe('share links', () => {
     });
 
     test("the team's public place name replaces the area; a sensitive species gives no place at all", async () => {
-      await hub.infra.db.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
+      await hub.sql.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
       const put = await api.put(`/settings/tenant?tenantId=${team.id}`, { public_place_name: 'Lower Saxony, Germany' }, owner);
       assert.equal(put.status, 200, put.text);
       try {
@@ -300,7 +302,7 @@ describe('share links', () => {
     });
 
     test('a satellite without a position and a team without a place name: place is null', async () => {
-      await hub.infra.db.query('UPDATE satellites SET latitude = NULL, longitude = NULL WHERE id = $1', [sat.id]);
+      await hub.sql.query('UPDATE satellites SET latitude = NULL, longitude = NULL WHERE id = $1', [sat.id]);
       const id = await sharedDetection();
       const res = await api.get((await share(id)).path, null);
       assert.equal(res.body.place, null);

@@ -95,8 +95,7 @@ describe('species photos', () => {
   const analysed = () =>
     until(
       'analysis',
-      async () =>
-        (await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM species_images WHERE analysed_at IS NULL')).n === 0,
+      async () => (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM species_images WHERE analysed_at IS NULL')).n === 0,
     );
   const image = async (p: string, as: Credential | null = w.viewer, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers };
@@ -138,7 +137,7 @@ describe('species photos', () => {
     const fetched = [...fake.commons.received, ...fake.inat.received].map((r) => r.path).filter((p) => p.startsWith('/files/'));
     assert.deepEqual(fetched.sort(), ['/files/robin-a.jpg', '/files/robin-inat.jpg']);
     for (const p of g.body.photos) {
-      const row = await hub.infra.db.one<{ storageKey: string; displayKey: string }>(
+      const row = await hub.sql.one<{ storageKey: string; displayKey: string }>(
         'SELECT storage_key AS "storageKey", display_key AS "displayKey" FROM species_images WHERE id = $1',
         [p.key],
       );
@@ -147,10 +146,7 @@ describe('species photos', () => {
     }
     // Asking again downloads nothing more.
     assert.equal((await statusOf('eurrob1')).status, 'ready');
-    assert.equal(
-      (await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM species_images WHERE species_code = 'eurrob1'`)).n,
-      2,
-    );
+    assert.equal((await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM species_images WHERE species_code = 'eurrob1'`)).n, 2);
   });
 
   test('square crops hold the bird, found by attention, not the geometric centre', async () => {
@@ -211,7 +207,7 @@ describe('species photos', () => {
     const key = (await api.get('/species/image-gallery?code=eurrob1', w.viewer)).body.photos[0].key as string;
     const t = new Date('2026-07-01T10:00:00Z');
     hub.clock.freeze(t);
-    await hub.infra.db.query('UPDATE species_images SET focus_x = NULL, focus_y = NULL, analysed_at = NULL WHERE id = $1', [key]);
+    await hub.sql.query('UPDATE species_images SET focus_x = NULL, focus_y = NULL, analysed_at = NULL WHERE id = $1', [key]);
     hub.services.speciesImages.forgetRows();
     const pending = await image(`/species/image/by-key?key=${key}&square=256`);
     assert.equal(pending.headers.get('cache-control'), 'public, max-age=600');
@@ -246,14 +242,11 @@ describe('species photos', () => {
   test('a decompression bomb and a non-image are refused: failed status, nothing stored', async () => {
     const blackbird = await settle('eurbla');
     assert.equal(blackbird.status, 'failed');
-    assert.equal(
-      (await hub.infra.db.one<{ n: number }>(`SELECT count(*)::int AS n FROM species_images WHERE species_code = 'eurbla'`)).n,
-      0,
-    );
+    assert.equal((await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM species_images WHERE species_code = 'eurbla'`)).n, 0);
     if (hub.infra.storage.kind === 'files') {
       const dir = path.join(hub.infra.config.dataDir, 'objects', 'species-images');
       const keys = new Set(
-        (await hub.infra.db.query<{ k: string }>(`SELECT unnest(ARRAY[storage_key, display_key]) AS k FROM species_images`)).map((r) =>
+        (await hub.sql.query<{ k: string }>(`SELECT unnest(ARRAY[storage_key, display_key]) AS k FROM species_images`)).map((r) =>
           path.basename(r.k),
         ),
       );
@@ -266,7 +259,7 @@ describe('species photos', () => {
       );
     }
     assertError(await api.get('/species/image/proxy?code=eurbla', w.viewer), 404, 'NOT_FOUND');
-    const error = await hub.infra.db.one<{ error: string }>(`SELECT error FROM species_image_status WHERE species_code = 'eurbla'`);
+    const error = await hub.sql.one<{ error: string }>(`SELECT error FROM species_image_status WHERE species_code = 'eurbla'`);
     assert.match(error.error, /pixel/);
     assert.match(error.error, /not a JPEG, PNG or WebP/);
   });
@@ -300,7 +293,7 @@ describe('species photos', () => {
     assert.equal(recrop.status, 202, recrop.text);
     assert.equal(recrop.body.photos, stats.body.photos);
     await analysed();
-    const audit = await hub.infra.db.query<{ action: string }>(
+    const audit = await hub.sql.query<{ action: string }>(
       `SELECT action FROM audit_log WHERE action IN ('admin.image_recrop_started', 'admin.image_cache_cleared') ORDER BY at`,
     );
     assert.deepEqual(
@@ -308,13 +301,13 @@ describe('species photos', () => {
       ['admin.image_recrop_started'],
     );
 
-    const keys = await hub.infra.db.query<{ k: string }>(`SELECT unnest(ARRAY[storage_key, display_key]) AS k FROM species_images`);
+    const keys = await hub.sql.query<{ k: string }>(`SELECT unnest(ARRAY[storage_key, display_key]) AS k FROM species_images`);
     const cleared = await api.post('/species/image-cache/clear', undefined, w.hubAdmin);
     assert.equal(cleared.status, 200, cleared.text);
     assert.equal(cleared.body.photos, stats.body.photos);
     for (const { k } of keys) assert.equal(await hub.infra.storage.stat(k), null);
     assert.equal((await api.get('/species/image-cache/stats', w.hubAdmin)).body.photos, 0);
-    const entry = await hub.infra.db.one<{ actorUserId: string }>(
+    const entry = await hub.sql.one<{ actorUserId: string }>(
       `SELECT actor_user_id AS "actorUserId" FROM audit_log WHERE action = 'admin.image_cache_cleared'`,
     );
     assert.equal(entry.actorUserId, w.hubAdmin.id);

@@ -9,6 +9,7 @@ import { factories, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { DEFAULT_CATALOG_PATH, readCatalogFile, SpeciesCatalog, speciesCatalog } from '../src/modules/species/catalog.ts';
 import { syncSpeciesCatalog } from '../src/modules/species/catalog-sync.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 describe('species names', () => {
   let hub: Hub;
@@ -75,12 +76,12 @@ describe('species names', () => {
   test('the species table holds the catalog once, rewritten only when the catalog changes', async () => {
     const db = hub.infra.db;
     const all = catalog.all();
-    const rows = await db.query<{ code: string; common_name: string; category: string; catalog_index: number }>(
+    const rows = await sqlOf(db).query<{ code: string; common_name: string; category: string; catalog_index: number }>(
       `SELECT code, common_name, category, catalog_index FROM species WHERE source = 'catalog' ORDER BY catalog_index`,
     );
     assert.equal(rows.length, all.length);
     assert.deepEqual(rows[robin.index], { code: robin.code, common_name: 'European Robin', category: 'bird', catalog_index: robin.index });
-    const version = await db.one<{ fingerprint: string; species_count: number }>(
+    const version = await sqlOf(db).one<{ fingerprint: string; species_count: number }>(
       'SELECT fingerprint, species_count FROM species_catalog_version',
     );
     assert.equal(version.species_count, all.length);
@@ -93,22 +94,22 @@ describe('species names', () => {
     file.commonName[robin.index] = 'Robin Redbreast';
     assert.equal(await syncSpeciesCatalog(db, new SpeciesCatalog(file), new Date()), all.length);
     assert.equal(
-      (await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
+      (await sqlOf(db).one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
       'Robin Redbreast',
     );
     assert.notEqual(
-      (await db.one<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version')).fingerprint,
+      (await sqlOf(db).one<{ fingerprint: string }>('SELECT fingerprint FROM species_catalog_version')).fingerprint,
       version.fingerprint,
     );
     assert.equal(await syncSpeciesCatalog(db, catalog, new Date()), all.length);
     assert.equal(
-      (await db.one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
+      (await sqlOf(db).one<{ common_name: string }>('SELECT common_name FROM species WHERE code = $1', [robin.code])).common_name,
       'European Robin',
     );
   });
 
   test("a model's own species are named from the species table; other unknown codes stay unknown", async () => {
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO species (code, scientific_name, common_name, category, source, updated_at) VALUES ('x-bufo-testus', 'Bufo testus', 'Test Toad', 'other_animal', 'model', now())`,
     );
     const res = await api.post(

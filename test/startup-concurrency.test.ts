@@ -21,6 +21,7 @@ import { listMigrations, pendingMigrations } from '../src/infra/db/migrate.ts';
 import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from '../src/database.ts';
 import { ensureFirstAdmin } from '../src/bootstrap.ts';
 import type { Infra } from '../src/infra/types.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const skip = DATABASE_URL ? false : 'DATABASE_URL is not set: concurrent start-up needs PostgreSQL (PGlite serves one process)';
@@ -67,7 +68,7 @@ async function startUp(infra: Infra) {
 }
 
 const admins = async (infra: Infra) =>
-  (await infra.db.query<{ email: string }>('SELECT email FROM users WHERE is_admin')).map((r) => r.email);
+  (await sqlOf(infra.db).query<{ email: string }>('SELECT email FROM users WHERE is_admin')).map((r) => r.email);
 
 describe('start-up steps run concurrently', { skip }, () => {
   after(async () => {
@@ -81,7 +82,7 @@ describe('start-up steps run concurrently', { skip }, () => {
     assert.deepEqual(results.map((r) => r.kind).sort(), ['existing', 'generated'], JSON.stringify(results));
     assert.deepEqual(await admins(a), ['admin@chorus.local']);
     assert.deepEqual(await pendingMigrations(a.db), []);
-    const applied = await a.db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+    const applied = await sqlOf(a.db).query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
     assert.deepEqual(
       applied.map((r) => r.version),
       listMigrations().map((m) => m.version),
@@ -107,7 +108,7 @@ describe('start-up steps run concurrently', { skip }, () => {
       (await admins(a)).map((e) => e.toLowerCase()),
       ['root@example.org'],
     );
-    assert.equal((await a.db.one<{ n: number }>('SELECT count(*)::int AS n FROM users')).n, 1);
+    assert.equal((await sqlOf(a.db).one<{ n: number }>('SELECT count(*)::int AS n FROM users')).n, 1);
   });
 
   test('CHORUS_MIGRATE=off: refuses to start on a schema that is behind, starts once `chorus migrate` ran', async () => {

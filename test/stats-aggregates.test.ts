@@ -52,7 +52,7 @@ describe('stats aggregates equal raw rows', () => {
   }
 
   async function drift(label: string) {
-    const hours = await hub.infra.db.query(
+    const hours = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, date_trunc('hour', detected_at) AS hour
                   FROM detections WHERE ${LISTED}),
        d AS (SELECT tenant_id, 'all' AS dim, '' AS key, category, hour, count(*)::int AS n FROM r GROUP BY 1, 2, 3, 4, 5
@@ -62,7 +62,7 @@ describe('stats aggregates equal raw rows', () => {
          USING (tenant_id, dim, key, category, hour) WHERE d.n IS DISTINCT FROM c.n`,
     );
     assert.deepEqual(hours, [], `${label}: detection_hour_counts`);
-    const periods = await hub.infra.db.query(
+    const periods = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, g.grain,
                     CASE g.grain WHEN 'day' THEN (detected_at AT TIME ZONE 'UTC')::date WHEN 'month' THEN date_trunc('month', detected_at AT TIME ZONE 'UTC')::date
                       ELSE date_trunc('year', detected_at AT TIME ZONE 'UTC')::date END AS period,
@@ -81,7 +81,7 @@ describe('stats aggregates equal raw rows', () => {
        WHERE (d.listed, d.pending_review, d.confirmed, d.rejected) IS DISTINCT FROM (c.listed, c.pending_review, c.confirmed, c.rejected)`,
     );
     assert.deepEqual(periods, [], `${label}: detection_period_counts`);
-    const hods = await hub.infra.db.query(
+    const hods = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS satellite, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
                     extract(hour FROM detected_at AT TIME ZONE 'UTC')::int AS hod FROM detections WHERE ${LISTED}),
        d AS (SELECT tenant_id, 'day' AS grain, day AS period, satellite, hod, category, count(*)::int AS n FROM r GROUP BY 1, 2, 3, 4, 5, 6
@@ -97,7 +97,7 @@ describe('stats aggregates equal raw rows', () => {
   async function raw(from: string, to: string) {
     const where = `tenant_id = $1 AND ${LISTED} AND category = ANY($2::text[]) AND detected_at >= $3 AND detected_at < $4`;
     const params = [team.id, visible, from, to];
-    const q = (sql: string) => hub.infra.db.query<Record<string, any>>(sql, params);
+    const q = (sql: string) => hub.sql.query<Record<string, any>>(sql, params);
     return {
       perDayHour: await q(
         `SELECT to_char(detected_at AT TIME ZONE '${ZONE}', 'YYYY-MM-DD') AS day, extract(hour FROM detected_at AT TIME ZONE '${ZONE}')::int AS hour, count(*)::int AS n
@@ -179,7 +179,7 @@ describe('stats aggregates equal raw rows', () => {
         assert.equal(s.speciesCount, mine.length, `${at} biodiversity species ${s.name}`);
       }
       const sa = await get('satellite-activity');
-      const satHours = await hub.infra.db.query<{ sat: string; hour: number; n: number }>(
+      const satHours = await hub.sql.query<{ sat: string; hour: number; n: number }>(
         `SELECT satellite_id::text AS sat, extract(hour FROM detected_at AT TIME ZONE '${ZONE}')::int AS hour, count(*)::int AS n
          FROM detections WHERE tenant_id = $1 AND ${LISTED} AND category = ANY($2::text[]) AND detected_at >= $3 AND detected_at < $4 GROUP BY 1, 2`,
         [team.id, visible, heat.from, heat.to],
@@ -221,22 +221,22 @@ describe('stats aggregates equal raw rows', () => {
   });
 
   test('after promotion, votes and stitching', async () => {
-    await hub.infra.db.query(
+    await hub.sql.query(
       `UPDATE detections SET tentative = false, promoted = true WHERE tenant_id = $1 AND tentative AND detected_at < '2026-03-29T12:00:00Z'`,
       [team.id],
     );
     await figures('promotion');
-    await hub.infra.db.query(
+    await hub.sql.query(
       `UPDATE detections SET verification_status = CASE verification_status WHEN 'unverified' THEN 'confirmed' WHEN 'confirmed' THEN 'rejected' ELSE 'pending_review' END
        WHERE tenant_id = $1 AND confidence > 0.6`,
       [team.id],
     );
     await figures('votes');
-    const heads = await hub.infra.db.query<{ id: string; satellite_id: string }>(
+    const heads = await hub.sql.query<{ id: string; satellite_id: string }>(
       `SELECT id, satellite_id FROM detections WHERE tenant_id = $1 AND ${LISTED} ORDER BY detected_at LIMIT 20`,
       [team.id],
     );
-    await hub.infra.db.query(`UPDATE detections d SET call_id = $2 WHERE d.id = ANY($1::uuid[])`, [
+    await hub.sql.query(`UPDATE detections d SET call_id = $2 WHERE d.id = ANY($1::uuid[])`, [
       heads.slice(1, 6).map((h) => h.id),
       heads[0].id,
     ]);
@@ -244,13 +244,11 @@ describe('stats aggregates equal raw rows', () => {
   });
 
   test('after category changes, deletions and a change of the categories shown', async () => {
-    await hub.infra.db.query(`UPDATE detections SET category = 'insect' WHERE tenant_id = $1 AND lower(species_code) = 'comcha'`, [
-      team.id,
-    ]);
+    await hub.sql.query(`UPDATE detections SET category = 'insect' WHERE tenant_id = $1 AND lower(species_code) = 'comcha'`, [team.id]);
     await figures('category');
-    await hub.infra.db.query(`DELETE FROM detections WHERE tenant_id = $1 AND confidence < 0.2`, [team.id]);
+    await hub.sql.query(`DELETE FROM detections WHERE tenant_id = $1 AND confidence < 0.2`, [team.id]);
     await figures('row deletion');
-    await hub.infra.db.query(`DELETE FROM satellites WHERE id = $1`, [sats[2].id]);
+    await hub.sql.query(`DELETE FROM satellites WHERE id = $1`, [sats[2].id]);
     await figures('satellite deletion');
     visible = ['bird', 'human_voice'];
     assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { visible_categories: visible }, owner)).status, 200);

@@ -18,7 +18,7 @@ const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const EBIRD_KEY = 'test-ebird-key-0123';
 
 async function place(hub: Hub, satelliteId: string, latitude: number, longitude: number) {
-  await hub.infra.db.query('UPDATE satellites SET latitude = $2, longitude = $3 WHERE id = $1', [satelliteId, latitude, longitude]);
+  await hub.sql.query('UPDATE satellites SET latitude = $2, longitude = $3 WHERE id = $1', [satelliteId, latitude, longitude]);
 }
 
 describe('stats that reach outside', () => {
@@ -372,7 +372,7 @@ describe('stats that reach outside', () => {
       const team = await makeTeam(hub);
       const phone = await makeSatellite(hub, team, null, 'Phone');
       const board = await makeSatellite(hub, team, null, 'Board');
-      await hub.infra.db.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
+      await hub.sql.query(`UPDATE satellites SET stream = 'mobile' WHERE id = $1`, [phone.id]);
       const now = hub.clock.now().getTime();
       const heard = async (sat: { id: string; tenantId: string }, ago: number, lat: number | undefined, extra = {}) => {
         const chunk = await makeChunk(hub, {

@@ -88,7 +88,7 @@ describe('stats endpoints against hand-computed figures', () => {
     await insertRows(hub, other, [{ sat: otherSat, code: 'eurrob1', at: '2026-03-29T10:00:00Z', team: other }]);
     // Votes: Bruno 3 on listed rows, Alma 2; votes on the tentative and the hidden row do not count.
     const vote = (d: string, u: TestUser, v: string) =>
-      hub.infra.db.query(
+      hub.sql.query(
         `INSERT INTO detection_votes (detection_id, user_id, tenant_id, vote, decisive, created_at, updated_at) VALUES ($1, $2, $3, $4, false, now(), now())`,
         [d, u.id, team.id, v],
       );
@@ -101,7 +101,7 @@ describe('stats endpoints against hand-computed figures', () => {
     await vote(id.human, bruno, 'reject');
     // Chunks: two in the window, one before it.
     for (const at of ['2026-03-28T10:00:00Z', '2026-03-30T21:00:00Z', '2026-03-26T22:30:00Z'])
-      await hub.infra.db.query(
+      await hub.sql.query(
         `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
          VALUES ($1, $2, $3, $4, 3000, 48000, 'k', 10, now())`,
         [newId(), team.id, A.id, at],
@@ -363,7 +363,7 @@ describe('stats endpoints against hand-computed figures', () => {
     const all = await get(`dashboard?from=2026-03-27T00:00:00Z&to=2026-03-31T00:00:00Z`, hubAdmin);
     assert.equal(all.timeZone, 'UTC');
     // UTC 27th–30th: every listed row of the team but atEnd's neighbours… plus the other team's row.
-    const raw = await hub.infra.db.one<{ n: number }>(
+    const raw = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE call_id IS NULL AND promoted AND NOT tentative AND category = 'bird'
          AND detected_at >= '2026-03-27T00:00:00Z' AND detected_at < '2026-03-31T00:00:00Z'`,
     );

@@ -18,6 +18,7 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { RawSatellite, audioBody, toneWav } from './helpers/raw-satellite.ts';
+import { sqlOf } from './helpers/sql.ts';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -65,7 +66,7 @@ describe('storage usage', () => {
   const recount = async (satelliteId: string) =>
     Number(
       (
-        await hub.infra.db.one<{ n: string | number }>(
+        await hub.sql.one<{ n: string | number }>(
           'SELECT coalesce(sum(bytes), 0) AS n FROM chunks WHERE satellite_id = $1 AND audio_deleted_at IS NULL',
           [satelliteId],
         )
@@ -307,11 +308,11 @@ describe('storage usage', () => {
 
   test("the migration's backfill rebuilds from the chunk rows what the triggers kept", async () => {
     const snapshot = async () => ({
-      totals: await hub.infra.db.query(
+      totals: await hub.sql.query(
         `SELECT satellite_id, bytes::text, chunks::text, first_received_at FROM audio_storage_totals
          WHERE bytes <> 0 OR chunks <> 0 ORDER BY satellite_id`,
       ),
-      hours: await hub.infra.db.query(
+      hours: await hub.sql.query(
         `SELECT satellite_id, hour, added_bytes::text, removed_bytes::text FROM audio_storage_hours
          WHERE added_bytes <> 0 OR removed_bytes <> 0 ORDER BY satellite_id, hour`,
       ),
@@ -321,9 +322,9 @@ describe('storage usage', () => {
     const sql = fs.readFileSync(path.join(import.meta.dirname, '../src/db/migrations/0024_audio_storage.sql'), 'utf8');
     const backfill = sql.slice(sql.indexOf('-- Backfill'));
     await hub.infra.db.tx(async (tx) => {
-      await tx.query('DELETE FROM audio_storage_hours');
-      await tx.query('DELETE FROM audio_storage_totals');
-      for (const statement of backfill.split(';').filter((x) => /\bINSERT\b/.test(x))) await tx.query(statement);
+      await sqlOf(tx).query('DELETE FROM audio_storage_hours');
+      await sqlOf(tx).query('DELETE FROM audio_storage_totals');
+      for (const statement of backfill.split(';').filter((x) => /\bINSERT\b/.test(x))) await sqlOf(tx).query(statement);
     });
     assert.deepEqual(await snapshot(), kept);
   });

@@ -117,8 +117,8 @@ describe('system status', () => {
     const res = await api.get('/system/status', hubAdmin);
     const data = res.body.data;
     // world(): a team of owner, admin, member, viewer, another team with its owner, a hub admin.
-    const users = Number((await hub.infra.db.one<{ n: string }>('SELECT count(*) AS n FROM users')).n);
-    const tenants = Number((await hub.infra.db.one<{ n: string }>('SELECT count(*) AS n FROM tenants')).n);
+    const users = Number((await hub.sql.one<{ n: string }>('SELECT count(*) AS n FROM users')).n);
+    const tenants = Number((await hub.sql.one<{ n: string }>('SELECT count(*) AS n FROM tenants')).n);
     assert.equal(data.users, users);
     assert.equal(data.tenants, tenants);
     assert.ok(data.tenants >= before.tenants + 2);

@@ -39,22 +39,22 @@ describe('teams', () => {
   const keyCred = (token: string): Credential => ({ token });
 
   const audits = (action: string, targetId: string) =>
-    hub.infra.db.query<AuditRow>(
+    hub.sql.query<AuditRow>(
       'SELECT action, actor_user_id, actor_email, ip, tenant_id, target_id, details FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id',
       [action, targetId],
     );
 
   const roleOf = async (membershipId: string) =>
-    (await hub.infra.db.maybeOne<{ role: string }>('SELECT role FROM memberships WHERE id = $1', [membershipId]))?.role ?? null;
+    (await hub.sql.maybeOne<{ role: string }>('SELECT role FROM memberships WHERE id = $1', [membershipId]))?.role ?? null;
 
   const membershipOf = (tenantId: string, userId: string) =>
-    hub.infra.db.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
+    hub.sql.maybeOne<{ id: string; role: string }>('SELECT id, role FROM memberships WHERE tenant_id = $1 AND user_id = $2', [
       tenantId,
       userId,
     ]);
 
   const owners = (tenantId: string) =>
-    hub.infra.db.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`, [tenantId]);
+    hub.sql.query<{ user_id: string }>(`SELECT user_id FROM memberships WHERE tenant_id = $1 AND role = 'owner'`, [tenantId]);
 
   describe('POST /auth/create-tenant', () => {
     test('a signed-in person creates a team and becomes its owner (201), audited as admin.tenant_created', async () => {
@@ -70,7 +70,7 @@ describe('teams', () => {
       const since = Date.parse(res.body.since);
       assert.ok(since >= startedAt && since <= hub.clock.now().getTime(), res.body.since);
 
-      const team = await hub.infra.db.one<{ name: string; slug: string }>('SELECT name, slug FROM tenants WHERE id = $1', [res.body.id]);
+      const team = await hub.sql.one<{ name: string; slug: string }>('SELECT name, slug FROM tenants WHERE id = $1', [res.body.id]);
       assert.deepEqual(team, { name: `Dawn Chorus ${u}`, slug: `dawn-chorus-${u}` });
       const m = await membershipOf(res.body.id, person.id);
       assert.equal(m?.role, 'owner');
@@ -99,7 +99,7 @@ describe('teams', () => {
         slugs.push(res.body.slug);
       }
       assert.deepEqual(slugs, [`heron-cendre-co-${u}`, `heron-cendre-co-${u}-2`, `heron-cendre-co-${u}-3`]);
-      const rows = await hub.infra.db.query<{ slug: string }>('SELECT slug FROM tenants WHERE name = $1', [name]);
+      const rows = await hub.sql.query<{ slug: string }>('SELECT slug FROM tenants WHERE name = $1', [name]);
       assert.equal(new Set(rows.map((r) => r.slug)).size, 3);
     });
 
@@ -112,8 +112,8 @@ describe('teams', () => {
       const second = await f.user();
       const taken = await api.post('/auth/create-tenant', { name: 'Another reedbed', slug }, second);
       assertError(taken, 409, 'SLUG_TAKEN');
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM memberships WHERE user_id = $1', [second.id])).length, 0);
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM tenants WHERE slug = $1', [slug])).length, 1);
+      assert.equal((await hub.sql.query('SELECT 1 FROM memberships WHERE user_id = $1', [second.id])).length, 0);
+      assert.equal((await hub.sql.query('SELECT 1 FROM tenants WHERE slug = $1', [slug])).length, 1);
 
       assertError(await api.post('/auth/create-tenant', { name: 'Bad', slug: 'Not A Slug' }, second), 400, 'VALIDATION_FAILED');
       assertError(await api.post('/auth/create-tenant', { name: '' }, second), 400, 'VALIDATION_FAILED');
@@ -134,7 +134,7 @@ describe('teams', () => {
         assert.equal(off.body.settings.allow_tenant_creation, false);
         const name = `Closed ${uniq()}`;
         assertError(await api.post('/auth/create-tenant', { name }, person), 403, 'TENANT_CREATION_DISABLED');
-        assert.equal((await hub.infra.db.query('SELECT 1 FROM tenants WHERE name = $1', [name])).length, 0);
+        assert.equal((await hub.sql.query('SELECT 1 FROM tenants WHERE name = $1', [name])).length, 0);
 
         const byAdmin = await api.post('/auth/create-tenant', { name: `Admin made ${uniq()}` }, hubAdmin);
         assert.equal(byAdmin.status, 201, byAdmin.text);
@@ -180,7 +180,7 @@ describe('teams', () => {
 
       const all = await api.get('/tenants?all=true', w.hubAdmin);
       assert.equal(all.status, 200, all.text);
-      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM tenants');
+      const { n } = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM tenants');
       assert.equal(all.body.tenants.length, n);
       const ids = all.body.tenants.map((t: { id: string }) => t.id);
       assert.ok(ids.includes(w.team.id) && ids.includes(w.otherTeam.id));
@@ -218,7 +218,7 @@ describe('teams', () => {
       const expires = Date.parse(res.body.expiresAt);
       assert.ok(expires >= before + 7 * DAY_MS && expires <= afterMs + 7 * DAY_MS, res.body.expiresAt);
 
-      const row = await hub.infra.db.one<{ tenant_id: string; role: string; token_hash: string; created_by: string }>(
+      const row = await hub.sql.one<{ tenant_id: string; role: string; token_hash: string; created_by: string }>(
         'SELECT tenant_id, role, token_hash, created_by FROM invites WHERE id = $1',
         [res.body.id],
       );
@@ -239,7 +239,7 @@ describe('teams', () => {
       assertError(await api.post('/auth/invites', body, w.otherOwner), 404, 'NOT_FOUND');
       assertError(await api.post('/auth/invites', { tenantId: w.team.id, role: 'owner' }, w.owner), 400, 'VALIDATION_FAILED');
       assertError(await api.post('/auth/invites', { role: 'member' }, w.owner), 400, 'TENANT_REQUIRED');
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 0);
+      assert.equal((await hub.sql.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 0);
     });
 
     test('the pending list shows invites but never their tokens', async () => {
@@ -281,7 +281,7 @@ describe('teams', () => {
       const email = `late-${uniq()}@example.org`;
       const reg = await api.post('/auth/register', { email, password: PASSWORD, name: 'Late Comer', inviteToken: inv.body.token });
       assertError(reg, 400, 'INVALID_INVITE');
-      assert.equal(await hub.infra.db.maybeOne('SELECT 1 FROM users WHERE email = $1', [email]), null);
+      assert.equal(await hub.sql.maybeOne('SELECT 1 FROM users WHERE email = $1', [email]), null);
 
       const signedIn = await f.user();
       assertError(await api.post('/auth/invites/accept', { token: inv.body.token }, signedIn), 400, 'INVALID_INVITE');
@@ -300,7 +300,7 @@ describe('teams', () => {
       const m = await membershipOf(w.team.id, newcomer.id);
       assert.deepEqual(m, { id: res.body.membershipId, role: 'viewer' });
 
-      const used = await hub.infra.db.one<{ used_at: Date | null; used_by: string | null }>(
+      const used = await hub.sql.one<{ used_at: Date | null; used_by: string | null }>(
         'SELECT used_at, used_by FROM invites WHERE id = $1',
         [inv.body.id],
       );
@@ -330,7 +330,7 @@ describe('teams', () => {
       const inv = await api.post('/auth/invites', { tenantId: w.team.id, role: 'admin' }, w.owner);
       assertError(await api.post('/auth/invites/accept', { token: inv.body.token }, w.member), 409, 'ALREADY_MEMBER');
       assert.equal(await roleOf(w.member.membershipId), 'member');
-      const row = await hub.infra.db.one<{ used_at: Date | null }>('SELECT used_at FROM invites WHERE id = $1', [inv.body.id]);
+      const row = await hub.sql.one<{ used_at: Date | null }>('SELECT used_at FROM invites WHERE id = $1', [inv.body.id]);
       assert.equal(row.used_at, null);
       const other = await f.user();
       const ok = await api.post('/auth/invites/accept', { token: inv.body.token }, other);
@@ -433,7 +433,7 @@ describe('teams', () => {
       assert.equal(res.status, 204, res.text);
       assert.equal(await roleOf(w.admin.membershipId), null);
       assertError(await api.get('/auth/me', keyCred(key.token)), 401, 'UNAUTHENTICATED');
-      const row = await hub.infra.db.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [key.id]);
+      const row = await hub.sql.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE id = $1', [key.id]);
       assert.ok(row.revoked_at);
       assert.equal((await api.get('/auth/me', keyCred(elsewhere.token))).status, 200);
       assert.equal((await api.get('/auth/me', keyCred(w.key.token))).status, 200, "the owner's key is not the leaver's");
@@ -646,9 +646,9 @@ describe('teams', () => {
       // The same key reads what Admin+ may read.
       assert.equal((await api.get(`/auth/members?tenantId=${w.team.id}`, adminKey)).status, 200);
       assert.equal((await api.get(`/auth/invites?tenantId=${w.team.id}`, adminKey)).status, 200);
-      assert.equal((await hub.infra.db.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 1);
+      assert.equal((await hub.sql.query('SELECT 1 FROM invites WHERE tenant_id = $1', [w.team.id])).length, 1);
       assert.equal(
-        (await hub.infra.db.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM invites WHERE id = $1', [invite.body.id])).revoked_at,
+        (await hub.sql.one<{ revoked_at: Date | null }>('SELECT revoked_at FROM invites WHERE id = $1', [invite.body.id])).revoked_at,
         null,
       );
       assert.equal(await roleOf(w.viewer.membershipId), 'viewer');
@@ -686,7 +686,7 @@ describe('teams', () => {
 
       const feed = await api.get(`/audit-log?tenantId=${w.team.id}&limit=200`, w.admin);
       assert.equal(feed.status, 200, feed.text);
-      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1', [w.team.id]);
+      const { n } = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1', [w.team.id]);
       assert.equal(feed.body.total, n);
       assert.ok(n >= 4, `team creation, key, invite, role change; got ${n}`);
       const entries = feed.body.entries as Entry[];
@@ -763,7 +763,7 @@ describe('teams', () => {
       assert.equal(res.body.role, 'viewer');
       assert.equal(res.body.tenantId, w.team.id);
 
-      const row = await hub.infra.db.one<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      const row = await hub.sql.one<Record<string, unknown>>('SELECT * FROM api_keys WHERE id = $1', [id]);
       assert.equal(row.key_hash, sha256(key));
       assert.equal(row.key_prefix, prefix);
       assert.equal(row.created_by, w.admin.id);
@@ -812,7 +812,7 @@ describe('teams', () => {
         assertError(await api.get(`/auth/api-keys?tenantId=${w.team.id}`, who), 403, 'FORBIDDEN');
       }
       assertError(await api.post('/auth/api-keys', body, w.otherOwner), 404, 'NOT_FOUND');
-      const { n } = await hub.infra.db.one<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1', [w.team.id]);
+      const { n } = await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM api_keys WHERE tenant_id = $1', [w.team.id]);
       assert.equal(n, 1, 'only the world key exists');
     });
 

@@ -32,7 +32,7 @@ describe('field notes dashboard (e2e)', { skip, timeout: 180_000 }, () => {
     const team = await f.team(owner, 'Marsh Watchers');
     member = await f.member(team, 'member', { name: 'Mia Member' });
     sat = await makeSatellite(hub, team, owner, 'Marsh Mic');
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.51, longitude = 13.38 WHERE id = $1', [sat.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.51, longitude = 13.38 WHERE id = $1', [sat.id]);
     browser = await launchChromium();
   });
 

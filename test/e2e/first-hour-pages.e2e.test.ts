@@ -39,7 +39,7 @@ describe('pages that explain themselves (e2e)', { skip, timeout: 180_000 }, () =
   test('the share page names the hub and the place, with texts and date in the visitor’s locale (de-DE)', async () => {
     const root = await factories(hub).user({ admin: true });
     assert.equal((await api.put('/settings/platform', { hub_name: 'Moorhub' }, root)).status, 200);
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.3759, longitude = 9.7320 WHERE id = $1', [sat.id]);
     const id = await makeDetection(hub, { satellite: { id: sat.id, tenantId: team.id }, at: new Date(Date.UTC(2026, 4, 10, 5, 30)) });
     const ctx = await newWatchedContext(browser, { baseURL: hub.url, locale: 'de-DE', timezoneId: 'Europe/Berlin' });
     const page = await ctx.newPage();
@@ -82,7 +82,7 @@ describe('pages that explain themselves (e2e)', { skip, timeout: 180_000 }, () =
 
   test('a 6,000-character comment wraps; the comment field carries the API limit', async () => {
     const id = await makeDetection(hub, { satellite: { id: sat.id, tenantId: team.id } });
-    await hub.infra.db.query(
+    await hub.sql.query(
       'INSERT INTO detection_comments (id, detection_id, tenant_id, author_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
       [newId(), id, team.id, owner.id, 'x'.repeat(6000), hub.clock.now()],
     );
@@ -111,7 +111,7 @@ describe('pages that explain themselves (e2e)', { skip, timeout: 180_000 }, () =
     await field.fill('   ');
     await page.getByRole('form', { name: 'Rename' }).getByRole('button', { name: 'Save' }).click();
     await page.getByText('A satellite needs a name.').waitFor();
-    const row = await hub.infra.db.one<{ name: string }>('SELECT name FROM satellites WHERE id = $1', [sat.id]);
+    const row = await hub.sql.one<{ name: string }>('SELECT name FROM satellites WHERE id = $1', [sat.id]);
     assert.equal(row.name, sat.name);
     await ctx.close();
   });

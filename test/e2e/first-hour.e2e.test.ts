@@ -79,7 +79,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByLabel('Team name').fill('Garden birds');
     await page.getByRole('button', { name: 'Create team' }).click();
     await page.waitForURL('**/team');
-    const team = await hub.infra.db.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Garden birds'`);
+    const team = await hub.sql.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Garden birds'`);
 
     await page.goto('/fleet');
     await page.getByRole('heading', { name: 'Add your first satellite' }).waitFor();
@@ -90,7 +90,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     const escaped = publicUrl.replace(/[.]/g, '\\.');
     assert.match(commands[0], new RegExp(`^npx chorus satellite --hub ${escaped} --token \\S+ --tenant ${team.id}$`));
     assert.match(commands[1], / --source alsa:default$/);
-    const key = await hub.infra.db.one<{ role: string }>('SELECT role FROM api_keys WHERE tenant_id = $1', [team.id]);
+    const key = await hub.sql.one<{ role: string }>('SELECT role FROM api_keys WHERE tenant_id = $1', [team.id]);
     assert.equal(key.role, 'member', 'a satellite key may register satellites');
 
     const data = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-first-hour-'));
@@ -158,7 +158,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     const sat = await RawSatellite.register(hub, owner, team, 'Hedge');
     const at = (minutesAgo: number) => new Date(hub.clock.now().getTime() - minutesAgo * 60_000);
     const detectionOf = async (chunkId: string) =>
-      (await hub.infra.db.one<{ id: string }>('SELECT id FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])).id;
+      (await hub.sql.one<{ id: string }>('SELECT id FROM detections WHERE chunk_id = $1 LIMIT 1', [chunkId])).id;
     const first = await sat.publishChunk({ species: [SPECIES[4]!.label], seed: 11, recordedAt: at(30) });
     await sat.publishChunk({ species: [SPECIES[0]!.label], seed: 12, recordedAt: at(20) });
 
@@ -176,9 +176,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(await rows.nth(1).getAttribute('data-id'), older);
     await page.keyboard.press('c');
     await rows.nth(1).getByText('Your vote: Confirm').waitFor();
-    const vote = await hub.infra.db.one<{ detection_id: string }>('SELECT detection_id FROM detection_votes WHERE user_id = $1', [
-      owner.id,
-    ]);
+    const vote = await hub.sql.one<{ detection_id: string }>('SELECT detection_id FROM detection_votes WHERE user_id = $1', [owner.id]);
     assert.equal(vote.detection_id, older, 'the vote landed on the card under review');
 
     await page.getByTestId('new-bar').click();
@@ -202,7 +200,7 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     const votes = page.getByTestId('detail-votes');
     await votes.getByRole('button', { name: 'Reject' }).click();
     await votes.getByRole('button', { name: 'Reject', pressed: true }).waitFor();
-    const stored = await hub.infra.db.one<{ vote: string }>('SELECT vote FROM detection_votes WHERE detection_id = $1 AND user_id = $2', [
+    const stored = await hub.sql.one<{ vote: string }>('SELECT vote FROM detection_votes WHERE detection_id = $1 AND user_id = $2', [
       lateId,
       owner.id,
     ]);

@@ -42,7 +42,7 @@ describe('public team page (e2e)', { skip, timeout: 180_000 }, () => {
       .toBuffer();
     await hub.infra.storage.put('species/eurrob1/o.jpg', jpeg, 'image/jpeg');
     await hub.infra.storage.put('species/eurrob1/d.jpg', jpeg, 'image/jpeg');
-    await hub.infra.db.query(
+    await hub.sql.query(
       `INSERT INTO species_images (id, species_code, position, provider, source_id, storage_key, content_type, width, height, original_bytes,
          display_key, display_bytes, display_width, display_height, author, licence, licence_url, source_url, focus_x, focus_y, analysed_at, created_at)
        VALUES ($1, 'eurrob1', 0, 'wikimedia', 'File:Robin.jpg', 'species/eurrob1/o.jpg', 'image/jpeg', 320, 240, $2,

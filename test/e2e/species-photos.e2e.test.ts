@@ -93,7 +93,7 @@ describe('species photos dashboard (e2e)', { skip, timeout: 180_000 }, () => {
     await section.getByRole('button', { name: 'Clear the photo cache' }).click();
     await section.getByText('1 photos removed.').waitFor();
     await section.getByTestId('image-cache-photos').filter({ hasText: '0' }).waitFor();
-    const entry = await hub.infra.db.maybeOne(`SELECT 1 FROM audit_log WHERE action = 'admin.image_cache_cleared'`);
+    const entry = await hub.sql.maybeOne(`SELECT 1 FROM audit_log WHERE action = 'admin.image_cache_cleared'`);
     assert.ok(entry, 'the clear is audited');
     assert.deepEqual(cspViolations, [], 'CSP violations');
     await ctx.close();

@@ -50,7 +50,7 @@ describe('statistics outside sources dashboard (e2e)', { skip, timeout: 240_000 
     team = await f.team(owner, 'Garden Club');
     member = await f.member(team, 'member', { name: 'Mia Member' });
     const sat = await makeSatellite(hub, team, owner, 'Garden Mic');
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.52, longitude = 13.40 WHERE id = $1', [sat.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.52, longitude = 13.40 WHERE id = $1', [sat.id]);
     const day = Math.floor(hub.clock.now().getTime() / DAY) * DAY - 3 * DAY;
     for (const [h, n] of [
       [6, 3],

@@ -50,7 +50,7 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     member = await f.member(team, 'member', { name: 'Mia Member' });
     north = await makeSatellite(hub, team, owner, 'North Mic');
     south = await makeSatellite(hub, team, owner, 'South Mic');
-    await hub.infra.db.query('UPDATE satellites SET latitude = 52.52, longitude = 13.40 WHERE id = $1', [north.id]);
+    await hub.sql.query('UPDATE satellites SET latitude = 52.52, longitude = 13.40 WHERE id = $1', [north.id]);
 
     const now = hub.clock.now().getTime();
     atNorth = new Date(Math.floor((now - 2 * HOUR) / HOUR) * HOUR + 60_000);

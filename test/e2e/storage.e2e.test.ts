@@ -44,7 +44,7 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
       [orchard, 200 * MIB],
       [pond, 8 * 1024 * MIB],
     ] as const) {
-      await hub.infra.db.query('INSERT INTO telemetry (tenant_id, satellite_id, at, storage_free_bytes) VALUES ($1, $2, $3, $4)', [
+      await hub.sql.query('INSERT INTO telemetry (tenant_id, satellite_id, at, storage_free_bytes) VALUES ($1, $2, $3, $4)', [
         team.id,
         sat.id,
         hub.clock.now(),

@@ -53,7 +53,7 @@ export function factories(hub: Hub) {
       await hub.infra.db.tx((tx) =>
         users.insert(tx, { id, email, name, passwordHash: '', isAdmin: opts.admin ?? false, at: hub.clock.now() }),
       );
-      await hub.infra.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, await passwordHash]);
+      await hub.sql.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, await passwordHash]);
       return { id, email, name, password: PASSWORD, ...(await signIn(id)) };
     },
 
@@ -92,7 +92,7 @@ export function factories(hub: Hub) {
       const owner = await f.user({ name: 'Olive Owner' });
       const team = await f.team(owner);
       const ownerMembership = (
-        await hub.infra.db.one<{ id: string }>('SELECT id FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, owner.id])
+        await hub.sql.one<{ id: string }>('SELECT id FROM memberships WHERE tenant_id = $1 AND user_id = $2', [team.id, owner.id])
       ).id;
       const admin = await f.member(team, 'admin', { name: 'Ada Admin' });
       const member = await f.member(team, 'member', { name: 'Mel Member' });
@@ -123,7 +123,7 @@ export async function makeSatellite(
 ) {
   const id = newId();
   const at = hub.clock.now();
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO satellites (id, tenant_id, name, registered_by, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)`,
     [id, team.id, name, registeredBy?.id ?? null, at],
   );
@@ -134,7 +134,7 @@ export async function makeSatellite(
 export async function makeSatelliteKey(hub: Hub, satellite: { id: string; tenantId: string }): Promise<string> {
   const { mintKey } = await import('../../src/modules/api-keys/service.ts');
   const { key, hash, prefix } = mintKey();
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, 'satellite', 'member', $4, $5, $6)`,
     [newId(), satellite.tenantId, satellite.id, hash, prefix, hub.clock.now()],
   );
@@ -177,7 +177,7 @@ export async function makeChunk(
   const at = spec.at ?? hub.clock.now();
   const key = spec.key ?? chunkStorageKey(sat.tenantId, sat.id, id, at);
   if (spec.audio) await hub.infra.storage.put(key, spec.audio, spec.contentType);
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at)
      VALUES ($1, $2, $3, $4, $5, 48000, $6, $7, $8, $9, $4)`,
     [
@@ -254,7 +254,7 @@ export async function makeDetection(hub: Hub, spec: DetectionSpec = {}): Promise
     created_at: at,
   };
   const given = Object.entries(columns).filter(([, v]) => v !== undefined);
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO detections (${given.map(([c]) => c).join(', ')}) VALUES (${given.map((_, i) => `$${i + 1}`).join(', ')})`,
     given.map(([, v]) => v),
   );

@@ -24,6 +24,7 @@ import { satelliteCredentialCheck } from '../../src/modules/satellites/broker-cr
 import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
+import { sqlOf, type Sql } from './sql.ts';
 
 export const INTERNAL_KEY = 'internal-key-for-tests-0123456789abcdef';
 
@@ -31,6 +32,8 @@ export interface Hub {
   url: string;
   clock: ManualClock;
   infra: Infra;
+  /** Ad-hoc SQL on the hub's database, for assertions (./sql.ts). */
+  sql: Sql;
   services: Services;
   registry: Permission[];
   app: FastifyInstance;
@@ -137,6 +140,7 @@ export async function startHub(opts: { env?: Record<string, string>; port?: numb
     url: `http://127.0.0.1:${port}`,
     clock,
     infra,
+    sql: sqlOf(infra.db),
     services,
     registry,
     app,

@@ -18,7 +18,7 @@ export interface Row {
 /** Inserts detections as SQL (exact control of time, tentative, call and status). */
 export async function insertRows(hub: Hub, team: TestTeam, rows: Row[]): Promise<string[]> {
   const ids = rows.map(() => newId());
-  await hub.infra.db.query(
+  await hub.sql.query(
     `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
        detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, verification_status, created_at)
      SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, 'Sci ' || r.code, 'Common ' || r.code, r.category, r.confidence,
