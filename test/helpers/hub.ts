@@ -1,14 +1,14 @@
 /**
  * Starts a real hub for a test file: the whole app on an ephemeral port, embedded parts by
  * default, PostgreSQL and Redis when DATABASE_URL / REDIS_URL are set. Each hub gets its own
- * database (a fresh PGlite restored from a migrated snapshot, or its own PostgreSQL schema)
+ * database (a fresh PGlite restored from a migrated snapshot, or a PostgreSQL database copied from a
+ * migrated template, ./pg-template.ts)
  * and its own key prefix, so test files run in parallel without seeing each other.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import pg from 'pg';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { buildApp } from '../../src/app.ts';
 import type { Services } from '../../src/services.ts';
@@ -25,6 +25,7 @@ import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
 import { sqlOf, type Sql } from './sql.ts';
+import { freshDatabase } from './pg-template.ts';
 
 export const INTERNAL_KEY = 'internal-key-for-tests-0123456789abcdef';
 
@@ -72,23 +73,12 @@ async function pgliteFromSnapshot(): Promise<Db> {
   return db;
 }
 
-async function postgresSchema(url: string): Promise<{ db: Db; drop: () => Promise<void> }> {
-  const schema = `t_${crypto.randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
-  const db = createPostgresDb({ url, schema, poolSize: 8 });
+async function postgresDatabase(url: string): Promise<{ db: Db; drop: () => Promise<void> }> {
+  const made = await freshDatabase(url);
+  const db = createPostgresDb({ url: made.url, poolSize: 8 });
+  // The template is keyed by the migrations; the species catalog may have changed since (a no-op otherwise).
   await prepareDatabase(db, new Date());
-  return {
-    db,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    },
-  };
+  return { db, drop: made.drop };
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {
@@ -122,7 +112,7 @@ export async function startHub(opts: { env?: Record<string, string>; port?: numb
   let drop = async () => {};
   let db: Db;
   if (config.databaseUrl) {
-    const made = await postgresSchema(config.databaseUrl);
+    const made = await postgresDatabase(config.databaseUrl);
     db = made.db;
     drop = made.drop;
   } else {

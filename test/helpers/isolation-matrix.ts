@@ -3,18 +3,25 @@
  * is called as anonymous, viewer, member, admin, owner, a member of another team, a hub admin,
  * a team API key and the internal key, and the status must match the route's declared access.
  * New routes join the matrix by being declared.
+ *
+ * The routes are dealt into MATRIX_SHARDS shards by their position in the registry, one test file
+ * each (test/isolation-matrix-<n>.test.ts), so the matrix runs in parallel; every shard checks
+ * that each of its routes was called as every caller, and shard 1 checks the shard files exist,
+ * so together they cover every declared route.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeChunk, makeDetection, makeSatellite, makeSatelliteKey } from './helpers/factories.ts';
-import { call, type Credential } from './helpers/http.ts';
-import { roleAtLeast, type Role } from '../src/core/actor.ts';
-import type { Access, Permission, TeamSource } from '../src/core/permissions.ts';
-import { enforceRegistry } from '../src/core/http.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startHub, type Hub } from './hub.ts';
+import { factories, makeChunk, makeDetection, makeSatellite, makeSatelliteKey } from './factories.ts';
+import { call, type Credential } from './http.ts';
+import { roleAtLeast, type Role } from '../../src/core/actor.ts';
+import type { Access, Permission, TeamSource } from '../../src/core/permissions.ts';
+import { enforceRegistry } from '../../src/core/http.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { newId } from '../src/core/crypto.ts';
-import { makeWav } from '../src/protocol/wav.ts';
+import { newId } from '../../src/core/crypto.ts';
+import { makeWav } from '../../src/protocol/wav.ts';
 
 type CallerName =
   'anonymous' | 'viewer' | 'member' | 'admin' | 'owner' | 'otherTeam' | 'hubAdmin' | 'teamKey' | 'satelliteKey' | 'internal';
@@ -287,8 +294,16 @@ async function callRoot(href: string, as: Credential | null) {
   };
 }
 
-describe('isolation matrix', () => {
+export const MATRIX_SHARDS = 4;
+
+/** Runs shard `shard` (1 … MATRIX_SHARDS) of the matrix. */
+export function isolationMatrixShard(shard: number): void {
+  describe(`isolation matrix, shard ${shard} of ${MATRIX_SHARDS}`, () => matrix(shard));
+}
+
+function matrix(shard: number) {
   let hub: Hub;
+  const mine = (p: Permission) => hub.registry.indexOf(p) % MATRIX_SHARDS === shard - 1;
   before(async () => {
     hub = await startHub();
     // Teams in the matrix accept join requests, so the joining routes answer their callers.
@@ -298,33 +313,43 @@ describe('isolation matrix', () => {
   });
   after(() => hub.close());
 
-  test('the registry names exactly the routes the hub serves, each once', () => {
-    const keys = hub.registry.map(routeKey);
-    assert.equal(new Set(keys).size, keys.length, 'routes are declared once');
-    assert.ok(keys.includes('GET /ws/events'), 'the WebSocket is declared (its upgrade passes the guard; test/live.test.ts)');
-    const served = servedRoutes(hub.app);
-    const declarationOf = (route: string) =>
-      keys.find((k) => k === route || (PREFIX_DECLARATIONS.includes(k) && route.startsWith(`${k}/`)));
-    const undeclared = served.filter((r) => !declarationOf(r));
-    assert.deepEqual(undeclared, [], `served routes without a declaration: ${undeclared.join(', ')}`);
-    const unserved = keys.filter((k) => !served.some((r) => declarationOf(r) === k));
-    assert.deepEqual(unserved, [], `declared routes the hub does not serve: ${unserved.join(', ')}`);
-  });
+  if (shard === 1)
+    test('every shard of the matrix has its test file', () => {
+      const files = fs.readdirSync(path.resolve(import.meta.dirname, '..')).filter((f) => /^isolation-matrix-\d+\.test\.ts$/.test(f));
+      assert.deepEqual(files.sort(), Array.from({ length: MATRIX_SHARDS }, (_, i) => `isolation-matrix-${i + 1}.test.ts`).sort());
+    });
 
-  test('a route missing from the registry stops the hub from starting', async () => {
-    const app = Fastify();
-    enforceRegistry(app, []);
-    assert.throws(() => app.get('/api/undeclared', async () => 'x'), /not declared in the permissions registry/);
-    await app.close();
-  });
+  if (shard === 1)
+    test('the registry names exactly the routes the hub serves, each once', () => {
+      const keys = hub.registry.map(routeKey);
+      assert.equal(new Set(keys).size, keys.length, 'routes are declared once');
+      assert.ok(keys.includes('GET /ws/events'), 'the WebSocket is declared (its upgrade passes the guard; test/live.test.ts)');
+      const served = servedRoutes(hub.app);
+      const declarationOf = (route: string) =>
+        keys.find((k) => k === route || (PREFIX_DECLARATIONS.includes(k) && route.startsWith(`${k}/`)));
+      const undeclared = served.filter((r) => !declarationOf(r));
+      assert.deepEqual(undeclared, [], `served routes without a declaration: ${undeclared.join(', ')}`);
+      const unserved = keys.filter((k) => !served.some((r) => declarationOf(r) === k));
+      assert.deepEqual(unserved, [], `declared routes the hub does not serve: ${unserved.join(', ')}`);
+    });
 
-  test('declared access holds for every caller on every route', async () => {
+  if (shard === 1)
+    test('a route missing from the registry stops the hub from starting', async () => {
+      const app = Fastify();
+      enforceRegistry(app, []);
+      assert.throws(() => app.get('/api/undeclared', async () => 'x'), /not declared in the permissions registry/);
+      await app.close();
+    });
+
+  test(`declared access holds for every caller on every route of shard ${shard}`, async () => {
     const f = factories(hub);
     const failures: string[] = [];
     let calls = 0;
     /** Route key → the callers that called it (once per case). */
     const exercised = new Map<string, Set<CallerName>>();
-    for (const c of hub.registry.flatMap(casesOf)) {
+    const routes = hub.registry.filter(mine);
+    assert.ok(routes.length > 0, 'the shard has routes');
+    for (const c of routes.flatMap(casesOf)) {
       const p = c.p;
       const w = await f.world();
       // Team-owned, so a member leaving (one of the calls) does not disconnect it.
@@ -387,13 +412,13 @@ describe('isolation matrix', () => {
       }
     }
     assert.deepEqual(failures, [], `${failures.length} of ${calls} calls broke their declaration`);
-    const registered = hub.registry.map(routeKey);
+    const registered = routes.map(routeKey);
     const missing = registered.flatMap((k) => {
       const absent = CALLERS.filter((c) => !exercised.get(k)?.has(c));
       return absent.length === 0 ? [] : [absent.length === CALLERS.length ? k : `${k} (as ${absent.join(', ')})`];
     });
     assert.deepEqual(missing, [], `routes missing from the matrix: ${missing.join('; ')}`);
     assert.deepEqual([...exercised.keys()].sort(), [...registered].sort(), 'the matrix calls exactly the registered routes');
-    assert.equal(calls, hub.registry.flatMap(casesOf).length * CALLERS.length);
+    assert.equal(calls, routes.flatMap(casesOf).length * CALLERS.length);
   });
-});
+}
