@@ -1,21 +1,26 @@
-import type { Db } from '../../infra/db/index.ts';
-import type { Role } from '../../core/actor.ts';
-
-export interface ApiKeyRow {
-  id: string;
-  tenantId: string;
-  name: string;
-  role: Exclude<Role, 'owner'>;
-  keyPrefix: string;
-  createdBy: string | null;
-  createdByName: string | null;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  expiresAt: Date | null;
-}
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 const COLUMNS = `k.id, k.tenant_id AS "tenantId", k.name, k.role, k.key_prefix AS "keyPrefix", k.created_by AS "createdBy",
   u.name AS "createdByName", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt"`;
+const API_KEY_COLUMNS = {
+  id: col.text(),
+  tenantId: col.text(),
+  name: col.text(),
+  // api_keys.role: a key is never an owner.
+  role: col.oneOf(['viewer', 'member', 'admin'] as const),
+  keyPrefix: col.text(),
+  createdBy: col.nullable(col.text()),
+  createdByName: col.nullable(col.text()),
+  createdAt: col.date(),
+  lastUsedAt: col.nullable(col.date()),
+  expiresAt: col.nullable(col.date()),
+};
+export const ApiKeyRow = shape(API_KEY_COLUMNS);
+export type ApiKeyRow = RowOf<typeof ApiKeyRow>;
+/** COLUMNS and the key's revocation. */
+const RevocableKey = shape({ ...API_KEY_COLUMNS, revokedAt: col.nullable(col.date()) });
+
+const TeamId = shape({ t: col.text() });
 
 /** Team keys, and the satellite keys the satellites module asks for through the service. */
 export function createApiKeysRepo(db: Db) {
@@ -35,14 +40,15 @@ export function createApiKeysRepo(db: Db) {
         expiresAt: Date | null;
       },
     ) =>
-      tx.query(
+      tx.run(
         `INSERT INTO api_keys (id, tenant_id, satellite_id, name, role, key_hash, key_prefix, created_by, created_at, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [k.id, k.tenantId, k.satelliteId, k.name, k.role, k.keyHash, k.keyPrefix, k.createdBy, k.at, k.expiresAt],
       ),
 
     listActive: (tenantId: string, now: Date) =>
-      db.query<ApiKeyRow>(
+      db.query(
+        ApiKeyRow,
         `SELECT ${COLUMNS} FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
          WHERE k.tenant_id = $1 AND k.satellite_id IS NULL AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
          ORDER BY k.created_at DESC`,
@@ -50,30 +56,31 @@ export function createApiKeysRepo(db: Db) {
       ),
 
     find: (tenantId: string, id: string) =>
-      db.maybeOne<ApiKeyRow & { revokedAt: Date | null }>(
+      db.maybeOne(
+        RevocableKey,
         `SELECT ${COLUMNS}, k.revoked_at AS "revokedAt" FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
          WHERE k.tenant_id = $1 AND k.id = $2 AND k.satellite_id IS NULL`,
         [tenantId, id],
       ),
 
     revoke: (tx: Db, tenantId: string, id: string, at: Date) =>
-      tx.query('UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL', [tenantId, id, at]),
+      tx.run('UPDATE api_keys SET revoked_at = $3 WHERE tenant_id = $1 AND id = $2 AND revoked_at IS NULL', [tenantId, id, at]),
 
     /** A person leaving a team takes their team keys with them. */
     revokeCreatedBy: (tx: Db, tenantId: string | null, userId: string, at: Date) =>
-      tx.query(
+      tx.run(
         `UPDATE api_keys SET revoked_at = $3 WHERE created_by = $2 AND satellite_id IS NULL AND revoked_at IS NULL AND ($1::uuid IS NULL OR tenant_id = $1::uuid)`,
         [tenantId, userId, at],
       ),
 
     /** A satellite's keys stop working (new credentials, disconnection). */
     revokeOfSatellite: (tx: Db, satelliteId: string, at: Date) =>
-      tx.query('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [satelliteId, at]),
+      tx.run('UPDATE api_keys SET revoked_at = $2 WHERE satellite_id = $1 AND revoked_at IS NULL', [satelliteId, at]),
 
-    deleteOfSatellite: (tx: Db, satelliteId: string) => tx.query('DELETE FROM api_keys WHERE satellite_id = $1', [satelliteId]),
+    deleteOfSatellite: (tx: Db, satelliteId: string) => tx.run('DELETE FROM api_keys WHERE satellite_id = $1', [satelliteId]),
 
     teamOfKey: async (id: string) =>
-      (await db.maybeOne<{ t: string }>('SELECT tenant_id AS t FROM api_keys WHERE id = $1 AND satellite_id IS NULL', [id]))?.t ?? null,
+      (await db.maybeOne(TeamId, 'SELECT tenant_id AS t FROM api_keys WHERE id = $1 AND satellite_id IS NULL', [id]))?.t ?? null,
   };
 }
 

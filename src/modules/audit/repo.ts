@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 export interface AuditFilter {
   action?: string;
@@ -11,20 +11,24 @@ export interface AuditFilter {
   offset: number;
 }
 
-export interface AuditRow {
-  id: number;
-  at: Date;
-  action: string;
-  actorType: string;
-  actorUserId: string | null;
-  actorApiKeyId: string | null;
-  actorEmail: string | null;
-  ip: string | null;
-  tenantId: string | null;
-  targetType: string | null;
-  targetId: string | null;
-  details: Record<string, unknown>;
-}
+const COLUMNS = `id, at, action, actor_type AS "actorType", actor_user_id AS "actorUserId", actor_api_key_id AS "actorApiKeyId",
+  actor_email AS "actorEmail", ip, tenant_id AS "tenantId", target_type AS "targetType", target_id AS "targetId", details`;
+export const AuditRow = shape({
+  // bigint identity: a number on both adapters.
+  id: col.num(),
+  at: col.date(),
+  action: col.text(),
+  actorType: col.text(),
+  actorUserId: col.nullable(col.text()),
+  actorApiKeyId: col.nullable(col.text()),
+  actorEmail: col.nullable(col.text()),
+  ip: col.nullable(col.text()),
+  tenantId: col.nullable(col.text()),
+  targetType: col.nullable(col.text()),
+  targetId: col.nullable(col.text()),
+  details: col.json<Record<string, unknown>>(),
+});
+export type AuditRow = RowOf<typeof AuditRow>;
 
 /**
  * Erasure (self and admin deletion): the person's email and IP leave every entry that names
@@ -33,12 +37,12 @@ export interface AuditRow {
  * whatever its case. The entries stay; only who-and-where goes.
  */
 export async function eraseFromAuditLog(tx: Db, userId: string, email: string): Promise<void> {
-  await tx.query(
+  await tx.run(
     `UPDATE audit_log SET actor_email = NULL, ip = NULL
      WHERE actor_user_id = $1 OR lower(actor_email) = lower($2)`,
     [userId, email],
   );
-  await tx.query(
+  await tx.run(
     `UPDATE audit_log SET details = details - 'email'
      WHERE details ? 'email' AND (target_id = $1::text OR lower(details->>'email') = lower($2))`,
     [userId, email],
@@ -62,11 +66,10 @@ export function createAuditRepo(db: Db) {
       if (f.from) add('at >= ?', f.from);
       if (f.to) add('at < ?', f.to);
       const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-      const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log ${clause}`, params)).n;
-      const rows = await db.query<AuditRow>(
-        `SELECT id, at, action, actor_type AS "actorType", actor_user_id AS "actorUserId", actor_api_key_id AS "actorApiKeyId",
-           actor_email AS "actorEmail", ip, tenant_id AS "tenantId", target_type AS "targetType", target_id AS "targetId", details
-         FROM audit_log ${clause} ORDER BY at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      const total = (await db.one(Count, `SELECT count(*)::int AS n FROM audit_log ${clause}`, params)).n;
+      const rows = await db.query(
+        AuditRow,
+        `SELECT ${COLUMNS} FROM audit_log ${clause} ORDER BY at DESC, id DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         [...params, f.limit, f.offset],
       );
       return { rows, total };

@@ -41,7 +41,7 @@ export function createAuditWriter(clock: Clock, opts: { strict: boolean; warn: (
         if (opts.strict) throw new UndeclaredAuditError(msg);
         opts.warn(msg);
       }
-      await db.query(
+      await db.run(
         `INSERT INTO audit_log (at, action, actor_type, actor_user_id, actor_api_key_id, actor_email, ip, tenant_id, target_type, target_id, details)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [

@@ -4,7 +4,7 @@
  * until the silence between one chunk's end and the next chunk's start reaches SESSION_GAP.
  * Computed with window functions, so it runs the same on PGlite and PostgreSQL.
  */
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 
 export const SESSION_GAP_MINUTES = 5;
@@ -25,19 +25,38 @@ export interface SessionFilter {
   categories?: VisibleCategories;
 }
 
-export interface SessionRow {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  satelliteName: string | null;
-  start: Date;
-  end: Date;
-  chunkCount: number;
-  detectionCount: number;
-  speciesCount: number;
-  topSpecies: Array<{ speciesCode: string; commonName: string; count: number }> | null;
-  total: number;
-}
+export const SessionRow = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  satelliteName: col.nullable(col.text()),
+  start: col.date(),
+  end: col.date(),
+  chunkCount: col.int(),
+  detectionCount: col.int(),
+  speciesCount: col.int(),
+  topSpecies: col.nullable(col.json<Array<{ speciesCode: string; commonName: string; count: number }>>()),
+  total: col.int(),
+});
+export type SessionRow = RowOf<typeof SessionRow>;
+
+const Found = shape({ found: col.int() });
+const TimelineChunk = shape({ id: col.text(), recordedAt: col.date(), durationMs: col.int() });
+const TimelineDetection = shape({
+  id: col.text(),
+  audioChunkId: col.text(),
+  speciesCode: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  confidence: col.num(),
+  modelId: col.text(),
+  detectedAt: col.date(),
+  startMs: col.int(),
+  endMs: col.int(),
+  callChunks: col.int(),
+  callEndAt: col.date(),
+  verificationStatus: col.text(),
+});
 
 const SORT: Record<SessionFilter['sortBy'], string> = {
   date: 's.start',
@@ -69,7 +88,8 @@ export function createSessionsRepo(db: Db) {
       const dir = f.sortDir === 'asc' ? 'ASC' : 'DESC';
       const gap = p(`${SESSION_GAP_MINUTES} minutes`);
       const shown = f.categories ? ` AND ${categoryCondition(f.categories, f.tenantIds, p)}` : '';
-      const rows = await db.query<SessionRow>(
+      const rows = await db.query(
+        SessionRow,
         `WITH marked AS (
            SELECT c.id, c.tenant_id, c.satellite_id, c.recorded_at, c.recorded_at + c.duration_ms * interval '1 millisecond' AS ends_at,
              CASE WHEN c.recorded_at - lag(c.recorded_at + c.duration_ms * interval '1 millisecond') OVER w < ${gap}::interval THEN 0 ELSE 1 END AS starts
@@ -109,11 +129,12 @@ export function createSessionsRepo(db: Db) {
     },
 
     satelliteInTeam: async (tenantId: string, satelliteId: string) =>
-      (await db.maybeOne('SELECT 1 FROM satellites WHERE id = $1 AND tenant_id = $2', [satelliteId, tenantId])) !== null,
+      (await db.maybeOne(Found, 'SELECT 1 AS found FROM satellites WHERE id = $1 AND tenant_id = $2', [satelliteId, tenantId])) !== null,
 
     /** A satellite's chunks that overlap [from, to). */
     chunksIn: (tenantId: string, satelliteId: string, from: Date, to: Date) =>
-      db.query<{ id: string; recordedAt: Date; durationMs: number }>(
+      db.query(
+        TimelineChunk,
         `SELECT id, recorded_at AS "recordedAt", duration_ms AS "durationMs" FROM chunks
          WHERE tenant_id = $1 AND satellite_id = $2 AND recorded_at < $4 AND recorded_at >= $3::timestamptz - interval '1 minute'
            AND recorded_at + duration_ms * interval '1 millisecond' > $3
@@ -123,21 +144,8 @@ export function createSessionsRepo(db: Db) {
 
     /** The satellite's listed detections (promoted call representatives in `categories`, those the team shows) in [from, to). */
     detectionsIn: (tenantId: string, satelliteId: string, from: Date, to: Date, categories: readonly string[]) =>
-      db.query<{
-        id: string;
-        audioChunkId: string;
-        speciesCode: string;
-        commonName: string;
-        scientificName: string;
-        confidence: number;
-        modelId: string;
-        detectedAt: Date;
-        startMs: number;
-        endMs: number;
-        callChunks: number;
-        callEndAt: Date;
-        verificationStatus: string;
-      }>(
+      db.query(
+        TimelineDetection,
         `SELECT d.id, d.chunk_id AS "audioChunkId", d.species_code AS "speciesCode", d.common_name AS "commonName", d.scientific_name AS "scientificName",
            d.confidence, d.model_id AS "modelId", d.detected_at AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.call_chunks AS "callChunks",
            coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond') AS "callEndAt", d.verification_status AS "verificationStatus"

@@ -1,32 +1,29 @@
-import { containsPattern, type Db } from '../../infra/db/index.ts';
-import type { Role } from '../../core/actor.ts';
-
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string;
-  passwordHash: string;
-  isAdmin: boolean;
-  status: 'active' | 'blocked';
-  failedLoginAttempts: number;
-  lockedUntil: Date | null;
-  lastLoginAt: Date | null;
-  lastLoginIp: string | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface UserTeam {
-  id: string;
-  name: string;
-  slug: string;
-  role: Role;
-  membershipId: string;
-}
+import { col, containsPattern, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
+import { ROLES } from '../../core/actor.ts';
 
 const COLUMNS = `id, email, name, password_hash AS "passwordHash", is_admin AS "isAdmin", status,
   failed_login_attempts AS "failedLoginAttempts", locked_until AS "lockedUntil", last_login_at AS "lastLoginAt",
   last_login_ip AS "lastLoginIp", created_at AS "createdAt", updated_at AS "updatedAt"`;
+export const UserRow = shape({
+  id: col.text(),
+  email: col.text(),
+  name: col.text(),
+  passwordHash: col.text(),
+  isAdmin: col.bool(),
+  status: col.oneOf(['active', 'blocked'] as const),
+  failedLoginAttempts: col.int(),
+  lockedUntil: col.nullable(col.date()),
+  lastLoginAt: col.nullable(col.date()),
+  lastLoginIp: col.nullable(col.text()),
+  createdAt: col.date(),
+  updatedAt: col.date(),
+});
+export type UserRow = RowOf<typeof UserRow>;
+
+export const UserTeam = shape({ id: col.text(), name: col.text(), slug: col.text(), role: col.oneOf(ROLES), membershipId: col.text() });
+export type UserTeam = RowOf<typeof UserTeam>;
+
+const OwnedTeam = shape({ id: col.text(), name: col.text() });
 
 export interface UserListFilter {
   search?: string;
@@ -39,13 +36,13 @@ export interface UserListFilter {
 /** Users are hub-wide (not tenant data): the one repository whose lookups take no team. */
 export function createUsersRepo(db: Db) {
   return {
-    findById: (id: string, tx: Db = db) => tx.maybeOne<UserRow>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [id]),
+    findById: (id: string, tx: Db = db) => tx.maybeOne(UserRow, `SELECT ${COLUMNS} FROM users WHERE id = $1`, [id]),
 
     findByEmail: (email: string, tx: Db = db) =>
-      tx.maybeOne<UserRow>(`SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1)`, [email]),
+      tx.maybeOne(UserRow, `SELECT ${COLUMNS} FROM users WHERE lower(email) = lower($1)`, [email]),
 
     async insert(tx: Db, u: { id: string; email: string; name: string; passwordHash: string; isAdmin: boolean; at: Date }) {
-      await tx.query(
+      await tx.run(
         `INSERT INTO users (id, email, name, password_hash, is_admin, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
         [u.id, u.email, u.name, u.passwordHash, u.isAdmin, u.at],
       );
@@ -82,7 +79,7 @@ export function createUsersRepo(db: Db) {
       }
       params.push(at);
       sets.push(`updated_at = $${params.length}`);
-      await tx.query(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, params);
+      await tx.run(`UPDATE users SET ${sets.join(', ')} WHERE id = $1`, params);
     },
 
     /**
@@ -90,7 +87,7 @@ export function createUsersRepo(db: Db) {
      * other's count; the failure that reaches lockAfter locks the account and restarts the count.
      */
     async recordFailedLogin(tx: Db, id: string, lockAfter: number, lockUntil: Date, at: Date) {
-      await tx.query(
+      await tx.run(
         `UPDATE users SET
            locked_until = CASE WHEN failed_login_attempts + 1 >= $2 THEN $3 ELSE locked_until END,
            failed_login_attempts = CASE WHEN failed_login_attempts + 1 >= $2 THEN 0 ELSE failed_login_attempts + 1 END,
@@ -100,13 +97,14 @@ export function createUsersRepo(db: Db) {
       );
     },
 
-    delete: (tx: Db, id: string) => tx.query('DELETE FROM users WHERE id = $1', [id]),
+    delete: (tx: Db, id: string) => tx.run('DELETE FROM users WHERE id = $1', [id]),
 
     countHubAdmins: async (tx: Db = db) =>
-      (await tx.one<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE is_admin AND status = 'active'`)).n,
+      (await tx.one(Count, `SELECT count(*)::int AS n FROM users WHERE is_admin AND status = 'active'`)).n,
 
     teamsOf: (userId: string, tx: Db = db) =>
-      tx.query<UserTeam>(
+      tx.query(
+        UserTeam,
         `SELECT t.id, t.name, t.slug, m.role, m.id AS "membershipId" FROM memberships m JOIN tenants t ON t.id = m.tenant_id
          WHERE m.user_id = $1 ORDER BY t.name`,
         [userId],
@@ -114,7 +112,8 @@ export function createUsersRepo(db: Db) {
 
     /** Teams in which the person is the owner: they must hand over before leaving the hub. */
     ownedTeams: (userId: string, tx: Db = db) =>
-      tx.query<{ id: string; name: string }>(
+      tx.query(
+        OwnedTeam,
         `SELECT t.id, t.name FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1 AND m.role = 'owner'`,
         [userId],
       ),
@@ -135,8 +134,9 @@ export function createUsersRepo(db: Db) {
         where.push(`id IN (SELECT user_id FROM memberships WHERE tenant_id = $${params.length})`);
       }
       const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-      const total = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM users ${clause}`, params)).n;
-      const rows = await db.query<UserRow>(
+      const total = (await db.one(Count, `SELECT count(*)::int AS n FROM users ${clause}`, params)).n;
+      const rows = await db.query(
+        UserRow,
         `SELECT ${COLUMNS} FROM users ${clause} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
         [...params, f.limit, f.offset],
       );
