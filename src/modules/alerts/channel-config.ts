@@ -16,8 +16,16 @@ export interface ChannelSecrets {
   botToken?: string;
 }
 
+/** The public part of a channel's config: what alert_channels.config stores and a response shows. */
+export type ChannelConfig = {
+  addresses?: string[];
+  url?: string;
+  chatId?: string;
+  host?: string;
+};
+
 export interface SplitConfig {
-  config: Record<string, unknown>;
+  config: ChannelConfig;
   secrets: ChannelSecrets;
 }
 
@@ -65,7 +73,7 @@ export function splitConfig(type: ChannelType, input: ChannelConfigInput, previo
   };
   switch (type) {
     case 'email': {
-      const addresses = input.addresses ?? (previous?.config.addresses as string[] | undefined);
+      const addresses = input.addresses ?? previous?.config.addresses;
       if (!addresses?.length) throw badRequest('An email channel needs config.addresses', 'INVALID_CHANNEL_CONFIG');
       return { config: { addresses }, secrets: {} };
     }
@@ -76,7 +84,7 @@ export function splitConfig(type: ChannelType, input: ChannelConfigInput, previo
     }
     case 'chat_bot': {
       const botToken = need(input.botToken ?? prev.botToken, 'botToken');
-      const chatId = need(input.chatId ?? (previous?.config.chatId as string | undefined), 'chatId');
+      const chatId = need(input.chatId ?? previous?.config.chatId, 'chatId');
       return { config: { chatId }, secrets: { botToken } };
     }
     default: {
@@ -97,11 +105,11 @@ export function targetOf(type: ChannelType, split: SplitConfig, payloadTemplate:
   const { config, secrets } = split;
   switch (type) {
     case 'email':
-      return { type, addresses: config.addresses as string[] };
+      return { type, addresses: config.addresses! };
     case 'webhook':
       return { type, url: secrets.url!, secret: secrets.secret ?? null, payloadTemplate };
     case 'chat_bot':
-      return { type, botToken: secrets.botToken!, chatId: config.chatId as string };
+      return { type, botToken: secrets.botToken!, chatId: config.chatId! };
     default:
       return { type, webhookUrl: secrets.webhookUrl! };
   }

@@ -41,11 +41,11 @@ export function createChannelsService(deps: {
   const present = (c: ChannelRow, split: SplitConfig, last: DeliveryRow | null) => ({
     id: c.id,
     tenantId: c.tenantId,
-    type: c.type as ChannelType,
+    type: c.type,
     name: c.name,
     config: split.config,
     payload_template: c.payloadTemplate,
-    hasSecret: hasSecret(c.type as ChannelType, split.secrets),
+    hasSecret: hasSecret(c.type, split.secrets),
     lastDelivery: last ? presentDelivery(last) : null,
     createdAt: iso(c.createdAt),
     updatedAt: iso(c.updatedAt),
@@ -125,15 +125,14 @@ export function createChannelsService(deps: {
       return save(actor, existing, {
         config: input.config,
         payload_template: input.payload_template,
-        type: (input.type ?? existing.type) as ChannelType,
+        type: input.type ?? existing.type,
         name: input.name ?? existing.name,
       });
     },
     async remove(actor: TeamActor, id: string) {
       const tenantId = actor.teamId;
       const removed = await db.tx(async (tx) => {
-        const rows = await repo.deleteChannel(tx, tenantId, id);
-        if (rows.length === 0) return false;
+        if (!(await repo.deleteChannel(tx, tenantId, id))) return false;
         await audit.write(tx, actor, { action: 'admin.alert_channel_deleted', tenantId, targetType: 'alert_channel', targetId: id });
         return true;
       });
@@ -156,7 +155,7 @@ export function createChannelsService(deps: {
             alertId: null,
             event: 'test',
             status: 'pending',
-            payload: payload as unknown as Record<string, unknown>,
+            payload,
             createdAt: now,
             updatedAt: now,
           },

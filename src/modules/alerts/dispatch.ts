@@ -14,7 +14,6 @@ import { createSealer } from '../../core/sealer.ts';
 import { createAlertsRepo, type ChannelRow, type DeliveryRow } from './repo.ts';
 import type { ChannelSecrets, SplitConfig } from './channel-config.ts';
 import { targetOf } from './channel-config.ts';
-import type { AlertPayload, ChannelType } from './delivery/types.ts';
 import { isRetryable, type AllowList } from './delivery/outbound.ts';
 import { sendOnce } from './delivery/send.ts';
 
@@ -59,8 +58,11 @@ export function createDispatcher(deps: {
     if (!d || d.status === 'delivered' || d.status === 'failed') return null;
     const channel = await repo.findChannel(d.tenantId, d.channelId);
     if (!channel) return null;
-    const target = targetOf(channel.type as ChannelType, openChannel(channel), channel.payloadTemplate);
-    const result = await sendOnce(target, d.payload as unknown as AlertPayload, {
+    // A file delivery (file-delivery.ts) is recorded as sent or failed and never queued: only an alert's payload is sent here.
+    const payload = d.payload;
+    if (!('event' in payload)) return null;
+    const target = targetOf(channel.type, openChannel(channel), channel.payloadTemplate);
+    const result = await sendOnce(target, payload, {
       allow: deps.allow,
       timeoutMs: config.timeoutMs,
       telegramApiUrl: config.telegramApiUrl,

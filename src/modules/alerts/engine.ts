@@ -16,13 +16,12 @@ import { createAlertsRepo, type AlertRow, type NewAlert, type RuleRow } from './
 import { cooldownKeyOf, describeDetection, eventOfRule, inWindow, matchesDetection, type DetectionTrigger } from './conditions.ts';
 import type { AlertPayload } from './delivery/types.ts';
 import type { Dispatcher } from './dispatch.ts';
-import type { AlertEvent } from './schemas.ts';
 
 export const presentAlert = (a: AlertRow) => ({
   id: a.id,
   ruleId: a.ruleId,
   ruleName: a.ruleName,
-  event: a.event as AlertEvent,
+  event: a.event,
   satelliteId: a.satelliteId,
   satelliteName: a.satelliteName,
   detectionId: a.detectionId,
@@ -147,7 +146,7 @@ export function createAlertEngine(deps: {
       }
     }
     const deliveryIds = await db.tx(async (tx) => {
-      if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
+      if (tx.kind === 'postgres') await tx.run('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
       if (rule.cooldownMinutes > 0) {
         const recent = await repo.alertSince(tx, rule.id, cooldownKey, new Date(now.getTime() - rule.cooldownMinutes * 60_000));
         if (recent) return null;
@@ -161,7 +160,7 @@ export function createAlertEngine(deps: {
         alertId: alert.id,
         event,
         status: 'pending' as const,
-        payload: payload as unknown as Record<string, unknown>,
+        payload,
         createdAt: now,
         updatedAt: now,
       }));

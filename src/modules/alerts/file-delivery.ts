@@ -57,7 +57,7 @@ export function createFileDelivery(deps: {
   ): Promise<{ delivered: boolean; status: number | null; error: string | null }> {
     const channel = await repo.findChannel(tenantId, channelId);
     if (!channel) return { delivered: false, status: null, error: 'the channel no longer exists' };
-    const type = channel.type as ChannelType;
+    const type = channel.type;
     const target = targetOf(type, deps.dispatcher.openChannel(channel), channel.payloadTemplate);
     const deliveryId = newId();
     const started = performance.now();
@@ -137,8 +137,7 @@ export function createFileDelivery(deps: {
   return {
     send,
     /** The type of a team's channel, or null (scheduled exports check it at save). */
-    channelType: async (tenantId: string, channelId: string) =>
-      ((await repo.findChannel(tenantId, channelId))?.type as ChannelType) ?? null,
+    channelType: async (tenantId: string, channelId: string) => (await repo.findChannel(tenantId, channelId))?.type ?? null,
   };
 }
 

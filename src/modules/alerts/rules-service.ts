@@ -133,8 +133,7 @@ export function createRulesService(deps: { db: Db; clock: Clock; audit: AuditWri
     async remove(actor: TeamActor, id: string) {
       const tenantId = actor.teamId;
       const removed = await db.tx(async (tx) => {
-        const rows = await repo.deleteRule(tx, tenantId, id);
-        if (rows.length === 0) return false;
+        if (!(await repo.deleteRule(tx, tenantId, id))) return false;
         await audit.write(tx, actor, { action: 'admin.alert_rule_deleted', tenantId, targetType: 'alert_rule', targetId: id });
         return true;
       });

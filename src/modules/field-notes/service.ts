@@ -180,8 +180,9 @@ export function createFieldNotesService(deps: {
       await storage.put(key, bytes, type);
       try {
         await db.tx(async (tx) => {
-          const updated = await repo.setPhoto(tx, tenantId, id, { key, type, bytes: bytes.length, now: clock.now() });
-          if (updated.length === 0) throw notFound('No such field note');
+          if (!(await repo.setPhoto(tx, tenantId, id, { key, type, bytes: bytes.length, now: clock.now() }))) {
+            throw notFound('No such field note');
+          }
         });
       } catch (err) {
         if (key !== n.photoKey) await storage.delete(key);

@@ -1,26 +1,30 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 /** A chunk whose inference job failed its last attempt (columns of `chunks`, migration 0020). */
-export interface FailedChunkRow {
-  chunkId: string;
-  tenantId: string;
-  satelliteId: string;
-  recordedAt: Date;
-  failedAt: Date;
-  error: string | null;
-  redrives: number;
-}
+export const FailedChunkRow = shape({
+  chunkId: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  recordedAt: col.date(),
+  failedAt: col.date(),
+  error: col.nullable(col.text()),
+  redrives: col.int(),
+});
+export type FailedChunkRow = RowOf<typeof FailedChunkRow>;
 
 /** A chunk taken for a re-drive: what its new job carries. */
-export interface ClaimedChunk {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  storageKey: string;
+export const ClaimedChunk = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  storageKey: col.text(),
   /** Re-drives including this one: the job id's suffix. */
-  redrives: number;
-  error: string | null;
-}
+  redrives: col.int(),
+  error: col.nullable(col.text()),
+});
+export type ClaimedChunk = RowOf<typeof ClaimedChunk>;
+
+const RetryRequested = shape({ id: col.text(), tenantId: col.text() });
 
 export interface ClaimRule {
   now: Date;
@@ -36,7 +40,7 @@ export interface ClaimRule {
 export function createJobsRepo(db: Db) {
   return {
     markFailed: (tenantId: string, chunkId: string, error: string, at: Date) =>
-      db.query('UPDATE chunks SET inference_failed_at = $3, inference_error = $4 WHERE tenant_id = $1 AND id = $2', [
+      db.run('UPDATE chunks SET inference_failed_at = $3, inference_error = $4 WHERE tenant_id = $1 AND id = $2', [
         tenantId,
         chunkId,
         at,
@@ -44,14 +48,15 @@ export function createJobsRepo(db: Db) {
       ]),
 
     clearFailed: (tenantId: string, chunkId: string) =>
-      db.query(
+      db.run(
         `UPDATE chunks SET inference_failed_at = NULL, inference_error = NULL, inference_retry_requested = false
          WHERE tenant_id = $1 AND id = $2 AND inference_failed_at IS NOT NULL`,
         [tenantId, chunkId],
       ),
 
     list: (limit: number) =>
-      db.query<FailedChunkRow>(
+      db.query(
+        FailedChunkRow,
         `SELECT id AS "chunkId", tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt",
            inference_failed_at AS "failedAt", inference_error AS error, inference_redrives AS redrives
          FROM chunks WHERE inference_failed_at IS NOT NULL
@@ -61,7 +66,8 @@ export function createJobsRepo(db: Db) {
 
     /** Marks failed chunks (all, or those named) for a retry; answers the chunks marked. */
     requestRetry: (tx: Db, chunkIds: readonly string[] | null) =>
-      tx.query<{ id: string; tenantId: string }>(
+      tx.query(
+        RetryRequested,
         `UPDATE chunks SET inference_retry_requested = true
          WHERE inference_failed_at IS NOT NULL AND ($1::uuid[] IS NULL OR id = ANY ($1::uuid[]))
          RETURNING id, tenant_id AS "tenantId"`,
@@ -74,7 +80,8 @@ export function createJobsRepo(db: Db) {
      * failed; its count goes up by one. Spacing: `spacingSec · growth^redrives` after the failure.
      */
     claim: (rule: ClaimRule) =>
-      db.query<ClaimedChunk>(
+      db.query(
+        ClaimedChunk,
         `UPDATE chunks c SET inference_failed_at = NULL, inference_retry_requested = false, inference_redrives = c.inference_redrives + 1
          WHERE c.inference_failed_at IS NOT NULL AND c.id IN (
            SELECT id FROM chunks
@@ -100,7 +107,7 @@ export function createJobsRepo(db: Db) {
 
     /** A taken chunk whose job could not be enqueued is failed again (the next tick tries it). */
     unclaim: (chunkId: string, error: string, at: Date) =>
-      db.query(
+      db.run(
         `UPDATE chunks SET inference_failed_at = $2, inference_error = $3, inference_redrives = greatest(inference_redrives - 1, 0)
          WHERE id = $1 AND inference_failed_at IS NULL`,
         [chunkId, at, error.slice(0, 2000)],

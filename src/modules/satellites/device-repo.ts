@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages.ts';
 
 /**
@@ -6,26 +6,49 @@ import type { HeartbeatMessage, TelemetryMessage } from '../../protocol/messages
  * telemetry, log responses, and the offline monitor's view of last-seen times. The tables are
  * the satellites module's; the ingester and the monitor write them through device-service.ts.
  */
-export interface SatellitePosition {
-  satelliteId: string;
-  tenantId: string;
-  name: string;
-  stream: string | null;
-  profileLatitude: number | null;
-  profileLongitude: number | null;
-  fixLatitude: number | null;
-  fixLongitude: number | null;
-  fixAt: Date | null;
-}
+export const SatellitePosition = shape({
+  satelliteId: col.text(),
+  tenantId: col.text(),
+  name: col.text(),
+  stream: col.nullable(col.text()),
+  profileLatitude: col.nullable(col.num()),
+  profileLongitude: col.nullable(col.num()),
+  fixLatitude: col.nullable(col.num()),
+  fixLongitude: col.nullable(col.num()),
+  fixAt: col.nullable(col.date()),
+});
+export type SatellitePosition = RowOf<typeof SatellitePosition>;
+
+const Device = shape({ id: col.text(), name: col.text(), archived: col.bool(), configLocked: col.bool() });
+const Heartbeat = shape({ unarchived: col.bool(), updated: col.bool() });
+const StorageReport = shape({
+  id: col.text(),
+  name: col.text(),
+  archived: col.bool(),
+  freeBytes: col.nullable(col.num()),
+  reportedAt: col.nullable(col.date()),
+});
+const TelemetrySample = shape({
+  at: col.date(),
+  batteryLevel: col.nullable(col.num()),
+  storageFreeBytes: col.nullable(col.num()),
+  cpuTemp: col.nullable(col.num()),
+  networkLatencyMs: col.nullable(col.num()),
+  packetLossPct: col.nullable(col.num()),
+  uptimeSeconds: col.nullable(col.int()),
+});
+const Id = shape({ id: col.text() });
+const Silent = shape({ id: col.text(), tenantId: col.text(), name: col.text(), lastSeenAt: col.date() });
+const MarkedOffline = shape({ id: col.text(), name: col.text(), lastSeenAt: col.date() });
 
 export function createDeviceRepo(db: Db) {
   return {
     /** The satellite a message names, in the team its topic names; null when there is none. */
     find: (tenantId: string, satelliteId: string, tx: Db = db) =>
-      tx.maybeOne<{ id: string; name: string; archived: boolean; configLocked: boolean }>(
-        `SELECT id, name, archived, config_locked AS "configLocked" FROM satellites WHERE tenant_id = $1 AND id = $2`,
-        [tenantId, satelliteId],
-      ),
+      tx.maybeOne(Device, `SELECT id, name, archived, config_locked AS "configLocked" FROM satellites WHERE tenant_id = $1 AND id = $2`, [
+        tenantId,
+        satelliteId,
+      ]),
 
     /**
      * Stores a heartbeat: last seen, reported state and stats; ends an update whose target the
@@ -33,7 +56,8 @@ export function createDeviceRepo(db: Db) {
      * id); clears the offline mark. Returns whether it unarchived, for the audit entry.
      */
     heartbeat: (tx: Db, tenantId: string, satelliteId: string, h: HeartbeatMessage, at: Date) =>
-      tx.maybeOne<{ unarchived: boolean; updated: boolean }>(
+      tx.maybeOne(
+        Heartbeat,
         `WITH prev AS (
            SELECT id, archived, target_version FROM satellites WHERE tenant_id = $1 AND id = $2 FOR UPDATE
          ), next AS (
@@ -66,7 +90,7 @@ export function createDeviceRepo(db: Db) {
       ),
 
     insertTelemetry: (tenantId: string, satelliteId: string, t: TelemetryMessage) =>
-      db.query(
+      db.run(
         `INSERT INTO telemetry (tenant_id, satellite_id, at, battery_level, storage_free_bytes, cpu_temp, network_latency_ms, packet_loss_pct, uptime_seconds, latitude, longitude)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [
@@ -89,7 +113,8 @@ export function createDeviceRepo(db: Db) {
      * position and the latest GPS fix its telemetry carried (the map's positions).
      */
     positions: (tenantIds: readonly string[] | null, satelliteId?: string) =>
-      db.query<SatellitePosition>(
+      db.query(
+        SatellitePosition,
         `SELECT s.id AS "satelliteId", s.tenant_id AS "tenantId", s.name, s.stream, s.latitude AS "profileLatitude", s.longitude AS "profileLongitude",
            f.latitude AS "fixLatitude", f.longitude AS "fixLongitude", f.at AS "fixAt"
          FROM satellites s
@@ -107,7 +132,8 @@ export function createDeviceRepo(db: Db) {
      * of its latest telemetry sample that reported one (storage panel, issue 23).
      */
     storageReports: (tenantId: string) =>
-      db.query<{ id: string; name: string; archived: boolean; freeBytes: string | number | null; reportedAt: Date | null }>(
+      db.query(
+        StorageReport,
         `SELECT s.id, s.name, s.archived, t.storage_free_bytes AS "freeBytes", t.at AS "reportedAt"
          FROM satellites s
          LEFT JOIN LATERAL (
@@ -121,15 +147,8 @@ export function createDeviceRepo(db: Db) {
 
     /** Telemetry samples of one satellite, newest first. */
     telemetry: (tenantId: string, satelliteId: string, limit: number) =>
-      db.query<{
-        at: Date;
-        batteryLevel: number | null;
-        storageFreeBytes: string | number | null;
-        cpuTemp: number | null;
-        networkLatencyMs: number | null;
-        packetLossPct: number | null;
-        uptimeSeconds: number | null;
-      }>(
+      db.query(
+        TelemetrySample,
         `SELECT at, battery_level AS "batteryLevel", storage_free_bytes AS "storageFreeBytes", cpu_temp AS "cpuTemp",
            network_latency_ms AS "networkLatencyMs", packet_loss_pct AS "packetLossPct", uptime_seconds AS "uptimeSeconds"
          FROM telemetry WHERE tenant_id = $1 AND satellite_id = $2 ORDER BY at DESC, id DESC LIMIT $3`,
@@ -147,7 +166,8 @@ export function createDeviceRepo(db: Db) {
       lines: string[],
       at: Date,
     ): Promise<string | null> {
-      const row = await db.maybeOne<{ id: string }>(
+      const row = await db.maybeOne(
+        Id,
         `UPDATE satellite_logs SET received_at = $4, lines = $5::jsonb
          WHERE id = (
            SELECT id FROM satellite_logs
@@ -166,7 +186,8 @@ export function createDeviceRepo(db: Db) {
      * not yet alerted, silent for at least `minSilentSince` (the smallest threshold any team can set).
      */
     silentSince: (minSilentSince: Date) =>
-      db.query<{ id: string; tenantId: string; name: string; lastSeenAt: Date }>(
+      db.query(
+        Silent,
         `SELECT id, tenant_id AS "tenantId", name, last_seen_at AS "lastSeenAt" FROM satellites
          WHERE NOT archived AND offline_alerted_at IS NULL AND last_seen_at IS NOT NULL AND last_seen_at < $1
          ORDER BY tenant_id, last_seen_at, id`,
@@ -178,7 +199,8 @@ export function createDeviceRepo(db: Db) {
      * not yet marked are claimed, so two monitors (two dispatchers) never alert twice.
      */
     markOffline: (tenantId: string, ids: string[], cutoff: Date, at: Date) =>
-      db.query<{ id: string; name: string; lastSeenAt: Date }>(
+      db.query(
+        MarkedOffline,
         `UPDATE satellites SET offline_alerted_at = $4
          WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND NOT archived AND offline_alerted_at IS NULL AND last_seen_at < $3
          RETURNING id, name, last_seen_at AS "lastSeenAt"`,

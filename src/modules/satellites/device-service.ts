@@ -54,8 +54,7 @@ export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWr
     markOffline: (tenantId: string, ids: string[], cutoff: Date, at: Date) => repo.markOffline(tenantId, ids, cutoff, at),
 
     /** A team's satellites with the free space their latest telemetry reported (storage panel). */
-    storageReports: async (tenantId: string) =>
-      (await repo.storageReports(tenantId)).map((r) => ({ ...r, freeBytes: r.freeBytes === null ? null : Number(r.freeBytes) })),
+    storageReports: (tenantId: string) => repo.storageReports(tenantId),
 
     /** Profile position and latest telemetry GPS fix of the teams' active satellites (the stats map). */
     positions: (tenantIds: readonly string[] | null, satelliteId?: string) => repo.positions(tenantIds, satelliteId),

@@ -191,7 +191,7 @@ export function createSatelliteRemote(deps: {
         telemetry: rows.reverse().map((r) => ({
           at: iso(r.at),
           batteryLevel: r.batteryLevel,
-          storageFreeBytes: r.storageFreeBytes === null ? null : Number(r.storageFreeBytes),
+          storageFreeBytes: r.storageFreeBytes,
           cpuTemp: r.cpuTemp,
           networkLatencyMs: r.networkLatencyMs,
           packetLossPct: r.packetLossPct,

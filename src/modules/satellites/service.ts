@@ -108,7 +108,7 @@ export function createSatellitesService(deps: {
   async function mintCredentials(tx: Db, s: { id: string; tenantId: string }) {
     const password = randomHex(32);
     const apiKey = await apiKeys.replaceSatelliteKey(tx, { tenantId: s.tenantId, satelliteId: s.id }, clock.now());
-    await tx.query('UPDATE satellites SET mqtt_password_hash = $2 WHERE id = $1', [s.id, sha256Hex(password)]);
+    await tx.run('UPDATE satellites SET mqtt_password_hash = $2 WHERE id = $1', [s.id, sha256Hex(password)]);
     return { password, apiKey };
   }
 
@@ -322,7 +322,7 @@ export function createSatellitesService(deps: {
         detections: facts.detections,
         promoted: facts.promoted,
         chunks: facts.chunks,
-        audioBytes: Number(facts.audioBytes),
+        audioBytes: facts.audioBytes,
         alerts,
         fieldNotes,
       };
@@ -350,7 +350,7 @@ export function createSatellitesService(deps: {
           details: {
             name: s.name,
             chunks: facts.chunks,
-            audioBytes: Number(facts.audioBytes),
+            audioBytes: facts.audioBytes,
             detections: facts.detections,
             promoted: facts.promoted,
             alerts,
