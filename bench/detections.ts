@@ -22,7 +22,8 @@ import http from 'node:http';
 import pg from 'pg';
 import { startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
-import { withHelpers, type Db } from '../src/infra/db/types.ts';
+import type { Db } from '../src/infra/db/types.ts';
+import { col, shape } from '../src/infra/db/shape.ts';
 import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/detections/repo.ts';
 import { defaultVisibility } from '../src/modules/detections/category-sql.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
@@ -47,12 +48,32 @@ export const pct = (xs: number[], p: number) => {
 
 /** A Db that records every statement it is asked to run (and runs it). */
 function recording(db: Db, log: Array<{ sql: string; params: readonly unknown[] }>): Db {
-  const query = async (sql: string, params: readonly unknown[] = []) => {
+  const note = (sql: string, params: readonly unknown[] = []) => {
     log.push({ sql, params });
-    return db.query(sql, params);
   };
-  return withHelpers('postgres', query, db.exec, db.tx, db.close);
+  return {
+    ...db,
+    query(shape, sql, params) {
+      note(sql, params);
+      return db.query(shape, sql, params);
+    },
+    maybeOne(shape, sql, params) {
+      note(sql, params);
+      return db.maybeOne(shape, sql, params);
+    },
+    one(shape, sql, params) {
+      note(sql, params);
+      return db.one(shape, sql, params);
+    },
+    run(sql, params) {
+      note(sql, params);
+      return db.run(sql, params);
+    },
+    tx: (fn) => db.tx((tx) => fn(recording(tx, log))),
+  };
 }
+
+const PlanLine = shape({ 'QUERY PLAN': col.text() });
 
 // Timed calls go through one keep-alive socket with node:http: fetch (undici) adds ~0.3 ms of
 // client work per call here, which would be charged to the API.
@@ -103,14 +124,14 @@ export async function seed(
   species: Array<{ code: string; sci: string; common: string; category: string }>,
 ): Promise<void> {
   const sats = Array.from({ length: SATELLITES }, () => crypto.randomUUID());
-  await db.query(
+  await db.run(
     `INSERT INTO satellites (id, tenant_id, name, created_at, updated_at)
      SELECT id, $1, 'Bench sat ' || n, now(), now() FROM unnest($2::uuid[]) WITH ORDINALITY AS s(id, n)`,
     [tenantId, sats],
   );
   // Species are skewed like real data (a few common ones, a long tail): index = floor(300 · u²).
   const t0 = performance.now();
-  await db.query(
+  await db.run(
     `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
        detected_at, start_ms, end_ms, model_id, is_first_of_season, is_first_of_day, is_rare, created_at)
      SELECT gen_random_uuid(), $1, ($2::uuid[])[1 + (g % ${SATELLITES})], gen_random_uuid(),
@@ -130,8 +151,8 @@ export async function seed(
     ],
   );
   // What autovacuum does to a year of rows: statistics, and pages marked visible (index-only counts).
-  await db.query('VACUUM (ANALYZE) detections');
-  await db.query('ANALYZE satellites');
+  await db.run('VACUUM (ANALYZE) detections');
+  await db.run('ANALYZE satellites');
   console.log(
     `seeded ${ROWS.toLocaleString('en')} detections (${SATELLITES} satellites, ${SPECIES} species, one year) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
   );
@@ -257,14 +278,14 @@ export async function run(): Promise<void> {
       await createDetectionsRepo(recording(db, statements)).list({ ...base, ...c.filter } as DetectionListFilter);
       if (process.env.BENCH_EXPLAIN) {
         for (const st of statements) {
-          const plan = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${st.sql}`, st.params);
+          const plan = await db.query(PlanLine, `EXPLAIN (ANALYZE, BUFFERS) ${st.sql}`, st.params);
           console.log(`-- ${c.name}\n${plan.map((r) => r['QUERY PLAN']).join('\n')}`);
         }
       }
       const sqlMs: number[] = [];
       for (let i = 0; i < WARMUP + ITERATIONS; i++) {
         const t = performance.now();
-        for (const s of statements) await db.query(s.sql, s.params);
+        for (const s of statements) await db.run(s.sql, s.params);
         if (i >= WARMUP) sqlMs.push(performance.now() - t);
       }
       const [a50, a99, s50, s99] = [pct(apiMs, 50), pct(apiMs, 99), pct(sqlMs, 50), pct(sqlMs, 99)];

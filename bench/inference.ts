@@ -29,10 +29,11 @@ import { createFileStorage } from '../src/infra/storage/files.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { createPgliteDb } from '../src/infra/db/pglite.ts';
 import { migrate } from '../src/infra/db/migrate.ts';
-import type { Db } from '../src/infra/db/index.ts';
+import { col, shape, type Db } from '../src/infra/db/index.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const DISTINCT_CHUNKS = 100;
+const Id = shape({ id: col.text() });
 /** Chunk rows per worker: more than one worker can classify in a phase. */
 const CHUNKS_PER_WORKER = Math.max(2000, SECONDS * 800);
 
@@ -81,14 +82,15 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
   const tenantId = crypto.randomUUID();
   const satelliteId = crypto.randomUUID();
   const now = new Date();
-  await db.query(`INSERT INTO tenants (id, name, slug, created_at) VALUES ($1, 'Bench', $2, $3)`, [tenantId, `bench-${tenantId}`, now]);
-  await db.query(`INSERT INTO satellites (id, tenant_id, name, created_at, updated_at) VALUES ($1, $2, 'Bench sat', $3, $3)`, [
+  await db.run(`INSERT INTO tenants (id, name, slug, created_at) VALUES ($1, 'Bench', $2, $3)`, [tenantId, `bench-${tenantId}`, now]);
+  await db.run(`INSERT INTO satellites (id, tenant_id, name, created_at, updated_at) VALUES ($1, $2, 'Bench sat', $3, $3)`, [
     satelliteId,
     tenantId,
     now,
   ]);
   const chunkIds = (
-    await db.query<{ id: string }>(
+    await db.query(
+      Id,
       `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
        SELECT gen_random_uuid(), $1, $2, $3::timestamptz + g * interval '3 seconds', 3000, 48000, 'bench/' || (g % ${DISTINCT_CHUNKS}) || '.wav', 288044, now()
        FROM generate_series(1, ${CHUNKS_PER_WORKER}) AS g ORDER BY g RETURNING id`,

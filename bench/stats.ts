@@ -16,7 +16,7 @@
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { adminAuth, api, startHubProcess, type HubProcess } from './hub-process.ts';
-import type { Db } from '../src/infra/db/index.ts';
+import { col, shape, type Db } from '../src/infra/db/index.ts';
 import { hashPassword } from '../src/modules/users/passwords.ts';
 import { pct, seed, timedGet } from './detections.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
@@ -25,6 +25,8 @@ import { speciesCatalog } from '../src/modules/species/catalog.ts';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 100);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const ZONE = 'Europe/Berlin';
+const Id = shape({ id: col.text() });
+const TableSize = shape({ t: col.text(), n: col.int() });
 
 export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
@@ -42,16 +44,16 @@ export async function run(): Promise<void> {
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
     if (reuse)
-      await db.query('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
+      await db.run('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
         hub.adminEmail,
         await hashPassword(hub.adminPassword),
       ]);
     const auth = await adminAuth(hub);
     const team = reuse
-      ? await db.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Bench team'`)
+      ? await db.one(Id, `SELECT id FROM tenants WHERE name = 'Bench team'`)
       : await api(`${hub.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Bench team' } });
     if (!reuse) await seedYear(hub, db, auth, team.id);
-    const sats = await db.query<{ id: string }>('SELECT id FROM satellites WHERE tenant_id = $1 ORDER BY name LIMIT 3', [team.id]);
+    const sats = await db.query(Id, 'SELECT id FROM satellites WHERE tenant_id = $1 ORDER BY name LIMIT 3', [team.id]);
     const code = benchSpecies()[0].code;
     const paths: Array<[string, Record<string, string>]> = [
       ['dashboard', {}],
@@ -143,8 +145,8 @@ async function seedYear(hub: HubProcess, db: Db, auth: Record<string, string>, t
     .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
   await seed(db, tenantId, species);
   const t0 = performance.now();
-  const userId = (await db.one<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [hub.adminEmail])).id;
-  await db.query(
+  const userId = (await db.one(Id, 'SELECT id FROM users WHERE lower(email) = lower($1)', [hub.adminEmail])).id;
+  await db.run(
     `WITH v AS (
          UPDATE detections SET verification_status = CASE WHEN random() < 0.8 THEN 'confirmed' ELSE 'rejected' END
          WHERE tenant_id = $1 AND random() < 0.01 RETURNING id, verification_status)
@@ -152,11 +154,12 @@ async function seedYear(hub: HubProcess, db: Db, auth: Record<string, string>, t
        SELECT id, $2, $1, CASE verification_status WHEN 'confirmed' THEN 'confirm' ELSE 'reject' END, true, now(), now() FROM v`,
     [tenantId, userId],
   );
-  await db.query('VACUUM (ANALYZE) detections');
-  await db.query('VACUUM (ANALYZE) detection_hour_counts');
-  await db.query('VACUUM (ANALYZE) detection_period_counts');
-  await db.query('ANALYZE detection_votes');
-  const sizes = await db.query<{ t: string; n: number }>(
+  await db.run('VACUUM (ANALYZE) detections');
+  await db.run('VACUUM (ANALYZE) detection_hour_counts');
+  await db.run('VACUUM (ANALYZE) detection_period_counts');
+  await db.run('ANALYZE detection_votes');
+  const sizes = await db.query(
+    TableSize,
     `SELECT 'detection_hour_counts' AS t, count(*)::int AS n FROM detection_hour_counts
        UNION ALL SELECT 'detection_period_counts', count(*)::int FROM detection_period_counts`,
   );

@@ -3,7 +3,7 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
-import { createDb } from './infra/db/index.ts';
+import { col, createDb, shape } from './infra/db/index.ts';
 import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from './database.ts';
 import { satelliteCredentialCheck } from './modules/satellites/broker-credentials.ts';
 import { ensureFirstAdmin, type BootstrapResult } from './bootstrap.ts';
@@ -158,6 +158,9 @@ async function runMigrate() {
   await db.close();
 }
 
+/** `admin reset-password` finds the user by email (SQL outside a repository, kept here for now). */
+const UserId = shape({ id: col.text() });
+
 async function admin(args: string[]) {
   const { positionals, values } = parseArgs({
     args,
@@ -190,7 +193,7 @@ async function admin(args: string[]) {
       console.log(`${values.email} is ${values.revoke ? 'no longer' : 'now'} a hub admin`);
     } else if (sub === 'reset-password') {
       const user = await services.users.requireUser(
-        (await infra.db.maybeOne<{ id: string }>('SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ??
+        (await infra.db.maybeOne(UserId, 'SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ??
           '00000000-0000-0000-0000-000000000000',
       );
       const result = await services.users.adminResetPassword(actor, user.id, values.password);

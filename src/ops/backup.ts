@@ -19,6 +19,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { createPgliteDb } from '../infra/db/pglite.ts';
 import type { Db } from '../infra/db/types.ts';
+import { col, Count, shape } from '../infra/db/shape.ts';
 import { listMigrations } from '../infra/db/migrate.ts';
 import { PACKAGE_VERSION } from '../protocol/version.ts';
 import { DataDirInUse, lockDataDir, type DataDirLock, type LockNote } from './data-dir-lock.ts';
@@ -78,11 +79,14 @@ function listObjects(root: string): { key: string; file: string; size: number }[
   return out;
 }
 
+const TableName = shape({ name: col.text() });
+const Version = shape({ version: col.text() });
+
 async function tableCounts(db: Db): Promise<Record<string, number>> {
-  const tables = await db.query<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+  const tables = await db.query(TableName, `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
   const counts: Record<string, number> = {};
   for (const { name } of tables) {
-    counts[name] = (await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM "${name.replace(/"/g, '""')}"`)).n;
+    counts[name] = (await db.one(Count, `SELECT count(*)::int AS n FROM "${name.replace(/"/g, '""')}"`)).n;
   }
   return counts;
 }
@@ -121,7 +125,7 @@ export async function backup(opts: { dataDir: string; out: string; force?: boole
     let tables: Record<string, number>;
     let migrations: string[];
     try {
-      migrations = (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
+      migrations = (await db.query(Version, 'SELECT version FROM schema_migrations ORDER BY version')).map((r) => r.version);
       tables = await tableCounts(db);
       if (!hub) dbBytes = Buffer.from(await dump());
     } finally {

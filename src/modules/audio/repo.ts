@@ -1,25 +1,49 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 /** One stored audio chunk (table `chunks`); `id` is the satellite's chunkId. */
-export interface ChunkRow {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  recordedAt: Date;
-  durationMs: number;
-  sampleRate: number;
-  storageKey: string;
-  bytes: number;
-  latitude: number | null;
-  longitude: number | null;
-  receivedAt: Date;
+export const ChunkRow = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  recordedAt: col.date(),
+  durationMs: col.int(),
+  sampleRate: col.int(),
+  storageKey: col.text(),
+  bytes: col.int(),
+  latitude: col.nullable(col.num()),
+  longitude: col.nullable(col.num()),
+  receivedAt: col.date(),
   /** When the retention run removed its audio object (the row stays); null while stored. */
-  audioDeletedAt?: Date | null;
-}
-
+  audioDeletedAt: col.nullable(col.date()),
+});
+export type ChunkRow = RowOf<typeof ChunkRow>;
 const ROW = `id, tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt", duration_ms AS "durationMs",
   sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt",
   audio_deleted_at AS "audioDeletedAt"`;
+
+/** A chunk as ingest stores it (the retention run sets `audioDeletedAt` later). */
+export type NewChunk = Omit<ChunkRow, 'audioDeletedAt'>;
+
+const IngestFacts = shape({ known: col.bool(), chunkTenantId: col.nullable(col.text()), chunkSatelliteId: col.nullable(col.text()) });
+
+const Stored = shape({
+  i: col.int(),
+  known: col.bool(),
+  inserted: col.bool(),
+  chunkTenantId: col.nullable(col.text()),
+  chunkSatelliteId: col.nullable(col.text()),
+  storageKey: col.nullable(col.text()),
+});
+
+const TenantOf = shape({ tenantId: col.text() });
+
+const Unclassified = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  storageKey: col.text(),
+  receivedAt: col.date(),
+});
 
 export function createAudioRepo(db: Db) {
   return {
@@ -28,7 +52,8 @@ export function createAudioRepo(db: Db) {
      * in that team, and whether the chunk id is already taken (and by whom: chunk ids are global).
      */
     ingestFacts: (tenantId: string, satelliteId: string, chunkId: string) =>
-      db.one<{ known: boolean; chunkTenantId: string | null; chunkSatelliteId: string | null }>(
+      db.one(
+        IngestFacts,
         `SELECT s.id IS NOT NULL AS known, c.tenant_id AS "chunkTenantId", c.satellite_id AS "chunkSatelliteId"
          FROM (VALUES (1)) v
          LEFT JOIN satellites s ON s.tenant_id = $1 AND s.id = $2
@@ -44,16 +69,10 @@ export function createAudioRepo(db: Db) {
      * `chunks` read sees the table as it was before this statement). Idempotent on the chunk id.
      * Scalar parameters in a VALUES list: on PGlite array parameters cost more than they save.
      */
-    storeMany: async (cs: ReadonlyArray<ChunkRow>) => {
+    storeMany: async (cs: ReadonlyArray<NewChunk>) => {
       const casts = ['uuid', 'uuid', 'uuid', 'timestamptz', 'int', 'int', 'text', 'int', 'float8', 'float8', 'timestamptz'];
-      const rows = await db.query<{
-        i: number;
-        known: boolean;
-        inserted: boolean;
-        chunkTenantId: string | null;
-        chunkSatelliteId: string | null;
-        storageKey: string | null;
-      }>(
+      const rows = await db.query(
+        Stored,
         `WITH v (i, id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, latitude, longitude, received_at) AS (
            VALUES ${cs.map((_, i) => `(${i}, ${casts.map((t, j) => `$${11 * i + j + 1}::${t}`).join(', ')})`).join(', ')}
          ), ins AS (
@@ -96,14 +115,14 @@ export function createAudioRepo(db: Db) {
       });
     },
 
-    delete: (tenantId: string, id: string) => db.query('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
+    delete: (tenantId: string, id: string) => db.run('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
 
     find: (tenantId: string, id: string) =>
-      db.maybeOne<ChunkRow>(`SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
+      db.maybeOne(ChunkRow, `SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
 
     /** The guard's team resolver for `chunk` resources. */
     teamOfChunk: async (id: string) =>
-      (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
+      (await db.maybeOne(TenantOf, 'SELECT tenant_id AS "tenantId" FROM chunks WHERE id = $1', [id]))?.tenantId ?? null,
 
     /**
      * Chunks received since a time without any detection (the worker's mark of a finished chunk),
@@ -111,7 +130,8 @@ export function createAudioRepo(db: Db) {
      * Keyset on (received_at, id).
      */
     withoutDetectionsSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
-      db.query<{ id: string; tenantId: string; satelliteId: string; storageKey: string; receivedAt: Date }>(
+      db.query(
+        Unclassified,
         `SELECT c.id, c.tenant_id AS "tenantId", c.satellite_id AS "satelliteId", c.storage_key AS "storageKey", c.received_at AS "receivedAt"
          FROM chunks c
          WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 /** Per team: the cutoff fixed when the run started and what the run did there so far. */
 export interface RetentionTeam {
@@ -9,34 +9,40 @@ export interface RetentionTeam {
   kept: number;
 }
 
-export interface RetentionRunRow {
-  id: string;
-  trigger: 'schedule' | 'manual';
-  day: string | null;
-  status: 'running' | 'finished' | 'failed';
-  startedAt: Date;
-  finishedAt: Date | null;
-  startedBy: string | null;
-  teams: Record<string, RetentionTeam>;
-  chunksRemoved: number;
-  bytesFreed: number;
-  chunksKept: number;
-  cursorTenantId: string | null;
-  cursorRecordedAt: Date | null;
-  cursorChunkId: string | null;
-  owner: string | null;
-  leaseUntil: Date | null;
-  error: string | null;
-}
+export const RetentionRunRow = shape({
+  id: col.text(),
+  trigger: col.oneOf(['schedule', 'manual'] as const),
+  day: col.nullable(col.text()),
+  status: col.oneOf(['running', 'finished', 'failed'] as const),
+  startedAt: col.date(),
+  finishedAt: col.nullable(col.date()),
+  startedBy: col.nullable(col.text()),
+  teams: col.json<Record<string, RetentionTeam>>(),
+  chunksRemoved: col.int(),
+  bytesFreed: col.num(),
+  chunksKept: col.int(),
+  cursorTenantId: col.nullable(col.text()),
+  cursorRecordedAt: col.nullable(col.date()),
+  cursorChunkId: col.nullable(col.text()),
+  owner: col.nullable(col.text()),
+  leaseUntil: col.nullable(col.date()),
+  error: col.nullable(col.text()),
+});
+export type RetentionRunRow = RowOf<typeof RetentionRunRow>;
 
 /** A chunk past its team's cutoff, still holding audio, and whether something keeps it. */
-export interface RetentionCandidate {
-  id: string;
-  recordedAt: Date;
-  storageKey: string;
-  bytes: number;
-  keep: boolean;
-}
+export const RetentionCandidate = shape({
+  id: col.text(),
+  recordedAt: col.date(),
+  storageKey: col.text(),
+  bytes: col.int(),
+  keep: col.bool(),
+});
+export type RetentionCandidate = RowOf<typeof RetentionCandidate>;
+
+const Id = shape({ id: col.text() });
+const Found = shape({ found: col.int() });
+const Marked = shape({ id: col.text(), bytes: col.int() });
 
 const RUN = `id, trigger, to_char(day, 'YYYY-MM-DD') AS day, status, started_at AS "startedAt", finished_at AS "finishedAt",
   started_by AS "startedBy", teams, chunks_removed AS "chunksRemoved", bytes_freed::float8 AS "bytesFreed", chunks_kept AS "chunksKept",
@@ -56,10 +62,10 @@ const PROTECTED = `(m.verification_status IN ('confirmed', 'rejected') OR m.pinn
 export function createRetentionRepo(db: Db) {
   return {
     /** Every team, in id order (the order a run walks them). */
-    teamIds: async () => (await db.query<{ id: string }>('SELECT id FROM tenants ORDER BY id')).map((r) => r.id),
+    teamIds: async () => (await db.query(Id, 'SELECT id FROM tenants ORDER BY id')).map((r) => r.id),
 
     scheduledExists: async (day: string) =>
-      (await db.maybeOne(`SELECT 1 FROM retention_runs WHERE trigger = 'schedule' AND day = $1::date`, [day])) !== null,
+      (await db.maybeOne(Found, `SELECT 1 AS found FROM retention_runs WHERE trigger = 'schedule' AND day = $1::date`, [day])) !== null,
 
     /**
      * Starts a run unless one is running, or (scheduled) the day is claimed already: the database's
@@ -76,7 +82,8 @@ export function createRetentionRepo(db: Db) {
       owner: string;
       leaseUntil: Date;
     }) =>
-      db.maybeOne<RetentionRunRow>(
+      db.maybeOne(
+        RetentionRunRow,
         `INSERT INTO retention_runs (id, trigger, day, status, started_at, started_by, teams, cursor_tenant_id, owner, lease_until)
          VALUES ($1, $2, $3::date, 'running', $4, $5, $6, $7, $8, $9)
          ON CONFLICT DO NOTHING
@@ -84,11 +91,12 @@ export function createRetentionRepo(db: Db) {
         [r.id, r.trigger, r.day, r.startedAt, r.startedBy, JSON.stringify(r.teams), r.cursorTenantId, r.owner, r.leaseUntil],
       ),
 
-    running: () => db.maybeOne<RetentionRunRow>(`SELECT ${RUN} FROM retention_runs WHERE status = 'running'`),
+    running: () => db.maybeOne(RetentionRunRow, `SELECT ${RUN} FROM retention_runs WHERE status = 'running'`),
 
     /** Takes over a running run whose lease ran out (its process stopped); null when another process was quicker. */
     takeOver: (id: string, owner: string, now: Date, leaseUntil: Date) =>
-      db.maybeOne<RetentionRunRow>(
+      db.maybeOne(
+        RetentionRunRow,
         `UPDATE retention_runs SET owner = $2, lease_until = $4
          WHERE id = $1 AND status = 'running' AND (lease_until IS NULL OR lease_until <= $3)
          RETURNING ${RUN}`,
@@ -101,7 +109,8 @@ export function createRetentionRepo(db: Db) {
      * a stitched call (the representative and its continuations) with a protected detection.
      */
     batch: (tenantId: string, cutoff: Date, after: { recordedAt: Date; id: string } | null, limit: number) =>
-      db.query<RetentionCandidate>(
+      db.query(
+        RetentionCandidate,
         `WITH b AS (
            SELECT c.id, c.recorded_at, c.storage_key, c.bytes FROM chunks c
            WHERE c.tenant_id = $1 AND c.audio_deleted_at IS NULL AND c.recorded_at < $2
@@ -123,7 +132,8 @@ export function createRetentionRepo(db: Db) {
     markGone: (tx: Db, tenantId: string, ids: string[], at: Date) =>
       ids.length === 0
         ? Promise.resolve([])
-        : tx.query<{ id: string; bytes: number }>(
+        : tx.query(
+            Marked,
             `UPDATE chunks SET audio_deleted_at = $3 WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND audio_deleted_at IS NULL
              RETURNING id, bytes`,
             [tenantId, ids, at],
@@ -142,24 +152,22 @@ export function createRetentionRepo(db: Db) {
         leaseUntil: Date;
       },
     ) =>
-      (
-        await tx.query(
-          `UPDATE retention_runs SET teams = $3, cursor_tenant_id = $4, cursor_recorded_at = $5, cursor_chunk_id = $6, lease_until = $7,
+      (await tx.run(
+        `UPDATE retention_runs SET teams = $3, cursor_tenant_id = $4, cursor_recorded_at = $5, cursor_chunk_id = $6, lease_until = $7,
              chunks_removed = (SELECT coalesce(sum((t->>'removed')::int), 0) FROM jsonb_each($3::jsonb) AS e(k, t)),
              bytes_freed = (SELECT coalesce(sum((t->>'bytes')::bigint), 0) FROM jsonb_each($3::jsonb) AS e(k, t)),
              chunks_kept = (SELECT coalesce(sum((t->>'kept')::int), 0) FROM jsonb_each($3::jsonb) AS e(k, t))
-           WHERE id = $1 AND owner = $2 AND status = 'running'
-           RETURNING 1`,
-          [id, owner, JSON.stringify(p.teams), p.cursorTenantId, p.cursorRecordedAt, p.cursorChunkId, p.leaseUntil],
-        )
-      ).length > 0,
+           WHERE id = $1 AND owner = $2 AND status = 'running'`,
+        [id, owner, JSON.stringify(p.teams), p.cursorTenantId, p.cursorRecordedAt, p.cursorChunkId, p.leaseUntil],
+      )) > 0,
 
     /** Hands the run back at once (a graceful stop): another process may take it over on its next tick. */
     release: (id: string, owner: string, now: Date) =>
-      db.query(`UPDATE retention_runs SET lease_until = $3 WHERE id = $1 AND owner = $2 AND status = 'running'`, [id, owner, now]),
+      db.run(`UPDATE retention_runs SET lease_until = $3 WHERE id = $1 AND owner = $2 AND status = 'running'`, [id, owner, now]),
 
     finish: (tx: Db, id: string, owner: string, status: 'finished' | 'failed', error: string | null, at: Date) =>
-      tx.maybeOne<RetentionRunRow>(
+      tx.maybeOne(
+        RetentionRunRow,
         `UPDATE retention_runs SET status = $3, error = $4, finished_at = $5, lease_until = NULL
          WHERE id = $1 AND owner = $2 AND status = 'running'
          RETURNING ${RUN}`,
@@ -167,7 +175,7 @@ export function createRetentionRepo(db: Db) {
       ),
 
     list: (limit: number) =>
-      db.query<RetentionRunRow>(`SELECT ${RUN} FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT $1`, [limit]),
+      db.query(RetentionRunRow, `SELECT ${RUN} FROM retention_runs ORDER BY started_at DESC, id DESC LIMIT $1`, [limit]),
   };
 }
 

@@ -1,37 +1,20 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 /**
  * Stored audio per satellite (0024: audio_storage_totals and audio_storage_hours, kept by
  * triggers on `chunks`): bytes still held, chunks, first arrival, and the net bytes (arrived minus
  * removed by retention) in the hours from `since` on.
  */
-export interface SatelliteUsageRow {
-  tenantId: string;
-  satelliteId: string;
-  bytes: number;
-  chunks: number;
-  firstReceivedAt: Date | null;
-  recentNetBytes: number;
-}
-
-interface RawRow {
-  tenantId: string;
-  satelliteId: string;
-  bytes: string | number;
-  chunks: string | number;
-  firstReceivedAt: Date | string | null;
-  recentNetBytes: string | number;
-}
-
-// bigint columns come back as strings on some adapters; our sums stay far below 2^53.
-const toRow = (r: RawRow): SatelliteUsageRow => ({
-  tenantId: r.tenantId,
-  satelliteId: r.satelliteId,
-  bytes: Number(r.bytes),
-  chunks: Number(r.chunks),
-  firstReceivedAt: r.firstReceivedAt === null ? null : new Date(r.firstReceivedAt),
-  recentNetBytes: Number(r.recentNetBytes),
+export const SatelliteUsageRow = shape({
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  // bigint and numeric sums arrive as numbers (src/infra/db): our sums stay far below 2^53.
+  bytes: col.num(),
+  chunks: col.num(),
+  firstReceivedAt: col.nullable(col.date()),
+  recentNetBytes: col.num(),
 });
+export type SatelliteUsageRow = RowOf<typeof SatelliteUsageRow>;
 
 const SELECT = `SELECT t.tenant_id AS "tenantId", t.satellite_id AS "satelliteId", t.bytes, t.chunks, t.first_received_at AS "firstReceivedAt",
     coalesce(h.net, 0) AS "recentNetBytes"
@@ -40,32 +23,30 @@ const SELECT = `SELECT t.tenant_id AS "tenantId", t.satellite_id AS "satelliteId
 export function createUsageRepo(db: Db) {
   return {
     /** One team's satellites that ever stored audio. */
-    ofTeam: async (tenantId: string, since: Date) =>
-      (
-        await db.query<RawRow>(
-          `${SELECT}
+    ofTeam: (tenantId: string, since: Date) =>
+      db.query(
+        SatelliteUsageRow,
+        `${SELECT}
            LEFT JOIN (
              SELECT satellite_id, sum(added_bytes - removed_bytes) AS net FROM audio_storage_hours
              WHERE tenant_id = $1 AND hour >= $2 GROUP BY satellite_id
            ) h ON h.satellite_id = t.satellite_id
            WHERE t.tenant_id = $1
            ORDER BY t.satellite_id`,
-          [tenantId, since],
-        )
-      ).map(toRow),
+        [tenantId, since],
+      ),
 
     /** Every satellite of every team (hub admins' view): a row per satellite, a few thousand at most. */
-    ofHub: async (since: Date) =>
-      (
-        await db.query<RawRow>(
-          `${SELECT}
+    ofHub: (since: Date) =>
+      db.query(
+        SatelliteUsageRow,
+        `${SELECT}
            LEFT JOIN (
              SELECT tenant_id, satellite_id, sum(added_bytes - removed_bytes) AS net FROM audio_storage_hours
              WHERE hour >= $1 GROUP BY tenant_id, satellite_id
            ) h ON h.tenant_id = t.tenant_id AND h.satellite_id = t.satellite_id
            ORDER BY t.tenant_id, t.satellite_id`,
-          [since],
-        )
-      ).map(toRow),
+        [since],
+      ),
   };
 }

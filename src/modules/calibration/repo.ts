@@ -1,20 +1,25 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import type { Bucket } from './pav.ts';
 
-export interface CurveRow {
-  tenantId: string;
-  modelId: string;
-  fittedAt: Date;
-  samples: number;
-  buckets: Bucket[];
-}
+export const CurveRow = shape({
+  tenantId: col.text(),
+  modelId: col.text(),
+  fittedAt: col.date(),
+  samples: col.int(),
+  buckets: col.json<Bucket[]>(),
+});
+export type CurveRow = RowOf<typeof CurveRow>;
 
-export interface CoverageRow {
-  tenantId: string;
-  modelId: string;
-  confirmed: number;
-  rejected: number;
-}
+export const CoverageRow = shape({
+  tenantId: col.text(),
+  modelId: col.text(),
+  confirmed: col.int(),
+  rejected: col.int(),
+});
+export type CoverageRow = RowOf<typeof CoverageRow>;
+
+const Sample = shape({ confidence: col.num(), confirmed: col.bool() });
+const PairBuckets = shape({ tenantId: col.text(), modelId: col.text(), buckets: col.json<Bucket[]>() });
 
 const CURVE = `tenant_id AS "tenantId", model_id AS "modelId", fitted_at AS "fittedAt", samples, buckets`;
 const VERIFIED = `verification_status IN ('confirmed', 'rejected')`;
@@ -23,7 +28,8 @@ export function createCalibrationRepo(db: Db) {
   return {
     /** Verified (team, model) pairs with their counts; tenantIds null: every team. */
     coverage: (tenantIds: string[] | null, modelId?: string) =>
-      db.query<CoverageRow>(
+      db.query(
+        CoverageRow,
         `SELECT tenant_id AS "tenantId", model_id AS "modelId",
            count(*) FILTER (WHERE verification_status = 'confirmed')::int AS confirmed,
            count(*) FILTER (WHERE verification_status = 'rejected')::int AS rejected
@@ -35,13 +41,15 @@ export function createCalibrationRepo(db: Db) {
 
     /** The verified samples of one pair: raw confidence and outcome. */
     samples: (tx: Db, tenantId: string, modelId: string) =>
-      tx.query<{ confidence: number; confirmed: boolean }>(
+      tx.query(
+        Sample,
         `SELECT confidence, verification_status = 'confirmed' AS confirmed FROM detections WHERE tenant_id = $1 AND model_id = $2 AND ${VERIFIED}`,
         [tenantId, modelId],
       ),
 
     curves: (tenantIds: string[] | null, modelId?: string, tx: Db = db) =>
-      tx.query<CurveRow>(
+      tx.query(
+        CurveRow,
         `SELECT ${CURVE} FROM calibration_curves
          WHERE ($1::uuid[] IS NULL OR tenant_id = ANY($1::uuid[])) AND ($2::text IS NULL OR model_id = $2) ORDER BY tenant_id, model_id`,
         [tenantIds, modelId ?? null],
@@ -49,14 +57,15 @@ export function createCalibrationRepo(db: Db) {
 
     /** The buckets of the named pairs that have a curve, in one query. */
     bucketsFor: (pairs: Array<{ tenantId: string; modelId: string }>) =>
-      db.query<{ tenantId: string; modelId: string; buckets: Bucket[] }>(
+      db.query(
+        PairBuckets,
         `SELECT tenant_id AS "tenantId", model_id AS "modelId", buckets FROM calibration_curves
          WHERE (tenant_id, model_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
         [pairs.map((p) => p.tenantId), pairs.map((p) => p.modelId)],
       ),
 
     async save(tx: Db, c: CurveRow) {
-      await tx.query(
+      await tx.run(
         `INSERT INTO calibration_curves (tenant_id, model_id, fitted_at, samples, buckets) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (tenant_id, model_id) DO UPDATE SET fitted_at = EXCLUDED.fitted_at, samples = EXCLUDED.samples, buckets = EXCLUDED.buckets`,
         [c.tenantId, c.modelId, c.fittedAt, c.samples, JSON.stringify(c.buckets)],
@@ -64,7 +73,7 @@ export function createCalibrationRepo(db: Db) {
     },
 
     async remove(tx: Db, tenantId: string, modelId: string) {
-      await tx.query('DELETE FROM calibration_curves WHERE tenant_id = $1 AND model_id = $2', [tenantId, modelId]);
+      await tx.run('DELETE FROM calibration_curves WHERE tenant_id = $1 AND model_id = $2', [tenantId, modelId]);
     },
   };
 }

@@ -1,25 +1,28 @@
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
 /** A classifier model as stored (table `inference_models`, migration 0009). */
-export interface ModelRow {
-  id: string;
-  name: string;
-  version: string | null;
-  description: string | null;
-  enabled: boolean;
-  isDefault: boolean;
-  modelKey: string | null;
-  labelsKey: string | null;
-  modelBytes: number;
-  modelSha256: string | null;
-  labelCount: number;
-  unknownLabels: string[];
-  uploadedBy: string | null;
-  createdAt: Date;
-  updatedAt: Date;
+export const ModelRow = shape({
+  id: col.text(),
+  name: col.text(),
+  version: col.nullable(col.text()),
+  description: col.nullable(col.text()),
+  enabled: col.bool(),
+  isDefault: col.bool(),
+  modelKey: col.nullable(col.text()),
+  labelsKey: col.nullable(col.text()),
+  modelBytes: col.num(),
+  modelSha256: col.nullable(col.text()),
+  labelCount: col.int(),
+  unknownLabels: col.json<string[]>(),
+  uploadedBy: col.nullable(col.text()),
+  createdAt: col.date(),
+  updatedAt: col.date(),
   /** Moves with every change to the label mapping (model_labels). */
-  labelsVersion: number;
-}
+  labelsVersion: col.int(),
+});
+export type ModelRow = RowOf<typeof ModelRow>;
+
+const Id = shape({ id: col.text() });
 
 const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
   model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
@@ -27,32 +30,33 @@ const ROW = `id, name, version, description, enabled, is_default AS "isDefault",
 
 export function createModelsRepo(db: Db) {
   return {
-    list: () => db.query<ModelRow>(`SELECT ${ROW} FROM inference_models ORDER BY is_default DESC, created_at, id`),
+    list: () => db.query(ModelRow, `SELECT ${ROW} FROM inference_models ORDER BY is_default DESC, created_at, id`),
 
-    find: (id: string, tx: Db = db) => tx.maybeOne<ModelRow>(`SELECT ${ROW} FROM inference_models WHERE id = $1`, [id]),
+    find: (id: string, tx: Db = db) => tx.maybeOne(ModelRow, `SELECT ${ROW} FROM inference_models WHERE id = $1`, [id]),
 
     /**
      * The model a team's jobs run: the team's pick while it exists and is enabled, else the hub
      * default (one query per job).
      */
     resolve: (picked: string | null) =>
-      db.maybeOne<ModelRow>(
+      db.maybeOne(
+        ModelRow,
         `SELECT ${ROW} FROM inference_models WHERE (id = $1 AND enabled) OR is_default ORDER BY (id = $1 AND enabled) DESC LIMIT 1`,
         [picked ?? ''],
       ),
 
     insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
-      tx.query(
+      tx.run(
         `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at)
          VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12)`,
         [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt],
       ),
 
     /** A label was remapped: the row's edit time and its mapping version move. */
-    labelsChanged: (tx: Db, id: string, at: Date) => tx.query('UPDATE inference_models SET labels_version = labels_version + 1, updated_at = $2 WHERE id = $1', [id, at]),
+    labelsChanged: (tx: Db, id: string, at: Date) => tx.run('UPDATE inference_models SET labels_version = labels_version + 1, updated_at = $2 WHERE id = $1', [id, at]),
 
     update: (tx: Db, id: string, patch: { name?: string; description?: string | null; enabled?: boolean; version?: string | null }, at: Date) =>
-      tx.query(
+      tx.run(
         `UPDATE inference_models SET
            name = CASE WHEN $2 THEN $3 ELSE name END,
            description = CASE WHEN $4 THEN $5 ELSE description END,
@@ -66,26 +70,21 @@ export function createModelsRepo(db: Db) {
 
     /** Moves the default flag (one statement per row; the partial unique index allows one default). */
     async setDefault(tx: Db, id: string, at: Date): Promise<string | null> {
-      const before = await tx.maybeOne<{ id: string }>('SELECT id FROM inference_models WHERE is_default FOR UPDATE');
+      const before = await tx.maybeOne(Id, 'SELECT id FROM inference_models WHERE is_default FOR UPDATE');
       if (before?.id === id) return id;
-      await tx.query('UPDATE inference_models SET is_default = false, updated_at = $1 WHERE is_default', [at]);
-      await tx.query('UPDATE inference_models SET is_default = true, updated_at = $2 WHERE id = $1', [id, at]);
+      await tx.run('UPDATE inference_models SET is_default = false, updated_at = $1 WHERE is_default', [at]);
+      await tx.run('UPDATE inference_models SET is_default = true, updated_at = $2 WHERE id = $1', [id, at]);
       return before?.id ?? null;
     },
 
-    remove: (tx: Db, id: string) => tx.query('DELETE FROM inference_models WHERE id = $1', [id]),
+    remove: (tx: Db, id: string) => tx.run('DELETE FROM inference_models WHERE id = $1', [id]),
 
     /**
      * Teams that picked this model follow the hub default again. The settings table belongs to
      * the settings module; this one statement keeps the delete and the release in one transaction.
      */
-    async releaseTeams(tx: Db, id: string): Promise<number> {
-      const rows = await tx.query<{ scopeId: string }>(
-        `DELETE FROM settings WHERE level = 'team' AND key = 'inference_model' AND value = to_jsonb($1::text) RETURNING scope_id AS "scopeId"`,
-        [id],
-      );
-      return rows.length;
-    },
+    releaseTeams: (tx: Db, id: string): Promise<number> =>
+      tx.run(`DELETE FROM settings WHERE level = 'team' AND key = 'inference_model' AND value = to_jsonb($1::text)`, [id]),
   };
 }
 
