@@ -3,13 +3,13 @@ import { type Config, ConfigError, loadConfig } from './config.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
 import { closeInfra, createInfra } from './infra/index.ts';
-import { col, createDb, shape } from './infra/db/index.ts';
+import { createDb } from './infra/db/index.ts';
 import { prepareDatabase, prepareOrCheckDatabase, SchemaBehindError } from './database.ts';
 import { satelliteCredentialCheck } from './modules/satellites/broker-credentials.ts';
 import { ensureFirstAdmin, type BootstrapResult } from './bootstrap.ts';
 import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
-import { AppError } from './core/errors.ts';
+import { AppError, notFound } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
 import { lockDataDir } from './ops/data-dir-lock.ts';
 import { answerBackupRequests } from './ops/online-backup.ts';
@@ -158,9 +158,6 @@ async function runMigrate() {
   await db.close();
 }
 
-/** `admin reset-password` finds the user by email (SQL outside a repository, kept here for now). */
-const UserId = shape({ id: col.text() });
-
 async function admin(args: string[]) {
   const { positionals, values } = parseArgs({
     args,
@@ -192,10 +189,8 @@ async function admin(args: string[]) {
       await services.users.setHubAdmin(values.email, !values.revoke, actor);
       console.log(`${values.email} is ${values.revoke ? 'no longer' : 'now'} a hub admin`);
     } else if (sub === 'reset-password') {
-      const user = await services.users.requireUser(
-        (await infra.db.maybeOne(UserId, 'SELECT id FROM users WHERE lower(email) = lower($1)', [values.email]))?.id ??
-          '00000000-0000-0000-0000-000000000000',
-      );
+      const user = await services.users.accounts.findByEmail(values.email);
+      if (!user) throw notFound(`No user with email ${values.email}`);
       const result = await services.users.adminResetPassword(actor, user.id, values.password);
       console.log(
         'temporaryPassword' in result

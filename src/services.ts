@@ -210,6 +210,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     settings,
     invites,
     teams,
+    apiKeys,
     publicUrl: config.publicUrl,
     sessionTtlSeconds: config.sessionTtlSeconds,
     limits: { register: limits.register, resetMail: limits.resetMail },
@@ -326,7 +327,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   });
 
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
-  const jobs = createJobsService({ db, clock, audit, queue: infra.queue });
+  const jobs = createJobsService({ db, clock, audit, queue: infra.queue, failures: audio.inferenceFailures });
 
   // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
   const speciesImages = createSpeciesImagesService({

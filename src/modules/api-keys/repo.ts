@@ -22,9 +22,27 @@ const RevocableKey = shape({ ...API_KEY_COLUMNS, revokedAt: col.nullable(col.dat
 
 const TeamId = shape({ t: col.text() });
 
+/** What a request presenting a key acts as (the auth resolver's ApiKeyPrincipal). */
+const ActiveKey = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.nullable(col.text()),
+  role: col.oneOf(['viewer', 'member', 'admin'] as const),
+  lastUsedAt: col.nullable(col.date()),
+});
+const ACTIVE_KEY_SQL = `SELECT k.id, k.tenant_id AS "tenantId", k.satellite_id AS "satelliteId", k.role, k.last_used_at AS "lastUsedAt"
+  FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+  WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
+    AND (k.created_by IS NULL OR u.status = 'active')`;
+
 /** Team keys, and the satellite keys the satellites module asks for through the service. */
 export function createApiKeysRepo(db: Db) {
   return {
+    /** A key that works now: keys stop working at once when their creator is blocked or deleted. */
+    activeByHash: (keyHash: string, now: Date) => db.maybeOne(ActiveKey, ACTIVE_KEY_SQL, [keyHash, now]),
+
+    touch: (id: string, now: Date) => db.run('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, now]),
+
     insert: (
       tx: Db,
       k: {

@@ -38,6 +38,8 @@ export function createApiKeysService(deps: {
   const { db, clock, audit } = deps;
   const repo = createApiKeysRepo(db);
   return {
+    /** The auth resolver's key lookups, once per request presenting a key (auth/resolver.ts CredentialStore). */
+    credential: { findApiKeyByHash: repo.activeByHash, touchApiKey: repo.touch },
     async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
       await spendOrRefuse(deps.createLimit, actor.userId ?? actor.ip, 'Too many API keys created; try again later');
       if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');

@@ -3,6 +3,7 @@ import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { notFound } from '../../core/errors.ts';
 import { createAudioRepo } from './repo.ts';
 import { createUsageRepo } from './usage-repo.ts';
+import { createInferenceFailuresRepo } from './inference-failures-repo.ts';
 
 export type { SatelliteUsageRow } from './usage-repo.ts';
 
@@ -47,6 +48,9 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
   const repo = createAudioRepo(deps.db);
   const usage = createUsageRepo(deps.db);
   return {
+    /** The failure marks of chunks' inference jobs, for the jobs module's re-drives and list (inference-failures-repo.ts). */
+    inferenceFailures: createInferenceFailuresRepo(deps.db),
+
     /** Stored audio per satellite of a team, with the net bytes since `since` (0024 aggregates). */
     usageOfTeam: usage.ofTeam,
 

@@ -17,6 +17,7 @@ import type { InvitesService } from '../invites/service.ts';
 import type { TeamsService } from '../teams/service.ts';
 import { createAuthRepo } from './repo.ts';
 import { createCredentialsRepo } from './credentials-repo.ts';
+import type { ApiKeysService } from '../api-keys/service.ts';
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 export const LOGIN_ATTEMPTS_PER_IP = 20;
@@ -63,6 +64,8 @@ export function createAuthService(deps: {
   settings: Pick<SettingsService, 'hubSetting'>;
   invites: Pick<InvitesService, 'consume'>;
   teams: Pick<TeamsService, 'join'>;
+  /** Key lookups of each request: the api_keys table is the api-keys module's. */
+  apiKeys: Pick<ApiKeysService, 'credential'>;
   publicUrl: string;
   sessionTtlSeconds: number;
   /** Abuse limits: registrations per client address, reset mails per account. */
@@ -121,7 +124,7 @@ export function createAuthService(deps: {
     issueSession,
 
     /** The credential lookups of each request (resolver.ts). */
-    credentials: createCredentialsRepo(db) satisfies CredentialStore,
+    credentials: { ...createCredentialsRepo(db), ...deps.apiKeys.credential } satisfies CredentialStore,
 
     /** Every session of the person ends (password change, blocking), but the one named. */
     revokeUserSessions: repo.revokeUserSessions,

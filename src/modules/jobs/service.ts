@@ -18,7 +18,9 @@ import type { Actor } from '../../core/actor.ts';
 import type { JobQueue } from '../../infra/queue/index.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../../protocol/jobs.ts';
-import { createJobsRepo, type FailedChunkRow } from './repo.ts';
+import type { AudioService } from '../audio/service.ts';
+
+type FailedChunkRow = Awaited<ReturnType<AudioService['inferenceFailures']['list']>>[number];
 
 /** The start-up re-queue's horizon (src/ingest/requeue.ts REQUEUE_WINDOW_MS): older chunks are left to a hub admin. */
 export const REDRIVE_HORIZON_MS = 24 * 3600_000;
@@ -52,10 +54,12 @@ export function createJobsService(deps: {
   clock: Clock;
   audit: AuditWriter;
   queue: Pick<JobQueue, 'enqueue'>;
+  /** The audio module's failure marks on chunks (AudioService.inferenceFailures). */
+  failures: AudioService['inferenceFailures'];
   options?: RedriveOptions;
 }) {
   const { db, clock, audit, queue } = deps;
-  const repo = createJobsRepo(db);
+  const repo = deps.failures;
   const opts = { ...REDRIVE_DEFAULTS, horizonMs: REDRIVE_HORIZON_MS, ...deps.options };
 
   /** Takes what is due (or only what was asked for) and enqueues it; answers how many were enqueued. */

@@ -35,9 +35,11 @@ export interface ClaimRule {
 
 /**
  * The failure marks on `chunks`, across teams: re-driving failed jobs is a hub job and their list
- * a hub admin's (every function names the hub-wide scope by not taking a team).
+ * a hub admin's (every function names the hub-wide scope by not taking a team). The chunks table
+ * is this module's; the jobs module keeps the rules of re-driving and reaches the marks through
+ * the audio service (`inferenceFailures`).
  */
-export function createJobsRepo(db: Db) {
+export function createInferenceFailuresRepo(db: Db) {
   return {
     markFailed: (tenantId: string, chunkId: string, error: string, at: Date) =>
       db.run('UPDATE chunks SET inference_failed_at = $3, inference_error = $4 WHERE tenant_id = $1 AND id = $2', [
@@ -115,4 +117,4 @@ export function createJobsRepo(db: Db) {
   };
 }
 
-export type JobsRepo = ReturnType<typeof createJobsRepo>;
+export type InferenceFailures = ReturnType<typeof createInferenceFailuresRepo>;
