@@ -61,6 +61,12 @@ describe('exports', () => {
   const base = new Date('2026-06-10T05:00:00Z');
   const at = (minutes: number) => new Date(base.getTime() + minutes * 60_000);
   const NASTY = 'Grünfink, "Chloris"\n金翅雀';
+  /** When each call ends: the last window of a stitched call, else the detection's own 3 s window. */
+  const callEnd = {
+    robin: new Date(at(1).getTime() + 3000),
+    nasty: new Date(at(5).getTime() + 3000),
+    pond: new Date(at(10).getTime() + 150_000),
+  };
 
   before(async () => {
     hub = await startHub();
@@ -121,6 +127,10 @@ describe('exports', () => {
       category: 'anthropogenic',
     });
     ids.outside = await makeDetection(hub, { satellite: sat, at: new Date('2026-05-01T10:00:00Z') });
+    // Stitched calls end after their first window: the robin's runs into its continuation's
+    // window, the chiffchaff's sings on for 2.5 minutes. The greenfinch keeps its one window.
+    await hub.infra.db.run('UPDATE detections SET call_chunks = $2, call_end_at = $3 WHERE id = $1', [ids.robin, 2, callEnd.robin]);
+    await hub.infra.db.run('UPDATE detections SET call_chunks = $2, call_end_at = $3 WHERE id = $1', [ids.pond, 50, callEnd.pond]);
   });
   after(() => hub.close());
 
@@ -140,6 +150,17 @@ describe('exports', () => {
       assert.ok(records.find((r) => r.id === ids.formula)!.common_name.startsWith("'="), 'a formula cell is neutralised');
       assert.equal(Number(records.find((r) => r.id === ids.robin)!.confidence), 0.91);
       assert.equal(records.find((r) => r.id === ids.robin)!.latitude.startsWith('52.52'), true);
+      // Each row ends where its call ends, as the detection itself says.
+      for (const r of records) {
+        assert.notEqual(r.end_at_utc, '', `end_at_utc of ${r.id}`);
+        const detail = await api.get(`/detections/${r.id}`, member);
+        assert.equal(detail.status, 200, detail.text);
+        assert.equal(r.end_at_utc, detail.body.callEndAt, `end_at_utc of ${r.id}`);
+      }
+      assert.equal(records.find((r) => r.id === ids.robin)!.end_at_utc, callEnd.robin.toISOString());
+      assert.equal(records.find((r) => r.id === ids.nasty)!.end_at_utc, callEnd.nasty.toISOString());
+      assert.equal(records.find((r) => r.id === ids.pond)!.end_at_utc, callEnd.pond.toISOString());
+      assert.equal(records.find((r) => r.id === ids.robin)!.call_chunks, '2');
     });
 
     test('filters: satellite, species, minimum confidence, verification, category', async () => {
@@ -160,6 +181,11 @@ describe('exports', () => {
       assert.ok(Array.isArray(rows));
       assert.equal(rows.length, 5);
       assert.ok(rows.some((r: any) => r.commonName === NASTY));
+      for (const r of rows) assert.equal(typeof r.endAt, 'string', `endAt of ${r.id}`);
+      const endOf = (id: string) => rows.find((r: any) => r.id === id).endAt;
+      assert.equal(endOf(ids.robin), callEnd.robin.toISOString());
+      assert.equal(endOf(ids.nasty), callEnd.nasty.toISOString());
+      assert.equal(endOf(ids.pond), callEnd.pond.toISOString());
     });
 
     test('members export; viewers and other teams do not', async () => {
@@ -186,6 +212,13 @@ describe('exports', () => {
     assert.ok(!lines.some((l) => l[0] === 'Common Name'), 'no header');
     assert.deepEqual([...new Set(lines.map((l) => l[5]))].sort(), ['Garden, "north"', 'Pond']);
     assert.ok(!lines.some((l) => l[0] === 'Edible Frog'), 'a frog is no bird on an eBird checklist');
+    // Duration runs from the first call's start to the last call's end, in whole minutes, rounded up:
+    // Garden from the robin (0:00) to the greenfinch's end (5:03), Pond over the chiffchaff's call (0:00 to 2:30).
+    for (const l of lines) assert.match(l[14]!, /^[1-9]\d*$/, `Duration of ${l[5]}`);
+    const duration = (satellite: string) => [...new Set(lines.filter((l) => l[5] === satellite).map((l) => l[14]))];
+    assert.deepEqual(duration('Garden, "north"'), [String(Math.ceil((callEnd.nasty.getTime() - at(0).getTime()) / 60_000))]);
+    assert.deepEqual(duration('Pond'), [String(Math.ceil((callEnd.pond.getTime() - at(10).getTime()) / 60_000))]);
+    assert.deepEqual(duration('Pond'), ['3']);
     const preview = await api.get(`/export/preview?tenantId=${team.id}&kind=checklist&${window}`, member);
     assert.equal(preview.status, 200, preview.text);
     assert.equal(preview.body.total, 5);

@@ -16,7 +16,7 @@
  * - Retention: tentative rows older (by detection time) than the rule's retentionHours are removed
  *   by sweepTentative; nothing is removed while the hub switch retention_enabled is off.
  */
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { AggregationRule, SettingsService } from '../settings/service.ts';
 
@@ -45,6 +45,20 @@ export interface AggregationOutcome {
   stitched: Map<string, string>;
 }
 
+/** The latest earlier row of a species (stitching). */
+const PreviousRow = shape({
+  id: col.text(),
+  callId: col.nullable(col.text()),
+  speciesCode: col.text(),
+  detectedAt: col.date(),
+  startMs: col.int(),
+  endMs: col.int(),
+});
+/** A species' detections in the rule's window (aggregation). */
+const GroupRow = shape({ speciesCode: col.text(), n: col.int(), promotedBefore: col.bool() });
+const Id = shape({ id: col.text() });
+const TeamId = shape({ tenantId: col.text() });
+
 const endOf = (d: { detectedAt: Date; startMs: number; endMs: number }) => new Date(new Date(d.detectedAt).getTime() + d.endMs - d.startMs);
 
 /**
@@ -65,14 +79,8 @@ export async function aggregate(
   const last = Math.max(...times);
 
   // Stitching: the latest earlier row of each species that ended close enough before.
-  const previous = await tx.query<{
-    id: string;
-    callId: string | null;
-    speciesCode: string;
-    detectedAt: Date;
-    startMs: number;
-    endMs: number;
-  }>(
+  const previous = await tx.query(
+    PreviousRow,
     `SELECT DISTINCT ON (species_code) id, call_id AS "callId", species_code AS "speciesCode", detected_at AS "detectedAt", start_ms AS "startMs", end_ms AS "endMs"
      FROM detections
      WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at < $4 AND detected_at >= $5
@@ -88,8 +96,8 @@ export async function aggregate(
     if (new Date(r.detectedAt).getTime() - endOf(p).getTime() > STITCH_GAP_MS) continue;
     const head = p.callId ?? p.id;
     outcome.stitched.set(r.id, head);
-    await tx.query('UPDATE detections SET call_id = $2 WHERE id = $1', [r.id, head]);
-    await tx.query(
+    await tx.run('UPDATE detections SET call_id = $2 WHERE id = $1', [r.id, head]);
+    await tx.run(
       `UPDATE detections SET call_chunks = call_chunks + 1,
          call_end_at = greatest(coalesce(call_end_at, detected_at + (end_ms - start_ms) * interval '1 millisecond'), $2)
        WHERE id = $1`,
@@ -101,7 +109,8 @@ export async function aggregate(
   if (!rule.enabled) return outcome;
 
   const windowMs = rule.windowMinutes * 60_000;
-  const groups = await tx.query<{ speciesCode: string; n: number; promotedBefore: boolean }>(
+  const groups = await tx.query(
+    GroupRow,
     `SELECT species_code AS "speciesCode", count(*)::int AS n, coalesce(bool_or(NOT tentative AND id <> ALL($5::uuid[])), false) AS "promotedBefore"
      FROM detections
      WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $6
@@ -117,10 +126,11 @@ export async function aggregate(
     else outcome.tentative.push(...rows.filter((r) => r.speciesCode === code).map((r) => r.id));
   }
   if (outcome.tentative.length > 0) {
-    await tx.query('UPDATE detections SET tentative = true, promoted = false WHERE id = ANY($1::uuid[])', [outcome.tentative]);
+    await tx.run('UPDATE detections SET tentative = true, promoted = false WHERE id = ANY($1::uuid[])', [outcome.tentative]);
   }
   if (promote.length > 0) {
-    const flipped = await tx.query<{ id: string }>(
+    const flipped = await tx.query(
+      Id,
       `UPDATE detections SET tentative = false, promoted = true
        WHERE tenant_id = $1 AND satellite_id = $2 AND tentative AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $5
        RETURNING id`,
@@ -138,17 +148,14 @@ export async function sweepTentative(deps: {
   settings: Pick<SettingsService, 'aggregationRule'>;
 }): Promise<Record<string, number>> {
   const { db, clock, settings } = deps;
-  const teams = await db.query<{ tenantId: string }>('SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative');
+  const teams = await db.query(TeamId, 'SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative');
   const removed: Record<string, number> = {};
   for (const { tenantId } of teams) {
     const rule = await settings.aggregationRule(tenantId);
     if (rule.retentionHours === null) continue;
     const cutoff = new Date(clock.now().getTime() - rule.retentionHours * 3_600_000);
-    const gone = await db.query<{ id: string }>(
-      'DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2 RETURNING id',
-      [tenantId, cutoff],
-    );
-    if (gone.length > 0) removed[tenantId] = gone.length;
+    const gone = await db.run('DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2', [tenantId, cutoff]);
+    if (gone > 0) removed[tenantId] = gone;
   }
   return removed;
 }

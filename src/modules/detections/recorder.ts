@@ -146,7 +146,7 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
       const { rows: stored, outcome } = await db.tx(async (tx) => {
         // One team at a time: the idempotence check and the first-of-day/season reads see every
         // earlier commit of the team. (PGlite is one session: its transactions never overlap.)
-        if (tx.kind === 'postgres') await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
+        if (tx.kind === 'postgres') await tx.run('SELECT pg_advisory_xact_lock(hashtext($1))', [`detections:${tenantId}`]);
         const codes = found.map((d) => d.speciesCode);
         const record = await repo.teamRecord(tx, {
           tenantId,

@@ -1,57 +1,53 @@
-import { containsPattern, type Db } from '../../infra/db/index.ts';
+import { col, containsPattern, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from './category-sql.ts';
 
-/** One detection as the API shows it (spec hub-http-api §2 "Detection"). */
-export interface DetectionRow {
-  id: string;
-  tenantId: string;
-  satelliteId: string;
-  satelliteName: string | null;
-  chunkId: string;
-  speciesCode: string;
-  scientificName: string;
-  commonName: string;
-  category: string;
-  confidence: number;
-  /** ISO 8601 in UTC, formatted by the database: a listed page never parses and re-prints its timestamps. */
-  detectedAt: string;
-  startMs: number;
-  endMs: number;
-  modelId: string;
-  verificationStatus: 'unverified' | 'pending_review' | 'confirmed' | 'rejected';
-  tentative: boolean;
-  promoted: boolean;
-  isFirstOfSeason: boolean;
-  isFirstOfDay: boolean;
-  isRare: boolean;
-  rareReason: string | null;
-  createdAt: string;
-  /** Pinned for the team (POST /detections/:id/pin). */
-  pinned: boolean;
-  /** The call's representative (its first row); null when this row is the representative. */
-  callId: string | null;
-  /** Chunks the call spans and where it ends (on the representative). */
-  callChunks: number;
-  callEndAt: string;
-}
-
-/** What the inference worker writes: a row before review, aggregation and the satellite join. */
-export type NewDetection = Omit<
-  DetectionRow,
-  | 'satelliteName'
-  | 'verificationStatus'
-  | 'tentative'
-  | 'promoted'
-  | 'pinned'
-  | 'callId'
-  | 'callChunks'
-  | 'callEndAt'
-  | 'detectedAt'
-  | 'createdAt'
-> & {
-  detectedAt: Date;
-  createdAt: Date;
+/** The columns of a detection as the worker writes them (COLUMNS), shared by the shapes below. */
+const STORED = {
+  id: col.text(),
+  tenantId: col.text(),
+  satelliteId: col.text(),
+  chunkId: col.text(),
+  speciesCode: col.text(),
+  scientificName: col.text(),
+  commonName: col.text(),
+  category: col.text(),
+  confidence: col.num(),
+  startMs: col.int(),
+  endMs: col.int(),
+  modelId: col.text(),
+  isFirstOfSeason: col.bool(),
+  isFirstOfDay: col.bool(),
+  isRare: col.bool(),
+  rareReason: col.nullable(col.text()),
 };
+
+export const VERIFICATION_STATUSES = ['unverified', 'pending_review', 'confirmed', 'rejected'] as const;
+
+/**
+ * One detection as the API shows it (spec hub-http-api §2 "Detection"), as ROW selects it.
+ * detectedAt, createdAt and callEndAt are ISO 8601 in UTC, formatted by the database: a listed
+ * page never parses and re-prints its timestamps. callId: the call's representative (its first
+ * row), null when this row is the representative; callChunks and callEndAt: the chunks the call
+ * spans and where it ends (on the representative). pinned: for the team (POST /detections/:id/pin).
+ */
+export const DetectionRow = shape({
+  ...STORED,
+  satelliteName: col.nullable(col.text()),
+  detectedAt: col.text(),
+  verificationStatus: col.oneOf(VERIFICATION_STATUSES),
+  tentative: col.bool(),
+  promoted: col.bool(),
+  createdAt: col.text(),
+  pinned: col.bool(),
+  callId: col.nullable(col.text()),
+  callChunks: col.int(),
+  callEndAt: col.text(),
+});
+export type DetectionRow = RowOf<typeof DetectionRow>;
+
+/** What the inference worker writes (COLUMNS): a row before review, aggregation and the satellite join. */
+export const NewDetection = shape({ ...STORED, detectedAt: col.date(), createdAt: col.date() });
+export type NewDetection = RowOf<typeof NewDetection>;
 
 export interface DetectionListFilter {
   /** null: every team (hub admins without a tenantId). */
@@ -80,13 +76,52 @@ export interface DetectionListFilter {
 /** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
 const utcIso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** Where a call ends: its last window's end (a stitched call), else the row's own window's. */
+const CALL_END = "coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')";
+
+/** DetectionRow's columns, of detections `d` LEFT JOIN satellites `s`. */
 const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s.name AS "satelliteName", d.chunk_id AS "chunkId",
   d.species_code AS "speciesCode", d.scientific_name AS "scientificName", d.common_name AS "commonName", d.category,
   d.confidence, ${utcIso('d.detected_at')} AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
   d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", ${utcIso('d.created_at')} AS "createdAt",
   d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
-  ${utcIso("coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')")} AS "callEndAt"`;
+  ${utcIso(CALL_END)} AS "callEndAt"`;
+
+/**
+ * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):
+ * the call from its start to its end, and the satellite's name and position. ISO 8601 UTC times.
+ * The satellite always exists (detections.satellite_id is NOT NULL, ON DELETE CASCADE): the join is inner.
+ */
+const EXPORT_ROW = `d.id, d.tenant_id AS "tenantId", ${utcIso('d.detected_at')} AS "detectedAt", ${utcIso(CALL_END)} AS "endAt",
+  d.species_code AS "speciesCode", d.common_name AS "commonName", d.scientific_name AS "scientificName", d.category, d.confidence,
+  d.satellite_id AS "satelliteId", s.name AS "satelliteName", s.latitude, s.longitude, d.verification_status AS "verificationStatus",
+  d.chunk_id AS "chunkId", d.call_chunks AS "callChunks", d.model_id AS "modelId", d.is_rare AS "isRare"`;
+export const DetectionExportRow = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  /** When the call starts. */
+  detectedAt: col.text(),
+  /** When the call ends (its last chunk's window). */
+  endAt: col.text(),
+  speciesCode: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  category: col.text(),
+  confidence: col.num(),
+  satelliteId: col.text(),
+  satelliteName: col.text(),
+  latitude: col.nullable(col.num()),
+  longitude: col.nullable(col.num()),
+  verificationStatus: col.oneOf(VERIFICATION_STATUSES),
+  /** The chunk holding the call's first window (GET /audio/:chunkId). */
+  chunkId: col.text(),
+  /** Chunks the stitched call spans (1 for a single window). */
+  callChunks: col.int(),
+  modelId: col.text(),
+  isRare: col.bool(),
+});
+export type DetectionExportRow = RowOf<typeof DetectionExportRow>;
 
 const COLUMNS = [
   'id',
@@ -109,23 +144,45 @@ const COLUMNS = [
   'created_at',
 ] as const;
 
-/** The chunk a job names, with what classifying it needs (null when taken back or its team or satellite deleted). */
-export interface ChunkToClassify {
-  satelliteId: string;
-  satelliteName: string | null;
-  recordedAt: Date;
-  durationMs: number;
-  storageKey: string;
-  /** It has detections already: classified before. */
-  done: boolean;
-  /** Marked as failed by an earlier job (migration 0020): a success clears the mark. */
-  failed: boolean;
-}
+/**
+ * The chunk a job names, with what classifying it needs (null when taken back or its team or
+ * satellite deleted). done: it has detections already (classified before); failed: marked as
+ * failed by an earlier job (migration 0020), a success clears the mark.
+ */
+export const ChunkToClassify = shape({
+  satelliteId: col.text(),
+  satelliteName: col.nullable(col.text()),
+  recordedAt: col.date(),
+  durationMs: col.int(),
+  storageKey: col.text(),
+  done: col.bool(),
+  failed: col.bool(),
+});
+export type ChunkToClassify = RowOf<typeof ChunkToClassify>;
+
+/** Per species code the recorder asks about, the team's record (teamRecord). */
+const TeamRecordRow = shape({
+  code: col.text(),
+  done: col.bool(),
+  teamSince: col.nullable(col.date()),
+  today: col.bool(),
+  season: col.bool(),
+  records: col.int(),
+  lastSeenAt: col.nullable(col.date()),
+});
+
+/** A detection as find reads it: the listed row and where its chunk's audio lives (null once the chunk is gone). */
+export const DetectionWithAudio = shape({ ...DetectionRow.properties, storageKey: col.nullable(col.text()) });
+export type DetectionWithAudio = RowOf<typeof DetectionWithAudio>;
+
+const SpeciesTallyRow = shape({ speciesCode: col.text(), commonName: col.text(), category: col.text(), count: col.int() });
+const TeamOf = shape({ tenantId: col.text() });
 
 export function createDetectionsRepo(db: Db) {
   return {
     chunkToClassify: (tenantId: string, chunkId: string) =>
-      db.maybeOne<ChunkToClassify>(
+      db.maybeOne(
+        ChunkToClassify,
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
            EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
@@ -143,15 +200,8 @@ export function createDetectionsRepo(db: Db) {
       tx: Db,
       q: { tenantId: string; chunkId: string; codes: string[]; day: readonly [Date, Date]; season: readonly [Date, Date]; few: number },
     ) => {
-      const rows = await tx.query<{
-        code: string | null;
-        done: boolean;
-        teamSince: Date | null;
-        today: boolean;
-        season: boolean;
-        records: number;
-        lastSeenAt: Date | null;
-      }>(
+      const rows = await tx.query(
+        TeamRecordRow,
         `SELECT c.code,
            EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = $3) AS done,
            (SELECT min(d.detected_at) FROM detections d WHERE d.tenant_id = $1) AS "teamSince",
@@ -165,9 +215,9 @@ export function createDetectionsRepo(db: Db) {
       return {
         done: rows.some((r) => r.done),
         teamSince: rows[0]?.teamSince ? new Date(rows[0].teamSince) : null,
-        seenToday: new Set(rows.filter((r) => r.today).map((r) => r.code!)),
-        seenSeason: new Set(rows.filter((r) => r.season).map((r) => r.code!)),
-        bySpecies: new Map(rows.map((r) => [r.code!, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
+        seenToday: new Set(rows.filter((r) => r.today).map((r) => r.code)),
+        seenSeason: new Set(rows.filter((r) => r.season).map((r) => r.code)),
+        bySpecies: new Map(rows.map((r) => [r.code, { records: r.records, lastSeenAt: r.lastSeenAt ? new Date(r.lastSeenAt) : null }])),
       };
     },
 
@@ -200,12 +250,13 @@ export function createDetectionsRepo(db: Db) {
         params.push(...v);
         return `(${v.map((_, i) => `$${start + i + 1}`).join(', ')})`;
       });
-      await tx.query(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
+      await tx.run(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
     },
 
     /** Of `ids`, the rows that head their call (not continuations), as the worker wrote them. */
     callHeadsAmong: (tx: Db, ids: string[]) =>
-      tx.query<NewDetection>(
+      tx.query(
+        NewDetection,
         `SELECT id, tenant_id AS "tenantId", satellite_id AS "satelliteId", chunk_id AS "chunkId", species_code AS "speciesCode",
            scientific_name AS "scientificName", common_name AS "commonName", category, confidence, detected_at AS "detectedAt",
            start_ms AS "startMs", end_ms AS "endMs", model_id AS "modelId", is_first_of_season AS "isFirstOfSeason",
@@ -215,8 +266,9 @@ export function createDetectionsRepo(db: Db) {
       ),
 
     find: (tenantId: string, id: string) =>
-      db.maybeOne<DetectionRow & { storageKey: string | null }>(
-        `SELECT ${ROW}, c.storage_key AS "storageKey", c.duration_ms AS "chunkDurationMs", c.recorded_at AS "chunkRecordedAt"
+      db.maybeOne(
+        DetectionWithAudio,
+        `SELECT ${ROW}, c.storage_key AS "storageKey"
          FROM detections d
          LEFT JOIN satellites s ON s.id = d.satellite_id
          LEFT JOIN chunks c ON c.id = d.chunk_id
@@ -226,7 +278,7 @@ export function createDetectionsRepo(db: Db) {
 
     /**
      * One batch of what an export lists, oldest first after `after` (keyset on detected_at, id,
-     * which the team's time index reads in order): the list's rows plus the satellite's position.
+     * which the team's time index reads in order): the list's rows as an export writes them.
      */
     scanForExport(f: DetectionListFilter, after: { detectedAt: string; id: string } | null, limit: number) {
       const p = new Params();
@@ -235,8 +287,9 @@ export function createDetectionsRepo(db: Db) {
         const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
         where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
       }
-      return db.query<DetectionRow & { latitude: number | null; longitude: number | null }>(
-        `SELECT ${ROW}, s.latitude, s.longitude FROM detections d LEFT JOIN satellites s ON s.id = d.satellite_id
+      return db.query(
+        DetectionExportRow,
+        `SELECT ${EXPORT_ROW} FROM detections d JOIN satellites s ON s.id = d.satellite_id
          ${where} ORDER BY d.detected_at, d.id LIMIT ${p.add(limit)}`,
         p.values,
       );
@@ -245,7 +298,8 @@ export function createDetectionsRepo(db: Db) {
     /** Detections per species under a filter (what an export would list): the eBird checklist's skip report. */
     speciesTally(f: DetectionListFilter) {
       const p = new Params();
-      return db.query<{ speciesCode: string; commonName: string; category: string; count: number }>(
+      return db.query(
+        SpeciesTallyRow,
         `SELECT d.species_code AS "speciesCode", min(d.common_name) AS "commonName", min(d.category) AS category, count(*)::int AS count
          FROM detections d ${whereOf(f, p, f.start, f.end)} GROUP BY d.species_code ORDER BY count(*) DESC`,
         p.values,
@@ -254,7 +308,7 @@ export function createDetectionsRepo(db: Db) {
 
     /** The guard's team resolver for `detection` resources. */
     teamOfDetection: async (id: string) =>
-      (await db.maybeOne<{ tenantId: string }>('SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
+      (await db.maybeOne(TeamOf, 'SELECT tenant_id AS "tenantId" FROM detections WHERE id = $1', [id]))?.tenantId ?? null,
 
     async list(f: DetectionListFilter): Promise<{ rows: DetectionRow[]; total: number | null }> {
       const page = new Params();
@@ -275,8 +329,8 @@ export function createDetectionsRepo(db: Db) {
       const count = f.withCount ? countStatement(f) : null;
       // On PostgreSQL the pool runs both at once; PGlite takes them in turn.
       const [rows, total] = await Promise.all([
-        db.query<DetectionRow>(rowsSql, page.values),
-        count ? db.one<{ n: number }>(count.sql, count.params).then((r) => r.n) : null,
+        db.query(DetectionRow, rowsSql, page.values),
+        count ? db.one(Count, count.sql, count.params).then((r) => r.n) : null,
       ]);
       return { rows, total };
     },

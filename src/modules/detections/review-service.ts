@@ -208,7 +208,8 @@ export function createReviewService(deps: {
       if (bad.length) throw badRequest(`Not a detection id: ${bad.slice(0, 3).join(', ')}`);
       if (!actor.userId) return { votes: {} };
       const rows = await repo.votesByUser(actor.userId, ids, tenantIds);
-      return { votes: Object.fromEntries(rows.map((r) => [r.detectionId, r.vote])) as Record<string, Vote> };
+      const votes: Record<string, Vote> = Object.fromEntries(rows.map((r) => [r.detectionId, r.vote]));
+      return { votes };
     },
 
     async comments(tenantId: string, detectionId: string) {

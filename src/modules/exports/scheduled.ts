@@ -145,7 +145,7 @@ export function createScheduledExports(deps: {
     try {
       const req = {
         kind: KIND_OF[s.format],
-        filters: { ...(s.filters as object), start: since.toISOString(), end: now.toISOString() },
+        filters: { ...s.filters, start: since.toISOString(), end: now.toISOString() },
         options: {},
       };
       // It leaves the team through a channel: sensitive species generalised (issue 20).
@@ -187,7 +187,7 @@ export function createScheduledExports(deps: {
     async remove(actor: TeamActor, id: string) {
       const tenantId = actor.teamId;
       const removed = await db.tx(async (tx) => {
-        if ((await repo.deleteScheduled(tx, tenantId, id)).length === 0) return false;
+        if (!(await repo.deleteScheduled(tx, tenantId, id))) return false;
         await audit.write(tx, actor, { action: 'admin.scheduled_export_deleted', tenantId, targetType: 'scheduled_export', targetId: id });
         return true;
       });

@@ -70,7 +70,7 @@ export function presentJob(j: ExportJobRow) {
   return {
     id: j.id,
     tenantId: j.tenantId,
-    format: j.format as ExportKind,
+    format: j.format,
     status: j.status,
     rowsDone: j.rowsDone,
     rowsTotal: j.rowsTotal,
@@ -163,7 +163,7 @@ export function createExportsService(deps: {
    */
   async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}, audience: Audience = 'team') {
     const req = withReportWindow(request);
-    let source = deps.detections.exportBatches(filterOf(tenantId, req.filters, req)) as AsyncIterable<ExportRow[]>;
+    let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const rows = counted(source, onRows);
     const ctx = await contextOf(tenantId);
@@ -218,11 +218,8 @@ export function createExportsService(deps: {
   async function runJob(id: string) {
     const job = await repo.jobById(id);
     if (!job || !(await repo.startJob(id))) return;
-    const { options, includeUnverified, ...filters } = job.filters as ExportFilters & {
-      options: RenderOptions;
-      includeUnverified: boolean;
-    };
-    const req: ExportRequest = { kind: job.format as ExportKind, filters, options, includeUnverified };
+    const { options = {}, includeUnverified, ...filters } = job.filters;
+    const req: ExportRequest = { kind: job.format, filters, options, includeUnverified };
     let last = 0;
     try {
       const out = await toFile(job.tenantId, req, (n) => {

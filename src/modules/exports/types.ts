@@ -3,34 +3,19 @@
  * stitched call, in categories the team shows), oldest first, in batches, and what the files
  * need to know about the team.
  */
+import type { DetectionExportRow } from '../detections/repo.ts';
 
-export type VerificationStatus = 'unverified' | 'pending_review' | 'confirmed' | 'rejected';
+export type VerificationStatus = DetectionExportRow['verificationStatus'];
 
-export interface ExportRow {
-  id: string;
-  tenantId: string;
-  /** ISO 8601 UTC: when the call starts. */
-  detectedAt: string;
-  /** ISO 8601 UTC: when the call ends (its last chunk's window). */
-  endAt: string;
-  speciesCode: string;
-  commonName: string;
-  scientificName: string;
-  category: string;
-  confidence: number;
+/**
+ * One row of an export: the detections repository's export row (DetectionExportRow, the one
+ * definition of its columns: the call's start `detectedAt` and end `endAt`, the satellite's name
+ * and position) and the confidence as calibrated for the team and model.
+ */
+export type ExportRow = DetectionExportRow & {
+  /** The (team, model) curve's reading, else the raw confidence. */
   calibratedConfidence: number;
-  satelliteId: string;
-  satelliteName: string;
-  latitude: number | null;
-  longitude: number | null;
-  verificationStatus: VerificationStatus;
-  /** The chunk holding the call's first window (GET /audio/:chunkId). */
-  chunkId: string;
-  /** Chunks the stitched call spans (1 for a single window). */
-  callChunks: number;
-  modelId: string;
-  isRare: boolean;
-}
+};
 
 export interface ExportContext {
   teamName: string;

@@ -3,7 +3,7 @@
  * stats view they count what the Detections page lists (spec §4 Stats note): promoted, not
  * tentative, one row per stitched call (call_id IS NULL), in the categories the team shows.
  */
-import type { Db } from '../../infra/db/index.ts';
+import { col, shape, type Db } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 import { piecesOf } from './pieces.ts';
 import { tunedRead } from './tuned-read.ts';
@@ -13,6 +13,31 @@ const MAP_SETTINGS = { enable_sort: 'off', work_mem: '16MB' } as const;
 const HOUR = 3_600_000;
 /** Up to this many satellites, the pair rows are filtered by satellite in SQL. */
 const FEW_SATELLITES = 8;
+
+/** Counted detections of a satellite in one UTC hour (hours since the epoch). */
+const HourCount = shape({ satelliteId: col.text(), hour: col.int(), count: col.int() });
+/** A satellite's counted detections and species of a window. */
+const SatelliteSums = shape({ satellite: col.text(), listed: col.int(), species: col.int() });
+const Latest = shape({ satelliteId: col.text(), at: col.date() });
+const SpeciesHeard = shape({
+  code: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  count: col.int(),
+  lastDetectedAt: col.date(),
+});
+/** A counted detection where its chunk was recorded (only chunks with a position). */
+const Point = shape({
+  detectionId: col.text(),
+  satelliteId: col.text(),
+  speciesCode: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  confidence: col.num(),
+  detectedAt: col.date(),
+  latitude: col.num(),
+  longitude: col.num(),
+});
 
 export interface GeoFilter {
   /** The teams counted; null: every team (a hub admin without ?tenantId=). */
@@ -74,13 +99,15 @@ export function createGeoRepo(db: Db) {
           where.unshift(
             f.tenantIds.length === 1 ? `c.tenant_id = ${add(f.tenantIds[0])}` : `c.tenant_id = ANY(${add([...f.tenantIds])}::uuid[])`,
           );
-        return db.query<{ satelliteId: string; hour: number; count: number }>(
+        return db.query(
+          HourCount,
           `SELECT c.key AS "satelliteId", floor(extract(epoch FROM c.hour) / 3600)::int AS hour, sum(c.listed)::int AS count
            FROM detection_hour_counts c WHERE ${where.join(' AND ')} GROUP BY 1, 2 HAVING sum(c.listed) <> 0`,
           values,
         );
       }
-      return db.query<{ satelliteId: string; hour: number; count: number }>(
+      return db.query(
+        HourCount,
         `SELECT d.satellite_id AS "satelliteId", floor(extract(epoch FROM d.detected_at) / 3600)::int AS hour, count(*)::int AS count
          FROM detections d WHERE ${counted(f, values)} GROUP BY 1, 2`,
         values,
@@ -126,7 +153,8 @@ export function createGeoRepo(db: Db) {
           // sorts them to group them (spilling to disk at the default work_mem); grouping them in a
           // hash table takes a third of the time, so sorting is ruled out for this one query, and
           // the hash table is given the memory those groups need rather than spilling in its turn.
-          return readMap<{ satellite: string; listed: number; species: number }>(
+          return readMap(
+            SatelliteSums,
             `SELECT y.satellite, sum(y.n)::int AS listed, (count(*) FILTER (WHERE y.n > 0))::int AS species
                FROM (
                  SELECT x.satellite COLLATE "C" AS satellite, x.code COLLATE "C" AS code, sum(x.listed * x.sign) AS n
@@ -138,7 +166,8 @@ export function createGeoRepo(db: Db) {
         (() => {
           const values: unknown[] = [];
           const ids = `$${values.push([...f.satelliteIds])}`;
-          return db.query<{ satelliteId: string; at: Date }>(
+          return db.query(
+            Latest,
             `SELECT s.id AS "satelliteId", l.at FROM unnest(${ids}::uuid[]) AS s (id)
              CROSS JOIN LATERAL (
                SELECT d.detected_at AS at FROM detections d WHERE ${counted(f, values, 's.id')} ORDER BY d.detected_at DESC LIMIT 1
@@ -168,7 +197,8 @@ export function createGeoRepo(db: Db) {
     /** Counted detections per species (what the team heard), most first. */
     speciesHeard(f: GeoFilter) {
       const values: unknown[] = [];
-      return db.query<{ code: string; commonName: string; scientificName: string; count: number; lastDetectedAt: Date }>(
+      return db.query(
+        SpeciesHeard,
         `SELECT d.species_code AS code, min(d.common_name) AS "commonName", min(d.scientific_name) AS "scientificName",
            count(*)::int AS count, max(d.detected_at) AS "lastDetectedAt"
          FROM detections d WHERE ${counted(f, values)} GROUP BY d.species_code ORDER BY count(*) DESC, d.species_code`,
@@ -184,17 +214,8 @@ export function createGeoRepo(db: Db) {
     points(f: GeoFilter, limit: number) {
       const values: unknown[] = [];
       const where = counted(f, values);
-      return db.query<{
-        detectionId: string;
-        satelliteId: string;
-        speciesCode: string;
-        commonName: string;
-        scientificName: string;
-        confidence: number;
-        detectedAt: Date;
-        latitude: number;
-        longitude: number;
-      }>(
+      return db.query(
+        Point,
         `SELECT d.id AS "detectionId", d.satellite_id AS "satelliteId", d.species_code AS "speciesCode", d.common_name AS "commonName",
            d.scientific_name AS "scientificName", d.confidence, d.detected_at AS "detectedAt", c.latitude, c.longitude
          FROM detections d JOIN chunks c ON c.id = d.chunk_id

@@ -9,7 +9,7 @@
  * categories each team shows. Satellite, user, chunk and species names are read here (read only)
  * because the counts join them row for row.
  */
-import type { Db } from '../../infra/db/index.ts';
+import { col, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import { categoryCondition, type VisibleCategories } from '../detections/category-sql.ts';
 import { piecesOf, type Range } from './pieces.ts';
 import { tunedRead } from './tuned-read.ts';
@@ -24,13 +24,14 @@ export interface Scope {
 }
 
 /** One satellite's diversity sums over a window (see `diversityTerms`). */
-export interface DiversityTerms {
-  satellite: string;
-  species: number;
-  detections: number;
-  nLnN: number;
-  nSquared: number;
-}
+export const DiversityTerms = shape({
+  satellite: col.text(),
+  species: col.int(),
+  detections: col.num(),
+  nLnN: col.num(),
+  nSquared: col.num(),
+});
+export type DiversityTerms = RowOf<typeof DiversityTerms>;
 
 /** Positional parameters of one statement. */
 class Params {
@@ -60,22 +61,49 @@ function rawWhere(s: Scope, p: Params, satelliteIds?: readonly string[]): string
   return where;
 }
 
-export interface HourRow {
-  key: string;
-  day: string;
-  hour: number;
-  n: number;
-}
+/** `hourly`: a count by key (satellite or ''), local day ('' when not by day) and local hour (0 when not by hour). */
+export const HourRow = shape({ key: col.text(), day: col.text(), hour: col.int(), n: col.int() });
+export type HourRow = RowOf<typeof HourRow>;
 
-export interface PeriodRow {
-  grp: number;
-  satellite: string;
-  code: string;
-  listed: number;
-  pendingReview: number;
-  confirmed: number;
-  rejected: number;
-}
+/** `periodic`: sums of one range group by satellite and species ('' where not grouped). */
+export const PeriodRow = shape({
+  grp: col.int(),
+  satellite: col.text(),
+  code: col.text(),
+  listed: col.int(),
+  pendingReview: col.int(),
+  confirmed: col.int(),
+  rejected: col.int(),
+});
+export type PeriodRow = RowOf<typeof PeriodRow>;
+
+const SatelliteHourRow = shape({ satellite: col.text(), grp: col.int(), hod: col.int(), n: col.int() });
+const SatellitesOfSpecies = shape({ code: col.text(), satellites: col.int() });
+const SpeciesNameRow = shape({
+  key: col.text(),
+  code: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  category: col.text(),
+});
+const SatelliteName = shape({ id: col.text(), name: col.text() });
+const VoterRow = shape({
+  userId: col.text(),
+  name: col.text(),
+  votes: col.int(),
+  confirms: col.int(),
+  rejects: col.int(),
+  unsure: col.int(),
+});
+const At = shape({ at: col.date() });
+const ConfidenceBin = shape({ bin: col.int(), n: col.int() });
+const RecentRow = shape({
+  id: col.text(),
+  detectedAt: col.date(),
+  satelliteId: col.text(),
+  confidence: col.num(),
+  verificationStatus: col.text(),
+});
 
 export function createStatsRepo(db: Db) {
   const read = tunedRead(db);
@@ -112,7 +140,8 @@ export function createStatsRepo(db: Db) {
         where.push(`d.detected_at >= ${p.add(w.from)} AND d.detected_at < ${p.add(w.to)}`);
         inner = `SELECT ${by.bySatellite ? 'd.satellite_id::text' : `''`} AS key, d.detected_at AS t, 1 AS n FROM detections d WHERE ${where.join(' AND ')}`;
       }
-      return read<HourRow>(
+      return read(
+        HourRow,
         `SELECT x.key, ${dayExpr} AS day, ${hourExpr} AS hour, sum(x.n)::int AS n FROM (${inner}) x GROUP BY 1, 2, 3 HAVING sum(x.n) <> 0`,
         p.values,
       );
@@ -150,7 +179,8 @@ export function createStatsRepo(db: Db) {
         );
       }
       if (!parts.length) return [];
-      return read<{ satellite: string; grp: number; hod: number; n: number }>(
+      return read(
+        SatelliteHourRow,
         `SELECT x.satellite, x.grp, x.hod, sum(x.n)::int AS n FROM (${parts.join(' UNION ALL ')}) AS x (grp, satellite, hod, n)
          GROUP BY 1, 2, 3 HAVING sum(x.n) <> 0`,
         p.values,
@@ -171,7 +201,8 @@ export function createStatsRepo(db: Db) {
       if (!parts.length) return [];
       const sat = by.satellite ? 'x.satellite' : `''`;
       const code = by.code ? 'x.code' : `''`;
-      return read<PeriodRow>(
+      return read(
+        PeriodRow,
         `SELECT x.grp, ${sat} AS satellite, ${code} AS code, sum(x.listed)::int AS listed, sum(x.pending_review)::int AS "pendingReview",
            sum(x.confirmed)::int AS confirmed, sum(x.rejected)::int AS rejected
          FROM (${parts.join(' UNION ALL ')}) AS x (grp, satellite, code, listed, pending_review, confirmed, rejected)
@@ -184,7 +215,8 @@ export function createStatsRepo(db: Db) {
     async satellitesPerSpecies(s: Scope, ranges: readonly Range[]): Promise<Array<{ code: string; satellites: number }>> {
       const { p, parts } = periodParts(s, ranges, { satellite: true, code: true });
       if (!parts.length) return [];
-      return read<{ code: string; satellites: number }>(
+      return read(
+        SatellitesOfSpecies,
         `SELECT y.code, count(*)::int AS satellites
          FROM (
            SELECT x.satellite, x.code FROM (${parts.join(' UNION ALL ')}) AS x (grp, satellite, code, listed, pending_review, confirmed, rejected)
@@ -203,7 +235,8 @@ export function createStatsRepo(db: Db) {
     async diversityTerms(s: Scope, ranges: readonly Range[], satelliteIds?: readonly string[]): Promise<DiversityTerms[]> {
       const { p, parts } = periodParts(s, ranges, { satellite: true, code: true }, satelliteIds);
       if (!parts.length) return [];
-      return read<DiversityTerms>(
+      return read(
+        DiversityTerms,
         `SELECT y.satellite, count(*)::int AS species, sum(y.n)::float8 AS detections, sum(y.n * ln(y.n))::float8 AS "nLnN",
            sum(y.n * y.n)::float8 AS "nSquared"
          FROM (
@@ -220,7 +253,7 @@ export function createStatsRepo(db: Db) {
       const p = new Params();
       const where = [...teamCondition(tenantIds, p, 'k'), `k.recorded_at >= ${p.add(from)}`, `k.recorded_at < ${p.add(to)}`];
       if (satelliteId) where.push(`k.satellite_id = ${p.add(satelliteId)}::uuid`);
-      const r = await db.one<{ n: number }>(`SELECT count(*)::int AS n FROM chunks k WHERE ${where.join(' AND ')}`, p.values);
+      const r = await db.one(Count, `SELECT count(*)::int AS n FROM chunks k WHERE ${where.join(' AND ')}`, p.values);
       return r.n;
     },
 
@@ -228,7 +261,8 @@ export function createStatsRepo(db: Db) {
     async speciesNames(tenantIds: readonly string[] | null, keys: readonly string[]) {
       const names = new Map<string, { code: string; commonName: string; scientificName: string; category: string }>();
       if (!keys.length) return names;
-      const rows = await db.query<{ key: string; code: string; commonName: string; scientificName: string; category: string }>(
+      const rows = await db.query(
+        SpeciesNameRow,
         `SELECT lower(code) AS key, code, common_name AS "commonName", scientific_name AS "scientificName", category
          FROM species WHERE lower(code) = ANY($1::text[])`,
         [keys],
@@ -238,7 +272,8 @@ export function createStatsRepo(db: Db) {
       if (missing.length) {
         const p = new Params();
         const where = [...teamCondition(tenantIds, p, 'd'), `lower(d.species_code) = ANY(${p.add(missing)}::text[])`];
-        const more = await db.query<{ key: string; code: string; commonName: string; scientificName: string; category: string }>(
+        const more = await db.query(
+          SpeciesNameRow,
           `SELECT DISTINCT ON (lower(d.species_code)) lower(d.species_code) AS key, d.species_code AS code, d.common_name AS "commonName",
              d.scientific_name AS "scientificName", d.category
            FROM detections d WHERE ${where.join(' AND ')} ORDER BY lower(d.species_code), d.detected_at DESC`,
@@ -254,7 +289,8 @@ export function createStatsRepo(db: Db) {
       const p = new Params();
       const where = teamCondition(tenantIds, p, 's');
       if (ids) where.push(`s.id = ANY(${p.add(ids)}::uuid[])`);
-      return db.query<{ id: string; name: string }>(
+      return db.query(
+        SatelliteName,
         `SELECT s.id, s.name FROM satellites s ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY s.name, s.id`,
         p.values,
       );
@@ -270,7 +306,8 @@ export function createStatsRepo(db: Db) {
       const where = rawWhere(s, p);
       where.push('d.id = v.detection_id', `d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
       const votes = teamCondition(s.tenantIds, p, 'v');
-      return read<{ userId: string; name: string; votes: number; confirms: number; rejects: number; unsure: number }>(
+      return read(
+        VoterRow,
         `SELECT v.user_id AS "userId", u.name, count(*)::int AS votes, count(*) FILTER (WHERE v.vote = 'confirm')::int AS confirms,
            count(*) FILTER (WHERE v.vote = 'reject')::int AS rejects, count(*) FILTER (WHERE v.vote = 'unsure')::int AS unsure
          FROM detection_votes v
@@ -288,7 +325,8 @@ export function createStatsRepo(db: Db) {
         const p = new Params();
         const where = rawWhere(s, p);
         where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
-        const r = await db.maybeOne<{ at: Date }>(
+        const r = await db.maybeOne(
+          At,
           `SELECT d.detected_at AS at FROM detections d WHERE ${where.join(' AND ')} ORDER BY d.detected_at ${dir} LIMIT 1`,
           p.values,
         );
@@ -303,7 +341,8 @@ export function createStatsRepo(db: Db) {
       const p = new Params();
       const where = rawWhere(s, p);
       where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
-      return db.query<{ bin: number; n: number }>(
+      return db.query(
+        ConfidenceBin,
         `SELECT least(floor(d.confidence * 10)::int, 9) AS bin, count(*)::int AS n FROM detections d WHERE ${where.join(' AND ')} GROUP BY 1`,
         p.values,
       );
@@ -314,7 +353,8 @@ export function createStatsRepo(db: Db) {
       const p = new Params();
       const where = rawWhere(s, p);
       where.push(`d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
-      return db.query<{ id: string; detectedAt: Date; satelliteId: string; confidence: number; verificationStatus: string }>(
+      return db.query(
+        RecentRow,
         `SELECT d.id, d.detected_at AS "detectedAt", d.satellite_id AS "satelliteId", d.confidence, d.verification_status AS "verificationStatus"
          FROM detections d WHERE ${where.join(' AND ')} ORDER BY d.detected_at DESC, d.id DESC LIMIT ${p.add(limit)}`,
         p.values,

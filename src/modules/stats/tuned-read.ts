@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import type { Db, RowOf, RowShape } from '../../infra/db/index.ts';
 
 /**
  * A statistics read with planner settings of its own, scoped to one transaction (SET LOCAL), so
@@ -8,10 +8,10 @@ import type { Db } from '../../infra/db/index.ts';
  * one query measured faster with; the names are ours, never a caller's.
  */
 export function tunedRead(db: Db, settings: Readonly<Record<string, string>> = {}) {
-  return <T>(sql: string, params: unknown[]) =>
+  return <S extends RowShape>(shape: S, sql: string, params: unknown[]): Promise<RowOf<S>[]> =>
     db.tx(async (tx) => {
-      if (db.kind === 'postgres') await tx.query('SET LOCAL jit = off');
-      for (const [name, value] of Object.entries(settings)) await tx.query(`SET LOCAL ${name} = '${value}'`);
-      return tx.query<T>(sql, params);
+      if (db.kind === 'postgres') await tx.run('SET LOCAL jit = off');
+      for (const [name, value] of Object.entries(settings)) await tx.run(`SET LOCAL ${name} = '${value}'`);
+      return tx.query(shape, sql, params);
     });
 }

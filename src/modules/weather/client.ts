@@ -3,15 +3,10 @@
  * for older days and the forecast API (`/v1/forecast`, the last three months and today) for the
  * recent ones. Times are asked in GMT so an hour is the same instant whatever the team's zone.
  */
+import type { WeatherHour } from './repo.ts';
 
-export interface WeatherHour {
-  /** Start of the UTC hour. */
-  hour: Date;
-  temperature: number | null;
-  precipitation: number | null;
-  windSpeed: number | null;
-  cloudCover: number | null;
-}
+/** One hour of weather (its shape is the stored row's, ./repo.ts). */
+export type { WeatherHour };
 
 /** Why an outside source gave no data; `detail` is for people and carries no secret. */
 export interface SourceFailure {
