@@ -823,7 +823,7 @@ export const de: Record<Key, string> = {
   'imageCache.species': 'Arten',
   'imageCache.byStatus': '{ready} bereit · {pending} ausstehend · {failed} fehlgeschlagen · {none} ohne Foto',
   'imageCache.bytes': 'Speicher',
-  'imageCache.mb': '{original} MB Originale · {display} MB Anzeigekopien',
+  'imageCache.sizes': '{original} Originale · {display} Anzeigekopien',
   'imageCache.awaiting': 'Warten auf Analyse',
   'imageCache.providers': 'Anbieter',
   'imageCache.off': 'aus (Offline-Hub)',

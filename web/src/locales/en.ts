@@ -812,7 +812,7 @@ export const en = {
   'imageCache.species': 'Species',
   'imageCache.byStatus': '{ready} ready · {pending} pending · {failed} failed · {none} without photo',
   'imageCache.bytes': 'Storage',
-  'imageCache.mb': '{original} MB originals · {display} MB display copies',
+  'imageCache.sizes': '{original} originals · {display} display copies',
   'imageCache.awaiting': 'Awaiting analysis',
   'imageCache.providers': 'Providers',
   'imageCache.off': 'off (offline hub)',

@@ -26,7 +26,7 @@ import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useLang, useT } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { bytes, EmptyNote, ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { FilterFields, readFilters } from '../components/exports/FilterFields';
 import { presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
@@ -351,7 +351,7 @@ function JobRow({ j }: { j: ExportJob }) {
             <a href={j.downloadUrl} download={j.filename ?? true}>
               {t('export.downloadFile', { name: j.filename ?? '' })}
             </a>
-            {j.bytes !== null ? <span className="muted small"> ({bytes(j.bytes)})</span> : null}
+            {j.bytes !== null ? <span className="muted small"> ({fmt.bytes(j.bytes)})</span> : null}
             <div className="muted small">{t('export.expires', { date: fmt.dateTime(j.expiresAt) })}</div>
           </>
         ) : (
