@@ -110,7 +110,7 @@ function FleetStorage({ storage }: { storage: SatelliteStorage }) {
       <dl>
         <dt>{t('storage.teamTotal')}</dt>
         <dd data-testid="team-total">
-          {fmt.bytes(storage.totalBytes)} <span className="muted small">({t('storage.chunks', { n: fmt.number(storage.chunks) })})</span>
+          {fmt.bytes(storage.totalBytes)} <span className="muted small">({t('storage.chunks', { n: storage.chunks })})</span>
         </dd>
         <dt>{t('storage.growth')}</dt>
         <dd data-testid="team-growth">
