@@ -70,7 +70,7 @@ function unreadable(): AppError {
 }
 
 /** A failure of the multipart parser, as the answer the client gets. */
-function parserRefusal(err: unknown, expected: string): unknown {
+function parserRefusal(err: unknown, expected: string): AppError {
   if (err instanceof AppError) return err;
   const code = (err as { code?: unknown }).code;
   if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT')
