@@ -112,7 +112,7 @@ export async function buildApp(
   installGuessLimit(app, services.limits.tokenGuesses, GUESS_RULES);
   forgetOnWrites(app, services.credentials, infra.bus);
   await app.register(cookie);
-  // Multipart uploads (models, and any other upload route): limits are set per request by each route.
+  // Multipart uploads: read by core/upload.ts with the limits each upload route declares.
   await app.register(multipart);
 
   if (config.mode === 'dispatcher' || config.mode === 'worker') {

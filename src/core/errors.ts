@@ -20,6 +20,8 @@ export const forbidden = (message = 'You are not allowed to do this', code = 'FO
 export const notFound = (message = 'Not found') => new AppError(404, 'NOT_FOUND', message);
 export const conflict = (message: string, code = 'CONFLICT') => new AppError(409, code, message);
 export const gone = (message: string, code = 'GONE') => new AppError(410, code, message);
+export const payloadTooLarge = (message: string) => new AppError(413, 'PAYLOAD_TOO_LARGE', message);
+export const unsupportedMediaType = (message: string) => new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', message);
 export const locked = (message: string, code = 'ACCOUNT_LOCKED', details?: unknown) => new AppError(423, code, message, details);
 export const tooManyRequests = (message: string, retryAfterSeconds?: number) =>
   new AppError(429, 'RATE_LIMITED', message, retryAfterSeconds ? { retryAfterSeconds } : undefined);

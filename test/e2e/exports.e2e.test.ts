@@ -1,10 +1,10 @@
 /**
  * Exports in the dashboard, end to end in headless Chromium against a real hub (issue 18): a
  * member previews and downloads detections as CSV (the file holds the header and the filtered
- * seeded rows), sees the species an eBird checklist leaves out, and runs an export in the
- * background until its file can be downloaded; an admin's scheduled export with a bad cron
- * expression shows the hub's reason, a good one through an email channel is listed with its
- * next run; a viewer has no Export entry.
+ * seeded rows; one row reads "1 detection"), sees the species an eBird checklist leaves out,
+ * and runs an export in the background until its file can be downloaded; an admin's scheduled
+ * export with a bad cron expression shows the hub's reason, a good one through an email channel
+ * is listed with its next run; a viewer has no Export entry.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -113,6 +113,13 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.deepEqual([...ids].sort(), [...robins].sort());
     for (const l of lines.slice(1)) assert.match(l, /,eurrob1,European Robin,Erithacus rubecula,bird,/);
     for (const id of others) assert.ok(!text.includes(id), 'filtered-out rows stay out');
+
+    // One detection reads in the singular.
+    await filters.getByLabel('Species code').fill('comchi1');
+    await filters.getByRole('button', { name: 'Apply' }).click();
+    await total.filter({ hasText: /^1 detection$/ }).waitFor();
+    assert.equal(await total.textContent(), '1 detection');
+    assert.equal(await page.getByTestId('preview-row').count(), 1);
 
     await filters.getByRole('button', { name: 'Clear' }).click();
     await total.filter({ hasText: '6 detections' }).waitFor();

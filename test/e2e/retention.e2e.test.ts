@@ -57,7 +57,7 @@ describe('storage and retention (e2e)', { skip, timeout: 180_000 }, () => {
     await row.filter({ hasText: 'finished' }).waitFor({ timeout: 20_000 });
     const cells = await row.getByRole('cell').allTextContents();
     assert.equal(cells[3], '1', 'one chunk removed');
-    assert.equal(cells[4], '2.0 KB', 'its bytes freed');
+    assert.equal(cells[4], '2.05 kB', 'its bytes freed: 2048 bytes in SI units');
     assert.equal(cells[5], '0', 'none kept');
     assert.equal(await hub.infra.storage.stat(key), null, 'its object is gone');
     assert.deepEqual(cspViolations, [], 'CSP violations');

@@ -6,6 +6,7 @@
 import { createContext, useContext, useMemo } from 'react';
 import { en, type Key } from './locales/en';
 import { de } from './locales/de';
+import { formatMessage } from './message-format';
 
 export type { Key };
 
@@ -22,11 +23,8 @@ export type T = (key: Key, vars?: Record<string, string | number>) => string;
 
 export function translator(lang: Lang): T {
   const dict: Record<Key, string> = DICTIONARIES[lang];
-  return (key, vars) => {
-    let s = dict[key] ?? en[key] ?? key;
-    if (vars) for (const [k, v] of Object.entries(vars)) s = s.replaceAll(`{${k}}`, String(v));
-    return s;
-  };
+  // Plural forms ({n, plural, one {…} other {…}}) are chosen by Intl.PluralRules of the language on screen.
+  return (key, vars) => formatMessage(dict[key] ?? en[key] ?? key, vars, lang);
 }
 
 export const I18nContext = createContext<{ lang: Lang; t: T }>({ lang: 'en', t: translator('en') });

@@ -3,6 +3,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { useQueryClient } from '@tanstack/react-query';
 import { accountKeys, type Me, type Preferences, type Role, type TeamRef } from './api/hooks/account';
 import { I18nContext, pickLang, setActiveLang, translator } from './i18n';
+import { formatBytes } from './format';
 
 interface SessionValue {
   me: Me;
@@ -79,29 +80,6 @@ export function formatDate(d: Date, pattern: string, lang: string): string {
             ? pad(d.getDate())
             : String(d.getDate()),
   );
-}
-
-const BYTE_UNITS = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte', 'petabyte'] as const;
-
-/**
- * A byte count in the person's language with SI units (1 kB = 1000 B), e.g. "1.5 GB" / "1,5 GB":
- * Intl names the units, so both languages read them natively; negative counts keep their sign.
- */
-export function formatBytes(n: number | null | undefined, lang: string): string {
-  if (n === null || n === undefined) return '—';
-  let v = Math.abs(n);
-  let i = 0;
-  while (v >= 1000 && i < BYTE_UNITS.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  const text = new Intl.NumberFormat(lang, {
-    style: 'unit',
-    unit: BYTE_UNITS[i],
-    unitDisplay: 'short',
-    maximumFractionDigits: i === 0 ? 0 : v < 10 ? 2 : 1,
-  }).format(v);
-  return n < 0 ? `−${text}` : text;
 }
 
 /** Dates and times as the person's preferences say (date format, 24h or 12h clock). */

@@ -1,38 +1,25 @@
-import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent, NotJson } from '../../core/schemas.ts';
-import { AppError, badRequest } from '../../core/errors.ts';
+import { badRequest } from '../../core/errors.ts';
+import { readUpload } from '../../core/upload.ts';
 import { MAX_PHOTO_BYTES, PHOTO_TYPES, type FieldNotesService } from './service.ts';
 import { NoteCreateBody, NoteList, NoteListQuery, NoteUpdateBody, NoteView } from './schemas.ts';
 
-/** Reads the one file part "photo" of a multipart upload (at most MAX_PHOTO_BYTES). */
+/** The upload's one file "photo": JPEG, PNG or WebP by its declared type, at most MAX_PHOTO_BYTES. */
 async function readPhoto(req: FastifyRequest): Promise<Buffer> {
-  if (!req.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the photo as multipart/form-data with a file "photo"');
-  let photo: Buffer | null = null;
-  try {
-    for await (const part of req.parts({ limits: { fileSize: MAX_PHOTO_BYTES, files: 1, fields: 0 } })) {
-      if (part.type !== 'file') continue;
-      if (part.fieldname !== 'photo') {
-        part.file.resume();
-        throw badRequest(`Unknown file field "${part.fieldname}": send "photo"`);
-      }
-      if (!(part.mimetype in PHOTO_TYPES)) {
-        part.file.resume();
-        throw badRequest('The photo must be a JPEG, PNG or WebP image', 'INVALID_PHOTO');
-      }
-      photo = await part.toBuffer();
-    }
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError(413, 'PAYLOAD_TOO_LARGE', `A photo is at most ${MAX_PHOTO_BYTES} bytes`);
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT')
-      throw badRequest('Send one file "photo" and nothing else');
-    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_NO_FORM_DATA') throw badRequest('The multipart body cannot be read');
-    throw err;
-  }
-  if (!photo || photo.length === 0) throw badRequest('The file "photo" is required', 'INVALID_PHOTO');
-  return photo;
+  const { files } = await readUpload(req, {
+    files: {
+      photo: {
+        maxBytes: MAX_PHOTO_BYTES,
+        missing: { code: 'INVALID_PHOTO', message: 'The file "photo" is required' },
+        check: ({ mimetype }) => {
+          if (!Object.hasOwn(PHOTO_TYPES, mimetype)) throw badRequest('The photo must be a JPEG, PNG or WebP image', 'INVALID_PHOTO');
+        },
+      },
+    },
+  });
+  return files.photo;
 }
 
 export function fieldNotesRoutes(notes: FieldNotesService) {

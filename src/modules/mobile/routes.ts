@@ -1,16 +1,14 @@
-import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent, NotJson } from '../../core/schemas.ts';
-import { AppError, badRequest, errorBody } from '../../core/errors.ts';
-import { MAX_NOTES, payloadTooLarge, type MobileService, type ReleaseFields, type StagedPackage } from './service.ts';
+import { badRequest, errorBody } from '../../core/errors.ts';
+import { readUpload } from '../../core/upload.ts';
+import { MAX_NOTES, type MobileService, type ReleaseFields, type StagedPackage } from './service.ts';
 import { ForceBody, LatestQuery, MobileLatest, MobileRelease, MobileReleaseList } from './schemas.ts';
 
-const FIELDS = ['version', 'notes', 'forceUpdate'];
+const FIELDS = ['version', 'notes', 'forceUpdate'] as const;
 
-function readFields(fields: Record<string, string>): ReleaseFields {
-  const unknown = Object.keys(fields).filter((k) => !FIELDS.includes(k));
-  if (unknown.length) throw badRequest(`Unknown fields: ${unknown.join(', ')}; send file, version, notes and forceUpdate`);
+function readFields(fields: Partial<Record<(typeof FIELDS)[number], string>>): ReleaseFields {
   const version = fields.version?.trim();
   if (!version) throw badRequest('version is required (SemVer, e.g. 1.4.2)', 'INVALID_VERSION');
   const notes = (fields.notes ?? '').trim();
@@ -21,38 +19,22 @@ function readFields(fields: Record<string, string>): ReleaseFields {
 }
 
 /**
- * Reads the upload's parts: the package (file field `file`) goes straight to a temp file through
- * the service; the fields are version, notes and forceUpdate. On any refusal the temp file goes.
+ * The upload's parts: the package (file field `file`) goes straight to a temp file through the
+ * service; the fields are version, notes and forceUpdate. On any refusal the temp file goes.
  */
-async function readUpload(req: FastifyRequest, mobile: MobileService): Promise<{ staged: StagedPackage; fields: ReleaseFields }> {
-  if (!req.isMultipart())
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the package as multipart/form-data with the file field "file"');
-  const raw: Record<string, string> = {};
-  let staged: StagedPackage | null = null;
-  try {
-    for await (const part of req.parts({ limits: { fileSize: mobile.maxBytes, files: 1, fields: FIELDS.length, fieldSize: 64 * 1024 } })) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'file') {
-          part.file.resume();
-          throw badRequest(`Unknown file field "${part.fieldname}": send the package as "file"`);
-        }
-        staged = await mobile.stage(part.filename, part.file);
-      } else {
-        raw[part.fieldname] = String(part.value);
-      }
-    }
-    if (!staged) throw badRequest('The package file (field "file": .apk, .aab or .ipa) is required', 'INVALID_PACKAGE');
-    return { staged, fields: readFields(raw) };
-  } catch (err) {
-    if (staged) await mobile.discard(staged);
-    const code = (err as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw payloadTooLarge(`The package is larger than ${mobile.maxBytes} bytes (MOBILE_MAX_BYTES)`);
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') {
-      throw badRequest('Too many parts: send one file and the fields version, notes and forceUpdate');
-    }
-    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_NO_FORM_DATA') throw badRequest('The multipart body cannot be read');
-    throw err;
-  }
+async function readRelease(req: FastifyRequest, mobile: MobileService): Promise<{ staged: StagedPackage; fields: ReleaseFields }> {
+  const { files, fields } = await readUpload(req, {
+    files: {
+      file: {
+        maxBytes: mobile.maxBytes,
+        missing: { code: 'INVALID_PACKAGE', message: 'The package file (field "file": .apk, .aab or .ipa) is required' },
+        receive: (stream, part) => mobile.stage(part.filename, stream),
+        discard: mobile.discard,
+      },
+    },
+    fields: { names: FIELDS, maxBytes: 64 * 1024, read: readFields },
+  });
+  return { staged: files.file, fields };
 }
 
 export function mobileRoutes(mobile: MobileService) {
@@ -119,7 +101,7 @@ export function mobileRoutes(mobile: MobileService) {
       tags: ['mobile', 'admin'],
       schema: { response: { 201: MobileRelease } },
       handler: async ({ actor, req, reply }) => {
-        const { staged, fields } = await readUpload(req, mobile);
+        const { staged, fields } = await readRelease(req, mobile);
         const created = await mobile.upload(actor, staged, fields);
         reply.code(201);
         return created;

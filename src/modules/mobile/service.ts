@@ -21,7 +21,7 @@ import type { Actor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
-import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { badRequest, conflict, notFound, payloadTooLarge } from '../../core/errors.ts';
 import { isSemver } from '../system/version.ts';
 import { parseRange } from '../audio/service.ts';
 import { createMobileRepo, type MobileReleaseRow } from './repo.ts';
@@ -39,7 +39,6 @@ export const PACKAGE_TYPES: Record<string, string> = {
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
 export const MAX_NOTES = 10_000;
 
-export const payloadTooLarge = (message: string) => new AppError(413, 'PAYLOAD_TOO_LARGE', message);
 const invalidPackage = (message: string) => badRequest(message, 'INVALID_PACKAGE');
 
 /** A received package waiting in its temp file. */
@@ -107,10 +106,10 @@ export function createMobileService(deps: {
     maxBytes,
 
     /**
-     * Receives one package part into a temp file, counting its SHA-256 and size on the way.
-     * `truncated` is the multipart stream's flag for a file cut at the size limit.
+     * Receives one package into a temp file, counting its SHA-256 and size on the way. The upload
+     * reader hands over at most one byte past the limit, so the count tells an oversize package.
      */
-    async stage(filename: string, body: Readable & { truncated?: boolean }): Promise<StagedPackage> {
+    async stage(filename: string, body: Readable): Promise<StagedPackage> {
       const extension = /\.([a-z0-9]+)$/i.exec(filename)?.[1]?.toLowerCase() ?? '';
       if (!Object.hasOwn(PACKAGE_TYPES, extension)) {
         body.resume();
@@ -131,7 +130,7 @@ export function createMobileService(deps: {
       });
       try {
         await pipeline(body, count, fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-        if (body.truncated || size > maxBytes) throw payloadTooLarge(`The package is larger than ${maxBytes} bytes (MOBILE_MAX_BYTES)`);
+        if (size > maxBytes) throw payloadTooLarge(`The package is larger than ${maxBytes} bytes (MOBILE_MAX_BYTES)`);
         if (!head.equals(ZIP_MAGIC)) throw invalidPackage(`The file is not an app package: an .${extension} file is a zip archive`);
       } catch (err) {
         await discard({ file });

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { DEFAULT_LIMIT, NoContent, Nullable, Open, Paging } from '../../core/schemas.ts';
-import { AppError, badRequest } from '../../core/errors.ts';
-import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, payloadTooLarge, type ModelsService, type ModelUpload } from './service.ts';
+import { badRequest } from '../../core/errors.ts';
+import { readUpload } from '../../core/upload.ts';
+import { MAX_LABELS_BYTES, MAX_MODEL_BYTES, type ModelsService, type ModelUpload } from './service.ts';
 import { PublicModelList } from './schemas.ts';
 
 const ModelId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
@@ -37,40 +37,31 @@ const LabelView = Type.Object({
 });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
-/** Reads the upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
-async function readUpload(req: FastifyRequest): Promise<ModelUpload> {
-  if (!req.isMultipart()) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the model as multipart/form-data with files "model" and "labels"');
-  const fields: Record<string, string> = {};
-  const files: Record<string, Buffer> = {};
-  try {
-    for await (const part of req.parts({ limits: { fileSize: MAX_MODEL_BYTES, files: 2, fields: 5, fieldSize: 2000 } })) {
-      if (part.type === 'file') {
-        if (part.fieldname !== 'model' && part.fieldname !== 'labels') {
-          part.file.resume();
-          throw badRequest(`Unknown file field "${part.fieldname}": send "model" and "labels"`);
-        }
-        if (part.fieldname === 'model' && !/\.onnx$/i.test(part.filename)) throw badRequest('The model file must be an .onnx file', 'INVALID_MODEL');
-        files[part.fieldname] = await part.toBuffer();
-        if (part.fieldname === 'labels' && files.labels.length > MAX_LABELS_BYTES) throw payloadTooLarge(`The labels file is larger than ${MAX_LABELS_BYTES} bytes`);
-      } else {
-        fields[part.fieldname] = String(part.value);
-      }
-    }
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw payloadTooLarge(`A file is larger than ${MAX_MODEL_BYTES} bytes`);
-    if (code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') throw badRequest('Too many parts: send name, version, description, model and labels');
-    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE' || code === 'FST_NO_FORM_DATA') throw badRequest('The multipart body cannot be read');
-    throw err;
-  }
-  const unknown = Object.keys(fields).filter((k) => !['name', 'version', 'description'].includes(k));
-  if (unknown.length) throw badRequest(`Unknown fields: ${unknown.join(', ')}`);
-  const name = fields.name?.trim();
-  if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
-  if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
-  if (!files.model || files.model.length === 0) throw badRequest('The "model" file (.onnx) is required', 'INVALID_MODEL');
-  if (!files.labels || files.labels.length === 0) throw badRequest('The "labels" file (.txt) is required', 'INVALID_LABELS');
-  return { name, version: fields.version?.trim() || null, description: fields.description?.trim() || null, model: files.model, labels: files.labels };
+/** The upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
+async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
+  const { files, fields } = await readUpload(req, {
+    files: {
+      model: {
+        maxBytes: MAX_MODEL_BYTES,
+        missing: { code: 'INVALID_MODEL', message: 'The "model" file (.onnx) is required' },
+        check: ({ filename }) => {
+          if (!/\.onnx$/i.test(filename)) throw badRequest('The model file must be an .onnx file', 'INVALID_MODEL');
+        },
+      },
+      labels: { maxBytes: MAX_LABELS_BYTES, missing: { code: 'INVALID_LABELS', message: 'The "labels" file (.txt) is required' } },
+    },
+    fields: {
+      names: ['name', 'version', 'description'],
+      maxBytes: 2000,
+      read: (fields) => {
+        const name = fields.name?.trim();
+        if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
+        if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
+        return { name, version: fields.version?.trim() || null, description: fields.description?.trim() || null };
+      },
+    },
+  });
+  return { ...fields, model: files.model, labels: files.labels };
 }
 
 export function modelsRoutes(models: ModelsService) {
@@ -112,7 +103,7 @@ export function modelsRoutes(models: ModelsService) {
       tags: ['admin', 'models'],
       schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {
-        const created = await models.upload(actor, await readUpload(req));
+        const created = await models.upload(actor, await readModelUpload(req));
         reply.code(201);
         return created;
       },

@@ -15,7 +15,7 @@ import type { Actor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
-import { AppError, badRequest, conflict, notFound } from '../../core/errors.ts';
+import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { BUILTIN_LABELS_PATH, Model } from '../../infra/classifier/onnx.ts';
 import { ModelError } from '../../infra/classifier/types.ts';
 import { parseLabels } from '../../infra/classifier/labels.ts';
@@ -224,5 +224,3 @@ export function createModelsService(deps: {
 }
 
 export type ModelsService = ReturnType<typeof createModelsService>;
-
-export const payloadTooLarge = (message: string) => new AppError(413, 'PAYLOAD_TOO_LARGE', message);

@@ -6,6 +6,7 @@ import createClient from 'openapi-fetch';
 import type { paths } from './schema';
 import { activeLang, tActive } from '../i18n';
 import { ERROR_MESSAGES, FIELD_MESSAGES } from '../locales/errors';
+import { formatMessage } from '../message-format';
 
 /** The JSON body of a route's success answer (200, 201 or 202), as the hub's response schema declares it. */
 export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { responses: infer R }
@@ -49,7 +50,7 @@ interface FieldIssue {
 /** A refused field's message in the person's language, from the validator's keyword; the hub's words otherwise. */
 function fieldMessage(d: FieldIssue): FieldIssue {
   const tpl = d.keyword ? FIELD_MESSAGES[activeLang()][d.keyword] : undefined;
-  return tpl ? { ...d, message: tpl.replace('{limit}', String(d.limit ?? '')) } : d;
+  return tpl ? { ...d, message: formatMessage(tpl, { limit: d.limit ?? '' }, activeLang()) } : d;
 }
 
 /**

@@ -5,13 +5,15 @@
 import { useState, type FormEvent } from 'react';
 import { useAdminModels, useModelLabels, useModelMutations, useRemapLabel, type ModelInfo, type ModelLabel } from '../api/hooks/models';
 import { useT } from '../i18n';
-import { bytes, ErrorText, Field } from './ui';
+import { useFormat } from '../session';
+import { ErrorText, Field } from './ui';
 import { LIMITS } from '../limits';
 
 const LABELS_PAGE = 50;
 
 export function ModelsAdmin() {
   const t = useT();
+  const fmt = useFormat();
   const models = useAdminModels();
   const { setDefault, toggle: enable, remove, add } = useModelMutations();
   const [open, setOpen] = useState<string | null>(null);
@@ -46,7 +48,7 @@ export function ModelsAdmin() {
                   {m.labelCount}
                   {m.unknownLabelCount > 0 ? <span className="small"> ({t('models.unknown', { n: m.unknownLabelCount })})</span> : null}
                 </td>
-                <td>{m.builtin ? t('models.builtin') : bytes(m.modelBytes)}</td>
+                <td>{m.builtin ? t('models.builtin') : fmt.bytes(m.modelBytes)}</td>
                 <td>
                   <div className="row tight">
                     <button

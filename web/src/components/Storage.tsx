@@ -11,11 +11,10 @@ export type HubDisk = SatelliteStorage['hub'];
 /** The hub's storage warning: shown only when fewer days remain than the hub setting storage_warning_days. */
 export function DiskWarning({ disk }: { disk: HubDisk }) {
   const t = useT();
-  const fmt = useFormat();
   if (!disk.warning) return null;
   return (
     <p className="card banner" role="alert" data-testid="storage-warning">
-      {t('storage.hubWarning', { days: fmt.number(disk.daysRemaining, 1), limit: disk.warningDays })}
+      {t('storage.hubWarning', { days: disk.daysRemaining ?? '—', limit: disk.warningDays })}
     </p>
   );
 }
@@ -45,7 +44,7 @@ export function DiskFacts({ disk, windowDays }: { disk: HubDisk; windowDays: num
           ? disk.freeBytes === null
             ? '—'
             : t('storage.notGrowing')
-          : t('storage.days', { days: fmt.number(disk.daysRemaining, 1) })}{' '}
+          : t('storage.days', { days: disk.daysRemaining })}{' '}
         <span className="muted small">{t('storage.warnBelow', { days: disk.warningDays })}</span>
       </dd>
     </>

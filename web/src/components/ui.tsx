@@ -95,12 +95,6 @@ export function Loading() {
   return <p aria-busy="true">{t('common.loading')}</p>;
 }
 
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
-
 /** A Delete button that asks once more: the question, then Delete or Cancel. */
 export function ConfirmDelete({ question, pending, onDelete }: { question: string; pending: boolean; onDelete: () => void }) {
   const t = useT();

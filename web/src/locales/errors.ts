@@ -225,8 +225,8 @@ export const ERROR_MESSAGES: Record<'en' | 'de', Record<string, string>> = {
 export const FIELD_MESSAGES: Record<'en' | 'de', Record<string, string>> = {
   en: {
     required: 'Required',
-    minLength: 'At least {limit} characters',
-    maxLength: 'At most {limit} characters',
+    minLength: 'At least {limit, plural, one {# character} other {# characters}}',
+    maxLength: 'At most {limit, plural, one {# character} other {# characters}}',
     minimum: 'At least {limit}',
     maximum: 'At most {limit}',
     exclusiveMinimum: 'More than {limit}',

@@ -24,9 +24,9 @@ import {
 import type { Detection } from '../api/hooks/detections';
 import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
-import { useLang, useT } from '../i18n';
+import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { bytes, EmptyNote, ErrorText, Field, Loading } from '../components/ui';
+import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
 import { FilterFields, readFilters } from '../components/exports/FilterFields';
 import { presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
@@ -225,14 +225,12 @@ function Preview({
   unverifiedNote: boolean;
 }) {
   const t = useT();
-  const lang = useLang();
   const fmt = useFormat();
   const speciesName = useSpeciesNames(useMemo(() => rows.map((d) => d.speciesCode), [rows]));
-  const nf = useMemo(() => new Intl.NumberFormat(lang), [lang]);
   return (
     <>
       <p data-testid="export-total" aria-live="polite">
-        <strong>{total !== null ? t('export.total', { n: nf.format(total) }) : t('common.loading')}</strong>
+        <strong>{total !== null ? t('export.total', { n: total }) : t('common.loading')}</strong>
         {total !== null && total > rows.length ? <span className="muted"> · {t('export.firstRows', { n: rows.length })}</span> : null}
       </p>
       {unverifiedNote ? <p className="muted small">{t('export.confirmedOnly')}</p> : null}
@@ -276,7 +274,7 @@ function Preview({
                 {t('export.skipped.item', {
                   name: s.commonName,
                   code: s.speciesCode,
-                  n: nf.format(s.count),
+                  n: s.count,
                   reason: skipReason(t, s.reason),
                 })}
               </li>
@@ -351,7 +349,7 @@ function JobRow({ j }: { j: ExportJob }) {
             <a href={j.downloadUrl} download={j.filename ?? true}>
               {t('export.downloadFile', { name: j.filename ?? '' })}
             </a>
-            {j.bytes !== null ? <span className="muted small"> ({bytes(j.bytes)})</span> : null}
+            {j.bytes !== null ? <span className="muted small"> ({fmt.bytes(j.bytes)})</span> : null}
             <div className="muted small">{t('export.expires', { date: fmt.dateTime(j.expiresAt) })}</div>
           </>
         ) : (

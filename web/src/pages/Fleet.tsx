@@ -12,7 +12,7 @@ import {
 import { atLeast } from '../roles';
 import { useT, type T } from '../i18n';
 import { useFormat, useSession } from '../session';
-import { bytes, CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
+import { CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 import { SatelliteSetup } from '../components/SatelliteSetup';
 import { DiskFacts, DiskWarning } from '../components/Storage';
@@ -44,14 +44,14 @@ const STAT_KEYS = [
   'diskBytes',
 ] as const;
 
-/** Heartbeat counters (as the satellite reported them) with translated labels; byte counts in B/KB/MB. */
-function stats(t: T, reported: unknown): string {
+/** Heartbeat counters (as the satellite reported them) with translated labels; byte counts in SI units. */
+function stats(t: T, fmt: ReturnType<typeof useFormat>, reported: unknown): string {
   const o = reported as Record<string, number> | null;
   if (!o) return '—';
   return Object.entries(o)
     .map(([k, v]) => {
       const label = (STAT_KEYS as readonly string[]).includes(k) ? t(`fleet.stat.${k as (typeof STAT_KEYS)[number]}`) : k;
-      return `${label} ${k.endsWith('Bytes') ? bytes(v) : v}`;
+      return `${label} ${k.endsWith('Bytes') ? fmt.bytes(v) : v}`;
     })
     .join(' · ');
 }
@@ -110,7 +110,7 @@ function FleetStorage({ storage }: { storage: SatelliteStorage }) {
       <dl>
         <dt>{t('storage.teamTotal')}</dt>
         <dd data-testid="team-total">
-          {fmt.bytes(storage.totalBytes)} <span className="muted small">({t('storage.chunks', { n: fmt.number(storage.chunks) })})</span>
+          {fmt.bytes(storage.totalBytes)} <span className="muted small">({t('storage.chunks', { n: storage.chunks })})</span>
         </dd>
         <dt>{t('storage.growth')}</dt>
         <dd data-testid="team-growth">
@@ -285,8 +285,8 @@ export default function Fleet() {
                 </td>
                 <td>{uptime(t, s.uptimeSeconds)}</td>
                 <td>{s.noiseFloorRms === null ? '—' : s.noiseFloorRms.toFixed(4)}</td>
-                <td className="small">{stats(t, s.outboxStats)}</td>
-                <td className="small">{stats(t, s.filterStats)}</td>
+                <td className="small">{stats(t, fmt, s.outboxStats)}</td>
+                <td className="small">{stats(t, fmt, s.filterStats)}</td>
                 <td>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
                 <td>
                   <StorageCell s={stored.get(s.id)} />

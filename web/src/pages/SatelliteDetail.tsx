@@ -12,7 +12,7 @@ import {
 import { TelemetrySparklines } from '../components/Telemetry';
 import { useT } from '../i18n';
 import { useFormat } from '../session';
-import { bytes, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
+import { ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { DeviceActions } from './DeviceActions';
 import { ListenLive } from './ListenLive';
 import { atLeast } from '../roles';
@@ -172,7 +172,7 @@ export default function SatelliteDetail() {
                   {t('fleet.deletePreview', {
                     detections: preview.data.detections,
                     chunks: preview.data.chunks,
-                    bytes: bytes(preview.data.audioBytes),
+                    bytes: fmt.bytes(preview.data.audioBytes),
                     alerts: preview.data.alerts,
                     notes: preview.data.fieldNotes,
                   })}

@@ -130,8 +130,8 @@ export default function Sessions() {
             <div className="row">
               <strong>{fmt.dateTime(s.start)}</strong>
               <span className="muted small">
-                {s.satelliteName ?? s.satelliteId} · {minutes(t, s.durationMs)} · {s.chunkCount} {t('sessions.chunks')} · {s.detectionCount}{' '}
-                {t('det.title')} · {s.speciesCount} {t('det.sort.species')}
+                {s.satelliteName ?? s.satelliteId} · {minutes(t, s.durationMs)} ·{' '}
+                {t('sessions.counts', { chunks: s.chunkCount, detections: s.detectionCount, species: s.speciesCount })}
               </span>
               <span className="small">
                 {s.topSpecies.map((x) => `${speciesName(x.speciesCode, x.commonName ?? '').primary} ×${x.count}`).join(', ')}

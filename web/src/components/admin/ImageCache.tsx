@@ -1,14 +1,15 @@
 /** The hub admin's species photo cache: statistics, retry of failed downloads, a re-crop of every photo, and clearing it. */
 import { useImageCacheActions, useImageCacheStats } from '../../api/hooks/species-images';
 import { useT } from '../../i18n';
+import { useFormat } from '../../session';
 import { ErrorText, Loading } from '../ui';
 
 export function ImageCache() {
   const t = useT();
+  const fmt = useFormat();
   const stats = useImageCacheStats();
   const { clear, retry, recrop } = useImageCacheActions();
   const s = stats.data;
-  const mb = (n: number) => (n / (1024 * 1024)).toFixed(1);
   return (
     <div data-testid="image-cache">
       {stats.isLoading ? <Loading /> : null}
@@ -27,7 +28,7 @@ export function ImageCache() {
             })}
           </dd>
           <dt>{t('imageCache.bytes')}</dt>
-          <dd>{t('imageCache.mb', { original: mb(s.originalBytes), display: mb(s.displayBytes) })}</dd>
+          <dd>{t('imageCache.sizes', { original: fmt.bytes(s.originalBytes), display: fmt.bytes(s.displayBytes) })}</dd>
           <dt>{t('imageCache.awaiting')}</dt>
           <dd>{s.awaitingAnalysis}</dd>
           <dt>{t('imageCache.providers')}</dt>

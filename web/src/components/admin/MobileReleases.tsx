@@ -5,10 +5,12 @@
 import type { FormEvent } from 'react';
 import { useMobileReleaseMutations, useMobileReleases } from '../../api/hooks/mobile';
 import { useT } from '../../i18n';
-import { bytes, CopyButton, EmptyNote, ErrorText, Field } from '../ui';
+import { useFormat } from '../../session';
+import { CopyButton, EmptyNote, ErrorText, Field } from '../ui';
 
 export function MobileReleases() {
   const t = useT();
+  const fmt = useFormat();
   const releases = useMobileReleases();
   const { add, toggleForce, remove } = useMobileReleaseMutations();
 
@@ -44,7 +46,7 @@ export function MobileReleases() {
                     {r.notes ? <div className="small">{r.notes}</div> : null}
                   </th>
                   <td className="small">{new Date(r.createdAt).toLocaleString()}</td>
-                  <td>{bytes(r.fileSize)}</td>
+                  <td>{fmt.bytes(r.fileSize)}</td>
                   <td>
                     <div className="row tight">
                       <code title={r.sha256}>{r.sha256.slice(0, 12)}…</code>

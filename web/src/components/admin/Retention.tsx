@@ -2,7 +2,7 @@
 import { useRetentionRuns, useRunRetention } from '../../api/hooks/retention';
 import { useT } from '../../i18n';
 import { useFormat } from '../../session';
-import { bytes, ErrorText } from '../ui';
+import { ErrorText } from '../ui';
 
 export function Retention() {
   const t = useT();
@@ -53,7 +53,7 @@ export function Retention() {
                   {r.error ? <span className="small"> {r.error}</span> : null}
                 </td>
                 <td>{r.chunksRemoved}</td>
-                <td>{bytes(r.bytesFreed)}</td>
+                <td>{fmt.bytes(r.bytesFreed)}</td>
                 <td>{r.chunksKept}</td>
               </tr>
             ))}

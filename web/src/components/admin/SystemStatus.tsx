@@ -2,7 +2,7 @@
 import { useSystemStatus, type InfraCheck } from '../../api/hooks/system';
 import { useT } from '../../i18n';
 import { useFormat } from '../../session';
-import { bytes, ErrorText, Loading } from '../ui';
+import { ErrorText, Loading } from '../ui';
 
 function uptime(seconds: number): string {
   const d = Math.floor(seconds / 86400);
@@ -68,9 +68,9 @@ export function SystemStatus() {
                 <td>{s.version}</td>
                 <td title={fmt.dateTime(s.startedAt)}>{uptime(s.uptimeSeconds)}</td>
                 <td>
-                  {bytes(s.memory.rss)}{' '}
+                  {fmt.bytes(s.memory.rss)}{' '}
                   <span className="muted small">
-                    ({t('system.heap')} {bytes(s.memory.heapUsed)})
+                    ({t('system.heap')} {fmt.bytes(s.memory.heapUsed)})
                   </span>
                 </td>
                 <td>

@@ -18,7 +18,7 @@ export function SystemStorage() {
       <dl>
         <dt>{t('storage.hubTotal')}</dt>
         <dd data-testid="hub-total">
-          {fmt.bytes(s.totalBytes)} <span className="muted small">({t('storage.chunks', { n: fmt.number(s.chunks) })})</span>
+          {fmt.bytes(s.totalBytes)} <span className="muted small">({t('storage.chunks', { n: s.chunks })})</span>
         </dd>
         <DiskFacts disk={s.disk} windowDays={s.windowDays} />
       </dl>

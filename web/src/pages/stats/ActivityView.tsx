@@ -88,7 +88,7 @@ function Heatmap({ days, fmt }: { days: Array<{ date: string; hours: number[] }>
   const labelEvery = Math.max(1, Math.ceil(days.length / 12));
   const p = peak as { date: string; hour: number; count: number } | null;
   const summary = p
-    ? t('stats.heatmap.summary', { total: fmt.int(total), day: fmt.day(p.date), hour: fmt.hour(p.hour), n: fmt.int(p.count) })
+    ? t('stats.heatmap.summary', { total, day: fmt.day(p.date), hour: fmt.hour(p.hour), n: fmt.int(p.count) })
     : t('stats.noDetections');
   return (
     <figure className="chart">

@@ -52,11 +52,11 @@ export default function MapView() {
         longitude: s.longitude,
         kind: 'satellite',
         label: s.name,
-        title: t('stats.map.pointTitle', { name: s.name, n: fmt.int(s.detectionCount), species: fmt.int(s.speciesCount) }),
+        title: t('stats.map.pointTitle', { name: s.name, n: s.detectionCount, species: s.speciesCount }),
       });
     }
     return out;
-  }, [sats, tracks.data, t, fmt, when]);
+  }, [sats, tracks.data, t, when]);
 
   return (
     <>
@@ -68,9 +68,7 @@ export default function MapView() {
         <>
           <WorldMap points={points} title={t('stats.map.title')} tileUrl={tileUrl} onSelect={(id) => navigate(`/fleet/${id}`)} />
           <p className="muted small">{tileUrl ? t('stats.map.tiles') : t('stats.map.offline')}</p>
-          {tracks.data?.truncated ? (
-            <p className="muted small">{t('stats.map.truncated', { n: fmt.int(tracks.data.points.length) })}</p>
-          ) : null}
+          {tracks.data?.truncated ? <p className="muted small">{t('stats.map.truncated', { n: tracks.data.points.length })}</p> : null}
           <div className="table-wrap">
             <table data-testid="map-satellites">
               <caption className="sr-only">{t('stats.map.title')}</caption>

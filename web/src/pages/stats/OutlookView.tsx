@@ -147,9 +147,7 @@ function Expected() {
               {list.map((x) => (
                 <li key={x.code}>
                   <SpeciesLink code={x.code} name={x.commonName} names={names} />
-                  {x.detections > 0 ? (
-                    <span className="muted small"> · {t('stats.expected.detections', { n: fmt.int(x.detections) })}</span>
-                  ) : null}
+                  {x.detections > 0 ? <span className="muted small"> · {t('stats.expected.detections', { n: x.detections })}</span> : null}
                   {x.lastReportedAt ? (
                     <span className="muted small"> · {t('stats.expected.reported', { when: x.lastReportedAt })}</span>
                   ) : null}

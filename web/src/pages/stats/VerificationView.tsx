@@ -38,7 +38,7 @@ export function VerificationView() {
             aria-label={t('stats.verification.summary', {
               confirmed: fmt.int(v.confirmed),
               rejected: fmt.int(v.rejected),
-              total: fmt.int(v.total),
+              total: v.total,
             })}
           >
             <span className="confirmed" style={{ width: share(v.confirmed) }} />
