@@ -99,7 +99,7 @@ module.exports = {
     {
       name: 'auth-does-not-know-mfa',
       severity: 'error',
-      comment: 'Sign-in asks for a second factor through an interface the composition fills, so mfa -> auth only.',
+      comment: 'Sign-in asks for a second factor through an interface (SecondFactor) the composition passes the mfa service in as, so mfa -> auth only.',
       from: { path: '^src/modules/auth/' },
       to: { path: '^src/modules/mfa/' },
     },
