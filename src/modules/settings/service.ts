@@ -399,10 +399,10 @@ export function createSettingsService(deps: {
     },
 
     /**
-     * Which hub, team or satellite settings every process now sees: a counter of committed saves,
-     * raised before the saving request answers. A cache built from settings keys on it (the
-     * public pages), so any save drops it at once everywhere, and the settings writer needs to
-     * know no cache.
+     * The settings generation: a counter of committed hub, team and satellite saves, kept in kv
+     * (shared by every process) and raised before the saving request answers. A cache built from
+     * settings keys on it (the public pages), so any save drops it at once everywhere, and the
+     * settings writer knows no cache.
      */
     generation: async (): Promise<string> => (await kv.get(GENERATION_KEY)) ?? '0',
 
