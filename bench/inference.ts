@@ -112,7 +112,14 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
   };
   // The team's settings as the hub's worker reads them: one read per chunk (model, sensitivity,
   // aggregation rule, visible categories).
-  const settings = createSettingsService({ db, clock: systemClock, audit: null as never, bus: null as never, satellites: null as never });
+  const settings = createSettingsService({
+    db,
+    clock: systemClock,
+    audit: null as never,
+    bus: null as never,
+    kv: null as never,
+    satellites: null as never,
+  });
   const handle = createInferenceHandler({
     clock: systemClock,
     detections: createDetectionRecorder({ db, clock: systemClock, aggregationRule: settings.aggregationRule }),

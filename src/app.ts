@@ -23,6 +23,7 @@ import { checkDeclarations } from './core/declarations.ts';
 import { access, type Permission } from './core/permissions.ts';
 import { tileOrigin } from './modules/settings/registry.ts';
 import { HUB_VERSION } from './modules/system/version.ts';
+import { SESSION_COOKIE } from './core/cookies.ts';
 import { MAX_CLIENT_FRAME_BYTES, registerLiveRoutes } from './modules/live/routes.ts';
 import { WEB_DIST, registerWebRoutes } from './modules/web/static.ts';
 import { createServices, type ServiceOptions, type Services } from './services.ts';
@@ -133,7 +134,7 @@ export async function buildApp(
       servers: [{ url: config.publicUrl }],
       components: {
         securitySchemes: {
-          session: { type: 'apiKey', in: 'cookie', name: 'chorus_session' },
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE },
           bearer: { type: 'http', scheme: 'bearer', description: 'JWT from login, a team or satellite API key, or the internal key' },
         },
       },

@@ -189,7 +189,7 @@ async function admin(args: string[]) {
       await services.users.setHubAdmin(values.email, !values.revoke, actor);
       console.log(`${values.email} is ${values.revoke ? 'no longer' : 'now'} a hub admin`);
     } else if (sub === 'reset-password') {
-      const user = await services.users.accounts.findByEmail(values.email);
+      const user = await services.accounts.findByEmail(values.email);
       if (!user) throw notFound(`No user with email ${values.email}`);
       const result = await services.users.adminResetPassword(actor, user.id, values.password);
       console.log(

@@ -10,10 +10,12 @@ import { createAuthResolver } from './modules/auth/resolver.ts';
 import { cacheCredentials } from './modules/auth/principal-cache.ts';
 import { createGuard } from './core/guard.ts';
 import { createAuthService } from './modules/auth/service.ts';
+import { createSessionStore } from './modules/auth/sessions.ts';
 import { createMfaService } from './modules/mfa/service.ts';
-import { createUsersService } from './modules/users/service.ts';
+import { createUserAccounts, createUsersService } from './modules/users/service.ts';
 import { createSettingsService } from './modules/settings/service.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
+import { createSatelliteConfigHistory } from './modules/satellites/config-history.ts';
 import { createDeviceService } from './modules/satellites/device-service.ts';
 import { speciesCatalog } from './modules/species/catalog.ts';
 import { createSpeciesService } from './modules/species/service.ts';
@@ -40,6 +42,7 @@ import { createModelsService } from './modules/models/service.ts';
 import { createWorkersService } from './modules/workers/service.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { createAlerting } from './modules/alerts/index.ts';
+import { createAlertsService } from './modules/alerts/alerts-service.ts';
 import { createExportsService } from './modules/exports/service.ts';
 import { createScheduledExports } from './modules/exports/scheduled.ts';
 import { createRetentionService } from './modules/audio/retention.ts';
@@ -96,12 +99,37 @@ function installCollectors(metrics: Metrics, infra: Infra): void {
 }
 
 export function createServices(infra: Infra, opts: ServiceOptions = {}) {
+  // Each service is built after every service it calls, so none holds a closure over one built
+  // later, and nothing handed to a service is filled in afterwards (test/composition.test.ts).
+  // docs/architecture.md "Wiring order" lists the order and why each step stands where it does.
   const { db, clock, mail, bus, kv, config, broker, storage } = infra;
   const warn = (m: string) => infra.log.warn(m);
   const audit = createAuditWriter(clock, { strict: opts.strictAudit ?? false, warn });
   // Per hub instance (several test hubs share one process); the collectors read the ports at each scrape.
   const metrics = createMetrics({ labels: { mode: config.mode } });
   installCollectors(metrics, infra);
+  // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
+  const limits = {
+    register: kv.limiter('register', config.limits.register),
+    resetMail: kv.limiter('reset-mail', config.limits.resetMail),
+    inviteAccept: kv.limiter('invite-accept', config.limits.inviteAccept),
+    tokenGuesses: kv.limiter('token-guesses', config.limits.tokenGuesses),
+    apiKeys: kv.limiter('api-keys', config.limits.apiKeys),
+  };
+  const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
+
+  // 1. Services on the ports alone (or on each other in this order).
+  const species = createSpeciesService({ db });
+  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
+  const speciesImages = createSpeciesImagesService({
+    db,
+    clock,
+    audit,
+    queue: infra.queue,
+    storage,
+    config: config.images,
+    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
+  });
   const systemStatus = createSystemStatusService({
     db,
     kv,
@@ -112,33 +140,29 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     queue: infra.queue,
     speciesImages: () => speciesImages.totals(),
   });
-  // Abuse limits (docs/security.md), each created once: its counts live in the store behind it.
-  const limits = {
-    register: kv.limiter('register', config.limits.register),
-    resetMail: kv.limiter('reset-mail', config.limits.resetMail),
-    inviteAccept: kv.limiter('invite-accept', config.limits.inviteAccept),
-    tokenGuesses: kv.limiter('token-guesses', config.limits.tokenGuesses),
-    apiKeys: kv.limiter('api-keys', config.limits.apiKeys),
-  };
-  const jwt = createJwtService(config.secret, config.jwtTtlSeconds, clock);
-  const species = createSpeciesService({ db });
-  // Filled once the public pages exist: any settings save drops their cache.
-  const settingsSaved: Array<() => Promise<void>> = [];
+  const models = createModelsService({ db, clock, audit, storage, species });
+  const workers = createWorkersService({ kv, queue: infra.queue, clock });
+  const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
+  const auditLog = createAuditLogService({ db });
+
+  // 2. Settings: what a change reaches comes from the satellites module's config history, a
+  // service on the database alone, so the satellites service can read settings without a loop.
+  // Caches built from settings (the public pages) key on settings.generation().
   const settings = createSettingsService({
-    // After commit: a failed drop must not turn a saved change into an error (the page then turns over within 10 minutes).
-    onSaved: [() => Promise.all(settingsSaved.map((f) => f().catch(() => {}))).then(() => {})],
     db,
     clock,
     audit,
     bus,
-    satellites: { reach: (tx, scope) => satellites.reach(tx, scope), insertHistory: (tx, rows) => satellites.insertHistory(tx, rows) },
+    kv,
+    satellites: createSatelliteConfigHistory({ db }),
     refs: { model: (id) => models.refuseModelRef(id) },
   });
-  const models = createModelsService({ db, clock, audit, storage, species });
-  const workers = createWorkersService({ kv, queue: infra.queue, clock });
-  const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
-  // Bound once the alerts module exists (built after live, which needs the satellites).
-  const satellitesLinks = { alerts: async (_satelliteId: string) => 0 };
+
+  // 3. Satellites, after the modules whose rows a deletion counts and keeps: field notes (which
+  // name a satellite through the device service) and the alerts a team received.
+  const devices = createDeviceService({ db, clock, audit });
+  const fieldNotes = createFieldNotesService({ db, clock, audit, storage, satelliteName: devices.nameOf });
+  const alertLog = createAlertsService({ db, clock });
   const satellites = createSatellitesService({
     db,
     clock,
@@ -147,19 +171,10 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     apiKeys,
     broker,
     storage,
-    linked: {
-      alerts: (id) => satellitesLinks.alerts(id),
-      fieldNotes: (id) => fieldNotes.countOfSatellite(id),
-      keepName: async (tx, id, name) => void (await fieldNotes.keepSatelliteName(tx, id, name)),
-    },
+    linked: { alerts: alertLog.countOfSatellite, fieldNotes: fieldNotes.countOfSatellite, keepName: fieldNotes.keepSatelliteName },
   });
-  const fieldNotes = createFieldNotesService({
-    db,
-    clock,
-    audit,
-    storage,
-    satelliteName: (tenantId, id) => satellites.nameOf(tenantId, id),
-  });
+
+  // 4. Teams, whose departures revoke the leaver's keys and release their devices.
   const departureHandlers: DepartureHandler[] = [
     (tx, tenantId, userId) => apiKeys.revokeCreatedBy(tx, tenantId, userId).then(() => {}),
     (tx, tenantId, userId, opts) => satellites.release(tx, tenantId, userId, opts.keepDevices),
@@ -185,20 +200,21 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     onInviteUsed: [joining.liftBlock],
     acceptLimit: limits.inviteAccept,
   });
-  const auditLog = createAuditLogService({ db });
-  const users = createUsersService({
+
+  // 5. People, bottom up: account rows and the session store, then the second factor (which
+  // issues sessions), sign-in (which asks the second factor), and the account services (which
+  // end sessions and show the second factor).
+  const accounts = createUserAccounts({ db });
+  const sessionStore = createSessionStore({ db, clock, sessionTtlSeconds: config.sessionTtlSeconds });
+  const mfa = createMfaService({
     db,
     clock,
     audit,
-    teams,
-    settings,
-    auditLog,
-    // Bound late: auth and mfa are built next, as they read and write accounts through this service.
-    sessions: {
-      revokeUserSessions: (tx, userId, at, except) => auth.revokeUserSessions(tx, userId, at, except),
-      forgetEmail: (tx, email) => auth.forgetEmail(tx, email),
-    },
-    mfa: { summary: (userId, isHubAdmin) => mfa.summary(userId, isHubAdmin) },
+    jwt,
+    users: accounts,
+    sessions: sessionStore,
+    secret: config.secret,
+    publicUrl: config.publicUrl,
   });
   const auth = createAuthService({
     db,
@@ -206,29 +222,21 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     audit,
     mail,
     jwt,
-    users: users.accounts,
+    users: accounts,
     settings,
     invites,
     teams,
     apiKeys,
     publicUrl: config.publicUrl,
-    sessionTtlSeconds: config.sessionTtlSeconds,
     limits: { register: limits.register, resetMail: limits.resetMail },
-    secondFactor: () => mfa.secondFactor,
+    sessions: sessionStore,
+    secondFactor: mfa.secondFactor,
   });
-  const mfa = createMfaService({
-    db,
-    clock,
-    audit,
-    jwt,
-    users: users.accounts,
-    sessions: auth,
-    secret: config.secret,
-    publicUrl: config.publicUrl,
-  });
+  const users = createUsersService({ db, clock, audit, teams, settings, auditLog, sessions: sessionStore, mfa });
+
+  // 6. Audio and detections.
   const audio = createAudioService({ db, storage });
   const spectrograms = createSpectrogramService({ db, storage });
-  const devices = createDeviceService({ db, clock, audit });
   const calibration = createCalibrationService({ db, clock, audit });
   // One reader of what each team shows, for every list, count, summary and share.
   const visibility = createCategoryVisibility(settings);
@@ -265,7 +273,20 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     sensitive,
     devices,
   });
+
+  // 7. The live hub (its sockets ask the satellites who a device is), then alerting, which sends
+  // its alert frames through it.
+  const live = createLiveHub({
+    db,
+    clock,
+    audit,
+    bus,
+    broker,
+    deviceFacts: satellites.deviceFacts,
+    warn: (obj, msg) => infra.log.warn(obj, msg),
+  });
   const alerting = createAlerting({
+    alerts: alertLog,
     isSensitive: sensitive.isSensitive,
     db,
     clock,
@@ -284,7 +305,8 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
     warn: (obj, msg) => infra.log.warn(obj, msg),
   });
-  satellitesLinks.alerts = alerting.alerts.countOfSatellite;
+
+  // 8. Exports, mobile releases, retention, failed jobs.
   const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
   const exportsService = createExportsService({
     sensitiveCodes: sensitive.codesOf,
@@ -329,17 +351,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.
   const jobs = createJobsService({ db, clock, audit, queue: infra.queue, failures: audio.inferenceFailures });
 
-  // Species photos (issue 20): credited photos from the configured providers, stored once, served with bird-centred squares.
-  const speciesImages = createSpeciesImagesService({
-    db,
-    clock,
-    audit,
-    queue: infra.queue,
-    storage,
-    config: config.images,
-    scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
-  });
-  // Public team pages (issue 20).
+  // 9. Public team pages (issue 20), statistics and what reaches outside.
   const publicPages = createPublicPagesService({
     db,
     kv,
@@ -358,7 +370,6 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       ),
     publicUrl: config.publicUrl,
   });
-  settingsSaved.push(publicPages.dropCache);
   // Statistics that reach outside (issue 19): weather at the satellites, eBird's expected species, the map.
   const sources = config.statsSources;
   const weather = createWeatherService({
@@ -384,7 +395,10 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     weather: createWeatherCorrelationService({ db, devices, visibility, weather }),
     expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
   });
+  const stats = createStatsService({ db, clock, settings, visibility });
+  const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
 
+  // 10. Who calls: credentials, and the guard with a team resolver per resource.
   const credentials = cacheCredentials(auth.credentials);
   const resolver = createAuthResolver({ internalKey: config.internalKey, jwt, credentials, clock });
   const guard = createGuard({
@@ -405,21 +419,10 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
   });
-  const live = createLiveHub({
-    db,
-    clock,
-    audit,
-    bus,
-    broker,
-    deviceFacts: satellites.deviceFacts,
-    warn: (obj, msg) => infra.log.warn(obj, msg),
-  });
-
-  const stats = createStatsService({ db, clock, settings, visibility });
-  const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
 
   return {
     audit,
+    accounts,
     jwt,
     settings,
     apiKeys,

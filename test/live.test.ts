@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client, type Credential } from './helpers/http.ts';
-import { SESSION_COOKIE } from '../src/modules/auth/resolver.ts';
+import { SESSION_COOKIE } from '../src/core/cookies.ts';
 import { LIVE_RESEND_MS, LIVE_SESSION_TIMEOUT_MS } from '../src/modules/live/hub.ts';
 
 const WAIT_MS = 5000;

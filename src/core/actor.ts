@@ -155,6 +155,19 @@ export function roleIn(auth: Auth, tenantId: string): Role | null {
   return auth.memberships.find((m) => m.tenantId === tenantId)?.role ?? null;
 }
 
+/**
+ * The teams a caller may read when a list names none (no ?tenantId=): the route's team, else
+ * the key's or device's own team, else every team for hub admins and the internal key (null),
+ * else the person's memberships. The one rule for every cross-team list (detections,
+ * sessions, satellites, statistics).
+ */
+export function readableTeams(actor: Actor): string[] | null {
+  if (actor.teamId) return [actor.teamId];
+  if (actor.tenantId) return [actor.tenantId];
+  if (actor.isPlatformAdmin) return null;
+  return actor.memberships.map((m) => m.tenantId);
+}
+
 /** The actor for work nobody asked for over HTTP (start-up, CLI, broker). */
 export function systemActor(declaredAudit: string[] | null = null): InternalAuth & ActorContext {
   return {

@@ -38,8 +38,6 @@ type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<RawResult>;
 /** Builds the row helpers shared by both adapters from a single statement primitive. */
 export function withHelpers(kind: Db['kind'], raw: QueryFn, exec: Db['exec'], tx: Db['tx'], close: Db['close']): Db {
   async function query<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>[]> {
-    // TRANSITION(typed rows): callers not yet given a shape pass the SQL first; removed once all are converted.
-    if (typeof shape === 'string') return (await raw(shape, sql as unknown as readonly unknown[])).rows as RowOf<S>[];
     const res = await raw(sql, params);
     checkColumns(shape, sql, res.columns);
     checkRows(shape, sql, res.rows);

@@ -4,6 +4,7 @@ import { Email, Password, PersonName } from '../users/schemas.ts';
 import type { UsersService } from '../users/service.ts';
 import type { SettingsService } from '../settings/service.ts';
 import { NoContent } from '../../core/schemas.ts';
+import { clearSessionCookie } from '../../core/cookies.ts';
 import { MeView, PreferencesReply, ProfileReply } from './schemas.ts';
 
 const Preferences = Type.Object(
@@ -97,7 +98,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       schema: { body: Type.Object({ password: Password }, { additionalProperties: false }), response: { 204: NoContent } },
       handler: async ({ actor, body, reply }) => {
         await users.deleteSelf(actor, body.password);
-        reply.clearCookie('chorus_session', { path: '/' });
+        clearSessionCookie(reply);
         return undefined;
       },
     }),

@@ -11,7 +11,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { parseAllowList } from './delivery/outbound.ts';
 import type { Metrics } from '../../infra/metrics/index.ts';
 import { createDispatcher, type Mail } from './dispatch.ts';
-import { createAlertsService } from './alerts-service.ts';
+import type { AlertsService } from './alerts-service.ts';
 import { createRulesService } from './rules-service.ts';
 import { createChannelsService } from './channels-service.ts';
 import { createAlertEngine } from './engine.ts';
@@ -19,6 +19,12 @@ import { createAlertScheduler } from './scheduler.ts';
 import { createFileDelivery, type FileMail } from './file-delivery.ts';
 
 export function createAlerting(deps: {
+  /**
+   * The alerts a team received (alerts-service.ts): built before the satellites service, which
+   * counts a satellite's alerts for its deletion, and so before this assembly, which needs the
+   * live hub and through it the satellites.
+   */
+  alerts: AlertsService;
   db: Db;
   clock: Clock;
   audit: AuditWriter;
@@ -96,7 +102,7 @@ export function createAlerting(deps: {
   }
 
   return {
-    alerts: createAlertsService({ db, clock }),
+    alerts: deps.alerts,
     rules: createRulesService({ db, clock, audit, bus }),
     channels: createChannelsService({ db, clock, audit, dispatcher, allow, teamName: deps.teamName }),
     files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, config: config.alerts }),

@@ -3,6 +3,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { JwtService } from '../../core/jwt.ts';
 import type { AuthResolver } from '../../core/http.ts';
 import { safeEqual, sha256Hex } from '../../core/crypto.ts';
+import { SESSION_COOKIE } from '../../core/cookies.ts';
 
 export interface SessionPrincipal {
   sessionId: string;
@@ -32,8 +33,6 @@ export interface CredentialStore {
   findApiKeyByHash(keyHash: string, now: Date): Promise<ApiKeyPrincipal | null>;
   touchApiKey(id: string, now: Date): Promise<unknown>;
 }
-
-export const SESSION_COOKIE = 'chorus_session';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const API_KEY_SHAPE = /^[0-9a-f]{32,128}$/;

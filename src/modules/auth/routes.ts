@@ -1,21 +1,9 @@
 import { Type } from 'typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { SESSION_COOKIE } from './resolver.ts';
-import { MFA_REMEMBER_COOKIE } from './remember-cookie.ts';
+import { MFA_REMEMBER_COOKIE, clearSessionCookie, setSessionCookie } from '../../core/cookies.ts';
 import { NoContent } from '../../core/schemas.ts';
 import { Email, MfaChallenge, Password, PersonName, SignedIn, UserView } from '../users/schemas.ts';
-import type { AuthService, SessionIssue } from './service.ts';
-
-export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, session: SessionIssue): void {
-  reply.setCookie(SESSION_COOKIE, session.cookieToken, {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: req.protocol === 'https',
-    expires: session.expiresAt,
-  });
-}
+import type { AuthService } from './service.ts';
 
 export function authRoutes(auth: AuthService) {
   return [
@@ -60,7 +48,7 @@ export function authRoutes(auth: AuthService) {
       schema: { response: { 204: NoContent } },
       handler: async ({ actor, reply }) => {
         await auth.logout(actor);
-        reply.clearCookie(SESSION_COOKIE, { path: '/' });
+        clearSessionCookie(reply);
         return undefined;
       },
     }),

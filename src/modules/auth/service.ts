@@ -1,7 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Mailer } from '../../infra/mail/index.ts';
-import type { Clock } from '../../core/clock.ts';
-import { addSeconds } from '../../core/clock.ts';
+import { type Clock, addSeconds } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
 import type { AuditActor, AuditWriter } from '../audit/writer.ts';
 import type { JwtService } from '../../core/jwt.ts';
@@ -18,6 +17,9 @@ import type { TeamsService } from '../teams/service.ts';
 import { createAuthRepo } from './repo.ts';
 import { createCredentialsRepo } from './credentials-repo.ts';
 import type { ApiKeysService } from '../api-keys/service.ts';
+import type { SessionIssue, SessionStore } from './sessions.ts';
+
+export type { SessionIssue };
 
 export const LOGIN_WINDOW_MS = 15 * 60_000;
 export const LOGIN_ATTEMPTS_PER_IP = 20;
@@ -25,13 +27,6 @@ export const LOCK_AFTER_FAILURES = 5;
 export const LOCK_MS = 15 * 60_000;
 export const RESET_TOKEN_TTL_SECONDS = 60 * 60;
 export const FORGOT_PER_IP = 5;
-
-export interface SessionIssue {
-  sessionId: string;
-  /** Raw cookie value; only its hash is stored. */
-  cookieToken: string;
-  expiresAt: Date;
-}
 
 /**
  * What login answers. A person with a second factor gets a challenge instead of a session,
@@ -41,7 +36,7 @@ export type LoginOutcome =
   | { kind: 'signed_in'; user: UserView; session: SessionIssue; token: string | null }
   | { kind: 'mfa_required'; mfaToken: string; hasPasskeys: boolean };
 
-/** The MFA module's hook into sign-in, kept as an interface so auth does not depend on it. */
+/** What sign-in asks of the MFA module, kept as an interface so auth does not depend on it (the mfa service is one). */
 export interface SecondFactor {
   /** After a correct password: is a second factor due, or does a remembered device (mfa-remember cookie) skip it? */
   check(userId: string, rememberToken: string | null): Promise<{ required: boolean; rememberedDeviceId: string | null }>;
@@ -67,31 +62,16 @@ export function createAuthService(deps: {
   /** Key lookups of each request: the api_keys table is the api-keys module's. */
   apiKeys: Pick<ApiKeysService, 'credential'>;
   publicUrl: string;
-  sessionTtlSeconds: number;
   /** Abuse limits: registrations per client address, reset mails per account. */
   limits: { register: RateLimit; resetMail: RateLimit };
-  /** Bound after construction: the MFA service needs issueSession from this one. */
-  secondFactor?: () => SecondFactor;
+  /** Issues the session a sign-in ends with (the same store the mfa service issues from). */
+  sessions: Pick<SessionStore, 'issueSession' | 'revokeUserSessions' | 'forgetEmail'>;
+  /** The second factor sign-in checks; without one, a correct password signs in. */
+  secondFactor?: SecondFactor;
 }) {
-  const { db, clock, audit, mail, jwt, users, settings, invites, teams } = deps;
+  const { db, clock, audit, mail, jwt, users, settings, invites, teams, sessions } = deps;
   const repo = createAuthRepo(db);
-
-  async function issueSession(tx: Db, userId: string, ip: string, userAgent: string | null): Promise<SessionIssue> {
-    const cookieToken = randomHex(32);
-    const now = clock.now();
-    const session = { sessionId: newId(), cookieToken, expiresAt: addSeconds(now, deps.sessionTtlSeconds) };
-    await repo.insertSession(tx, {
-      id: session.sessionId,
-      tokenHash: sha256Hex(cookieToken),
-      userId,
-      kind: 'cookie',
-      ip,
-      userAgent: userAgent?.slice(0, 300) ?? null,
-      at: now,
-      expiresAt: session.expiresAt,
-    });
-    return session;
-  }
+  const { issueSession } = sessions;
 
   /** A failed sign-in is recorded and audited in its own committed transaction, then refused. */
   async function refuseLogin(
@@ -127,10 +107,10 @@ export function createAuthService(deps: {
     credentials: { ...createCredentialsRepo(db), ...deps.apiKeys.credential } satisfies CredentialStore,
 
     /** Every session of the person ends (password change, blocking), but the one named. */
-    revokeUserSessions: repo.revokeUserSessions,
+    revokeUserSessions: sessions.revokeUserSessions,
 
     /** Login attempts no longer name an erased person's email. */
-    forgetEmail: repo.forgetEmail,
+    forgetEmail: sessions.forgetEmail,
 
     /** Spec §5 "Login security": per-IP limit, lockout after failures, blocked accounts, audit of each refusal. */
     async login(
@@ -182,7 +162,7 @@ export function createAuthService(deps: {
         return refuseLogin(actor, email, user, 'blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'));
       }
 
-      const second = deps.secondFactor?.();
+      const second = deps.secondFactor;
       const gate = second ? await second.check(user.id, input.rememberToken ?? null) : { required: false, rememberedDeviceId: null };
       if (second && gate.required) {
         // The failure count is not reset here: only a passed second factor clears it, so

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Uuid } from '../../core/schemas.ts';
+import { readableTeams } from '../../core/actor.ts';
 import {
   AnnotateReply,
   AnnotationList,
@@ -15,7 +16,6 @@ import {
 } from './schemas.ts';
 import type { ReviewService } from './review-service.ts';
 import { type SummaryService, windowOf } from './summary-service.ts';
-import { teamsOf } from './routes.ts';
 
 const VoteValue = Type.Union([Type.Literal('confirm'), Type.Literal('reject'), Type.Literal('unsure')]);
 const ofDetection = { resource: 'detection', param: 'id' } as const;
@@ -48,7 +48,7 @@ export function detectionReviewRoutes(review: ReviewService, summary: SummarySer
         ),
         response: { 200: MyVotes },
       },
-      handler: ({ actor, query }) => review.myVotes(actor, query.ids, teamsOf(actor)),
+      handler: ({ actor, query }) => review.myVotes(actor, query.ids, readableTeams(actor)),
     }),
 
     defineRoute({

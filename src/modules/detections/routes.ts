@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, Paging, Uuid } from '../../core/schemas.ts';
-import type { Actor } from '../../core/actor.ts';
+import { readableTeams } from '../../core/actor.ts';
 import type { DetectionsService } from './service.ts';
 import { DetectionDetail, DetectionList } from './schemas.ts';
 
@@ -13,14 +13,6 @@ const Status = Type.Union([
 ]);
 const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
 const isTrue = (v: string | undefined) => v === 'true' || v === '1';
-
-/** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
-export function teamsOf(actor: Actor): string[] | null {
-  if (actor.teamId) return [actor.teamId];
-  if (actor.kind === 'api_key') return [actor.tenantId!];
-  if (actor.isPlatformAdmin || actor.kind === 'internal') return null;
-  return actor.memberships.map((m) => m.tenantId);
-}
 
 export function detectionsRoutes(detections: DetectionsService) {
   return [
@@ -58,7 +50,7 @@ export function detectionsRoutes(detections: DetectionsService) {
       },
       handler: ({ actor, query }) =>
         detections.list({
-          tenantIds: teamsOf(actor),
+          tenantIds: readableTeams(actor),
           satelliteId: query.satelliteId,
           species: query.species,
           speciesSearch: query.speciesSearch,

@@ -1,7 +1,9 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
-import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
+import { createDetectionsRepo, type DetectionExportRow, type DetectionListFilter, type DetectionRow } from './repo.ts';
+
+export type { DetectionExportRow };
 import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';

@@ -3,7 +3,7 @@
  * stitched call, in categories the team shows), oldest first, in batches, and what the files
  * need to know about the team.
  */
-import type { DetectionExportRow } from '../detections/repo.ts';
+import type { DetectionExportRow } from '../detections/service.ts';
 
 export type VerificationStatus = DetectionExportRow['verificationStatus'];
 

@@ -4,8 +4,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent } from '../../core/schemas.ts';
 import { SignedIn } from '../users/schemas.ts';
-import { setSessionCookie } from '../auth/routes.ts';
-import { setRememberCookie } from '../auth/remember-cookie.ts';
+import { setRememberCookie, setSessionCookie } from '../../core/cookies.ts';
 import type { CompletedSignIn, MfaService } from './service.ts';
 import {
   AssertionResponse,

@@ -14,7 +14,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import semver from 'semver';
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Actor } from '../../core/actor.ts';
@@ -22,7 +21,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, conflict, notFound, payloadTooLarge } from '../../core/errors.ts';
-import { isSemver } from '../system/version.ts';
+import { bySemverDescending, isNewerSemver, isSemver, semverKey } from '../../protocol/version.ts';
 import { parseRange } from '../audio/service.ts';
 import { createMobileRepo, type MobileReleaseRow } from './repo.ts';
 
@@ -97,7 +96,7 @@ export function createMobileService(deps: {
 
   /** Releases by SemVer precedence, highest first. */
   async function byPrecedence() {
-    return (await repo.versions()).sort((a, b) => semver.rcompare(a.version, b.version));
+    return (await repo.versions()).sort((a, b) => bySemverDescending(a.version, b.version));
   }
 
   const discard = (staged: Pick<StagedPackage, 'file'>) => fsp.rm(staged.file, { force: true });
@@ -147,7 +146,7 @@ export function createMobileService(deps: {
       try {
         if (!isSemver(fields.version))
           throw badRequest(`version must be a SemVer version such as 1.4.2, got ${JSON.stringify(fields.version)}`, 'INVALID_VERSION');
-        const versionKey = semver.parse(fields.version)!.version;
+        const versionKey = semverKey(fields.version);
         if (await repo.hasVersionKey(versionKey)) throw versionExists(fields.version);
         const id = newId();
         key = `mobile/${id}.${staged.extension}`;
@@ -210,7 +209,7 @@ export function createMobileService(deps: {
         return { updateAvailable: false, version: null, downloadUrl: null, fileSize: null, sha256: null, forceUpdate: false, notes: null };
       }
       const top = await require(all[0].id);
-      const newer = current === undefined ? null : all.filter((r) => semver.gt(r.version, current));
+      const newer = current === undefined ? null : all.filter((r) => isNewerSemver(r.version, current));
       const updateAvailable = newer === null || newer.length > 0;
       const forceUpdate = newer === null ? top.forceUpdate : newer.some((r) => r.forceUpdate);
       const { version, downloadUrl, fileSize, sha256, notes } = presentRelease(top);

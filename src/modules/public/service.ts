@@ -2,8 +2,8 @@
  * Public team pages (spec §4 "Teams, joining, public pages", §8; issue 20): what a team shows the
  * world at /t/:slug, and the link preview chat apps read. Answers 404 unless the hub switch
  * allow_public_pages and the team's public_page are both on. A page is kept 10 minutes in the
- * kv port per (slug, language) and dropped by any settings save (a generation counter every
- * process reads), so switching the page off takes effect at once on every instance.
+ * kv port per (slug, language) and the settings generation: any settings save raises it (a
+ * counter every process reads), so switching the page off takes effect at once on every instance.
  */
 import type { Kv } from '../../infra/kv/index.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -24,10 +24,6 @@ export const DAILY_DAYS = 30;
 /** "Recent firsts": species first heard by the team in the last this many days. */
 export const FIRSTS_DAYS = 30;
 
-const GENERATION_KEY = 'public:page:generation';
-// Long enough that no cached page (10 minutes) outlives a reset of the counter.
-const GENERATION_TTL_S = 30 * 86_400;
-
 const DAY_MS = 86_400_000;
 
 /** Credited photos of species (the species photos module), by code; species without one are absent. */
@@ -37,7 +33,8 @@ export function createPublicPagesService(deps: {
   db: Db;
   kv: Kv;
   clock: Clock;
-  settings: Pick<SettingsService, 'hubSetting' | 'teamSetting' | 'satelliteValues'>;
+  /** Its generation() keys the page cache: any hub, team or satellite settings save drops every page. */
+  settings: Pick<SettingsService, 'hubSetting' | 'teamSetting' | 'satelliteValues' | 'generation'>;
   visibility: Pick<CategoryVisibility, 'visible'>;
   sensitive: Pick<SensitiveSpecies, 'codesOf' | 'showsOnPublicPage'>;
   catalog: () => Pick<SpeciesCatalog, 'commonName' | 'resolveLanguage'>;
@@ -131,13 +128,9 @@ export function createPublicPagesService(deps: {
     return [...new Set([...values.values()].filter((t): t is string => typeof t === 'string').map((t) => t.trim()))].sort();
   }
 
-  async function generation(): Promise<string> {
-    return (await kv.get(GENERATION_KEY)) ?? '0';
-  }
-
   async function page(slug: string, langTag?: string): Promise<PublicPage> {
     const lang = languageOf(langTag);
-    const key = `public:page:${await generation()}:${slug}:${lang}`;
+    const key = `public:page:${await settings.generation()}:${slug}:${lang}`;
     const hit = await kv.get(key);
     if (hit) {
       const cached = JSON.parse(hit) as { at: number; tenantId: string; page: PublicPage };
@@ -177,11 +170,6 @@ export function createPublicPagesService(deps: {
       } catch {
         return null;
       }
-    },
-
-    /** Drops every cached page (any settings save: the switches, categories, sensitive lists, towns). */
-    async dropCache(): Promise<void> {
-      await kv.incr(GENERATION_KEY, GENERATION_TTL_S);
     },
   };
 }

@@ -19,6 +19,9 @@ export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWr
     /** The satellite a message names, in the team its topic names; null when there is none. */
     find: (tenantId: string, satelliteId: string) => repo.find(tenantId, satelliteId),
 
+    /** The satellite's name when it is one of the team's, else null (field notes name their satellite). */
+    nameOf: async (tenantId: string, satelliteId: string) => (await repo.find(tenantId, satelliteId))?.name ?? null,
+
     /**
      * Stores a heartbeat (device-repo.ts); when it unarchived the satellite, the entry
      * device.satellite_unarchived_by_heartbeat is written in the same transaction, by `actor`.

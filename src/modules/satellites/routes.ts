@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Clock } from '../../core/clock.ts';
+import { readableTeams } from '../../core/actor.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent, Paging, Uuid } from '../../core/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
@@ -64,15 +65,8 @@ export function satellitesRoutes(
         response: { 200: SatelliteList },
       },
       handler: ({ actor, query }) => {
-        const tenantIds = actor.teamId
-          ? [actor.teamId]
-          : actor.kind === 'api_key'
-            ? [actor.tenantId!]
-            : actor.isPlatformAdmin
-              ? null
-              : actor.memberships.map((m) => m.tenantId);
         return satellites.list(actor, {
-          tenantIds,
+          tenantIds: readableTeams(actor),
           search: query.search,
           includeArchived: query.includeArchived === '1' || query.includeArchived === 'true',
           registeredBy: query.registeredByMe ? (actor.userId ?? undefined) : undefined,

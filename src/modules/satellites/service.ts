@@ -7,7 +7,7 @@ import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
 import type { SettingsService } from '../settings/service.ts';
 import type { ApiKeysService } from '../api-keys/service.ts';
-import { createSatellitesRepo, type HistoryRow, type SatelliteRow, type SatellitesRepo } from './repo.ts';
+import { createSatellitesRepo, type SatelliteRow, type SatellitesRepo } from './repo.ts';
 import { createDeviceRepo } from './device-repo.ts';
 import { createSatelliteRemote } from './remote-service.ts';
 
@@ -46,12 +46,12 @@ export function createSatellitesService(deps: {
   apiKeys: Pick<ApiKeysService, 'replaceSatelliteKey' | 'revokeSatelliteKeys' | 'deleteSatelliteKeys'>;
   broker: BrokerCommands;
   storage: ObjectRemover;
-  /** What a deletion unlinks but keeps, counted by the modules that own it. */
+  /** What a deletion unlinks but keeps, counted by the modules that own it (both built before this one). */
   linked: {
     alerts: (satelliteId: string) => Promise<number>;
     fieldNotes: (satelliteId: string) => Promise<number>;
     /** In the deletion's transaction, before the row goes: notes keep the satellite's name (field-notes module). */
-    keepName: (tx: Db, satelliteId: string, name: string) => Promise<void>;
+    keepName: (tx: Db, satelliteId: string, name: string) => Promise<unknown>;
   };
 }) {
   const { db, clock, audit, settings, apiKeys, broker, storage } = deps;
@@ -363,14 +363,6 @@ export function createSatellitesService(deps: {
 
     /** What the guard and the live hub know of a device (its team, registrant and the team's device policy). */
     deviceFacts: (satelliteId: string) => repo.deviceFacts(satelliteId),
-
-    /** The satellite's name when it is one of the team's, else null (field notes name their satellite). */
-    nameOf: async (tenantId: string, id: string) => (await repo.find(tenantId, id))?.name ?? null,
-
-    /** The satellites a settings change reaches (the settings writer's SatelliteConfigHistory). */
-    reach: (tx: Db, scope: { tenantId: string | null; satelliteId: string | null }) => repo.reach(tx, scope),
-
-    insertHistory: (tx: Db, rows: HistoryRow[]) => repo.insertHistory(tx, rows),
 
     /**
      * Departure handler: the leaver's devices become team-owned (audited

@@ -1,17 +1,9 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { Paging, Uuid } from '../../core/schemas.ts';
-import type { Actor } from '../../core/actor.ts';
+import { readableTeams } from '../../core/actor.ts';
 import type { SessionsService } from './service.ts';
 import { SessionList, SessionTimeline } from './schemas.ts';
-
-/** The teams a list without ?tenantId= covers: the caller's own (every team for hub admins). */
-function teamsOf(actor: Actor): string[] | null {
-  if (actor.teamId) return [actor.teamId];
-  if (actor.kind === 'api_key') return [actor.tenantId!];
-  if (actor.isPlatformAdmin || actor.kind === 'internal') return null;
-  return actor.memberships.map((m) => m.tenantId);
-}
 
 export function sessionsRoutes(sessions: SessionsService) {
   return [
@@ -42,7 +34,7 @@ export function sessionsRoutes(sessions: SessionsService) {
       },
       handler: ({ actor, query }) =>
         sessions.list({
-          tenantIds: teamsOf(actor),
+          tenantIds: readableTeams(actor),
           satelliteId: query.satelliteId,
           filter: query.filter,
           start: query.start ? new Date(query.start) : undefined,

@@ -5,7 +5,7 @@
  */
 import { STREAMS } from '../../protocol/messages.ts';
 import type { ScheduleWindow } from '../../protocol/schedule.ts';
-import { isSemver } from '../system/version.ts';
+import { isSemver } from '../../protocol/version.ts';
 import { SENSITIVE_SEED } from './sensitive-seed.ts';
 
 export type Level = 'hub' | 'team' | 'satellite' | 'account';

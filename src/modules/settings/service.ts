@@ -1,5 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Bus } from '../../infra/bus/index.ts';
+import type { Kv } from '../../infra/kv/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, roleAtLeast } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -31,6 +32,10 @@ export type HistorySource = 'web' | 'device' | 'team' | 'hub';
 
 const HUB_CACHE_MS = 5_000;
 const TEAM_CACHE_MAX = 10_000;
+/** Counts committed hub, team and satellite saves, in the store every process shares. */
+const GENERATION_KEY = 'settings:generation';
+// Long enough that nothing cached from settings (public pages: 10 minutes) outlives a reset of the counter.
+const GENERATION_TTL_S = 30 * 86_400;
 
 const AUDIT_BY_LEVEL: Record<Level, AuditAction> = {
   hub: 'admin.platform_settings_updated',
@@ -115,7 +120,7 @@ export interface ConfigHistoryEntry {
   config: Record<string, unknown>;
 }
 
-/** What the settings writer needs of the satellites module (its service fills it in the composition). */
+/** What the settings writer needs of the satellites module (satellites/config-history.ts, built before settings). */
 export interface SatelliteConfigHistory {
   /** The satellites a change at this scope reaches: one, a team's, or all. */
   reach(tx: Db, scope: { tenantId: string | null; satelliteId: string | null }): Promise<ReachedSatellite[]>;
@@ -130,12 +135,12 @@ export function createSettingsService(deps: {
   clock: Clock;
   audit: AuditWriter;
   bus: Bus;
+  /** Where the save counter lives (see generation()). */
+  kv: Pick<Kv, 'get' | 'incr'>;
   satellites: SatelliteConfigHistory;
   refs?: Partial<Record<'model', RefCheck>>;
-  /** Called after each committed save of a hub, team or satellite scope (the public page cache drops itself). */
-  onSaved?: Array<(scope: Scope) => Promise<void>>;
 }) {
-  const { db, clock, audit, bus, satellites } = deps;
+  const { db, clock, audit, bus, kv, satellites } = deps;
   const repo = createSettingsRepo(db);
   // Hub values are read on hot paths. A local write drops the cache; other instances see a
   // change within HUB_CACHE_MS.
@@ -378,7 +383,9 @@ export function createSettingsService(deps: {
         hubCache = null;
         teamCache.clear();
       } else if (level === 'team') teamCache.delete(scope.tenantId);
-      if (level !== 'account') for (const listener of deps.onSaved ?? []) await listener(scope);
+      // After commit; a failed count must not turn a saved change into an error (caches built
+      // from settings then turn over by their own age).
+      if (level !== 'account') await kv.incr(GENERATION_KEY, GENERATION_TTL_S).catch(() => {});
       for (const h of changed) {
         await bus.publish('satellite.config_changed', { tenantId: h.tenantId, satelliteId: h.satelliteId, config: h.config });
       }
@@ -391,10 +398,18 @@ export function createSettingsService(deps: {
       return new Map(satelliteIds.map((id) => [id, (layers.get(id)?.get(key)?.value ?? null) as T | null]));
     },
 
-    /** Removes every setting a scope holds (account deletion, team deletion). */
+    /**
+     * The settings generation: a counter of committed hub, team and satellite saves, kept in kv
+     * (shared by every process) and raised before the saving request answers. A cache built from
+     * settings keys on it (the public pages), so any save drops it at once everywhere, and the
+     * settings writer knows no cache.
+     */
+    generation: async (): Promise<string> => (await kv.get(GENERATION_KEY)) ?? '0',
+
     /** Teams holding a value of their own for a team setting. */
     teamsWithOwnValue: (key: string) => repo.teamsWithOwnValue(key),
 
+    /** Removes every setting a scope holds (account deletion, team deletion). */
     deleteScope: (tx: Db, level: Level, id: string) => {
       if (level === 'team') teamCache.delete(id);
       return repo.deleteScope(tx, level, id);

@@ -1,5 +1,5 @@
 import { access, defineRoute } from '../../core/permissions.ts';
-import { teamsOf } from '../detections/routes.ts';
+import { readableTeams } from '../../core/actor.ts';
 import type { GeoStatsService } from './geo-service.ts';
 import {
   ExpectedSpecies,
@@ -27,7 +27,7 @@ export function statsGeoRoutes(geo: GeoStatsService) {
         'Pearson and Spearman correlation of hourly detection counts with the weather at each satellite (Open-Meteo); 200 with available false when the weather cannot be had',
       tags: ['stats'],
       schema: { querystring: WeatherCorrelationQuery, response: { 200: WeatherCorrelation } },
-      handler: ({ actor, query }) => geo.weatherCorrelation(teamsOf(actor), query),
+      handler: ({ actor, query }) => geo.weatherCorrelation(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -40,7 +40,7 @@ export function statsGeoRoutes(geo: GeoStatsService) {
         'Species eBird reports near the satellites against what the team heard: expected and heard, expected and not heard, heard and not expected',
       tags: ['stats'],
       schema: { querystring: ExpectedSpeciesQuery, response: { 200: ExpectedSpecies } },
-      handler: ({ actor, query }) => geo.expectedSpecies(teamsOf(actor), query),
+      handler: ({ actor, query }) => geo.expectedSpecies(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -53,7 +53,7 @@ export function statsGeoRoutes(geo: GeoStatsService) {
         "Satellite positions (latest telemetry GPS, else the profile's) with detection counts, species and last detection in the window",
       tags: ['stats'],
       schema: { querystring: MapQuery, response: { 200: StatsMap } },
-      handler: ({ actor, query }) => geo.map(teamsOf(actor), query),
+      handler: ({ actor, query }) => geo.map(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -65,7 +65,7 @@ export function statsGeoRoutes(geo: GeoStatsService) {
       summary: 'Detections of moving (phone) satellites at the GPS position of their audio chunk, newest first, bounded by limit',
       tags: ['stats'],
       schema: { querystring: MapDetectionsQuery, response: { 200: MapDetections } },
-      handler: ({ actor, query }) => geo.mapDetections(teamsOf(actor), query),
+      handler: ({ actor, query }) => geo.mapDetections(readableTeams(actor), query),
     }),
   ];
 }

@@ -3,7 +3,7 @@
  * ?tenantId=; without it the caller's teams).
  */
 import { access, defineRoute } from '../../core/permissions.ts';
-import { teamsOf } from '../detections/routes.ts';
+import { readableTeams } from '../../core/actor.ts';
 import * as S from './schemas.ts';
 import type { StatsService } from './service.ts';
 
@@ -21,7 +21,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Species, detection and chunk counts of the window',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Dashboard } },
-      handler: ({ actor, query }) => stats.dashboard(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.dashboard(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -33,7 +33,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Counted detections per local day of the window',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Trends } },
-      handler: ({ actor, query }) => stats.trends(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.trends(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -45,7 +45,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Species ranking, most first',
       tags: ['stats'],
       schema: { querystring: S.TopSpeciesQuery, response: { 200: S.TopSpecies } },
-      handler: ({ actor, query }) => stats.topSpecies(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.topSpecies(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -57,7 +57,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Counted detections per local hour of the day',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Activity } },
-      handler: ({ actor, query }) => stats.activity(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.activity(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -69,7 +69,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Verification progress of the counted detections',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Verification } },
-      handler: ({ actor, query }) => stats.verification(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.verification(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -81,7 +81,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Verification votes per contributor, by name (never an email address)',
       tags: ['stats'],
       schema: { querystring: S.LeaderboardQuery, response: { 200: S.Leaderboard } },
-      handler: ({ actor, query }) => stats.leaderboard(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.leaderboard(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -93,7 +93,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Species catalogue of the window with per-species counts',
       tags: ['stats'],
       schema: { querystring: S.SpeciesListQuery, response: { 200: S.SpeciesList } },
-      handler: ({ actor, query }) => stats.speciesList(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.speciesList(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -105,7 +105,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Species profile: counts, trend, hourly profile, satellites, confidence histogram, recent detections',
       tags: ['stats'],
       schema: { params: S.SpeciesParams, querystring: S.StatsQuery, response: { 200: S.SpeciesProfile } },
-      handler: ({ actor, params, query }) => stats.speciesProfile(teamsOf(actor), params.code, query),
+      handler: ({ actor, params, query }) => stats.speciesProfile(readableTeams(actor), params.code, query),
     }),
     defineRoute({
       method: 'GET',
@@ -117,7 +117,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Species overlap and Jaccard index of satellite pairs',
       tags: ['stats'],
       schema: { querystring: S.CompareQuery, response: { 200: S.Compare } },
-      handler: ({ actor, query }) => stats.compare(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.compare(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -129,7 +129,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Counted detections per species and local month',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Migration } },
-      handler: ({ actor, query }) => stats.migration(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.migration(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -141,7 +141,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Shannon, Gini-Simpson and Pielou evenness per satellite',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.Biodiversity } },
-      handler: ({ actor, query }) => stats.biodiversity(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.biodiversity(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -153,7 +153,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Counted detections per local day and hour',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.ActivityHeatmap } },
-      handler: ({ actor, query }) => stats.activityHeatmap(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.activityHeatmap(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -165,7 +165,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Hourly profile and peak hour per satellite',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.SatelliteActivity } },
-      handler: ({ actor, query }) => stats.satelliteActivity(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.satelliteActivity(readableTeams(actor), query),
     }),
     defineRoute({
       method: 'GET',
@@ -177,7 +177,7 @@ export function statsRoutes(stats: StatsService) {
       summary: 'Confirmed over confirmed plus rejected, per species',
       tags: ['stats'],
       schema: { querystring: S.StatsQuery, response: { 200: S.SpeciesAccuracy } },
-      handler: ({ actor, query }) => stats.speciesAccuracy(teamsOf(actor), query),
+      handler: ({ actor, query }) => stats.speciesAccuracy(readableTeams(actor), query),
     }),
   ];
 }

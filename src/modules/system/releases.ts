@@ -4,7 +4,8 @@
  * satellite's own stream; GET /system/versions names the highest of them.
  */
 import type { SettingsService } from '../settings/service.ts';
-import { HUB_VERSION, highestSemver } from './version.ts';
+import { HUB_VERSION } from './version.ts';
+import { highestSemver } from '../../protocol/version.ts';
 
 export type ReleaseSettings = Pick<SettingsService, 'hubSetting'>;
 

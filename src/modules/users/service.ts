@@ -11,7 +11,7 @@ import { createUsersRepo, type UserRow } from './repo.ts';
 
 export type { UserRow };
 
-/** What ending or re-securing an account needs of the auth module (its service fills it). */
+/** What ending or re-securing an account needs of the auth module (its session store is one). */
 export interface AccountSessions {
   revokeUserSessions(tx: Db, userId: string, at: Date, exceptSessionId?: string | null): Promise<unknown>;
   forgetEmail(tx: Db, email: string): Promise<unknown>;
@@ -39,6 +39,23 @@ export const NO_MFA: MfaSummary = {
   passkeys: [],
   rememberedDevices: [],
 };
+
+/**
+ * The account rows sign-in and MFA read and write (the auth and mfa modules): built first, so
+ * the people services stack up accounts -> sessions -> mfa -> auth -> users without a loop.
+ */
+export function createUserAccounts(deps: { db: Db }) {
+  const users = createUsersRepo(deps.db);
+  return {
+    findById: users.findById,
+    findByEmail: users.findByEmail,
+    insert: users.insert,
+    update: users.update,
+    recordFailedLogin: users.recordFailedLogin,
+  };
+}
+
+export type UserAccounts = ReturnType<typeof createUserAccounts>;
 
 export function createUsersService(deps: {
   db: Db;
@@ -288,17 +305,7 @@ export function createUsersService(deps: {
     },
 
     countHubAdmins: () => users.countHubAdmins(),
-
-    /** The account rows sign-in and MFA read and write (the auth and mfa modules). */
-    accounts: {
-      findById: users.findById,
-      findByEmail: users.findByEmail,
-      insert: users.insert,
-      update: users.update,
-      recordFailedLogin: users.recordFailedLogin,
-    },
   };
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
-export type UserAccounts = UsersService['accounts'];
