@@ -14,6 +14,7 @@ import { createSessionStore } from './modules/auth/sessions.ts';
 import { createMfaService } from './modules/mfa/service.ts';
 import { createUserAccounts, createUsersService } from './modules/users/service.ts';
 import { createSettingsService } from './modules/settings/service.ts';
+import { createSettingReleases } from './modules/settings/releases.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
 import { createSatelliteConfigHistory } from './modules/satellites/config-history.ts';
 import { createDeviceService } from './modules/satellites/device-service.ts';
@@ -140,7 +141,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     queue: infra.queue,
     speciesImages: () => speciesImages.totals(),
   });
-  const models = createModelsService({ db, clock, audit, storage, species });
+  const models = createModelsService({ db, clock, audit, storage, species, settingReleases: createSettingReleases(db) });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
   const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
   const auditLog = createAuditLogService({ db });

@@ -79,12 +79,6 @@ export function createModelsRepo(db: Db) {
 
     remove: (tx: Db, id: string) => tx.run('DELETE FROM inference_models WHERE id = $1', [id]),
 
-    /**
-     * Teams that picked this model follow the hub default again. The settings table belongs to
-     * the settings module; this one statement keeps the delete and the release in one transaction.
-     */
-    releaseTeams: (tx: Db, id: string): Promise<number> =>
-      tx.run(`DELETE FROM settings WHERE level = 'team' AND key = 'inference_model' AND value = to_jsonb($1::text)`, [id]),
   };
 }
 

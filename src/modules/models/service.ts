@@ -23,6 +23,7 @@ import { BUILTIN_MODEL_ID } from './model-store.ts';
 import { speciesOfLabel } from '../species/label-species.ts';
 import { speciesCatalog } from '../species/catalog.ts';
 import { ensureModelMapped, mapModelLabels } from '../species/catalog-sync.ts';
+import type { SettingReleases } from '../settings/releases.ts';
 import type { LabelRow, SpeciesService } from '../species/service.ts';
 import { createModelsRepo, type ModelRow } from './repo.ts';
 
@@ -78,6 +79,8 @@ export function createModelsService(deps: {
   storage: ObjectStorage;
   /** The species table each model's outputs map into. */
   species: Pick<SpeciesService, 'find' | 'labelsPage' | 'label' | 'setLabelSpecies'>;
+  /** The settings module's release of team values naming a deleted model. */
+  settingReleases: SettingReleases;
 }) {
   const { db, clock, audit, storage, species } = deps;
   const repo = createModelsRepo(db);
@@ -212,7 +215,8 @@ export function createModelsService(deps: {
         if (m.id === BUILTIN_MODEL_ID) throw conflict('The built-in model cannot be deleted', 'MODEL_BUILTIN');
         if (m.isDefault) throw conflict('The default model cannot be deleted: choose another default first', 'MODEL_IS_DEFAULT');
         await repo.remove(tx, id);
-        const teamsReleased = await repo.releaseTeams(tx, id);
+        // Teams that picked this model follow the hub default again, in the same transaction.
+        const teamsReleased = await deps.settingReleases.releaseTeamValue(tx, 'inference_model', id);
         await audit.write(tx, actor, { action: 'admin.birdnet_model_deleted', targetType: 'model', targetId: id, details: { name: m.name, teamsReleased } });
         return m;
       });

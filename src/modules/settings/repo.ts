@@ -92,6 +92,10 @@ export function createSettingsRepo(db: Db) {
 
     deleteScope: (tx: Db, level: Level, scopeId: string) =>
       tx.run(`DELETE FROM settings WHERE level = $1 AND scope_id = $2`, [level, scopeId]),
+
+    /** Team rows whose value of `key` is the text `value`: gone, so those teams follow the hub again. */
+    releaseTeamValue: (tx: Db, key: string, value: string) =>
+      tx.run(`DELETE FROM settings WHERE level = 'team' AND key = $1 AND value = to_jsonb($2::text)`, [key, value]),
   };
 }
 
