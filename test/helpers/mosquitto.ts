@@ -99,9 +99,9 @@ export interface RunningMosquitto {
   ctrl(...args: string[]): Promise<string>;
   /**
    * Stops it (SIGTERM: it saves its persistence file first) and starts it again on the same port,
-   * files kept, after `pauseMs` down; resolves once it runs again.
+   * files kept; resolves once it runs again.
    */
-  restart(pauseMs?: number): Promise<void>;
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -194,9 +194,8 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Runni
         ]);
         return stdout + stderr.replace(/^Warning: You are running mosquitto_ctrl without encryption\.\n.*\n\n?/m, '');
       },
-      async restart(pauseMs = 0) {
+      async restart() {
         await stopProcess(proc);
-        if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
         // The port was ours a moment ago; a client reconnecting meanwhile cannot take a listening port.
         for (let i = 0; i < 3; i++) {
           ({ proc, up, output } = await launch(port));
