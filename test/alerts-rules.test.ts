@@ -12,7 +12,8 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { startReceiver, type Receiver } from './helpers/receivers.ts';
-import { ALERT_ENV, until } from './helpers/alerts.ts';
+import { ALERT_ENV } from './helpers/alerts.ts';
+import { waitFor } from './helpers/wait.ts';
 import type { AnnouncedDetection } from '../src/infra/bus/index.ts';
 
 describe('alert rules over time', () => {
@@ -115,7 +116,7 @@ describe('alert rules over time', () => {
     assert.equal(alerts[0].event, 'absence');
     assert.equal(alerts[0].satelliteId, sat.id);
     assert.match(alerts[0].message, /Pond/);
-    const got = await until('the absence webhook', async () => receiver.received.length > 0 && receiver.received);
+    const got = await waitFor('the absence webhook', async () => receiver.received.length > 0 && receiver.received);
     assert.equal(JSON.parse(got[0]!.body.toString()).event, 'absence');
 
     await makeDetection(hub, { satellite: sat });
@@ -192,14 +193,14 @@ describe('alert rules over time', () => {
     hub.clock.advanceMinutes(6);
     const marked = await hub.runtime.offlineMonitor!.tick();
     assert.ok(marked.some((m) => m.satelliteId === sat.id));
-    const alerts = await until('the offline alert', async () => {
+    const alerts = await waitFor('the offline alert', async () => {
       const a = (await alertsOf(team, owner)).filter((x) => x.ruleId === r.id);
       return a.length > 0 && a;
     });
     assert.equal(alerts.length, 1);
     assert.equal(alerts[0].event, 'satellite_offline');
     assert.equal(alerts[0].satelliteName, 'Orchard');
-    const got = await until('the webhook', async () => receiver.received.length > 0 && receiver.received);
+    const got = await waitFor('the webhook', async () => receiver.received.length > 0 && receiver.received);
     assert.equal(JSON.parse(got[0]!.body.toString()).event, 'satellite_offline');
     hub.clock.advanceMinutes(10);
     await hub.runtime.offlineMonitor!.tick();
@@ -261,7 +262,7 @@ describe('alert rules over time', () => {
     const vote = await api.post(`/detections/${id}/verify`, { vote: 'confirm' }, owner);
     assert.equal(vote.status, 200, vote.text);
     assert.equal(vote.body.verificationStatus, 'confirmed');
-    const alerts = await until('the verified alert', async () => {
+    const alerts = await waitFor('the verified alert', async () => {
       const x = (await alertsOf(team, owner)).filter((a) => a.ruleId === r.id);
       return x.length > 0 && x;
     });
@@ -296,7 +297,7 @@ describe('alert rules over time', () => {
     assert.equal(ch.status, 201, ch.text);
     const res = await api.post(`/alert-rules/channels/${ch.body.id}/test`, {}, owner);
     assert.equal(res.body.delivered, true, res.text);
-    const got = await until('two mails', async () => mails.length >= 2 && mails);
+    const got = await waitFor('two mails', async () => mails.length >= 2 && mails);
     assert.deepEqual(got.flatMap((m) => m.to).sort(), ['ana@example.org', 'ben@example.org']);
     assert.match(got[0]!.data, /Subject: .*Eurasian Wren/i);
   });

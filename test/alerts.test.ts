@@ -10,10 +10,13 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client, type Res } from './helpers/http.ts';
 import { startReceiver, type Receiver } from './helpers/receivers.ts';
-import { ALERT_ENV, signedReceiver, teamSocket, until } from './helpers/alerts.ts';
+import { ALERT_ENV, signedReceiver, teamSocket } from './helpers/alerts.ts';
+import { queueSettled, waitFor } from './helpers/wait.ts';
 import { RawSatellite } from './helpers/raw-satellite.ts';
 import { SPECIES } from '../src/satellite/soundscape.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
+import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
+import { ALERT_DELIVERY_QUEUE } from '../src/modules/alerts/dispatch.ts';
 
 const SECRET = 'whsec-0123456789-abcdefghij';
 const BOT_TOKEN = '123456789:AAbbCCddEEffGGhhIIjjKKllMMnnOOppQQ';
@@ -311,7 +314,7 @@ describe('alerts', () => {
     });
 
     test('one alert is stored and listed', async () => {
-      const list = await until('the alert', async () => {
+      const list = await waitFor('the alert', async () => {
         const res = await get(`/alerts?tenantId=${team.id}`, viewer);
         return res.body.alerts.some((a: { ruleId: string }) => a.ruleId === ruleId) && res;
       });
@@ -325,7 +328,7 @@ describe('alerts', () => {
     });
 
     test('one WebSocket alert frame reaches the team', async () => {
-      const frames = await until('the alert frame', async () => {
+      const frames = await waitFor('the alert frame', async () => {
         const fr = ws.frames.filter((x) => x.type === 'alert' && x.alert.ruleId === ruleId);
         return fr.length > 0 && fr;
       });
@@ -334,8 +337,11 @@ describe('alerts', () => {
     });
 
     test('one signed webhook delivery with the protocol body', async () => {
-      const got = await until('the webhook', async () => r.received.length > 0 && r.received);
-      await new Promise((res) => setTimeout(res, 200)); // nothing more arrives (a second delivery would be a bug)
+      const got = await waitFor('the webhook', async () => r.received.length > 0 && r.received);
+      // A second delivery would be a bug. It would come from another job: wait until the inference job
+      // that announced the detection and every delivery job have run, then count.
+      await queueSettled(hub.infra.queue, INFERENCE_QUEUE);
+      await queueSettled(hub.infra.queue, ALERT_DELIVERY_QUEUE);
       assert.equal(got.length, 1);
       const body = JSON.parse(got[0]!.body.toString());
       assert.equal(body.event, 'custom_rule');
@@ -343,7 +349,7 @@ describe('alerts', () => {
       assert.deepEqual(Object.keys(body.data).sort(), ['commonName', 'confidence', 'detectionId', 'satelliteName', 'species']);
       assert.equal(body.data.species, species.scientificName);
       assert.equal(typeof body.data.confidence, 'number');
-      const deliveries = await until('the delivered row', async () => {
+      const deliveries = await waitFor('the delivered row', async () => {
         const rows = await hub.sql.query<{ status: string; attempts: number }>(
           `SELECT d.status, d.attempts FROM alert_deliveries d JOIN alerts a ON a.id = d.alert_id WHERE a.rule_id = $1`,
           [ruleId],
@@ -417,7 +423,9 @@ describe('alerts', () => {
       const r = await receiver(() => (++n <= 2 ? { status: 503, body: 'busy' } : { status: 200 }));
       const ch = await webhook(r.url);
       const alert = await fireOnce(ch.id, 'flaky');
-      const d = await until('delivered', async () => ((await deliveryOf(alert.id))?.status === 'delivered' ? deliveryOf(alert.id) : null));
+      const d = await waitFor('delivered', async () =>
+        (await deliveryOf(alert.id))?.status === 'delivered' ? deliveryOf(alert.id) : null,
+      );
       assert.equal(d!.attempts, 3);
       assert.equal(r.received.length, 3);
       assert.equal(new Set(r.received.map((x) => x.headers['x-service-delivery'])).size, 1);
@@ -428,7 +436,9 @@ describe('alerts', () => {
       const r = await receiver(() => (++n === 1 ? { status: 429, headers: { 'retry-after': '1' } } : { status: 204 }));
       const ch = await webhook(r.url);
       const alert = await fireOnce(ch.id, 'limited');
-      const d = await until('delivered', async () => ((await deliveryOf(alert.id))?.status === 'delivered' ? deliveryOf(alert.id) : null));
+      const d = await waitFor('delivered', async () =>
+        (await deliveryOf(alert.id))?.status === 'delivered' ? deliveryOf(alert.id) : null,
+      );
       assert.equal(d!.attempts, 2);
       assert.equal(r.received.length, 2);
     });
@@ -437,7 +447,7 @@ describe('alerts', () => {
       const r = await receiver(() => 'hang');
       const ch = await webhook(r.url);
       const alert = await fireOnce(ch.id, 'hang');
-      const d = await until('failed', async () => ((await deliveryOf(alert.id))?.status === 'failed' ? deliveryOf(alert.id) : null));
+      const d = await waitFor('failed', async () => ((await deliveryOf(alert.id))?.status === 'failed' ? deliveryOf(alert.id) : null));
       assert.equal(d!.attempts, 3);
       assert.match(d!.error ?? '', /time/i);
       assert.equal(r.received.length, 3);
@@ -447,7 +457,7 @@ describe('alerts', () => {
       const r = await receiver(() => ({ status: 404 }));
       const ch = await webhook(r.url);
       const alert = await fireOnce(ch.id, 'gone');
-      const d = await until('failed', async () => ((await deliveryOf(alert.id))?.status === 'failed' ? deliveryOf(alert.id) : null));
+      const d = await waitFor('failed', async () => ((await deliveryOf(alert.id))?.status === 'failed' ? deliveryOf(alert.id) : null));
       assert.deepEqual([d!.attempts, d!.receiver_status], [1, 404]);
     });
   });

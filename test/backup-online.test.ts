@@ -18,6 +18,7 @@ import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
 import { sqlOf } from './helpers/sql.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const ADMIN = { email: 'backup@example.org', password: 'online-backup-password-1' };
@@ -96,15 +97,9 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
       c.publish(`chorus/${team.id}/${sat.id}/audio`, JSON.stringify(b), { qos: 1 });
       return b.chunkId;
     };
-    const until = async (what: string, ok: () => boolean) => {
-      const deadline = Date.now() + 120_000;
-      while (!ok()) {
-        if (Date.now() > deadline) assert.fail(`timed out: ${what}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
+    const acks = (what: string, ids: string[]) => waitFor(what, () => ids.every((id) => acked.has(id)), { timeoutMs: 120_000 });
     const before = Array.from({ length: 5 }, send);
-    await until('the first chunks acked', () => before.every((id) => acked.has(id)));
+    await acks('the first chunks acked', before);
 
     // Ingest keeps flowing while the backup runs.
     let flowing = true;
@@ -112,6 +107,7 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
     const flow = (async () => {
       while (flowing) {
         during.push(send());
+        // Paces the stream (about ten chunks a second) while the backup runs; nothing is concluded from it.
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
@@ -121,12 +117,12 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
     assert.equal(b.code, 0, b.stderr);
     assert.match(b.stdout, /database dumped by the running hub \(process \d+\)/);
     assert.ok(during.length > 0, 'chunks arrived during the backup');
-    await until('the chunks sent during the backup acked', () => during.every((id) => acked.has(id)));
+    await acks('the chunks sent during the backup acked', during);
 
     // Changes after the backup: another team, more chunks.
     const later = (await call(hub.url, '/auth/create-tenant', token, { name: 'After the backup' })).body;
     const after_ = Array.from({ length: 3 }, send);
-    await until('the later chunks acked', () => after_.every((id) => acked.has(id)));
+    await acks('the later chunks acked', after_);
     c.end(true);
     hub.child.kill('SIGTERM');
     assert.deepEqual(await hub.exited, { code: 0, signal: null });

@@ -19,18 +19,9 @@ import { newId } from '../src/core/crypto.ts';
 import { seasonOf } from '../src/modules/detections/firsts.ts';
 import { classifyChunk } from './helpers/inference.ts';
 import { ModelError } from '../src/infra/classifier/types.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const WAIT_MS = 30_000;
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('detections', () => {
   let hub: Hub;
@@ -100,17 +91,25 @@ describe('detections', () => {
       // A silent chunk: classified, nothing detected.
       const silent = await sat.publishChunk({ species: [], seed: 9, recordedAt: new Date(base + 10 * 60_000) });
       assert.equal(silent.ack.status, 'stored');
-      await until('the inference jobs', async () => {
-        const s = await hub.infra.queue.stats('inference');
-        return s.waiting === 0 && s.active === 0 && s.completed + s.failed >= 4;
-      });
+      await waitFor(
+        'the inference jobs',
+        async () => {
+          const s = await hub.infra.queue.stats('inference');
+          return s.waiting === 0 && s.active === 0 && s.completed + s.failed >= 4;
+        },
+        { timeoutMs: WAIT_MS },
+      );
     });
 
     test('GET /detections lists the species the satellite recorded, one per chunk', async () => {
-      const res = await until('three detections', async () => {
-        const r = await api.get(`/detections?tenantId=${team.id}`, viewer);
-        return r.status === 200 && r.body.detections.length >= 3 ? r : null;
-      });
+      const res = await waitFor(
+        'three detections',
+        async () => {
+          const r = await api.get(`/detections?tenantId=${team.id}`, viewer);
+          return r.status === 200 && r.body.detections.length >= 3 ? r : null;
+        },
+        { timeoutMs: WAIT_MS },
+      );
       assert.equal(res.body.total, 3);
       assert.deepEqual(res.body.aggregation, {});
       // Newest first: the chunks were recorded a minute apart in label order.
@@ -186,10 +185,14 @@ describe('detections', () => {
     });
 
     test('the team WebSocket receives a detection event per detection', async () => {
-      const events = await until('three detection events', async () => {
-        const e = ws.frames.filter((fr) => fr.type === 'detection');
-        return e.length >= 3 ? e : null;
-      });
+      const events = await waitFor(
+        'three detection events',
+        async () => {
+          const e = ws.frames.filter((fr) => fr.type === 'detection');
+          return e.length >= 3 ? e : null;
+        },
+        { timeoutMs: WAIT_MS },
+      );
       assert.deepEqual(events.map((e) => e.speciesCode).sort(), labels.map(code).sort());
       for (const e of events) {
         assert.equal(e.tenantId, team.id);

@@ -16,6 +16,7 @@ import { INATURALIST_COLUMNS, inaturalistCsv } from '../src/modules/exports/form
 import { darwinCoreArchive } from '../src/modules/exports/formats/dwca.ts';
 import { XENO_CANTO_COLUMNS, xenoCantoZip } from '../src/modules/exports/formats/xenocanto.ts';
 import { SkipTally, localTime } from '../src/modules/exports/formats/shared.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const ctx: ExportContext = {
   teamName: 'Hedge Watchers',
@@ -394,12 +395,14 @@ describe('Darwin Core Archive', () => {
       skipped.list().map((s) => `${s.speciesCode}:${s.reason}`),
       ['dogdog:not_a_species'],
     );
-    await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(
-      [...tempDirs()].filter((d) => !before.has(d)),
-      [],
-      'temp files removed',
-    );
+    await waitFor('the temp files removed', () => {
+      assert.deepEqual(
+        [...tempDirs()].filter((d) => !before.has(d)),
+        [],
+        'temp files removed',
+      );
+      return true;
+    });
   });
 
   test('a failing row source ends the stream with its error and removes the temp files', async () => {
@@ -409,11 +412,13 @@ describe('Darwin Core Archive', () => {
       throw new Error('database went away');
     }
     await assert.rejects(bytes(darwinCoreArchive(broken(), ctx)), /database went away/);
-    await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(
-      [...tempDirs()].filter((d) => !before.has(d)),
-      [],
-    );
+    await waitFor('the temp files removed', () => {
+      assert.deepEqual(
+        [...tempDirs()].filter((d) => !before.has(d)),
+        [],
+      );
+      return true;
+    });
   });
 });
 
@@ -496,13 +501,17 @@ describe('xeno-canto zip', () => {
     const stream = xenoCantoZip(many(), ctx, async () => crypto.randomBytes(100_000));
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
     stream.destroy();
-    await new Promise((r) => setTimeout(r, 200));
+    // Once the row source is closed no batch can be read any more: then count them.
+    await waitFor('the row source closed', () => sourceClosed);
     assert.ok(batches < 20, `read ${batches} batches after the reader left`);
     assert.ok(sourceClosed, 'the row source was closed');
-    assert.deepEqual(
-      [...tempDirs()].filter((d) => !before.has(d)),
-      [],
-    );
+    await waitFor('the temp files removed', () => {
+      assert.deepEqual(
+        [...tempDirs()].filter((d) => !before.has(d)),
+        [],
+      );
+      return true;
+    });
   });
 });
 

@@ -10,7 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { ALERT_ENV, signedReceiver, until } from './helpers/alerts.ts';
+import { ALERT_ENV, signedReceiver } from './helpers/alerts.ts';
+import { waitFor } from './helpers/wait.ts';
 import type { Receiver } from './helpers/receivers.ts';
 import { createServices } from '../src/services.ts';
 
@@ -118,7 +119,7 @@ describe('scheduled exports', () => {
     assert.equal(ran[0] + ran[1], 2, 'each occurrence once');
     assert.equal(await hub.services.scheduledExports.tick(), 0);
 
-    const mail = await until('the mail', async () => mails.length > 0 && mails);
+    const mail = await waitFor('the mail', async () => mails.length > 0 && mails);
     assert.equal(mails.length, 1);
     assert.match(mail[0]!, /Subject: Chorus export: Hourly mail/);
     assert.match(mail[0]!, /Content-Disposition: attachment;\s+filename=.*\.csv/i);

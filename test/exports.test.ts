@@ -15,7 +15,7 @@ import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { until } from './helpers/alerts.ts';
+import { waitFor } from './helpers/wait.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 
 /** GET as bytes with the caller's token. */
@@ -301,7 +301,7 @@ describe('exports', () => {
     const res = await api.get(`/export/detections?tenantId=${team.id}&${window}&background=1`, member);
     assert.equal(res.status, 202, res.text);
     assert.equal(res.body.status, 'queued');
-    const job = await until('the job', async () => {
+    const job = await waitFor('the job', async () => {
       const j = await api.get(`/export/jobs/${res.body.id}`, member);
       return j.body.status === 'done' && j.body;
     });

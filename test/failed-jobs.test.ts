@@ -13,6 +13,7 @@ import { assertError, client } from './helpers/http.ts';
 import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
+import { waitFor } from './helpers/wait.ts';
 
 describe('failed inference jobs', () => {
   let hub: Hub;
@@ -35,35 +36,37 @@ describe('failed inference jobs', () => {
     return { id, key, satelliteId, wav: makeWav(renderChunk({ species: [SPECIES_LABELS[seed % 5]], seed })) };
   }
 
-  async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   const failedList = async () => (await api.get('/admin/jobs/failed?limit=1000', hubAdmin)).body.jobs as any[];
   const failedEntry = async (id: string) => (await failedList()).find((j) => j.chunkId === id);
   const untilFailed = (id: string, redrives: number) =>
-    until(`chunk ${id} failed after ${redrives} re-drives`, async () => {
-      const e = await failedEntry(id);
-      return e?.redrives === redrives && e;
-    });
+    waitFor(
+      `chunk ${id} failed after ${redrives} re-drives`,
+      async () => {
+        const e = await failedEntry(id);
+        return e?.redrives === redrives && e;
+      },
+      { timeoutMs: 30_000 },
+    );
   const detectionsOf = async (id: string) =>
     (await hub.sql.query<{ code: string }>('SELECT species_code AS code FROM detections WHERE chunk_id = $1', [id])).map((r) => r.code);
   /** Classified, and nothing more arrives once the queue is idle. */
   async function classifiedOnce(id: string): Promise<string[]> {
-    const codes = await until(`chunk ${id} classified`, async () => {
-      const c = await detectionsOf(id);
-      return c.length > 0 && c;
-    });
-    await until('the queue to be idle', async () => {
-      const s = await hub.infra.queue.counts(INFERENCE_QUEUE);
-      return s.waiting + s.active + s.delayed === 0;
-    });
+    const codes = await waitFor(
+      `chunk ${id} classified`,
+      async () => {
+        const c = await detectionsOf(id);
+        return c.length > 0 && c;
+      },
+      { timeoutMs: 30_000 },
+    );
+    await waitFor(
+      'the queue to be idle',
+      async () => {
+        const s = await hub.infra.queue.counts(INFERENCE_QUEUE);
+        return s.waiting + s.active + s.delayed === 0;
+      },
+      { timeoutMs: 30_000 },
+    );
     const again = await detectionsOf(id);
     assert.deepEqual(again.sort(), codes.sort());
     assert.equal(new Set(again).size, again.length, 'one detection per species: no duplicates');

@@ -17,6 +17,7 @@ import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, hubInstallation, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
 import { sqlOf } from './helpers/sql.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const ADMIN = { email: 'drain@example.org', password: 'drain-test-password-1' };
@@ -148,14 +149,19 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
       JSON.stringify([...s2.acks]),
     );
     // Every chunk classified (each carries one species the model hears).
-    const deadline = Date.now() + 180_000;
-    for (;;) {
-      const d = await call(second.url, `/detections?tenantId=${team.id}&limit=200&includeTentative=true`, token);
-      const chunks = new Set((d.body?.detections ?? []).map((x: { audioChunkId: string }) => x.audioChunkId));
-      if (bodies.every((b) => chunks.has(b.chunkId))) break;
-      if (Date.now() > deadline) assert.fail(`not every chunk classified: ${chunks.size} of ${bodies.length}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitFor(
+      'every chunk classified',
+      async () => {
+        const d = await call(second.url, `/detections?tenantId=${team.id}&limit=200&includeTentative=true`, token);
+        const chunks = new Set((d.body?.detections ?? []).map((x: { audioChunkId: string }) => x.audioChunkId));
+        assert.ok(
+          bodies.every((b) => chunks.has(b.chunkId)),
+          `not every chunk classified: ${chunks.size} of ${bodies.length}`,
+        );
+        return true;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
     s2.c.end(true);
     second.child.kill('SIGTERM');
     assert.deepEqual(await second.exited, { code: 0, signal: null });

@@ -16,6 +16,7 @@ import { makeWav } from '../src/protocol/wav.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/infra/classifier/onnx.ts';
 import { windowStarts } from '../src/inference/worker.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const { onnx } = onnxProto;
 const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
@@ -127,16 +128,18 @@ describe('models', () => {
     return chunkId;
   }
 
-  async function jobOf(chunkId: string, status: 'completed' | 'failed') {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const res = await api.get('/workers/jobs?limit=500', hubAdmin);
-      assert.equal(res.status, 200);
-      const job = res.body.jobs.find((j: any) => j.chunkId === chunkId && j.status === status);
-      if (job) return job;
-      if (Date.now() > deadline) throw new Error(`no ${status} job for chunk ${chunkId}: ${JSON.stringify(res.body.jobs.slice(0, 5))}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  function jobOf(chunkId: string, status: 'completed' | 'failed') {
+    return waitFor(
+      `a ${status} job for chunk ${chunkId}`,
+      async () => {
+        const res = await api.get('/workers/jobs?limit=500', hubAdmin);
+        assert.equal(res.status, 200);
+        const job = res.body.jobs.find((j: any) => j.chunkId === chunkId && j.status === status);
+        assert.ok(job, `no ${status} job for chunk ${chunkId}: ${JSON.stringify(res.body.jobs.slice(0, 5))}`);
+        return job;
+      },
+      { timeoutMs: 30_000 },
+    );
   }
 
   test('the built-in model is listed and is the default', async () => {

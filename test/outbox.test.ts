@@ -24,17 +24,9 @@ import { CHUNK_WAV_BYTES, decodeWav } from '../src/protocol/wav.ts';
 import { chunkPlan } from '../src/satellite/soundscape.ts';
 import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-
-/** Polls until `check` holds (the satellite and the hub run on their own; nothing here sleeps blindly). */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** `p`, or a failure naming what did not happen within `timeoutMs`: no wait here can hang the file. */
 async function within<T>(p: Promise<T>, what: string, timeoutMs = 15_000): Promise<T> {
@@ -69,12 +61,22 @@ function next<T = unknown>(
   return within(seen, what, timeoutMs).finally(() => emitter.off(event, listener));
 }
 
-/** A TCP proxy in front of the broker that can drop every connection and refuse new ones. */
+/**
+ * A TCP proxy in front of the broker that can drop every connection and refuse new ones; it counts
+ * the connections it refused (the satellite's reconnect attempts while the link is down).
+ */
 async function tcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
   let paused = false;
+  let refused = 0;
+  /** Refusals left before the link comes back by itself (pause({ refuse })). */
+  let refuseLeft = Infinity;
   const server = net.createServer((inbound) => {
-    if (paused) return inbound.destroy();
+    if (paused) {
+      refused++;
+      if (--refuseLeft === 0) paused = false;
+      return inbound.destroy();
+    }
     const upstream = net.connect(target.port, target.host);
     sockets.add(inbound);
     sockets.add(upstream);
@@ -95,8 +97,13 @@ async function tcpProxy(target: { host: string; port: number }) {
   const port = (server.address() as net.AddressInfo).port;
   return {
     url: `mqtt://127.0.0.1:${port}`,
-    pause() {
+    get refused() {
+      return refused;
+    },
+    /** Drops the link; with `refuse`, it comes back after refusing that many connections. */
+    pause(opts: { refuse?: number } = {}) {
       paused = true;
+      refuseLeft = opts.refuse ?? Infinity;
       for (const s of sockets) s.destroy();
       sockets.clear();
     },
@@ -106,6 +113,7 @@ async function tcpProxy(target: { host: string; port: number }) {
     close: () =>
       new Promise<void>((resolve) => {
         paused = true;
+        refuseLeft = Infinity;
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
@@ -222,9 +230,9 @@ describe('reference satellite against a real hub', () => {
     const config = next<any>(sat, 'config', 'the config push answering the config request');
     await sat.start();
     assert.equal((await config).heartbeatIntervalSec, 30, 'the config request was answered with the effective config');
-    await until(
-      () => sat.sourceEnded && outbox.pending().length === 0 && sat.ackedCount === outbox.list().length,
+    await waitFor(
       'every recorded chunk acked',
+      () => sat.sourceEnded && outbox.pending().length === 0 && sat.ackedCount === outbox.list().length,
     );
 
     const recorded = outbox.list();
@@ -293,7 +301,7 @@ describe('reference satellite against a real hub', () => {
     sat.on('config', () => configRequests++);
 
     const online = await recordN(sat, 2);
-    await until(() => sat.ackedCount === 2, 'the first two acks');
+    await waitFor('the first two acks', () => sat.ackedCount === 2);
 
     const down = next(sat, 'disconnected', 'the satellite to notice the link is down');
     proxy.pause();
@@ -304,7 +312,9 @@ describe('reference satellite against a real hub', () => {
       offline,
       'recorded while offline, waiting oldest-first',
     );
-    await new Promise((r) => setTimeout(r, 300)); // reconnect attempts are refused meanwhile
+    // The satellite keeps trying: two of its reconnect attempts refused, and it is still offline.
+    const refusedBefore = proxy.refused;
+    await waitFor('two refused reconnect attempts', () => proxy.refused >= refusedBefore + 2);
     assert.equal(sat.connected, false);
     assert.equal((await chunkRows(creds.satelliteId)).length, 2, 'nothing reached the hub while the link was down');
 
@@ -313,17 +323,17 @@ describe('reference satellite against a real hub', () => {
     sat.on('sent', (r: { chunkId: string }) => {
       if (!dropped && r.chunkId === offline[1]) {
         dropped = true;
-        proxy.pause();
-        setTimeout(() => proxy.resume(), 150);
+        // Down until the satellite's first reconnect attempt is refused.
+        proxy.pause({ refuse: 1 });
       }
     });
     const reconnected = next(sat, 'connected', 'the reconnect once the link is back');
     proxy.resume();
     await reconnected;
     // ackedCount counts an ack as it arrives; the row is marked acked once that is on disk.
-    await until(
-      () => sat.ackedCount === 7 && outbox.list().every((r) => r.status === 'acked'),
+    await waitFor(
       'all seven chunks acked and marked so in the outbox',
+      () => sat.ackedCount === 7 && outbox.list().every((r) => r.status === 'acked'),
     );
     assert.ok(dropped);
     assert.ok(configRequests >= 2, 'config requested again on reconnect');
@@ -350,7 +360,7 @@ describe('reference satellite against a real hub', () => {
     });
     const w = watch(sat);
     const online = await recordN(sat, 2);
-    await until(() => sat.ackedCount === 2, 'two acks');
+    await waitFor('two acks', () => sat.ackedCount === 2);
     assert.equal(outbox.list().length, 2, 'acked rows stay as local copies up to the soft cap');
 
     const down = next(sat, 'disconnected', 'the satellite to notice the link is down');
@@ -375,7 +385,7 @@ describe('reference satellite against a real hub', () => {
     assert.ok(stats.totalBytes <= 4 * CHUNK_WAV_BYTES && stats.diskBytes === stats.totalBytes);
 
     proxy.resume();
-    await until(() => sat.ackedCount === 6 && outbox.pending().length === 0, 'the four survivors acked');
+    await waitFor('the four survivors acked', () => sat.ackedCount === 6 && outbox.pending().length === 0);
     await within(outbox.flush(), 'the outbox applying its caps after the last ack');
     const rows = await chunkRows(creds.satelliteId);
     assert.deepEqual(
@@ -393,7 +403,7 @@ describe('reference satellite against a real hub', () => {
     proxies.push(proxy);
     const first = await startSatellite({ url: proxy.url });
     proxy.pause();
-    await until(() => !first.sat.connected, 'the disconnect');
+    await waitFor('the disconnect', () => !first.sat.connected);
     const ids = await recordN(first.sat, 3);
     await first.sat.stop();
     assert.equal((await chunkRows(first.creds.satelliteId)).length, 0);
@@ -404,7 +414,7 @@ describe('reference satellite against a real hub', () => {
       ids,
     );
     const second = await startSatellite({ creds: first.creds, dir: first.dir, outbox });
-    await until(() => second.sat.ackedCount === 3, 'the earlier chunks acked');
+    await waitFor('the earlier chunks acked', () => second.sat.ackedCount === 3);
     const rows = await chunkRows(first.creds.satelliteId);
     assert.deepEqual(
       rows.map((r) => r.id),
@@ -414,7 +424,7 @@ describe('reference satellite against a real hub', () => {
 
   test('config pushes apply at once; log requests are answered from the journal; update is logged', async () => {
     const { sat, creds } = await startSatellite();
-    await until(() => sat.config.filterMinRms === 0.003, 'the first config push');
+    await waitFor('the first config push', () => sat.config.filterMinRms === 0.003);
     const pushed = next<any>(sat, 'config', 'the pushed config with the filter off', 15_000, (c) => c.filterEnabled === false);
     const res = await api.patch(
       `/settings/effective?satelliteId=${creds.satelliteId}`,
@@ -434,10 +444,10 @@ describe('reference satellite against a real hub', () => {
     const asked = await api.post(`/satellites/${creds.satelliteId}/logs/request`, { tail: 3 }, owner);
     assert.equal(asked.status, 202, asked.text);
     let logs: any = null;
-    await until(async () => {
+    await waitFor('the log response', async () => {
       logs = (await api.get(`/satellites/${creds.satelliteId}/logs`, owner)).body?.logs;
       return Array.isArray(logs?.lines) && logs.lines.length > 0;
-    }, 'the log response');
+    });
     assert.equal(logs.lines.length, 3);
     assert.match(logs.lines[2], /log request .*: sending the last 3 lines/, 'the journal up to the request itself');
 
@@ -460,7 +470,7 @@ describe('reference satellite against a real hub', () => {
     try {
       const topic = (ch: string) => topicOf(creds.tenantId, creds.satelliteId, ch);
       await hub.infra.broker.publish(topic('live-start'), JSON.stringify({ sessionId: 's-1' }), { qos: 1 });
-      await until(() => relayed.length >= 3, 'live audio at the hub');
+      await waitFor('live audio at the hub', () => relayed.length >= 3);
       assert.equal(relayed[0].sessionId, 's-1');
       assert.equal(decodeWav(Buffer.from(relayed[0].audio, 'base64'), { expect48kMono: true }).samples.length, 144_000);
       const stopped = next(sat, 'live-stop', 'live-stop from the hub');

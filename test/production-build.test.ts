@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from './helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const DIST_MAIN = path.join(root, 'dist', 'main.js');
@@ -103,13 +104,13 @@ async function start(command: string, args: string[]): Promise<Started> {
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + START_WAIT_MS;
-  let m: RegExpExecArray | null;
-  while (!(m = /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(out))) {
-    if (child.exitCode !== null || child.signalCode !== null) assert.fail(`${command} ${args.join(' ')} exited before listening:\n${out}`);
-    if (Date.now() > deadline) assert.fail(`${command} ${args.join(' ')} did not start in ${START_WAIT_MS} ms:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const m = await waitFor(
+    `${command} ${args.join(' ')} to start listening`,
+    () => /listening on (http:\/\/127\.0\.0\.1:(\d+))/.exec(out) ?? (gone() && 'exited'),
+    { timeoutMs: START_WAIT_MS, intervalMs: 100 },
+  ).catch((err: Error) => assert.fail(`${err.message}:\n${out}`));
+  if (m === 'exited') assert.fail(`${command} ${args.join(' ')} exited before listening:\n${out}`);
   for (const pid of descendants(child.pid!)) leftovers.add(pid);
   leftovers.add(child.pid!);
   return { child, url: m[1], port: Number(m[2]), output: () => out, exited };
@@ -118,16 +119,16 @@ async function start(command: string, args: string[]): Promise<Started> {
 /** SIGTERM to the front process; the hub must stop and free its port within the bound. */
 async function stopsOnSigterm(s: Started) {
   const behind = descendants(s.child.pid!);
-  const sent = Date.now();
   s.child.kill('SIGTERM');
-  for (;;) {
-    const left = [s.child.pid!, ...behind].filter(alive);
-    if (left.length === 0 && (await portFree(s.port))) break;
-    if (Date.now() - sent > STOP_BOUND_MS) {
-      assert.fail(`still running ${STOP_BOUND_MS} ms after SIGTERM: processes ${left.join(', ')}; port ${s.port}\n${s.output()}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    `every process gone and the port free within ${STOP_BOUND_MS} ms of SIGTERM`,
+    async () => {
+      const left = [s.child.pid!, ...behind].filter(alive);
+      assert.ok(left.length === 0 && (await portFree(s.port)), `still running: processes ${left.join(', ')}; port ${s.port}`);
+      return true;
+    },
+    { timeoutMs: STOP_BOUND_MS, intervalMs: 100 },
+  ).catch((err: Error) => assert.fail(`${err.message}\n${s.output()}`));
   await s.exited;
   assert.equal(fs.existsSync(path.join(dataDir, 'chorus.lock')), false, 'the data dir lock is released');
 }

@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createQueue, type Job, type JobQueue, type QueueOptions } from '../src/infra/queue/index.ts';
 import { createMemoryQueue } from '../src/infra/queue/memory.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const REDIS_URL = process.env.REDIS_URL;
 const SAFETY_MS = 15_000;
@@ -34,18 +35,8 @@ function within<T>(p: Promise<T>, what: string, ms = SAFETY_MS): Promise<T> {
   ]);
 }
 
-/** Waits until a check passes: for counters a Redis-backed queue updates just after the handler returns. */
-async function eventually(check: () => Promise<void>, what: string): Promise<void> {
-  const until = Date.now() + SAFETY_MS;
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() > until) throw new Error(`timed out waiting for ${what}: ${(e as Error).message}`, { cause: e });
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
-}
+/** For counters a Redis-backed queue updates just after the handler returns: checked until they hold. */
+const SOON = { timeoutMs: SAFETY_MS, intervalMs: 10 };
 
 const name = (what: string) => `${what}-${crypto.randomBytes(4).toString('hex')}`;
 const OPTS: QueueOptions = { attempts: 3, backoffMs: 20 };
@@ -78,13 +69,27 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     assert.deepEqual(await jq.stats(q), { waiting: 0, active: 1, completed: 0, failed: 0 }, 'a second enqueue while active adds nothing');
     release.resolve();
     await within(seen('a', done).promise, 'job a to finish');
-    await eventually(async () => assert.equal((await jq.stats(q)).completed, 1), 'a to count as completed');
+    await waitFor(
+      'a to count as completed',
+      async () => {
+        assert.equal((await jq.stats(q)).completed, 1);
+        return true;
+      },
+      SOON,
+    );
 
     // Completed: enqueueing again adds nothing. With one worker in order, a re-added `a` would run before `b`.
     await jq.enqueue(q, 'a', { n: 4 });
     await jq.enqueue(q, 'b', { n: 5 });
     await within(seen('b', done).promise, 'job b to finish');
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 }), 'both completed');
+    await waitFor(
+      'both completed',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 });
+        return true;
+      },
+      SOON,
+    );
     assert.deepEqual(
       runs.map((j) => [j.id, j.data.n, j.attempt]),
       [
@@ -131,9 +136,13 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     for (let i = 0; i < total; i++) await jq.enqueue(q, `job-${i}`, { i });
     await within(all.promise, 'every job to finish');
     assert.equal(peak, 3);
-    await eventually(
-      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: total, failed: 0 }),
+    await waitFor(
       'all completed',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: total, failed: 0 });
+        return true;
+      },
+      SOON,
     );
   });
 
@@ -161,9 +170,13 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     await jq.enqueue(q, 'sync', {});
     await jq.enqueue(q, 'good', {});
     await within(Promise.all(['bad', 'flaky', 'sync', 'good'].map((id) => done.get(id)!.promise)), 'every job to settle');
-    await eventually(
-      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 2 }),
+    await waitFor(
       'two failed, two completed',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 2 });
+        return true;
+      },
+      SOON,
     );
     assert.deepEqual(attempts.bad, [1, 2, 3], 'three attempts, then failed');
     assert.deepEqual(attempts.sync, [1, 2, 3]);
@@ -174,9 +187,13 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     await jq.enqueue(q, 'bad', {});
     await jq.enqueue(q, 'after', {});
     await within(done.get('after')!.promise, 'the next job after the failures');
-    await eventually(
-      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 2 }),
+    await waitFor(
       'after completed',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 2 });
+        return true;
+      },
+      SOON,
     );
     assert.deepEqual(attempts.bad, [1, 2, 3]);
   });
@@ -207,7 +224,14 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
     assert.deepEqual(await jq.stats(q), { waiting: 3, active: 1, completed: 0, failed: 0 });
     gate.resolve();
     await within(Promise.all([...settled.values()].map((d) => d.promise)), 'every job to run');
-    await eventually(async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 1 }), 'final counts');
+    await waitFor(
+      'final counts',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 3, failed: 1 });
+        return true;
+      },
+      SOON,
+    );
     assert.deepEqual(await jq.stats(other), { waiting: 1, active: 0, completed: 0, failed: 0 }, 'no worker for the other queue');
   });
 
@@ -280,9 +304,13 @@ describe('job queue: in process', () => {
     });
     for (const id of ['j1', 'j2', 'j3']) await jq.enqueue(q, id, {});
     await within(wait('j3#1'), 'j3');
-    await eventually(
-      async () => assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 }),
+    await waitFor(
       'only the last two ids kept',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 2, failed: 0 });
+        return true;
+      },
+      SOON,
     );
     await jq.enqueue(q, 'j3', {});
     await jq.enqueue(q, 'j1', {});

@@ -18,6 +18,7 @@ import { Satellite } from '../src/satellite/client.ts';
 import { registerSatellite } from '../src/satellite/cli.ts';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const dirs: string[] = [];
 function tmp(): string {
@@ -31,26 +32,26 @@ after(async () => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Every chunk of a finite source, polling while it decodes. */
+/** Every chunk of a finite source, polling while it decodes; rejects with the source's own error. */
 async function drain(src: ChunkSource): Promise<SourceChunk[]> {
   const out: SourceChunk[] = [];
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const c = src.next();
-    if (c === null) return out;
-    if (c === 'waiting') {
-      if (Date.now() > end) throw new Error('source never ended');
-      await new Promise((r) => setTimeout(r, 10));
-    } else out.push(c);
-  }
+  const ended = await waitFor(
+    'the source to end',
+    () => {
+      try {
+        for (let c = src.next(); c !== 'waiting'; c = src.next()) {
+          if (c === null) return { failed: null };
+          out.push(c);
+        }
+        return null;
+      } catch (err) {
+        return { failed: err };
+      }
+    },
+    { intervalMs: 10 },
+  );
+  if (ended.failed) throw ended.failed;
+  return out;
 }
 
 /** A tone's frequency from its zero crossings (the samples up to `length`). */
@@ -211,11 +212,11 @@ describe('alsa:DEVICE through arecord', () => {
       toStop.push({ stop: () => src.stop!() });
       assert.equal(src.next(), 'waiting', 'a live source has nothing before the first chunk');
       const got: SourceChunk[] = [];
-      await until(() => {
+      await waitFor('three chunks from arecord', () => {
         const c = src.next();
         if (c && c !== 'waiting') got.push(c);
         return got.length >= 3;
-      }, 'three chunks from arecord');
+      });
       await src.stop!();
       assert.deepEqual(starts(fake.log)[0].args, ['-q', '-D', 'default', '-t', 'raw', '-f', 'S16_LE', '-c', '1', '-r', '48000']);
       for (const c of got) {
@@ -237,11 +238,11 @@ describe('alsa:DEVICE through arecord', () => {
       const recovered: string[] = [];
       src.start!({ failed: (m) => failures.push(m), recovered: (m) => recovered.push(m) });
       const got: SourceChunk[] = [];
-      await until(() => {
+      await waitFor('recovery after three failures', () => {
         const c = src.next();
         if (c && c !== 'waiting') got.push(c);
         return recovered.length === 1 && got.length >= 4;
-      }, 'recovery after three failures');
+      });
       await src.stop!();
       const s = starts(fake.log);
       assert.equal(s.length, 4, 'three failed starts and the one that works');
@@ -271,7 +272,7 @@ describe('alsa:DEVICE through arecord', () => {
       const src = openSource('alsa:default', { restartMs: 60_000 });
       const failures: string[] = [];
       src.start!({ failed: (m) => failures.push(m), recovered: () => {} });
-      await until(() => failures.length === 1, 'the failure');
+      await waitFor('the failure', () => failures.length === 1);
       await src.stop!();
       assert.match(failures[0], /arecord not found: install it \(Debian: apt-get install alsa-utils\)/);
       assert.equal(src.health!().state, 'restarting');
@@ -319,7 +320,7 @@ describe('real audio reaches a hub', () => {
   test('a FLAC file at 44.1 kHz stereo: its chunks are stored by the hub as 48 kHz mono with the tone kept', async () => {
     const file = sineFile(tmp(), 'dawn.flac', { hz: 2000, rate: 44_100, channels: 2, seconds: 6 });
     const sat = await satellite(openSource(file), { chunkIntervalMs: 20 });
-    await until(() => sat.sourceEnded && sat.outbox.pending().length === 0, 'both chunks acked');
+    await waitFor('both chunks acked', () => sat.sourceEnded && sat.outbox.pending().length === 0);
     await sat.stop();
     assert.equal(sat.ackedCount, 2);
     const rows = await hub.sql.query<{ id: string; storage_key: string }>(
@@ -342,21 +343,21 @@ describe('real audio reaches a hub', () => {
       const errors: string[] = [];
       const sat = await satellite(src, { chunkIntervalMs: 100 });
       sat.on('source-error', (m: string) => errors.push(m));
-      await until(async () => (await stateOnHub()) === 'error', 'state error on the hub');
+      await waitFor('state error on the hub', async () => (await stateOnHub()) === 'error');
       assert.equal(sat.state, 'error');
       assert.match(errors[0], /audio open error/);
       assert.ok(sat.journal.tail(50).some((l: string) => /source failed: alsa:default: arecord exited with code 1/.test(l)));
       const recovered = new Promise((resolve) => sat.once('source-recovered', resolve));
-      await until(() => sat.sourceHealth?.failures === 2, 'the second failure');
+      await waitFor('the second failure', () => sat.sourceHealth?.failures === 2);
       // Its back-off runs 1.5 s: the padded piece the process left is recorded meanwhile.
-      await until(() => sat.recordedCount >= 2, 'the second padded piece recorded');
+      await waitFor('the second padded piece recorded', () => sat.recordedCount >= 2);
       assert.equal(sat.state, 'error', 'still error while the source restarts, though its padded pieces are recorded');
       await recovered;
       const acked = sat.ackedCount;
-      await until(() => sat.ackedCount >= acked + 2, 'chunks stored after recovery');
+      await waitFor('chunks stored after recovery', () => sat.ackedCount >= acked + 2);
       assert.equal(sat.state, 'recording');
       await sat.heartbeat();
-      await until(async () => (await stateOnHub()) === 'recording', 'state recording on the hub');
+      await waitFor('state recording on the hub', async () => (await stateOnHub()) === 'recording');
       assert.equal(sat.sourceHealth?.restarts, 2);
       await sat.stop();
     });

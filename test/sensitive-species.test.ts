@@ -11,7 +11,8 @@ import { parse } from 'csv-parse/sync';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { ALERT_ENV, until } from './helpers/alerts.ts';
+import { ALERT_ENV } from './helpers/alerts.ts';
+import { waitFor } from './helpers/wait.ts';
 import { startReceiver, type Receiver } from './helpers/receivers.ts';
 import { SENSITIVE_SEED } from '../src/modules/settings/sensitive-seed.ts';
 import { toGrid } from '../src/modules/sensitive/service.ts';
@@ -154,7 +155,7 @@ describe('sensitive species', () => {
     assert.equal(sched.status, 201, sched.text);
     hub.clock.advance(new Date(sched.body.nextRunAt).getTime() - hub.clock.now().getTime() + 1000);
     assert.equal(await hub.services.scheduledExports.tick(), 1);
-    const got = await until('the export webhook', async () => receiver.received.find((r) => r.path === '/exports'));
+    const got = await waitFor('the export webhook', async () => receiver.received.find((r) => r.path === '/exports'));
     const body = JSON.parse(got.body.toString());
     const rows: Record<string, string>[] = parse(body.data.content, { columns: true });
     const eagle = rows.find((r) => r.species_code === 'goleag')!;
@@ -219,7 +220,7 @@ describe('sensitive species', () => {
       (await announce(robinId, { speciesCode: 'eurrob1', scientificName: 'Erithacus rubecula', commonName: 'European Robin' })).length,
       1,
     );
-    const hooks = await until('both alert webhooks', async () => {
+    const hooks = await waitFor('both alert webhooks', async () => {
       const got = receiver.received.filter((r) => r.path === '/alerts');
       return got.length >= 2 && got.map((r) => JSON.parse(r.body.toString()));
     });

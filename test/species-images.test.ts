@@ -18,19 +18,10 @@ import { startReceiver, type Answer } from './helpers/receivers.ts';
 import { allowedLicence } from '../src/modules/species-images/providers/licence.ts';
 import { createFetcher, RefusedImage } from '../src/modules/species-images/providers/fetch.ts';
 import { checkImage } from '../src/modules/species-images/image.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const ROBIN_COMMONS: Bird = { width: 900, height: 500, x: 0.85, y: 0.6 };
 const ROBIN_INAT: Bird = { width: 600, height: 900, x: 0.25, y: 0.12, noisy: true };
-
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Dark pixels (the bird) in a JPEG, as a fraction of its pixels. */
 async function darkFraction(jpeg: Buffer): Promise<number> {
@@ -91,9 +82,9 @@ describe('species photos', () => {
     return res.body.images[0];
   };
   const settle = (code: string) =>
-    until(`${code} settled`, async () => ((await statusOf(code)).status !== 'pending' ? statusOf(code) : null));
+    waitFor(`${code} settled`, async () => ((await statusOf(code)).status !== 'pending' ? statusOf(code) : null));
   const analysed = () =>
-    until(
+    waitFor(
       'analysis',
       async () => (await hub.sql.one<{ n: number }>('SELECT count(*)::int AS n FROM species_images WHERE analysed_at IS NULL')).n === 0,
     );

@@ -19,6 +19,7 @@ import WebSocket from 'ws';
 import http_ from 'node:http';
 import { makeWav } from '../src/protocol/wav.ts';
 import { logLines, logText } from './helpers/log-lines.ts';
+import { waitFor } from './helpers/wait.ts';
 import { verifySignature } from '../src/modules/alerts/delivery/signature.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
@@ -243,6 +244,25 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
     });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, text };
+  };
+  /** The samples of one metric on a process's GET /metrics (read as the hub admin), those with `labels` only. */
+  const metricSamples = async (url: string, name: string, labels: Record<string, string> = {}) => {
+    const res = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200, `GET ${url}/metrics`);
+    const out: Array<{ labels: Record<string, string>; value: number }> = [];
+    for (const line of (await res.text()).split('\n')) {
+      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!m || m[1] !== name) continue;
+      const l = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+      if (Object.entries(labels).every(([k, v]) => l[k] === v)) out.push({ labels: l, value: Number(m[3]) });
+    }
+    return out;
+  };
+  /** The alert rule findings a process has judged so far (chorus_alert_findings_total): in all, and stored. */
+  const findings = async (url: string) => {
+    const all = await metricSamples(url, 'chorus_alert_findings_total');
+    const sum = (xs: typeof all) => xs.reduce((n, x) => n + x.value, 0);
+    return { total: sum(all), stored: sum(all.filter((x) => x.labels.outcome === 'stored')) };
   };
 
   before(async () => {
@@ -512,13 +532,36 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
         sampleRate: 48000,
         audio: makeWav(renderChunk({ species: [label], seed: 43 })).toString('base64'),
       };
+      const judgedBefore = await Promise.all([apiUrl, apiUrl2].map((u) => findings(u)));
       const ack = sat.next('ack', (m) => m.chunkId === chunkId);
       sat.mqtt.publish(`chorus/${tenantId}/${sat.id}/audio`, JSON.stringify(body), { qos: 1 });
       assert.deepEqual(await ack, { chunkId, status: 'stored' });
-      const deadline = Date.now() + WAIT_MS;
-      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      // Both api processes heard the detection; give a duplicate every chance to show up.
-      await new Promise((r) => setTimeout(r, 1500));
+      await waitFor('the webhook', () => received.length > 0, { timeoutMs: WAIT_MS });
+      // Both api processes judge the detection (GET /metrics counts each process's findings): one
+      // stores the alert, the other finds it stored. Then every delivery job has run: a duplicate
+      // delivery would have been sent by now.
+      const judged = await waitFor(
+        'both api processes to judge the detection',
+        async () => {
+          const now = await Promise.all([apiUrl, apiUrl2].map((u) => findings(u)));
+          return now.every((n, i) => n.total > judgedBefore[i].total) && now;
+        },
+        { timeoutMs: WAIT_MS },
+      );
+      assert.equal(
+        judged.reduce((n, j, i) => n + j.stored - judgedBefore[i].stored, 0),
+        1,
+        `one process stored the alert: ${JSON.stringify({ judgedBefore, judged })}`,
+      );
+      await waitFor(
+        'the alert-delivery queue to settle',
+        async () => {
+          const q = await metricSamples(apiUrl, 'chorus_queue_jobs', { queue: 'alert-delivery' });
+          const n = (state: string) => q.filter((x) => x.labels.state === state).reduce((t, x) => t + x.value, 0);
+          return n('waiting') + n('active') + n('delayed') === 0 && n('completed') >= 1;
+        },
+        { timeoutMs: WAIT_MS },
+      );
       assert.equal(received.length, 1, 'one webhook delivery');
       assert.equal(JSON.parse(received[0].body.toString()).event, 'custom_rule');
       for (const u of [apiUrl, apiUrl2]) {

@@ -15,6 +15,7 @@ import { renderChunk, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, hubInstallation, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const skip = !DATABASE_URL || !process.env.REDIS_URL ? 'split mode needs DATABASE_URL and REDIS_URL' : false;
@@ -93,14 +94,24 @@ describe('split mode: a worker killed mid-job', { skip, timeout: 900_000 }, () =
 
     const fresh = await start({ CHORUS_MODE: 'worker' });
     // BullMQ hands the stalled job over once its lock (30 s) lapses.
-    const deadline = Date.now() + 240_000;
-    let found: string[];
-    while ((found = await detections()).length === 0) {
-      if (Date.now() > deadline) assert.fail(`the chunk was not classified after the kill\n${fresh.stdout()}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    // Nothing more arrives: the job finished once.
-    await new Promise((r) => setTimeout(r, 3000));
+    const found = await waitFor(
+      'the chunk classified after the kill',
+      async () => {
+        const d = await detections();
+        return d.length > 0 && d;
+      },
+      { timeoutMs: 240_000, intervalMs: 500 },
+    ).catch((err: Error) => assert.fail(`${err.message}\n${fresh.stdout()}`));
+    // Nothing more arrives: the inference queue holds no job waiting, delayed or running, and the
+    // chunk's job is finished (GET /workers shows the queue's counts), so no job can write again.
+    const queue = await waitFor(
+      'the inference queue to settle',
+      async () => {
+        const q = (await call(api.url, '/workers', token)).body?.queue;
+        return q && q.waiting + q.delayed + q.active === 0 && q.completed + q.failed >= 1 && q;
+      },
+      { timeoutMs: 60_000 },
+    );
     const final = await detections();
     assert.deepEqual(final, found);
     assert.equal(new Set(final).size, final.length, `no species written twice: ${final.join(', ')}`);
@@ -108,6 +119,7 @@ describe('split mode: a worker killed mid-job', { skip, timeout: 900_000 }, () =
     assert.equal(rows.rows[0].n, 1, 'one chunk row');
     const all = await db.query(`SELECT count(*)::int AS n FROM ${inst.env.DATABASE_SCHEMA}.detections WHERE tenant_id = $1`, [team.id]);
     assert.equal(all.rows[0].n, final.length, 'no other detections');
+    assert.equal(queue.completed, 1, `the job completed once: ${JSON.stringify(queue)}`);
     const stalled = logLines(fresh.stdout()).find((l) => /^queue: job stalled/.test(l.msg));
     assert.ok(stalled, `the take-over is logged:\n${fresh.stdout()}`);
     assert.equal(stalled.jobId, body.chunkId);

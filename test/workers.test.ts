@@ -15,6 +15,7 @@ import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { createWorkerReporter } from '../src/modules/workers/reporter.ts';
 import { createMemoryQueue } from '../src/infra/queue/memory.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { waitFor } from './helpers/wait.ts';
 
 describe('workers', () => {
   let hub: Hub;
@@ -36,16 +37,6 @@ describe('workers', () => {
     return chunkId;
   }
 
-  async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const v = await fn();
-      if (v) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   before(async () => {
     hub = await startHub();
     api = client(hub.url);
@@ -61,10 +52,14 @@ describe('workers', () => {
     chunks.theirs = await chunkFor(otherTeam, [SPECIES_LABELS[2]], 2);
     // A chunk whose audio is missing fails every attempt (3, with backoff 1 s and 2 s).
     chunks.broken = await chunkFor(team, [], 3, { missingAudio: true });
-    await until('the jobs to finish', async () => {
-      const jobs = (await api.get('/workers/jobs?limit=500', hubAdmin)).body.jobs as any[];
-      return jobs.filter((j) => j.status === 'completed').length >= 2 && jobs.filter((j) => j.chunkId === chunks.broken).length >= 3;
-    });
+    await waitFor(
+      'the jobs to finish',
+      async () => {
+        const jobs = (await api.get('/workers/jobs?limit=500', hubAdmin)).body.jobs as any[];
+        return jobs.filter((j) => j.status === 'completed').length >= 2 && jobs.filter((j) => j.chunkId === chunks.broken).length >= 3;
+      },
+      { timeoutMs: 30_000 },
+    );
   });
   after(() => hub.close());
 
@@ -222,7 +217,7 @@ describe('workers', () => {
       throw new Error('no');
     });
     await q.enqueue('t', 'job-1', {});
-    await until('the first attempt', async () => (await q.counts('t')).delayed === 1);
+    await waitFor('the first attempt', async () => (await q.counts('t')).delayed === 1, { timeoutMs: 30_000 });
     assert.deepEqual(await q.counts('t'), { waiting: 0, active: 0, completed: 0, failed: 0, delayed: 1 });
     assert.deepEqual(await q.stats('t'), { waiting: 1, active: 0, completed: 0, failed: 0 }, 'stats still counts a retry as waiting');
     await q.close();

@@ -17,6 +17,7 @@ import { startHub, type Hub } from '../helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from '../helpers/factories.ts';
 import { client } from '../helpers/http.ts';
 import { cspViolations, launchChromium, signedIn, skip } from '../helpers/browser.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const SECRET = 'whsec-e2e-0123456789';
@@ -154,7 +155,7 @@ describe('alerts dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     const renamed = page.getByTestId('channel').filter({ hasText: 'Ops webhook' });
     await renamed.getByRole('button', { name: 'Send test' }).click();
     // The first answer may still be on screen: wait for the receiver to see the second request.
-    for (const deadline = Date.now() + 15_000; received.length < 2 && Date.now() < deadline;) await page.waitForTimeout(50);
+    await waitFor('the second test request', () => received.length >= 2, { timeoutMs: 15_000 });
     assert.equal(received.length, 2);
     assert.equal(
       received[1].headers['x-service-signature'],

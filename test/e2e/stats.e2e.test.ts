@@ -16,6 +16,7 @@ import { startHub, type Hub } from '../helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam, type TestUser } from '../helpers/factories.ts';
 import { client } from '../helpers/http.ts';
 import { cspViolations, launchChromium, signedIn, skip } from '../helpers/browser.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const HOUR = 3_600_000;
@@ -255,7 +256,7 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
       assert.ok(tiles > 0 && tiles <= 64, `${tiles} tiles`);
       const href = (await page.getByTestId('map-tile').first().getAttribute('href')) ?? '';
       assert.match(href, new RegExp(`^http://127\\.0\\.0\\.1:${port}/osm/\\d+/\\d+/\\d+\\.png$`));
-      for (let i = 0; i < 50 && asked.length < tiles; i++) await new Promise((r) => setTimeout(r, 100));
+      await waitFor('every tile fetched', () => asked.length >= tiles, { timeoutMs: 5_000 });
       assert.equal(asked.length, tiles, 'the browser fetched every tile from the tile server');
       for (const u of asked) assert.match(u, /^\/osm\/\d+\/\d+\/\d+\.png$/);
       assert.equal(await page.getByTestId('map-satellite').count(), 1, 'the satellite is drawn over the tiles');
@@ -278,6 +279,8 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     await de.page.goto(`/stats/diversity?compare=${north.id},${south.id}`);
     await de.page.getByRole('heading', { name: 'Satelliten vergleichen' }).waitFor();
     assert.equal(await de.page.getByTestId('compare-row').getByTestId('jaccard').textContent(), '0,333');
+    // The diversity table renders after the comparison row: wait for its header, then count it.
+    await de.page.getByRole('columnheader', { name: 'Äquität' }).first().waitFor();
     assert.equal(await de.page.getByRole('columnheader', { name: 'Äquität' }).count(), 1);
     await de.ctx.close();
     assert.deepEqual(cspViolations, []);

@@ -1,6 +1,6 @@
 /**
- * What the alert tests share: a signature-checking receiver, waiting for an outcome, and a
- * WebSocket that keeps the team's frames.
+ * What the alert tests share: a signature-checking receiver and a WebSocket that keeps the team's
+ * frames (waiting for an outcome: ./wait.ts).
  */
 import WebSocket from 'ws';
 import type { Hub } from './hub.ts';
@@ -14,16 +14,6 @@ export const ALERT_ENV = {
   WEBHOOK_TIMEOUT_MS: '400',
   WEBHOOK_MAX_ATTEMPTS: '3',
 };
-
-export async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A receiver as the protocol asks (§5 item 3): 401 unless the signature over the raw bytes matches, in constant time. */
 export function signedReceiver(secret: string, then: (r: Received) => Answer = () => ({ status: 200, body: 'ok' })): Promise<Receiver> {

@@ -12,6 +12,8 @@ export type RefusalKind = 'invalid' | 'unknown_satellite' | 'unavailable';
 
 export type Sample = [labels: Record<string, string>, value: number];
 
+export type AlertFindingOutcome = 'stored' | 'duplicate' | 'cooldown';
+
 export interface Metrics {
   /** One HTTP request answered: the route's URL pattern (not the raw path), method and status. */
   httpRequest(route: string, method: string, status: number, seconds: number): void;
@@ -22,6 +24,8 @@ export interface Metrics {
   inferenceJob(outcome: 'completed' | 'failed', seconds: number): void;
   /** One webhook (or other channel) delivery attempt: delivered, retrying or failed. */
   alertDelivery(channelType: string, outcome: string): void;
+  /** One finding of an alert rule evaluated in this process: stored as an alert, already stored (by another process), or within the cooldown. */
+  alertFinding(outcome: AlertFindingOutcome): void;
   /** A gauge read when scraped; `read` answers its samples (labels → value). */
   gauge(name: string, help: string, labelNames: string[], read: () => Promise<Sample[]> | Sample[]): void;
   /** The Prometheus text exposition. */
@@ -92,9 +96,16 @@ export function createMetrics(opts: { defaultMetrics?: boolean; labels?: Record<
     labelNames: ['channel', 'outcome'],
     registers,
   });
+  const findings = new Counter({
+    name: 'chorus_alert_findings_total',
+    help: 'Alert rule findings evaluated in this process, by outcome (stored, duplicate: already stored, cooldown)',
+    labelNames: ['outcome'],
+    registers,
+  });
   // Labelled series appear at 0 before their first event, so dashboards and alerts see them from the start.
   for (const kind of ['invalid', 'unknown_satellite', 'unavailable']) refused.labels(kind).inc(0);
   for (const outcome of ['completed', 'failed']) jobs.zero({ outcome });
+  for (const outcome of ['stored', 'duplicate', 'cooldown']) findings.labels(outcome).inc(0);
   return {
     httpRequest(route, method, status, seconds) {
       const key = `${method} ${route}`;
@@ -113,6 +124,7 @@ export function createMetrics(opts: { defaultMetrics?: boolean; labels?: Record<
     chunkRefused: (kind) => refused.labels(kind).inc(),
     inferenceJob: (outcome, seconds) => jobs.labels(outcome).observe(seconds),
     alertDelivery: (channel, outcome) => deliveries.labels(channel, outcome).inc(),
+    alertFinding: (outcome) => findings.labels(outcome).inc(),
     gauge(name, help, labelNames, read) {
       new Gauge({
         name,
@@ -142,6 +154,7 @@ export const noMetrics: Metrics = {
   chunkRefused: () => {},
   inferenceJob: () => {},
   alertDelivery: () => {},
+  alertFinding: () => {},
   gauge: () => {},
   render: async () => ({ contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '' }),
 };

@@ -16,6 +16,7 @@ import { createAlertsRepo, type AlertRow, type NewAlert, type RuleRow } from './
 import { cooldownKeyOf, describeDetection, eventOfRule, inWindow, matchesDetection, type DetectionTrigger } from './conditions.ts';
 import type { AlertPayload } from './delivery/types.ts';
 import type { Dispatcher } from './dispatch.ts';
+import type { AlertFindingOutcome, Metrics } from '../../infra/metrics/index.ts';
 
 export const presentAlert = (a: AlertRow) => ({
   id: a.id,
@@ -65,6 +66,8 @@ export function createAlertEngine(deps: {
   db: Db;
   clock: Clock;
   dispatcher: Pick<Dispatcher, 'enqueue'>;
+  /** Each finding's outcome (GET /metrics): how a test sees that every process has judged an event. */
+  metrics?: Pick<Metrics, 'alertFinding'>;
   /** The team's time zone (quiet hours, daily windows). */
   timeZone: (tenantId: string) => Promise<string>;
   /** Calibrated confidence of one raw value, for rules that compare it. */
@@ -145,13 +148,21 @@ export function createAlertEngine(deps: {
         payload.message = withoutSatellite(f);
       }
     }
+    let outcome: AlertFindingOutcome = 'stored';
     const deliveryIds = await db.tx(async (tx) => {
+      outcome = 'stored';
       if (tx.kind === 'postgres') await tx.run('SELECT pg_advisory_xact_lock(hashtext($1))', [`alert:${rule.id}:${cooldownKey}`]);
       if (rule.cooldownMinutes > 0) {
         const recent = await repo.alertSince(tx, rule.id, cooldownKey, new Date(now.getTime() - rule.cooldownMinutes * 60_000));
-        if (recent) return null;
+        if (recent) {
+          outcome = 'cooldown';
+          return null;
+        }
       }
-      if (!(await repo.insertAlert(tx, alert))) return null;
+      if (!(await repo.insertAlert(tx, alert))) {
+        outcome = 'duplicate';
+        return null;
+      }
       if (muted || rule.channelIds.length === 0) return [];
       const rows = rule.channelIds.map((channelId) => ({
         id: newId(),
@@ -167,6 +178,7 @@ export function createAlertEngine(deps: {
       await repo.insertDeliveries(tx, rows);
       return rows.map((r) => r.id);
     });
+    deps.metrics?.alertFinding(outcome);
     if (deliveryIds === null) return null;
     const stored: AlertRow = { ...alert, acknowledgedAt: null };
     try {

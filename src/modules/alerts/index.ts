@@ -32,8 +32,8 @@ export function createAlerting(deps: {
   kv: { setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> };
   mail: Mail & FileMail;
   queue: JobQueue;
-  /** Delivery attempts by outcome (GET /metrics). */
-  metrics?: Pick<Metrics, 'alertDelivery'>;
+  /** Delivery attempts and rule findings by outcome (GET /metrics). */
+  metrics?: Pick<Metrics, 'alertDelivery' | 'alertFinding'>;
   config: Pick<Config, 'alerts' | 'secret' | 'publicUrl'>;
   timeZone: (tenantId: string) => Promise<string>;
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
@@ -60,6 +60,7 @@ export function createAlerting(deps: {
     db,
     clock,
     dispatcher,
+    metrics: deps.metrics,
     timeZone: deps.timeZone,
     calibrated: deps.calibrated,
     categoryOf: deps.categoryOf,
