@@ -11,6 +11,7 @@ import { type Level, PREFERENCE_KEYS, findSetting, refuseValue, settingsAt } fro
 import { type Layer, type Layers, effectiveValues, inherit, resolveEntry } from './resolve.ts';
 import { HUB_SCOPE, createSettingsRepo } from './repo.ts';
 import { satelliteConfig } from './satellite-config.ts';
+import { type SettingKey, type SettingValue, settingValue } from './values.ts';
 
 export type Scope =
   | { level: 'hub' }
@@ -213,9 +214,9 @@ export function createSettingsService(deps: {
 
   const service = {
     /** Effective hub value of a setting: stored, else the registry default. */
-    async hubSetting<T>(key: string): Promise<T> {
+    async hubSetting<K extends SettingKey>(key: K): Promise<SettingValue<K>> {
       const stored = (await hubLayer()).get(key);
-      return (stored && stored.value !== null ? stored.value : findSetting(key)?.default) as T;
+      return settingValue(key, stored && stored.value !== null ? stored.value : findSetting(key)?.default);
     },
 
     async hubSettings(): Promise<Record<string, unknown>> {
@@ -227,9 +228,9 @@ export function createSettingsService(deps: {
     },
 
     /** A team's resolved value of one setting (team, else hub, else default; hub lock wins). */
-    async teamSetting<T>(tenantId: string, key: string): Promise<T> {
+    async teamSetting<K extends SettingKey>(tenantId: string, key: K): Promise<SettingValue<K>> {
       const layers = await teamLayers(tenantId);
-      return resolveEntry(findSetting(key)!, 'team', layers).value as T;
+      return settingValue(key, resolveEntry(findSetting(key)!, 'team', layers).value);
     },
 
     async teamSettings(tenantId: string): Promise<Record<string, unknown>> {
@@ -393,9 +394,14 @@ export function createSettingsService(deps: {
     },
 
     /** Each satellite's own value of a satellite-level key (null where it holds none), e.g. the towns of a team's satellites. */
-    async satelliteValues<T>(key: string, satelliteIds: string[]): Promise<Map<string, T | null>> {
+    async satelliteValues<K extends SettingKey>(key: K, satelliteIds: string[]): Promise<Map<string, SettingValue<K> | null>> {
       const layers = await repo.layersOf(db, 'satellite', satelliteIds);
-      return new Map(satelliteIds.map((id) => [id, (layers.get(id)?.get(key)?.value ?? null) as T | null]));
+      return new Map(
+        satelliteIds.map((id) => {
+          const own = layers.get(id)?.get(key)?.value ?? null;
+          return [id, own === null ? null : settingValue(key, own)];
+        }),
+      );
     },
 
     /**
