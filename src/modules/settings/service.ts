@@ -103,6 +103,13 @@ export interface AggregationRule {
   retentionHours: number | null;
 }
 
+/** GET /teams/settings: every team setting by key, and the aggregation rule. */
+export type TeamSettings = Record<string, unknown> & {
+  tenantId: string;
+  visible_categories: SettingValue<'visible_categories'>;
+  aggregation: AggregationRule;
+};
+
 /** A satellite a settings change reaches. */
 export interface ReachedSatellite {
   id: string;
@@ -233,20 +240,23 @@ export function createSettingsService(deps: {
       return settingValue(key, resolveEntry(findSetting(key)!, 'team', layers).value);
     },
 
-    async teamSettings(tenantId: string): Promise<Record<string, unknown>> {
+    /** Every team setting resolved; the fields code reads (the inference worker) come typed. */
+    async teamSettings(tenantId: string): Promise<TeamSettings> {
       const layers = await repo.layers({ team: tenantId });
       const v = effectiveValues(settingsAt('team'), 'team', layers);
+      const read = <K extends SettingKey>(key: K) => settingValue(key, v[key]);
       const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
       return {
         tenantId,
         ...v,
+        visible_categories: read('visible_categories'),
         device_inference_devices_may_override: layers.team!.get('device_inference')?.mayOverride !== false,
         aggregation: {
-          enabled: v.aggregation_enabled,
-          count: v.aggregation_count,
-          windowMinutes: v.aggregation_window_minutes,
-          confidenceHigh: v.aggregation_confidence_high,
-          retentionHours: retention ? v.aggregation_retention_hours : null,
+          enabled: read('aggregation_enabled'),
+          count: read('aggregation_count'),
+          windowMinutes: read('aggregation_window_minutes'),
+          confidenceHigh: read('aggregation_confidence_high'),
+          retentionHours: retention ? read('aggregation_retention_hours') : null,
         },
       };
     },
