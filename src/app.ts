@@ -106,7 +106,7 @@ export async function buildApp(
     publicUrl: config.publicUrl,
     docsPrefix: `${API_PREFIX}/docs`,
     imgOrigins: async () => {
-      const origin = tileOrigin(await services.settings.hubSetting<string>('map_tile_url'));
+      const origin = tileOrigin(await services.settings.hubSetting('map_tile_url'));
       return origin ? [origin] : [];
     },
   });

@@ -298,7 +298,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     queue: infra.queue,
     metrics,
     config,
-    timeZone: (tenantId) => settings.teamSetting<string>(tenantId, 'time_zone'),
+    timeZone: (tenantId) => settings.teamSetting(tenantId, 'time_zone'),
     calibrated: async (tenantId, modelId, confidence) =>
       modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
@@ -308,7 +308,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   });
 
   // 8. Exports, mobile releases, retention, failed jobs.
-  const teamTimeZone = (tenantId: string) => settings.teamSetting<string>(tenantId, 'time_zone');
+  const teamTimeZone = (tenantId: string) => settings.teamSetting(tenantId, 'time_zone');
   const exportsService = createExportsService({
     sensitiveCodes: sensitive.codesOf,
     db,
@@ -345,8 +345,8 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     clock,
     audit,
     storage,
-    retentionDays: (tenantId) => settings.teamSetting<number | null>(tenantId, 'audio_retention_days'),
-    enabled: async () => (await settings.hubSetting<boolean>('retention_enabled')) !== false,
+    retentionDays: (tenantId) => settings.teamSetting(tenantId, 'audio_retention_days'),
+    enabled: async () => (await settings.hubSetting('retention_enabled')) !== false,
   });
 
   // Failed inference jobs (issue 21): marked by the worker, re-driven with a bound, listed and retried by hub admins.

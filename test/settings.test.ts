@@ -8,6 +8,8 @@ import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeSatellite, makeSatelliteKey, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import type { BusEvents } from '../src/infra/bus/index.ts';
+import { SETTINGS } from '../src/modules/settings/registry.ts';
+import { SETTING_VALUES, type SettingKey, settingValue } from '../src/modules/settings/values.ts';
 
 const KEY = 'heartbeat_interval_sec';
 const DEFAULT = 30;
@@ -385,5 +387,29 @@ describe('settings', () => {
     assert.equal((byKey.get('drop_anthropogenic_at_satellite') as any).type, 'boolean');
     for (const d of res.body.settings) assert.ok(d.description.length > 0, `${d.key} has a description`);
     assert.equal((await api.get('/settings/definitions')).status, 401);
+  });
+});
+
+describe('setting value types (settings/values.ts)', () => {
+  test('every registry key has a value type, every value type a registry key, and every default passes its type', () => {
+    const keys = SETTINGS.map((s) => s.key);
+    assert.deepEqual(Object.keys(SETTING_VALUES).sort(), [...keys].sort());
+    const isKey = (k: string): k is SettingKey => Object.hasOwn(SETTING_VALUES, k);
+    for (const s of SETTINGS) {
+      assert.ok(isKey(s.key), s.key);
+      assert.deepEqual(settingValue(s.key, s.default), s.default, s.key);
+    }
+  });
+
+  test('a stored value of the wrong type reads as the default', () => {
+    assert.equal(settingValue('heartbeat_interval_sec', 60), 60);
+    assert.equal(settingValue('heartbeat_interval_sec', '60'), 30);
+    assert.equal(settingValue('default_join_role', 'owner'), 'viewer');
+    assert.deepEqual(settingValue('recording_schedule', [{ start: '05:00', end: '07:00', reference: 'absolute' }]), [
+      { start: '05:00', end: '07:00', reference: 'absolute' },
+    ]);
+    assert.deepEqual(settingValue('recording_schedule', [{ start: '05:00' }]), []);
+    assert.equal(settingValue('public_place_name', null), null);
+    assert.equal(settingValue('hub_name', null), 'Chorus');
   });
 });

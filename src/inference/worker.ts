@@ -27,7 +27,7 @@ import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
 import { announcement, type DetectionRecorder, type HeardSpecies, type RecordedChunk } from '../modules/detections/recorder.ts';
 import type { Bus } from '../infra/bus/index.ts';
-import type { AggregationRule } from '../modules/settings/service.ts';
+import type { AggregationRule, SettingsService } from '../modules/settings/service.ts';
 import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
   DEFAULT_MIN_CONFIDENCE,
@@ -62,7 +62,7 @@ export interface InferenceWorkerDeps {
   /** The team's model (cached sessions by model id); without it, the built-in model. */
   models?: Pick<ModelStore, 'forTeam'>;
   /** The team's inference settings (inference_model, inference_sensitivity, inference_min_confidence, inference_overlap_sec). */
-  settings?: { teamSettings(tenantId: string): Promise<Record<string, unknown>> };
+  settings?: Pick<SettingsService, 'teamSettings'>;
   /** Where finished attempts are reported (GET /workers). */
   reporter?: Pick<WorkerReporter, 'record'>;
   /** Where chunks whose job failed for good are marked, and unmarked once classified (src/modules/jobs). */
@@ -144,16 +144,16 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
   const { storage, broker, live, log, detections } = deps;
 
   async function settingsOf(tenantId: string): Promise<InferenceSettings> {
-    const v = deps.settings ? await deps.settings.teamSettings(tenantId) : {};
+    const v = await deps.settings?.teamSettings(tenantId);
     const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
     return {
-      visibleCategories: Array.isArray(v.visible_categories) ? (v.visible_categories as string[]) : null,
+      visibleCategories: v?.visible_categories ?? null,
       // Read with the other settings (one query); without a settings service, the recorder reads it.
-      aggregation: (v.aggregation as AggregationRule | undefined) ?? null,
-      model: typeof v.inference_model === 'string' ? v.inference_model : null,
-      sensitivity: num(v.inference_sensitivity, DEFAULT_SENSITIVITY),
-      minConfidence: deps.minConfidence ?? num(v.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
-      overlapMs: Math.round(1000 * num(v.inference_overlap_sec, 0)),
+      aggregation: v?.aggregation ?? null,
+      model: typeof v?.inference_model === 'string' ? v.inference_model : null,
+      sensitivity: num(v?.inference_sensitivity, DEFAULT_SENSITIVITY),
+      minConfidence: deps.minConfidence ?? num(v?.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
+      overlapMs: Math.round(1000 * num(v?.inference_overlap_sec, 0)),
     };
   }
 

@@ -40,7 +40,7 @@ export function startOfflineMonitor(deps: {
     for (const c of candidates) byTeam.set(c.tenantId, [...(byTeam.get(c.tenantId) ?? []), c]);
     const marked: Awaited<ReturnType<OfflineMonitor['tick']>> = [];
     for (const [tenantId, sats] of byTeam) {
-      const thresholdMin = await settings.teamSetting<number>(tenantId, THRESHOLD_KEY);
+      const thresholdMin = await settings.teamSetting(tenantId, THRESHOLD_KEY);
       const cutoff = new Date(now.getTime() - thresholdMin * 60_000);
       const silent = sats.filter((s) => new Date(s.lastSeenAt) < cutoff);
       if (silent.length === 0) continue;

@@ -203,7 +203,7 @@ export function createAuthService(deps: {
     /** Open registration is gated by the hub switch; a valid invite always admits. */
     async register(actor: Actor, input: { email: string; password: string; name: string; inviteToken?: string }) {
       await spendOrRefuse(deps.limits.register, actor.ip, 'Too many registrations from this address; try again later');
-      if (!input.inviteToken && !(await settings.hubSetting<boolean>('allow_self_registration'))) {
+      if (!input.inviteToken && !(await settings.hubSetting('allow_self_registration'))) {
         throw forbidden('Registration needs an invite on this hub', 'REGISTRATION_DISABLED');
       }
       checkPasswordRule(input.password);

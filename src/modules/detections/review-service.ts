@@ -121,7 +121,7 @@ export function createReviewService(deps: {
     return { id: detectionId, verificationStatus: status, previousStatus: d.verificationStatus, votes: countVotes(votes), myVote: vote };
   }
 
-  const quorumOf = (tenantId: string) => settings.teamSetting<number>(tenantId, 'verification_quorum');
+  const quorumOf = (tenantId: string) => settings.teamSetting(tenantId, 'verification_quorum');
 
   async function mustExist(tenantId: string, id: string) {
     if (!(await repo.exists(tenantId, id))) throw notFound('No such detection');

@@ -10,12 +10,13 @@ export const VISIBLE_CATEGORIES_KEY = 'visible_categories';
 
 export function createCategoryVisibility(settings: Pick<SettingsService, 'teamSetting' | 'hubSetting' | 'teamsWithOwnValue'>) {
   /** The categories one team shows (its own value, else the hub's, else the default; a hub lock wins). */
-  const visible = (tenantId: string) => settings.teamSetting<string[]>(tenantId, VISIBLE_CATEGORIES_KEY);
+  const visible = (tenantId: string) => settings.teamSetting(tenantId, VISIBLE_CATEGORIES_KEY);
   const each = async (ids: readonly string[]) => new Map(await Promise.all(ids.map(async (t) => [t, await visible(t)] as const)));
   return {
     visible,
     async shows(tenantId: string, category: string): Promise<boolean> {
-      return (await visible(tenantId)).includes(category);
+      const shown: readonly string[] = await visible(tenantId);
+      return shown.includes(category);
     },
     /**
      * What the teams of a list show: one read per team named; over every team (null), the teams
@@ -25,7 +26,7 @@ export function createCategoryVisibility(settings: Pick<SettingsService, 'teamSe
       if (tenantIds) return { teams: await each(tenantIds), others: [] };
       const [own, others] = await Promise.all([
         settings.teamsWithOwnValue(VISIBLE_CATEGORIES_KEY),
-        settings.hubSetting<string[]>(VISIBLE_CATEGORIES_KEY),
+        settings.hubSetting(VISIBLE_CATEGORIES_KEY),
       ]);
       return { teams: await each(own), others };
     },

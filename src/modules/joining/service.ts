@@ -43,7 +43,7 @@ export function createJoiningService(deps: {
   const repo = createJoiningRepo(db);
 
   async function joinableCard(actor: Actor, tenantId: string) {
-    if (!(await settings.hubSetting<boolean>('allow_public_teams'))) throw unreachable();
+    if (!(await settings.hubSetting('allow_public_teams'))) throw unreachable();
     const card = await repo.card(actor.userId!, tenantId);
     if (!card || card.policy === 'invite_only') throw unreachable();
     return card;
@@ -51,7 +51,7 @@ export function createJoiningService(deps: {
 
   return {
     async directory(actor: Actor, search: string | null) {
-      if (!(await settings.hubSetting<boolean>('allow_public_teams'))) return { enabled: false, teams: [] };
+      if (!(await settings.hubSetting('allow_public_teams'))) return { enabled: false, teams: [] };
       return { enabled: true, teams: (await repo.directory(actor.userId!, search)).map(presentCard) };
     },
 
@@ -66,7 +66,7 @@ export function createJoiningService(deps: {
       if (card.hasPending) throw conflict('Your request to join is already waiting', 'ALREADY_REQUESTED');
 
       if (card.policy === 'open') {
-        const role = await settings.teamSetting<'viewer' | 'member'>(tenantId, 'default_join_role');
+        const role = await settings.teamSetting(tenantId, 'default_join_role');
         const membershipId = await db.tx(async (tx) => {
           const id = await teams.join(tx, tenantId, actor.userId!, role);
           await audit.write(tx, actor, {
@@ -122,7 +122,7 @@ export function createJoiningService(deps: {
       })),
 
     async approve(actor: Actor, tenantId: string, requestId: string, role?: 'viewer' | 'member') {
-      const granted = role ?? (await settings.teamSetting<'viewer' | 'member'>(tenantId, 'default_join_role'));
+      const granted = role ?? (await settings.teamSetting(tenantId, 'default_join_role'));
       const request = await db.tx(async (tx) => {
         const r = await repo.find(tenantId, requestId, tx);
         if (!r) throw new AppError(404, 'NO_SUCH_REQUEST', 'No such join request');

@@ -45,8 +45,7 @@ export function createPublicPagesService(deps: {
   const repo = createPublicRepo(deps.db);
 
   const switchesOn = async (tenantId: string) =>
-    (await settings.hubSetting<boolean>('allow_public_pages')) === true &&
-    (await settings.teamSetting<boolean>(tenantId, 'public_page')) === true;
+    (await settings.hubSetting('allow_public_pages')) === true && (await settings.teamSetting(tenantId, 'public_page')) === true;
 
   /** The team behind a slug when its page is on; the same 404 for "no such team" and "page off". */
   async function publishedTeam(slug: string) {
@@ -64,10 +63,10 @@ export function createPublicPagesService(deps: {
       deps.visibility.visible(tenantId),
       deps.sensitive.codesOf(tenantId),
       deps.sensitive.showsOnPublicPage(tenantId),
-      settings.teamSetting<string>(tenantId, 'time_zone'),
-      settings.teamSetting<boolean>(tenantId, 'town_opt_in'),
-      settings.teamSetting<string>(tenantId, 'join_policy'),
-      settings.hubSetting<boolean>('allow_public_teams'),
+      settings.teamSetting(tenantId, 'time_zone'),
+      settings.teamSetting(tenantId, 'town_opt_in'),
+      settings.teamSetting(tenantId, 'join_policy'),
+      settings.hubSetting('allow_public_teams'),
     ]);
     const scope: Scope = { tenantId, categories, omit: showSensitive ? [] : [...sensitive] };
     const now = clock.now();
@@ -124,7 +123,7 @@ export function createPublicPagesService(deps: {
 
   /** Distinct towns of the team's satellites (each satellite's `town` setting): place names only, never a position. */
   async function townsOf(tenantId: string): Promise<string[]> {
-    const values = await settings.satelliteValues<string>('town', await repo.satelliteIds(tenantId));
+    const values = await settings.satelliteValues('town', await repo.satelliteIds(tenantId));
     return [...new Set([...values.values()].filter((t): t is string => typeof t === 'string').map((t) => t.trim()))].sort();
   }
 

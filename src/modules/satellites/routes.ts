@@ -4,7 +4,7 @@ import { readableTeams } from '../../core/actor.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
 import { IdParams, NoContent, Paging, Uuid } from '../../core/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { ScheduleWindow } from '../settings/registry.ts';
+import { type SettingKey, settingValue } from '../settings/values.ts';
 import { resolveSchedule } from '../../protocol/schedule.ts';
 import type { SatellitesService } from './service.ts';
 import {
@@ -330,10 +330,10 @@ export function satellitesRoutes(
       handler: async ({ actor, params, query }) => {
         const s = await satellites.get(actor, actor.teamId, params.id);
         const eff = await settings.effective({ level: 'satellite', tenantId: actor.teamId, satelliteId: params.id });
-        const value = (k: string) => eff.settings.find((e) => e.key === k)!.value;
+        const value = <K extends SettingKey>(k: K) => settingValue(k, eff.settings.find((e) => e.key === k)!.value);
         return resolveSchedule({
-          profile: value('recording_profile') as string,
-          windows: value('recording_schedule') as ScheduleWindow[],
+          profile: value('recording_profile'),
+          windows: value('recording_schedule'),
           latitude: s.latitude,
           longitude: s.longitude,
           day: query.date ? new Date(`${query.date}T12:00:00Z`) : clock.now(),

@@ -66,8 +66,8 @@ export function createSatellitesService(deps: {
 
   async function present(actor: Actor, s: SatelliteRow, team?: { policy: string; thresholdMin: number }) {
     const t = team ?? {
-      policy: await settings.teamSetting<string>(s.tenantId, 'device_policy'),
-      thresholdMin: await settings.teamSetting<number>(s.tenantId, 'offline_threshold_minutes'),
+      policy: await settings.teamSetting(s.tenantId, 'device_policy'),
+      thresholdMin: await settings.teamSetting(s.tenantId, 'offline_threshold_minutes'),
     };
     const lastSeen = s.lastSeenAt ? new Date(s.lastSeenAt) : null;
     return {
@@ -131,8 +131,8 @@ export function createSatellitesService(deps: {
       const teams = new Map<string, { policy: string; thresholdMin: number }>();
       for (const id of new Set(rows.map((r) => r.tenantId))) {
         teams.set(id, {
-          policy: await settings.teamSetting<string>(id, 'device_policy'),
-          thresholdMin: await settings.teamSetting<number>(id, 'offline_threshold_minutes'),
+          policy: await settings.teamSetting(id, 'device_policy'),
+          thresholdMin: await settings.teamSetting(id, 'offline_threshold_minutes'),
         });
       }
       return { satellites: await Promise.all(rows.map((r) => present(actor, r, teams.get(r.tenantId)))), total };
@@ -148,7 +148,7 @@ export function createSatellitesService(deps: {
     async register(actor: Actor, input: RegisterInput): Promise<{ status: 201 | 200; body: ReturnType<typeof reply> }> {
       const tenantId = input.tenantId;
       const isAdmin = roleAtLeast(actor.teamRole, 'admin');
-      if (!isAdmin && (await settings.teamSetting<string>(tenantId, 'device_policy')) === 'admins') {
+      if (!isAdmin && (await settings.teamSetting(tenantId, 'device_policy')) === 'admins') {
         throw forbidden('Only team admins may register devices in this team', 'DEVICE_POLICY_ADMINS');
       }
       const mayAdminister = (s: SatelliteRow) => isAdmin || (s.registeredBy !== null && s.registeredBy === actor.userId);

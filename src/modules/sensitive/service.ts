@@ -20,10 +20,10 @@ export function createSensitiveSpecies(settings: Pick<SettingsService, 'hubSetti
   /** The species (lower-case codes) one team treats as sensitive: the hub's list and its own. */
   async function codesOf(tenantId: string): Promise<ReadonlySet<string>> {
     const [hub, team] = await Promise.all([
-      settings.hubSetting<string[] | null>('sensitive_species'),
-      settings.teamSetting<string[] | null>(tenantId, 'sensitive_species_extra'),
+      settings.hubSetting('sensitive_species'),
+      settings.teamSetting(tenantId, 'sensitive_species_extra'),
     ]);
-    return new Set([...(hub ?? []), ...(team ?? [])].map((c) => c.toLowerCase()));
+    return new Set([...hub, ...team].map((c) => c.toLowerCase()));
   }
   return {
     codesOf,
@@ -31,7 +31,7 @@ export function createSensitiveSpecies(settings: Pick<SettingsService, 'hubSetti
       return code !== null && (await codesOf(tenantId)).has(code.toLowerCase());
     },
     /** Whether the team shows sensitive species on its public page at all (never with a position or satellite). */
-    showsOnPublicPage: (tenantId: string) => settings.teamSetting<boolean>(tenantId, 'public_page_show_sensitive'),
+    showsOnPublicPage: (tenantId: string) => settings.teamSetting(tenantId, 'public_page_show_sensitive'),
   };
 }
 

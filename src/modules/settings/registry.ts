@@ -1,7 +1,8 @@
 /**
  * The settings registry: every setting Chorus knows, its type, range, default, the levels that
  * may hold it and the levels that may lock it for the levels below. Adding a setting is one
- * entry here; storage is generic (table `settings`). Registry order is response order.
+ * entry here, and its value type in values.ts (what a read hands out); storage is generic (table
+ * `settings`). Registry order is response order.
  */
 import { STREAMS } from '../../protocol/messages.ts';
 import type { ScheduleWindow } from '../../protocol/schedule.ts';
@@ -93,6 +94,16 @@ export const LANGUAGES = [
 
 export const DATE_FORMATS = ['YYYY-MM-DD', 'DD.MM.YYYY', 'DD/MM/YYYY', 'MM/DD/YYYY', 'D MMM YYYY', 'MMM D, YYYY'] as const;
 
+// The options of the enum settings, named once for the registry and the value types (values.ts).
+export const RECORDING_PROFILES = ['continuous', 'scheduled', 'dawn_dusk'] as const;
+export const DEVICE_POLICIES = ['members', 'admins'] as const;
+export const JOIN_ROLES = ['viewer', 'member'] as const;
+export const JOIN_POLICIES = ['invite_only', 'listed', 'request', 'open'] as const;
+export const DATE_FORMATS_SECONDARY = ['none', ...DATE_FORMATS] as const;
+export const TIME_FORMATS = ['24h', '12h'] as const;
+export const WEEK_STARTS = ['monday', 'sunday', 'saturday'] as const;
+export const PAPER_SIZES = ['a4', 'letter'] as const;
+
 const at = (levels: readonly Level[], body: SettingBody): SettingDef => ({ ...body, levels });
 const hubOnly = (key: string, def: boolean, description: string) => at(['hub'], { key, type: 'boolean', default: def, description });
 /** Satellite config: held by hub, team and satellite; hub and team may lock it. */
@@ -132,7 +143,7 @@ export const SETTINGS: readonly SettingDef[] = [
   device({
     key: 'recording_profile',
     type: 'enum',
-    options: ['continuous', 'scheduled', 'dawn_dusk'],
+    options: RECORDING_PROFILES,
     default: 'continuous',
     description: 'When the satellite records',
   }),
@@ -338,11 +349,11 @@ export const SETTINGS: readonly SettingDef[] = [
   }),
 
   // Team fields
-  team({ key: 'device_policy', type: 'enum', options: ['members', 'admins'], default: 'members', description: 'Who may register devices' }),
+  team({ key: 'device_policy', type: 'enum', options: DEVICE_POLICIES, default: 'members', description: 'Who may register devices' }),
   team({
     key: 'default_join_role',
     type: 'enum',
-    options: ['viewer', 'member'],
+    options: JOIN_ROLES,
     default: 'viewer',
     description: 'Role of people who join',
   }),
@@ -350,7 +361,7 @@ export const SETTINGS: readonly SettingDef[] = [
   teamOnly({
     key: 'join_policy',
     type: 'enum',
-    options: ['invite_only', 'listed', 'request', 'open'],
+    options: JOIN_POLICIES,
     default: 'invite_only',
     description: 'How others join: invite only; listed in the directory, by request; by request with the link; open',
   }),
@@ -391,19 +402,19 @@ export const SETTINGS: readonly SettingDef[] = [
   preference({
     key: 'dateFormatSecondary',
     type: 'enum',
-    options: ['none', ...DATE_FORMATS],
+    options: DATE_FORMATS_SECONDARY,
     default: 'none',
     description: 'Second date format shown beside the first',
   }),
-  preference({ key: 'timeFormat', type: 'enum', options: ['24h', '12h'], default: '24h', description: 'Clock format' }),
+  preference({ key: 'timeFormat', type: 'enum', options: TIME_FORMATS, default: '24h', description: 'Clock format' }),
   preference({
     key: 'startOfWeek',
     type: 'enum',
-    options: ['monday', 'sunday', 'saturday'],
+    options: WEEK_STARTS,
     default: 'monday',
     description: 'First day of the week in calendars',
   }),
-  preference({ key: 'paperSize', type: 'enum', options: ['a4', 'letter'], default: 'a4', description: 'Paper size of PDF reports' }),
+  preference({ key: 'paperSize', type: 'enum', options: PAPER_SIZES, default: 'a4', description: 'Paper size of PDF reports' }),
   preference({ key: 'showVoting', type: 'boolean', default: true, description: 'Show verification voting controls' }),
 
   // Public pages and sensitive species (issue 20; docs/decisions.md "Public pages and sensitive species")

@@ -11,6 +11,7 @@ import { type Level, PREFERENCE_KEYS, findSetting, refuseValue, settingsAt } fro
 import { type Layer, type Layers, effectiveValues, inherit, resolveEntry } from './resolve.ts';
 import { HUB_SCOPE, createSettingsRepo } from './repo.ts';
 import { satelliteConfig } from './satellite-config.ts';
+import { type SettingKey, type SettingValue, settingValue } from './values.ts';
 
 export type Scope =
   | { level: 'hub' }
@@ -101,6 +102,13 @@ export interface AggregationRule {
   /** null while the hub switch retention_enabled is off. */
   retentionHours: number | null;
 }
+
+/** GET /teams/settings: every team setting by key, and the aggregation rule. */
+export type TeamSettings = Record<string, unknown> & {
+  tenantId: string;
+  visible_categories: SettingValue<'visible_categories'>;
+  aggregation: AggregationRule;
+};
 
 /** A satellite a settings change reaches. */
 export interface ReachedSatellite {
@@ -213,9 +221,9 @@ export function createSettingsService(deps: {
 
   const service = {
     /** Effective hub value of a setting: stored, else the registry default. */
-    async hubSetting<T>(key: string): Promise<T> {
+    async hubSetting<K extends SettingKey>(key: K): Promise<SettingValue<K>> {
       const stored = (await hubLayer()).get(key);
-      return (stored && stored.value !== null ? stored.value : findSetting(key)?.default) as T;
+      return settingValue(key, stored && stored.value !== null ? stored.value : findSetting(key)?.default);
     },
 
     async hubSettings(): Promise<Record<string, unknown>> {
@@ -227,25 +235,28 @@ export function createSettingsService(deps: {
     },
 
     /** A team's resolved value of one setting (team, else hub, else default; hub lock wins). */
-    async teamSetting<T>(tenantId: string, key: string): Promise<T> {
+    async teamSetting<K extends SettingKey>(tenantId: string, key: K): Promise<SettingValue<K>> {
       const layers = await teamLayers(tenantId);
-      return resolveEntry(findSetting(key)!, 'team', layers).value as T;
+      return settingValue(key, resolveEntry(findSetting(key)!, 'team', layers).value);
     },
 
-    async teamSettings(tenantId: string): Promise<Record<string, unknown>> {
+    /** Every team setting resolved; the fields code reads (the inference worker) come typed. */
+    async teamSettings(tenantId: string): Promise<TeamSettings> {
       const layers = await repo.layers({ team: tenantId });
       const v = effectiveValues(settingsAt('team'), 'team', layers);
+      const read = <K extends SettingKey>(key: K) => settingValue(key, v[key]);
       const retention = resolveEntry(findSetting('retention_enabled')!, 'hub', layers).value === true;
       return {
         tenantId,
         ...v,
+        visible_categories: read('visible_categories'),
         device_inference_devices_may_override: layers.team!.get('device_inference')?.mayOverride !== false,
         aggregation: {
-          enabled: v.aggregation_enabled,
-          count: v.aggregation_count,
-          windowMinutes: v.aggregation_window_minutes,
-          confidenceHigh: v.aggregation_confidence_high,
-          retentionHours: retention ? v.aggregation_retention_hours : null,
+          enabled: read('aggregation_enabled'),
+          count: read('aggregation_count'),
+          windowMinutes: read('aggregation_window_minutes'),
+          confidenceHigh: read('aggregation_confidence_high'),
+          retentionHours: retention ? read('aggregation_retention_hours') : null,
         },
       };
     },
@@ -393,9 +404,14 @@ export function createSettingsService(deps: {
     },
 
     /** Each satellite's own value of a satellite-level key (null where it holds none), e.g. the towns of a team's satellites. */
-    async satelliteValues<T>(key: string, satelliteIds: string[]): Promise<Map<string, T | null>> {
+    async satelliteValues<K extends SettingKey>(key: K, satelliteIds: string[]): Promise<Map<string, SettingValue<K> | null>> {
       const layers = await repo.layersOf(db, 'satellite', satelliteIds);
-      return new Map(satelliteIds.map((id) => [id, (layers.get(id)?.get(key)?.value ?? null) as T | null]));
+      return new Map(
+        satelliteIds.map((id) => {
+          const own = layers.get(id)?.get(key)?.value ?? null;
+          return [id, own === null ? null : settingValue(key, own)];
+        }),
+      );
     },
 
     /**

@@ -93,7 +93,7 @@ export function createShareService(deps: ShareDeps) {
    */
   async function placeOf(r: DetectionRow): Promise<SharedPlace | null> {
     if (!deps.settings || (await deps.sensitive?.isSensitive(r.tenantId, r.speciesCode)) !== false) return null;
-    const name = await deps.settings.teamSetting<string | null>(r.tenantId, 'public_place_name');
+    const name = await deps.settings.teamSetting(r.tenantId, 'public_place_name');
     if (name) return { name, latitude: null, longitude: null };
     const [p] = deps.devices ? await deps.devices.positions([r.tenantId], r.satelliteId) : [];
     const latitude = toWholeDegree(p?.profileLatitude ?? p?.fixLatitude);
@@ -105,7 +105,7 @@ export function createShareService(deps: ShareDeps) {
   async function viewOf(r: DetectionRow, token: string) {
     const [[calibrated], hubName, place] = await Promise.all([
       deps.calibrated ? deps.calibrated([r]) : [r.confidence],
-      deps.settings?.hubSetting<string | null>('hub_name'),
+      deps.settings?.hubSetting('hub_name'),
       placeOf(r),
     ]);
     const v = detectionView(r, calibrated);

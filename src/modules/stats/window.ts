@@ -148,6 +148,6 @@ export async function zoneOf(
   tenantIds: readonly string[] | null,
   settings: Pick<SettingsService, 'teamSetting' | 'hubSetting'>,
 ): Promise<string> {
-  if (tenantIds && tenantIds.length === 1) return settings.teamSetting<string>(tenantIds[0], TIME_ZONE_KEY);
-  return settings.hubSetting<string>(TIME_ZONE_KEY);
+  if (tenantIds && tenantIds.length === 1) return settings.teamSetting(tenantIds[0], TIME_ZONE_KEY);
+  return settings.hubSetting(TIME_ZONE_KEY);
 }

@@ -54,7 +54,7 @@ export function createStorageUsageService(deps: {
         (s) => ({ ok: true as const, s }),
         () => ({ ok: false as const, s: null }),
       ),
-      settings.hubSetting<number>('storage_warning_days'),
+      settings.hubSetting('storage_warning_days'),
     ]);
     const growthBytesPerDay = growthPerDay(hubRows, now);
     const freeBytes = space.s?.freeBytes ?? null;
@@ -80,7 +80,7 @@ export function createStorageUsageService(deps: {
         audio.usageOfTeam(tenantId, since),
         audio.usageOfHub(since),
         devices.storageReports(tenantId),
-        settings.teamSetting<number>(tenantId, 'satellite_storage_warning_mb'),
+        settings.teamSetting(tenantId, 'satellite_storage_warning_mb'),
       ]);
       const satelliteWarningBytes = warningMb * MB;
       const bySatellite = new Map(teamRows.map((r) => [r.satelliteId, r]));

@@ -9,8 +9,7 @@ import { highestSemver } from '../../protocol/version.ts';
 
 export type ReleaseSettings = Pick<SettingsService, 'hubSetting'>;
 
-const releasesOf = async (settings: ReleaseSettings) =>
-  (await settings.hubSetting<Record<string, string> | null>('satellite_releases')) ?? {};
+const releasesOf = (settings: ReleaseSettings) => settings.hubSetting('satellite_releases');
 
 /** The recorded release of one stream, or null when that stream has none. */
 export const latestRelease =

@@ -79,8 +79,8 @@ export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
       },
       handler: async () => {
         const [selfRegistration, teamCreation] = await Promise.all([
-          settings.hubSetting<boolean>('allow_self_registration'),
-          settings.hubSetting<boolean>('allow_tenant_creation'),
+          settings.hubSetting('allow_self_registration'),
+          settings.hubSetting('allow_tenant_creation'),
         ]);
         return { version: HUB_VERSION, publicUrl, selfRegistration, teamCreation };
       },

@@ -83,7 +83,7 @@ export function createTeamsService(deps: {
 
   return {
     async createTeam(actor: Actor, input: { name: string; description?: string; slug?: string }): Promise<TeamView> {
-      if (!actor.isPlatformAdmin && !(await settings.hubSetting<boolean>('allow_tenant_creation'))) {
+      if (!actor.isPlatformAdmin && !(await settings.hubSetting('allow_tenant_creation'))) {
         throw forbidden('Creating teams is switched off on this hub', 'TENANT_CREATION_DISABLED');
       }
       const now = clock.now();
