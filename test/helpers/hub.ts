@@ -16,7 +16,6 @@ import type { Infra } from '../../src/infra/types.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import { createPgliteDb } from '../../src/infra/db/pglite.ts';
 import { createPostgresDb } from '../../src/infra/db/postgres.ts';
-import { listMigrations } from '../../src/infra/db/migrate.ts';
 import { closeInfra, createInfra } from '../../src/infra/index.ts';
 import type { Db } from '../../src/infra/db/index.ts';
 import { prepareDatabase } from '../../src/database.ts';
@@ -25,7 +24,7 @@ import { startRuntime, type Runtime } from '../../src/runtime.ts';
 import type { Permission } from '../../src/core/permissions.ts';
 import type { FastifyInstance } from 'fastify';
 import { sqlOf, type Sql } from './sql.ts';
-import { freshDatabase } from './pg-template.ts';
+import { freshDatabase, migrationsHash } from './pg-template.ts';
 
 export const INTERNAL_KEY = 'internal-key-for-tests-0123456789abcdef';
 
@@ -46,15 +45,7 @@ export interface Hub {
 const root = path.resolve(import.meta.dirname, '../..');
 
 async function pgliteFromSnapshot(): Promise<Db> {
-  const hash = crypto
-    .createHash('sha256')
-    .update(
-      listMigrations()
-        .map((m) => m.version + m.sql)
-        .join('\n'),
-    )
-    .digest('hex')
-    .slice(0, 16);
+  const hash = migrationsHash();
   const dir = path.join(root, '.tmp');
   const file = path.join(dir, `pglite-${hash}.tar.gz`);
   if (!fs.existsSync(file)) {

@@ -15,7 +15,8 @@ const TEMPLATE_LOCK = 734113;
 /** Test databases are named chorus_t_<unix seconds>_<random>, so a later run can drop old leftovers. */
 export const TEST_DB_PREFIX = 'chorus_t_';
 
-const migrationsHash = () =>
+/** Names a migrated snapshot (PGlite) or template (PostgreSQL) by what the migrations say. */
+export const migrationsHash = () =>
   crypto
     .createHash('sha256')
     .update(
