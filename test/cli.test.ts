@@ -19,7 +19,9 @@ import { audioBody } from './helpers/raw-satellite.ts';
 import { logLines, logText } from './helpers/log-lines.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-const TSX = path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+// `node --import tsx src/main.ts`, as npm start and bin/chorus.mjs run it: tsx's own CLI would put
+// a second node process (its watcher of the first) in front of every command.
+const TSX = ['--import', 'tsx'];
 const MAIN = path.join(root, 'src', 'main.ts');
 const BIN = path.join(root, 'bin', 'chorus.mjs');
 const DATABASE_URL = process.env.DATABASE_URL;
@@ -89,7 +91,7 @@ interface Run {
 
 /** Runs a command to completion. */
 function run(args: string[], env: Record<string, string>, opts: { viaBin?: boolean } = {}): Promise<Run> {
-  const argv = opts.viaBin ? [BIN, ...args] : [TSX, MAIN, ...args];
+  const argv = opts.viaBin ? [BIN, ...args] : [...TSX, MAIN, ...args];
   const child = spawn(process.execPath, argv, { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -140,7 +142,7 @@ const running = new Set<ChildProcess>();
 /** Starts `serve` on a free port and waits for the start banner. */
 async function serve(env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [TSX, MAIN, 'serve'], {
+  const child = spawn(process.execPath, [...TSX, MAIN, 'serve'], {
     cwd: root,
     // Broker listeners on free ports too, so parallel test files and a running hub never clash.
     env: childEnv({ MQTT_PORT: '0', MQTT_WS_PORT: '0', ...env, PORT: String(port) }),
@@ -213,7 +215,7 @@ async function stopCleanly(server: Server) {
 
 describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
   before(() => {
-    assert.ok(fs.existsSync(TSX), 'tsx is installed');
+    assert.ok(fs.existsSync(path.join(root, 'node_modules', 'tsx')), 'tsx is installed');
   });
   after(async () => {
     for (const child of running) child.kill('SIGKILL');

@@ -9,7 +9,7 @@
 //   --adapters-only  run only the files whose outcome depends on DATABASE_URL / REDIS_URL, and the
 //                    browser tests; a file that starts no hub runs the same on any parts, so one run
 //                    of it is enough
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -43,10 +43,11 @@ function touchesAdapters(file, seen = new Set()) {
   helperCache.set(file, result);
   return result;
 }
+// cli.test.ts runs in the parallel batch: its commands are one child process at a time, each
+// given 90 s, so the other core does other files meanwhile instead of idling for two minutes.
 const SERIAL = new Set([
   'backup.test.ts',
   'broker-recovery.test.ts',
-  'cli.test.ts',
   'outbox.test.ts',
   'production-build.test.ts',
   'split-mode.test.ts',
@@ -84,37 +85,62 @@ if (files.length === 0 && e2e.length === 0) {
   process.exit(1);
 }
 
+function argsOf(list, concurrency) {
+  return [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(root, 'test', 'file-times-reporter.mjs')}`,
+    '--test-reporter-destination=stdout',
+    ...list.map((f) => path.join('test', f)),
+  ];
+}
+const childOptions = { cwd: root, env: { ...process.env, NODE_ENV: 'test' } };
+
+/** Runs a batch to its end, its output shown as it comes; resolves with its exit status. */
 function run(label, list, concurrency) {
-  if (list.length === 0) return 0;
+  if (list.length === 0) return Promise.resolve(0);
   const started = Date.now();
-  const res = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--test',
-      `--test-concurrency=${concurrency}`,
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${path.join(root, 'test', 'file-times-reporter.mjs')}`,
-      '--test-reporter-destination=stdout',
-      ...list.map((f) => path.join('test', f)),
-    ],
-    { stdio: 'inherit', cwd: root, env: { ...process.env, NODE_ENV: 'test' } },
-  );
-  console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  return res.status ?? 1;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, argsOf(list, concurrency), { ...childOptions, stdio: 'inherit' });
+    child.on('close', (code) => {
+      console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      resolve(code ?? 1);
+    });
+  });
 }
 
-const parallel = run(
+/** The same, its output held back and shown whole at its end (a batch running beside another). */
+function runQuietly(label, list, concurrency) {
+  if (list.length === 0) return Promise.resolve(0);
+  const started = Date.now();
+  const out = [];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, argsOf(list, concurrency), { ...childOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (c) => out.push(c));
+    child.stderr.on('data', (c) => out.push(c));
+    child.on('close', (code) => {
+      process.stdout.write(Buffer.concat(out));
+      console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s (beside the browser tests)`);
+      resolve(code ?? 1);
+    });
+  });
+}
+
+const parallel = await run(
   'parallel batch',
   files.filter((f) => !SERIAL.has(f)),
   process.env.TEST_CONCURRENCY ?? '2',
 );
-const serial = run(
-  'serial batch',
-  files.filter((f) => SERIAL.has(f)),
-  '1',
-);
-const browser = run('browser tests', e2e, '1');
+// The serial files and the browser files each run one at a time, so each leaves a core mostly
+// idle: when both are to run, they run side by side (two streams on two cores, as the parallel
+// batch has), the serial batch's output shown whole when it ends.
+const serialFiles = files.filter((f) => SERIAL.has(f));
+const [serial, browser] =
+  serialFiles.length > 0 && e2e.length > 0
+    ? await Promise.all([runQuietly('serial batch', serialFiles, '1'), run('browser tests', e2e, '1')])
+    : [await run('serial batch', serialFiles, '1'), await run('browser tests', e2e, '1')];
 process.exit(parallel || serial || browser);
