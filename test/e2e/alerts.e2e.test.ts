@@ -275,7 +275,7 @@ describe('alerts dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     // The unacknowledged filter shows only the new one.
     await page.getByLabel('Show').selectOption('unacknowledged');
     await page.waitForURL(/state=unacknowledged/);
-    await page.getByTestId('alerts-summary').filter({ hasText: '1 alerts, 1 unacknowledged' }).waitFor();
+    await page.getByTestId('alerts-summary').filter({ hasText: '1 alert, 1 unacknowledged' }).waitFor();
     assert.equal(await page.getByTestId('alert-row').count(), 1);
     await page.getByRole('button', { name: 'Acknowledge all' }).click();
     await page.getByTestId('nav-alerts-count').waitFor({ state: 'detached' });

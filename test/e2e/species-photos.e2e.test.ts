@@ -91,7 +91,7 @@ describe('species photos dashboard (e2e)', { skip, timeout: 180_000 }, () => {
     assert.equal(await section.getByTestId('image-cache-photos').textContent(), '1');
     page.once('dialog', (d) => void d.accept());
     await section.getByRole('button', { name: 'Clear the photo cache' }).click();
-    await section.getByText('1 photos removed.').waitFor();
+    await section.getByText('1 photo removed.').waitFor();
     await section.getByTestId('image-cache-photos').filter({ hasText: '0' }).waitFor();
     const entry = await hub.sql.maybeOne(`SELECT 1 FROM audit_log WHERE action = 'admin.image_cache_cleared'`);
     assert.ok(entry, 'the clear is audited');
