@@ -35,6 +35,8 @@ export const shape = <P extends TProperties>(columns: P) => Type.Object(columns)
 export const Count = shape({ n: col.num() });
 
 const verified = new WeakMap<RowShape, Set<string>>();
+/** Statement texts remembered per shape: SQL built with varying text must not grow the memory. */
+const MAX_VERIFIED = 256;
 
 /**
  * Throws when a result's columns are not the shape's: a column the shape does not name, or a
@@ -54,7 +56,8 @@ export function checkColumns(s: RowShape, sql: string, columns: readonly string[
     throw new Error(`query result does not match its row shape: ${parts.filter(Boolean).join('; ')} — ${sql.slice(0, 160)}`);
   }
   if (!seen) verified.set(s, (seen = new Set()));
-  seen.add(sql);
+  // Past the bound a statement is checked again each time (a few comparisons), never remembered.
+  if (seen.size < MAX_VERIFIED) seen.add(sql);
 }
 
 /**
