@@ -27,6 +27,7 @@ import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
 import { infoRoutes, statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
 import { latestRelease } from './modules/system/releases.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
+import { modelInstallRoutes } from './modules/models/install-routes.ts';
 import { workersRoutes } from './modules/workers/routes.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
@@ -84,6 +85,7 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...auditRoutes(auditLog),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),
+    ...modelInstallRoutes(s.modelInstaller),
     ...workersRoutes(workers),
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),

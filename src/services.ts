@@ -40,6 +40,7 @@ import { INFERENCE_QUEUE } from './protocol/jobs.ts';
 import { ALERT_DELIVERY_QUEUE } from './modules/alerts/dispatch.ts';
 import { EXPORT_QUEUE } from './modules/exports/service.ts';
 import { createModelsService } from './modules/models/service.ts';
+import { createModelInstaller } from './modules/models/install-service.ts';
 import { createWorkersService } from './modules/workers/service.ts';
 import { createLiveHub } from './modules/live/hub.ts';
 import { createAlerting } from './modules/alerts/index.ts';
@@ -142,6 +143,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     speciesImages: () => speciesImages.totals(),
   });
   const models = createModelsService({ db, clock, audit, storage, species, settingReleases: createSettingReleases(db) });
+  const modelInstaller = createModelInstaller({ models, kv, clock });
   const workers = createWorkersService({ kv, queue: infra.queue, clock });
   const apiKeys = createApiKeysService({ db, clock, audit, createLimit: limits.apiKeys });
   const auditLog = createAuditLogService({ db });
@@ -245,7 +247,12 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   const detections = createDetectionsService({
     db,
     clock,
-    readers: { calibrated: calibration.calibrated, aggregationRule: settings.aggregationRule, visibility },
+    readers: {
+      calibrated: calibration.calibrated,
+      aggregationRule: settings.aggregationRule,
+      visibility,
+      modelAttribution: (id) => models.attributionOf(id),
+    },
   });
   const review = createReviewService({
     db,
@@ -444,6 +451,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     detections,
     share,
     models,
+    modelInstaller,
     workers,
     limits,
     alerting,

@@ -63,6 +63,8 @@ export const DetectionList = Type.Object({
  */
 export const DetectionDetail = Open({
   ...DetectionView.properties,
+  /** What the model's licence asks its detections to credit ("Powered by BirdNET …"); null when nothing. */
+  modelAttribution: Nullable(Type.String()),
   storageKey: Nullable(Type.String()),
   votes: Open({ confirm: Type.Integer(), reject: Type.Integer(), unsure: Type.Integer() }),
   myVote: Nullable(Type.String()),

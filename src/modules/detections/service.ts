@@ -16,6 +16,8 @@ export interface DetectionReaders {
   calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]>;
   aggregationRule(tenantId: string): Promise<AggregationRule>;
   visibility: Pick<CategoryVisibility, 'of'>;
+  /** The credit the model's licence asks for beside its detections (models service attributionOf). */
+  modelAttribution(modelId: string): Promise<string | null>;
 }
 
 /**
@@ -82,8 +84,8 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     async get(tenantId: string, id: string, userId: string | null) {
       const r = await repo.find(tenantId, id);
       if (!r) throw notFound('No such detection');
-      const [calibrated] = await readers.calibrated([r]);
-      return { ...detectionView(r, calibrated), storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
+      const [[calibrated], modelAttribution] = await Promise.all([readers.calibrated([r]), readers.modelAttribution(r.modelId)]);
+      return { ...detectionView(r, calibrated), modelAttribution, storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
     },
 
     /**

@@ -19,14 +19,22 @@ export const ModelRow = shape({
   updatedAt: col.date(),
   /** Moves with every change to the label mapping (model_labels). */
   labelsVersion: col.int(),
+  /** The known family (known-models.ts) the model belongs to, if any. */
+  family: col.nullable(col.text()),
+  /** The attribution given at upload or install; the family's applies when null. */
+  attribution: col.nullable(col.text()),
+  /** Where an installed file came from (an http(s) URL), null for uploads. */
+  sourceUrl: col.nullable(col.text()),
 });
 export type ModelRow = RowOf<typeof ModelRow>;
 
 const Id = shape({ id: col.text() });
+const Credit = shape({ family: col.nullable(col.text()), attribution: col.nullable(col.text()) });
 
 const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
   model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
-  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion"`;
+  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion",
+  family, attribution, source_url AS "sourceUrl"`;
 
 export function createModelsRepo(db: Db) {
   return {
@@ -47,9 +55,10 @@ export function createModelsRepo(db: Db) {
 
     insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
       tx.run(
-        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12)`,
-        [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt],
+        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at, family, attribution, source_url)
+         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15)`,
+        [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt,
+          m.family, m.attribution, m.sourceUrl],
       ),
 
     /** A label was remapped: the row's edit time and its mapping version move. */
@@ -78,6 +87,10 @@ export function createModelsRepo(db: Db) {
     },
 
     remove: (tx: Db, id: string) => tx.run('DELETE FROM inference_models WHERE id = $1', [id]),
+
+    /** What a detection of the model credits (detection detail): the model's own attribution and its family. */
+    credit: (id: string) =>
+      db.maybeOne(Credit, 'SELECT family, attribution FROM inference_models WHERE id = $1', [id]),
 
   };
 }

@@ -22,6 +22,11 @@ const ModelView = Open({
   unknownLabels: Type.Array(Type.String()),
   modelBytes: Type.Number(),
   sha256: Nullable(Type.String()),
+  /** Known family (GET /admin/models/known), if any. */
+  family: Nullable(Type.String()),
+  /** The line its detections credit: the model's own attribution, else its family's. */
+  attribution: Nullable(Type.String()),
+  sourceUrl: Nullable(Type.String()),
   uploadedBy: Nullable(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
@@ -51,13 +56,20 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
       labels: { maxBytes: MAX_LABELS_BYTES, missing: { code: 'INVALID_LABELS', message: 'The "labels" file (.txt) is required' } },
     },
     fields: {
-      names: ['name', 'version', 'description'],
+      names: ['name', 'version', 'description', 'family', 'attribution'],
       maxBytes: 2000,
       read: (fields) => {
         const name = fields.name?.trim();
         if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
         if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
-        return { name, version: fields.version?.trim() || null, description: fields.description?.trim() || null };
+        if (fields.attribution !== undefined && fields.attribution.length > 300) throw badRequest('attribution may have at most 300 characters');
+        return {
+          name,
+          version: fields.version?.trim() || null,
+          description: fields.description?.trim() || null,
+          family: fields.family?.trim() || null,
+          attribution: fields.attribution?.trim() || null,
+        };
       },
     },
   });
@@ -77,7 +89,13 @@ export function modelsRoutes(models: ModelsService) {
       schema: { response: { 200: PublicModelList } },
       handler: async () => {
         const { models: all } = await models.list();
-        return { models: all.filter((m) => m.enabled).map(({ id, name, version, description, isDefault, builtin, labelCount }) => ({ id, name, version, description, isDefault, builtin, labelCount })) };
+        return {
+          models: all
+            .filter((m) => m.enabled)
+            .map(({ id, name, version, description, isDefault, builtin, labelCount, family, attribution }) => ({
+              id, name, version, description, isDefault, builtin, labelCount, family, attribution,
+            })),
+        };
       },
     }),
 
@@ -99,7 +117,8 @@ export function modelsRoutes(models: ModelsService) {
       action: 'admin.models.upload',
       access: access.hubAdmin,
       audit: ['admin.birdnet_model_uploaded'],
-      summary: 'Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt)',
+      summary:
+        'Upload a model: multipart fields name, version?, description?, family? (a known family id), attribution?, files model (.onnx) and labels (BirdNET labels .txt)',
       tags: ['admin', 'models'],
       schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {

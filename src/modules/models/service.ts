@@ -26,6 +26,7 @@ import { ensureModelMapped, mapModelLabels } from '../species/catalog-sync.ts';
 import type { SettingReleases } from '../settings/releases.ts';
 import type { LabelRow, SpeciesService } from '../species/service.ts';
 import { createModelsRepo, type ModelRow } from './repo.ts';
+import { knownFamily, refuseUnknownFamily } from './known-models.ts';
 
 /** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
 export const MAX_MODEL_BYTES = 200 * 1024 * 1024;
@@ -37,9 +38,19 @@ export interface ModelUpload {
   name: string;
   version?: string | null;
   description?: string | null;
+  /** A known family (known-models.ts): its attribution goes with the model's detections. */
+  family?: string | null;
+  /** The attribution the model's licence asks for, when not the family's. */
+  attribution?: string | null;
+  /** Where the file came from, for an install from a URL. */
+  sourceUrl?: string | null;
   model: Buffer;
   labels: Buffer;
 }
+
+/** The line a model's detections credit: its own attribution, else its family's, else none. */
+export const modelAttribution = (m: { family: string | null; attribution: string | null }): string | null =>
+  m.attribution ?? knownFamily(m.family)?.attribution ?? null;
 
 export function presentModel(m: ModelRow) {
   return {
@@ -55,6 +66,9 @@ export function presentModel(m: ModelRow) {
     unknownLabels: m.unknownLabels.slice(0, UNKNOWN_LISTED),
     modelBytes: m.modelBytes,
     sha256: m.modelSha256,
+    family: m.family,
+    attribution: modelAttribution(m),
+    sourceUrl: m.sourceUrl,
     uploadedBy: m.uploadedBy,
     createdAt: new Date(m.createdAt).toISOString(),
     updatedAt: new Date(m.updatedAt).toISOString(),
@@ -115,7 +129,14 @@ export function createModelsService(deps: {
       return m.enabled ? null : `names a disabled model (${id})`;
     },
 
+    /** What a detection made by model `id` credits (detection detail); null for an unknown or deleted model. */
+    async attributionOf(id: string): Promise<string | null> {
+      const m = await repo.credit(id);
+      return m ? modelAttribution(m) : null;
+    },
+
     async upload(actor: Actor, input: ModelUpload) {
+      refuseUnknownFamily(input.family);
       let labels;
       try {
         labels = parseLabels(input.labels.toString('utf8'));
@@ -144,12 +165,16 @@ export function createModelsService(deps: {
             id, name: input.name, version: input.version ?? null, description: input.description ?? null,
             modelKey, labelsKey, modelBytes: input.model.length, modelSha256: crypto.createHash('sha256').update(input.model).digest('hex'),
             labelCount: labels.length, unknownLabels, uploadedBy: actor.userId, createdAt: clock.now(),
+            family: input.family ?? null, attribution: input.attribution ?? null, sourceUrl: input.sourceUrl ?? null,
           });
           // Its labels map into the species table now, so its detections' codes are fixed from the start.
           await mapModelLabels(tx, catalog, id, labels, clock.now());
           await audit.write(tx, actor, {
             action: 'admin.birdnet_model_uploaded', targetType: 'model', targetId: id,
-            details: { name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length },
+            details: {
+              name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length,
+              family: input.family ?? null, sourceUrl: input.sourceUrl ?? null,
+            },
           });
         });
       } catch (err) {
