@@ -11,7 +11,8 @@ import { startRuntime } from './runtime.ts';
 import { systemActor } from './core/actor.ts';
 import { AppError, notFound } from './core/errors.ts';
 import { describeTrustProxy } from './core/client-address.ts';
-import { lockDataDir } from './ops/data-dir-lock.ts';
+import { DataDirInUse, lockDataDir } from './ops/data-dir-lock.ts';
+import { MODELS_USAGE, modelsCommand, type ModelsCommandDeps } from './modules/models/cli.ts';
 import { answerBackupRequests } from './ops/online-backup.ts';
 import { createLogger, msSince, type Log } from './core/log.ts';
 import type { Broker } from './infra/broker/types.ts';
@@ -30,6 +31,7 @@ const USAGE = `chorus <command>
   admin create-user --email E --name N --password P [--admin]
   admin make-admin --email E [--revoke]
   admin reset-password --email E [--password P]   (prints a generated one when omitted)
+${MODELS_USAGE}
   satellite --hub URL --token BEARER --tenant ID [--name NAME] [--source synthetic|FILE.wav|FOLDER]
             [--chunks N] [--credentials FILE] [--data DIR] [--ws]
                                 run the reference satellite (chorus satellite --help for all options)
@@ -244,6 +246,45 @@ async function jobs(args: string[]) {
   }
 }
 
+/**
+ * `chorus models …` (src/modules/models/cli.ts) on the hub's own database and object store. On
+ * embedded PGlite it holds the data dir's lock, as backup does: a running hub owns the database,
+ * and then its dashboard or POST /api/admin/models/install is the way in.
+ */
+async function models(args: string[]) {
+  const open = async (): Promise<ModelsCommandDeps> => {
+    const config = loadConfig();
+    let lock: ReturnType<typeof lockDataDir> | null = null;
+    try {
+      lock = config.databaseUrl ? null : lockDataDir(config.dataDir, { purpose: 'models' });
+    } catch (err) {
+      if (!(err instanceof DataDirInUse)) throw err;
+      throw new Error(
+        `${err.message}\nWhile the hub runs, install from its dashboard (Admin → Install a model) or with POST /api/admin/models/install.`,
+        { cause: err },
+      );
+    }
+    const infra = await createInfra(config, { broker: false });
+    try {
+      await prepareOrCheckDatabase(infra.db, infra.clock.now(), config.migrate);
+    } catch (err) {
+      await closeInfra(infra);
+      lock?.release();
+      throw err;
+    }
+    const services = createServices(infra);
+    return {
+      installer: services.modelInstaller,
+      models: services.models,
+      close: async () => {
+        await closeInfra(infra);
+        lock?.release();
+      },
+    };
+  };
+  process.exit(await modelsCommand(args, open));
+}
+
 async function main() {
   const [command = 'serve', ...rest] = process.argv.slice(2);
   if (command === 'serve') return serve();
@@ -252,6 +293,7 @@ async function main() {
   if (command === 'migrate') return runMigrate();
   if (command === 'admin') return admin(rest);
   if (command === 'jobs') return jobs(rest);
+  if (command === 'models') return models(rest);
   if (command === 'backup' || command === 'restore') {
     const { backupCommand, restoreCommand } = await import('./ops/backup.ts');
     process.exit(await (command === 'backup' ? backupCommand : restoreCommand)(rest));

@@ -1,7 +1,7 @@
 /**
  * Who uses a data dir with an embedded database. PGlite keeps no lock of its own, and two
  * processes opening one database folder corrupt it, so `chorus serve` (on embedded PGlite),
- * `chorus backup` and `chorus restore` hold `${dataDir}/chorus.lock` while they run: a JSON note
+ * `chorus backup`, `chorus restore` and `chorus models` hold `${dataDir}/chorus.lock` while they run: a JSON note
  * of the process id, host and purpose, written exclusively and removed on exit.
  *
  * A lock whose process is gone (a hub killed with SIGKILL) is stale and taken over. A lock
@@ -59,7 +59,7 @@ function readNote(file: string): LockNote | null {
 }
 
 export interface LockOptions {
-  purpose: 'serve' | 'backup' | 'restore';
+  purpose: 'serve' | 'backup' | 'restore' | 'models';
   /** Take over a lock written on another host (the hub does, with `onForeign` told). */
   takeForeign?: boolean;
   onForeign?: (holder: LockNote) => void;

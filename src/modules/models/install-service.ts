@@ -123,7 +123,7 @@ export function createModelInstaller(deps: {
     let model: Fetched | null = null;
     let labels: Fetched | null = null;
     try {
-      tell('downloading');
+      if (isUrl(req.model)) tell('downloading');
       model = await fetchOne(req.model, MAX_MODEL_BYTES, (received, total) => {
         progress.receivedBytes = received;
         progress.totalBytes = total;

@@ -93,7 +93,7 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'acceptedByThisHub'>> = [
         labelsUrl: `${TPHAKALA}/resolve/main/labels.txt`,
         servedBy: 'tphakala/BirdNET-v2.4 on Hugging Face (conversion)',
         sizeBytes: null,
-        approxSize: 'about 62 MB (model card)',
+        approxSize: 'about 62 MB, as its model card says',
         sha256: null,
       },
       {
@@ -103,7 +103,7 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'acceptedByThisHub'>> = [
         labelsUrl: `${TPHAKALA}/resolve/main/labels.txt`,
         servedBy: 'tphakala/BirdNET-v2.4 on Hugging Face (conversion)',
         sizeBytes: null,
-        approxSize: 'about 47 MB (model card)',
+        approxSize: 'about 47 MB, as its model card says',
         sha256: null,
       },
     ],
