@@ -29,6 +29,8 @@ const SOURCES: Record<keyof typeof LIMITS, Source> = {
   scheduledExportName: { method: 'post', path: '/api/exports/scheduled', in: 'body', field: 'name' },
   modelName: { method: 'put', path: '/api/admin/models/{id}', in: 'body', field: 'name' },
   modelVersion: { method: 'put', path: '/api/admin/models/{id}', in: 'body', field: 'version' },
+  modelUrl: { method: 'post', path: '/api/admin/models/install', in: 'body', field: 'url' },
+  modelAttribution: { method: 'post', path: '/api/admin/models/install', in: 'body', field: 'attribution' },
   confidencePercent: { method: 'get', path: '/api/detections', in: 'query', field: 'minConfidence', scale: 100 },
   cooldownMinutes: { method: 'post', path: '/api/alert-rules/rules', in: 'body', field: 'cooldownMinutes' },
 };

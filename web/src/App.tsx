@@ -27,6 +27,7 @@ const SatelliteDetail = lazy(() => import('./pages/SatelliteDetail'));
 const Account = lazy(() => import('./pages/Account'));
 const Team = lazy(() => import('./pages/Team'));
 const Admin = lazy(() => import('./pages/Admin'));
+const InstallModel = lazy(() => import('./pages/InstallModel'));
 const Alerts = lazy(() => import('./pages/Alerts'));
 const AlertSettings = lazy(() => import('./pages/AlertSettings'));
 const Export = lazy(() => import('./pages/Export'));
@@ -231,6 +232,7 @@ function ShellPage() {
             <Route path="/team" element={<Team />} />
             <Route path="/teams/:id/join-requests" element={<Team />} />
             <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />
+            <Route path="/admin/models/install" element={isAdmin ? <InstallModel /> : <Navigate to="/detections" replace />} />
             <Route path="/reset-password" element={<ResetPassword />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
             <Route path="/t/:slug" element={<PublicTeam />} />

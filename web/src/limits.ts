@@ -23,6 +23,8 @@ export const LIMITS = {
   scheduledExportName: { maxLength: 100 },
   modelName: { maxLength: 200 },
   modelVersion: { maxLength: 50 },
+  modelUrl: { maxLength: 2000 },
+  modelAttribution: { maxLength: 300 },
   /** Entered as a percentage; the API reads 0–1 (minConfidence of GET /detections and the exports). */
   confidencePercent: { min: 0, max: 100 },
   cooldownMinutes: { min: 0, max: 10_080 },

@@ -34,8 +34,6 @@ export type OnProgress = (received: number, total: number | null) => void;
 
 export const DEFAULT_LIMITS: Omit<DownloadLimits, 'maxBytes'> = { idleTimeoutMs: 60_000, totalTimeoutMs: 30 * 60_000 };
 
-const failed = (code: string, message: string) => new AppError(502, code, message);
-
 /** An address an admin gave: http or https, else 400 INVALID_URL (no file:, data: or relative paths reach the hub's disk). */
 export function parseHttpUrl(raw: string, what = 'url'): URL {
   let url: URL;
@@ -69,14 +67,14 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
     ac.abort(e);
   };
   const total = setTimeout(
-    () => stop(failed('DOWNLOAD_TIMEOUT', `${url.host} did not send the whole file within ${limits.totalTimeoutMs / 1000} s`)),
+    () => stop(new AppError(502, 'DOWNLOAD_TIMEOUT', `${url.host} did not send the whole file within ${limits.totalTimeoutMs / 1000} s`)),
     limits.totalTimeoutMs,
   );
   let idle: NodeJS.Timeout | undefined;
   const touch = () => {
     clearTimeout(idle);
     idle = setTimeout(
-      () => stop(failed('DOWNLOAD_TIMEOUT', `${url.host} sent nothing for ${limits.idleTimeoutMs / 1000} s`)),
+      () => stop(new AppError(502, 'DOWNLOAD_TIMEOUT', `${url.host} sent nothing for ${limits.idleTimeoutMs / 1000} s`)),
       limits.idleTimeoutMs,
     );
   };
@@ -88,12 +86,12 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
     try {
       res = await fetch(url, { signal: ac.signal, redirect: 'follow', headers: { accept: 'application/octet-stream, */*' } });
     } catch (err) {
-      throw reason ?? failed('DOWNLOAD_FAILED', `Could not reach ${url.host}: ${(err as Error).cause ?? (err as Error).message}`);
+      throw reason ?? new AppError(502, 'DOWNLOAD_FAILED', `Could not reach ${url.host}: ${(err as Error).cause ?? (err as Error).message}`);
     }
-    if (!res.ok || !res.body) throw failed('DOWNLOAD_FAILED', `${url.host} answered HTTP ${res.status} for ${url.pathname}`);
+    if (!res.ok || !res.body) throw new AppError(502, 'DOWNLOAD_FAILED', `${url.host} answered HTTP ${res.status} for ${url.pathname}`);
     const announced = Number(res.headers.get('content-length')) || null;
     if (announced !== null && announced > limits.maxBytes) {
-      throw failed('DOWNLOAD_TOO_LARGE', `The file is ${mib(announced)}, more than the ${mib(limits.maxBytes)} a model may have`);
+      throw new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is ${mib(announced)}, more than the ${mib(limits.maxBytes)} a model may have`);
     }
     let received = 0;
     onProgress?.(0, announced);
@@ -102,18 +100,18 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
         touch();
         received += chunk.length;
         if (received > limits.maxBytes) {
-          stop(failed('DOWNLOAD_TOO_LARGE', `The file is larger than the ${mib(limits.maxBytes)} a model may have`));
+          stop(new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is larger than the ${mib(limits.maxBytes)} a model may have`));
           break;
         }
         if (!out.write(chunk)) await once(out, 'drain');
         onProgress?.(received, announced);
       }
     } catch (err) {
-      throw reason ?? failed('DOWNLOAD_FAILED', `The download from ${url.host} broke off: ${(err as Error).message}`);
+      throw reason ?? new AppError(502, 'DOWNLOAD_FAILED', `The download from ${url.host} broke off: ${(err as Error).message}`);
     }
     if (reason) throw reason;
     if (announced !== null && received !== announced) {
-      throw failed('DOWNLOAD_FAILED', `${url.host} announced ${announced} bytes and sent ${received}`);
+      throw new AppError(502, 'DOWNLOAD_FAILED', `${url.host} announced ${announced} bytes and sent ${received}`);
     }
     out.end();
     await once(out, 'close');

@@ -333,16 +333,19 @@ export interface paths {
                     content: {
                         "application/json": {
                             models: ({
+                                attribution: string | null;
                                 builtin: boolean;
                                 createdAt: string;
                                 description: string | null;
                                 enabled: boolean;
+                                family: string | null;
                                 id: string;
                                 isDefault: boolean;
                                 labelCount: number;
                                 modelBytes: number;
                                 name: string;
                                 sha256: string | null;
+                                sourceUrl: string | null;
                                 unknownLabelCount: number;
                                 unknownLabels: string[];
                                 updatedAt: string;
@@ -357,7 +360,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt) */
+        /** Upload a model: multipart fields name, version?, description?, family? (a known family id), attribution?, files model (.onnx) and labels (BirdNET labels .txt) */
         post: {
             parameters: {
                 query?: never;
@@ -374,16 +377,19 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            attribution: string | null;
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
                             enabled: boolean;
+                            family: string | null;
                             id: string;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
                             sha256: string | null;
+                            sourceUrl: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
@@ -438,16 +444,19 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            attribution: string | null;
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
                             enabled: boolean;
+                            family: string | null;
                             id: string;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
                             sha256: string | null;
+                            sourceUrl: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
@@ -515,16 +524,19 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            attribution: string | null;
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
                             enabled: boolean;
+                            family: string | null;
                             id: string;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
                             sha256: string | null;
+                            sourceUrl: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
@@ -643,6 +655,199 @@ export interface paths {
                 };
             };
         };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/models/install": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Install a model from an http(s) URL (labelsUrl: its labels; optional for BirdNET v2.4); 202 with the install to poll. A sha256 that does not match fails the install with CHECKSUM_MISMATCH and stores nothing */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        attribution?: string;
+                        description?: string;
+                        family?: string;
+                        labelsUrl?: string;
+                        makeDefault?: boolean;
+                        name: string;
+                        sha256?: string;
+                        url: string;
+                        version?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            createdAt: string;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            family: string | null;
+                            id: string;
+                            labelsUrl: string | null;
+                            modelId: string | null;
+                            name: string;
+                            receivedBytes: number;
+                            state: "downloading" | "verifying" | "installing" | "done" | "failed";
+                            totalBytes: number | null;
+                            updatedAt: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/models/installs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** State of an install: downloading, verifying, installing, done (modelId) or failed (error {code, message}) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            createdAt: string;
+                            error: {
+                                code: string;
+                                message: string;
+                            } | null;
+                            family: string | null;
+                            id: string;
+                            labelsUrl: string | null;
+                            modelId: string | null;
+                            name: string;
+                            receivedBytes: number;
+                            state: "downloading" | "verifying" | "installing" | "done" | "failed";
+                            totalBytes: number | null;
+                            updatedAt: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/models/known": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Known model families: input, classes, licence, attribution, where they are published, sizes and checksums when known */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            families: {
+                                acceptedByThisHub: boolean;
+                                attribution: string;
+                                classes: number | null;
+                                id: string;
+                                input: {
+                                    sampleRate: number;
+                                    samples: number;
+                                    seconds: number;
+                                };
+                                labelsFromCatalog: boolean;
+                                licence: {
+                                    attributionRequired: boolean;
+                                    commercialUse: boolean | null;
+                                    name: string;
+                                    url: string;
+                                };
+                                name: string;
+                                notes: string;
+                                pages: {
+                                    label: string;
+                                    url: string;
+                                }[];
+                                publisher: string;
+                                variants: {
+                                    approxSize: string | null;
+                                    id: string;
+                                    labelsUrl: string | null;
+                                    modelUrl: string | null;
+                                    name: string;
+                                    servedBy: string | null;
+                                    sha256: string | null;
+                                    sizeBytes: number | null;
+                                }[];
+                                version: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -4169,6 +4374,7 @@ export interface paths {
                             isFirstOfDay: boolean;
                             isFirstOfSeason: boolean;
                             isRare: boolean;
+                            modelAttribution: string | null;
                             modelId: string;
                             myVote: string | null;
                             pinned: boolean;
@@ -6369,8 +6575,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             models: ({
+                                attribution: string | null;
                                 builtin: boolean;
                                 description: string | null;
+                                family: string | null;
                                 id: string;
                                 isDefault: boolean;
                                 labelCount: number;

@@ -1,5 +1,6 @@
 /** Hub admins only: people (search, block), hub settings, classifier models, storage and retention, mobile app releases and the audit log. */
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useAdminUsers, useBlockUser, useResetUserMfa, useResetUserPassword } from '../api/hooks/admin';
 import { useRoleName, useT } from '../i18n';
 import { CopyButton, ErrorText, Field } from '../components/ui';
@@ -89,6 +90,11 @@ export default function Admin() {
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />
 
       <h2>{t('models.title')}</h2>
+      <p>
+        <Link to="/admin/models/install" data-testid="install-model-link">
+          {t('install.link')}
+        </Link>
+      </p>
       <ModelsAdmin />
 
       <h2>{t('retention.title')}</h2>

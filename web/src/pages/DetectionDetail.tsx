@@ -137,6 +137,11 @@ export default function DetectionDetail() {
         {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId} · {t('det.confidence')} {fmt.pct(d.calibrated_confidence)} (
         {t('det.raw')} {fmt.pct(d.confidence)})
       </p>
+      {d.modelAttribution ? (
+        <p className="muted small" data-testid="model-attribution">
+          {d.modelAttribution}
+        </p>
+      ) : null}
       {canVote ? (
         <div className="row" role="group" aria-label={t('dd.voteGroup')} data-testid="detail-votes">
           {(['confirm', 'reject', 'unsure'] as const).map((v) => (
