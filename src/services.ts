@@ -274,6 +274,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     audio,
     spectrograms,
     calibrated: calibration.calibrated,
+    modelAttribution: (id) => models.attributionOf(id),
     clock,
     secret: config.secret,
     publicUrl: config.publicUrl,

@@ -146,6 +146,9 @@ describe('installing models', () => {
     assert.equal(detail.status, 200);
     assert.equal(detail.body.modelId, done.modelId);
     assert.match(detail.body.modelAttribution, /^Powered by BirdNET/);
+    const shared = await api.get(`/share/detection/${detection}/${hub.services.share.tokenFor(detection)}`, null);
+    assert.equal(shared.status, 200, shared.text);
+    assert.match(shared.body.modelAttribution, /^Powered by BirdNET/, 'a share link credits it too');
     const builtin = await api.get(`/detections/${await makeDetection(hub, { team })}`, owner);
     assert.equal(builtin.body.modelAttribution, null, 'the built-in model credits nobody');
   });

@@ -34,6 +34,8 @@ const SharedView = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   /** The hub's name (hub setting hub_name), so the page says whose site it is (issue 23). */
   hubName: Type.String(),
+  /** The credit the model's licence asks for ("Powered by BirdNET …", issue 31); null when none. */
+  modelAttribution: Type.Union([Type.String(), Type.Null()]),
   /**
    * Where, generalised: the team's public place name, or the satellite's position rounded to whole
    * degrees; null when neither is known or the species is sensitive. Never the exact position.

@@ -35,6 +35,8 @@ export interface ShareDeps {
   spectrograms: Pick<SpectrogramService, 'ofChunk'>;
   /** The (team, model) calibration; without it calibrated_confidence is the raw confidence. */
   calibrated?: DetectionReaders['calibrated'];
+  /** The model's licence credit (issue 31); without it the page credits no one. */
+  modelAttribution?: DetectionReaders['modelAttribution'];
   clock: Clock;
   secret: string;
   publicUrl: string;
@@ -103,10 +105,11 @@ export function createShareService(deps: ShareDeps) {
 
   /** The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5). */
   async function viewOf(r: DetectionRow, token: string) {
-    const [[calibrated], hubName, place] = await Promise.all([
+    const [[calibrated], hubName, place, modelAttribution] = await Promise.all([
       deps.calibrated ? deps.calibrated([r]) : [r.confidence],
       deps.settings?.hubSetting('hub_name'),
       placeOf(r),
+      deps.modelAttribution ? deps.modelAttribution(r.modelId) : null,
     ]);
     const v = detectionView(r, calibrated);
     return {
@@ -128,6 +131,7 @@ export function createShareService(deps: ShareDeps) {
       ...links(r.id, token),
       expiresAt: new Date(Number(token.split('.')[0]) * 1000).toISOString(),
       hubName: hubName || 'Chorus',
+      modelAttribution,
       place,
     };
   }

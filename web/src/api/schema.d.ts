@@ -8312,6 +8312,7 @@ export interface paths {
                             isFirstOfDay: boolean;
                             isFirstOfSeason: boolean;
                             isRare: boolean;
+                            modelAttribution: string | null;
                             place: {
                                 latitude: number | null;
                                 longitude: number | null;

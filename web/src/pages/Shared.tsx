@@ -60,6 +60,11 @@ export function Shared() {
           </p>
           {d.spectrogramUrl ? <img src={new URL(d.spectrogramUrl).pathname} alt="" style={{ maxWidth: '100%' }} /> : null}
           <audio controls preload="none" src={new URL(d.audioUrl).pathname} aria-label={t('det.play')} />
+          {d.modelAttribution ? (
+            <p className="small muted" data-testid="shared-model-attribution">
+              {d.modelAttribution}
+            </p>
+          ) : null}
         </article>
       ) : null}
     </main>
