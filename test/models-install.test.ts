@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, type TestTeam, type TestUser } from './helpers/factories.ts';
@@ -20,13 +21,20 @@ const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
 const LABELS = fs.readFileSync(BUILTIN_LABELS_PATH);
 const SHA = crypto.createHash('sha256').update(MODEL).digest('hex');
 
-/** A file server for the hub to fetch from: the model, its labels, a 404 and a file that announces more than a model may be. */
+/** A file server for the hub to fetch from: the model, its labels (plain and gzip-encoded), a 404 and a file that announces more than a model may be. */
 function serveFiles(): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
   const requests: string[] = [];
   const server = http.createServer((req, res) => {
     requests.push(req.url ?? '');
-    if (req.url === '/model.onnx') return res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(MODEL);
+    if (req.url === '/model.onnx') {
+      return res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(MODEL.length) }).end(MODEL);
+    }
     if (req.url === '/labels.txt') return res.writeHead(200, { 'content-type': 'text/plain' }).end(LABELS);
+    // Compressed on the wire: its Content-Length counts the gzip bytes, not the labels'.
+    if (req.url === '/labels.txt.gz') {
+      const gz = zlib.gzipSync(LABELS);
+      return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(gz.length) }).end(gz);
+    }
     if (req.url === '/huge.onnx') {
       res.writeHead(200, { 'content-length': String(300 * 1024 * 1024) });
       return res.write(MODEL);
@@ -112,7 +120,7 @@ describe('installing models', () => {
     const before = await uploadAudits();
     const done = await installed({
       url: `${files.url}/model.onnx`,
-      labelsUrl: `${files.url}/labels.txt`,
+      labelsUrl: `${files.url}/labels.txt.gz`,
       sha256: SHA.toUpperCase(),
       name: 'Installed from a URL',
       version: '2.4',
@@ -157,7 +165,7 @@ describe('installing models', () => {
     const [models, audits] = [await modelCount(), await uploadAudits()];
     const done = await installed({
       url: `${files.url}/model.onnx`,
-      labelsUrl: `${files.url}/labels.txt`,
+      labelsUrl: `${files.url}/labels.txt.gz`,
       sha256: '0'.repeat(64),
       name: 'Wrong sum',
     });

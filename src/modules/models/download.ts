@@ -81,6 +81,8 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
   touch();
   const file = await tempFile();
   const out = fs.createWriteStream(file);
+  // A failed write (a full disk) ends the download with the reason instead of an unhandled 'error'.
+  out.on('error', (err) => stop(new AppError(500, 'INSTALL_FAILED', `Could not write the download to ${file}: ${err.message}`)));
   try {
     let res: Response;
     try {
@@ -89,9 +91,11 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
       throw reason ?? new AppError(502, 'DOWNLOAD_FAILED', `Could not reach ${url.host}: ${(err as Error).cause ?? (err as Error).message}`);
     }
     if (!res.ok || !res.body) throw new AppError(502, 'DOWNLOAD_FAILED', `${url.host} answered HTTP ${res.status} for ${url.pathname}`);
-    const announced = Number(res.headers.get('content-length')) || null;
+    // A compressed body's Content-Length counts the compressed bytes, not the ones fetch hands on.
+    const encoded = (res.headers.get('content-encoding') ?? 'identity') !== 'identity';
+    const announced = encoded ? null : Number(res.headers.get('content-length')) || null;
     if (announced !== null && announced > limits.maxBytes) {
-      throw new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is ${mib(announced)}, more than the ${mib(limits.maxBytes)} a model may have`);
+      throw new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is ${mib(announced)}, more than the ${mib(limits.maxBytes)} allowed`);
     }
     let received = 0;
     onProgress?.(0, announced);
@@ -100,10 +104,11 @@ export async function download(url: URL, limits: DownloadLimits, onProgress?: On
         touch();
         received += chunk.length;
         if (received > limits.maxBytes) {
-          stop(new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is larger than the ${mib(limits.maxBytes)} a model may have`));
+          stop(new AppError(413, 'DOWNLOAD_TOO_LARGE', `The file is larger than the ${mib(limits.maxBytes)} allowed`));
           break;
         }
-        if (!out.write(chunk)) await once(out, 'drain');
+        // Bound by the signal too: a stream that failed never drains, and its failure aborted the download.
+        if (!out.write(chunk)) await once(out, 'drain', { signal: ac.signal });
         onProgress?.(received, announced);
       }
     } catch (err) {
@@ -135,6 +140,6 @@ export async function readLocal(file: string, maxBytes: number): Promise<Fetched
     throw badRequest(`No such file: ${file}`, 'FILE_NOT_FOUND');
   }
   if (!stat.isFile()) throw badRequest(`Not a file: ${file}`, 'FILE_NOT_FOUND');
-  if (stat.size > maxBytes) throw new AppError(413, 'DOWNLOAD_TOO_LARGE', `${file} is ${mib(stat.size)}, more than the ${mib(maxBytes)} a model may have`);
+  if (stat.size > maxBytes) throw new AppError(413, 'DOWNLOAD_TOO_LARGE', `${file} is ${mib(stat.size)}, more than the ${mib(maxBytes)} allowed`);
   return { file, temporary: false, bytes: stat.size };
 }
