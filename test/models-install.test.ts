@@ -125,6 +125,7 @@ describe('installing models', () => {
       name: 'Installed from a URL',
       version: '2.4',
       family: 'birdnet-v2.4',
+      makeDefault: true,
     });
     assert.equal(done.state, 'done', JSON.stringify(done.error));
     assert.equal(done.receivedBytes, MODEL.length);
@@ -139,6 +140,15 @@ describe('installing models', () => {
     assert.equal(model.family, 'birdnet-v2.4');
     assert.match(model.attribution, /^Powered by BirdNET/);
     assert.equal(model.sourceUrl, `${files.url}/model.onnx`);
+    assert.equal(model.isDefault, true, 'makeDefault made it the hub default');
+    const actions = await hub.sql.query<{ action: string }>('SELECT action FROM audit_log WHERE target_id = $1 ORDER BY id', [
+      done.modelId,
+    ]);
+    assert.deepEqual(
+      actions.map((a) => a.action),
+      ['admin.birdnet_model_uploaded', 'admin.birdnet_model_set_default'],
+    );
+    assert.equal((await api.post('/admin/models/builtin/default', undefined, hubAdmin)).status, 200);
     assert.equal(await uploadAudits(), before + 1);
     const audit = await hub.sql.one(
       `SELECT actor_user_id, details FROM audit_log WHERE action = 'admin.birdnet_model_uploaded' AND target_id = $1`,
