@@ -56,7 +56,7 @@ describe('built-in model', () => {
   test("has BirdNET's interface: [1, 144000] float32 in, one logit per label out", () => {
     assert.deepEqual(
       model.labels.map((l) => l.label),
-      SPECIES_LABELS,
+      [...SPECIES_LABELS, 'Human vocal_Human vocal', 'Engine_Engine', 'Noise_Noise'],
     );
     assert.deepEqual(model.labels[0], {
       label: 'Cuculus canorus_Common Cuckoo',
@@ -145,7 +145,7 @@ describe('built-in model', () => {
     assert.ok(Math.abs(confidenceOf(2, 0.5) - 1 / (1 + Math.exp(-1))) < 1e-12);
     // The minimum confidence applies after the sensitivity.
     const atHalf = await model.classify(renderChunk({ species: [], seed: 5 }), { sensitivity: 0.5, minConfidence: 0 });
-    assert.equal(atHalf.length, 5);
+    assert.equal(atHalf.length, 8);
     assert.ok(atHalf.every((p) => Math.abs(p.confidence - 1 / (1 + Math.exp(-0.5 * p.logit))) < 1e-6));
     await assert.rejects(
       model.classify(samples, { sensitivity: 2 }),
@@ -165,7 +165,7 @@ describe('built-in model', () => {
     assert.deepEqual([padded[0], padded[1], padded[2]], [0.5, -1, 0]);
     assert.deepEqual(toModelInput(Float32Array.from([0.25])).slice(0, 2), Float32Array.from([0.25, 0]));
     const short = chunk.subarray(0, 96_000); // 2 s
-    assert.equal(await model.logits(short).then((l) => l.length), 5);
+    assert.equal(await model.logits(short).then((l) => l.length), 8);
   });
 
   test('a corrupt or missing model file fails with a clear error', async () => {
@@ -191,7 +191,7 @@ describe('built-in model', () => {
       loadModel({ model: BUILTIN_MODEL_PATH, labels: SPECIES_LABELS.slice(0, 4) }),
       (e: unknown) =>
         e instanceof ModelError &&
-        /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 5\]/.test(e.message),
+        /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 8\]/.test(e.message),
     );
     await assert.rejects(
       loadModel({ model: identityModel(1000), labels: Array.from({ length: 1000 }, (_, i) => `L${i}_L${i}`), name: 'identity' }),
