@@ -230,7 +230,11 @@ export function buildGraph(params: ModelParams | null): Uint8Array {
     node('Sub', ['level_low', 'level_floor'], 'lowLevel'),
     // How far the quietest of the gaps stands over the floor.
     ...BROAD_GAPS.map((g) => gather('level', `i_gap${g}`, `level_gap${g}`)),
-    node('Min', BROAD_GAPS.map((g) => `level_gap${g}`), 'level_quietest_gap'),
+    node(
+      'Min',
+      BROAD_GAPS.map((g) => `level_gap${g}`),
+      'level_quietest_gap',
+    ),
     node('Sub', ['level_quietest_gap', 'level_floor'], 'broad'),
   ];
   if (!params) {
@@ -288,7 +292,8 @@ export function buildGraph(params: ModelParams | null): Uint8Array {
     opsetImport: [onnx.OperatorSetIdProto.create({ domain: '', version: OPSET })],
     producerName: 'chorus scripts/build-builtin-model.ts',
     producerVersion: '2',
-    docString: 'Recognises only the synthetic calls of src/satellite/soundscape.ts. Real deployments install BirdNET or Perch (docs/model.md).',
+    docString:
+      'Recognises only the synthetic calls of src/satellite/soundscape.ts. Real deployments install BirdNET or Perch (docs/model.md).',
     graph,
     metadataProps: [
       onnx.StringStringEntryProto.create({ key: 'labels', value: LABELS.join('\n') }),

@@ -156,6 +156,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       settings: services.settings,
       reporter,
       failures: services.jobs,
+      voicePrivacy: services.audio,
       metrics: inferenceMetrics,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
     });

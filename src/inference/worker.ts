@@ -72,6 +72,8 @@ export interface InferenceWorkerDeps {
   };
   /** Job durations by outcome (GET /metrics). */
   metrics?: Pick<Metrics, 'inferenceJob'>;
+  /** Where a chunk's audio is removed when a human voice is heard in it (src/modules/audio, voice privacy). */
+  voicePrivacy?: { removeVoiceAudio(tenantId: string, chunkId: string, at: Date): Promise<boolean> };
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
@@ -88,6 +90,8 @@ interface InferenceSettings {
   sensitivity: number;
   minConfidence: number;
   overlapMs: number;
+  /** The voice confidence at which the chunk's audio is removed; null: the team keeps voices. */
+  voiceThreshold: number | null;
 }
 
 /**
@@ -138,6 +142,9 @@ function samplesOf(wav: Buffer): Int16Array {
   return out;
 }
 
+/** The voice confidence at which a chunk's audio is removed when the team has not set one. */
+export const DEFAULT_VOICE_THRESHOLD = 0.5;
+
 const NOTHING: RecordedChunk = Object.freeze({ stored: [], announced: [] }) as RecordedChunk;
 
 export function createInferenceHandler(deps: InferenceWorkerDeps) {
@@ -154,6 +161,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       sensitivity: num(v?.inference_sensitivity, DEFAULT_SENSITIVITY),
       minConfidence: deps.minConfidence ?? num(v?.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
       overlapMs: Math.round(1000 * num(v?.inference_overlap_sec, 0)),
+      voiceThreshold: v?.remove_human_voice_audio === false ? null : num(v?.human_voice_threshold, DEFAULT_VOICE_THRESHOLD),
     };
   }
 
@@ -164,7 +172,9 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
   }
 
-  return async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
+  return handle;
+
+  async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
     const chunk = await detections.chunkToClassify(tenantId, chunkId);
     // The chunk was taken back (or its team or satellite deleted), or is classified already.
@@ -174,11 +184,16 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       return NOTHING;
     }
 
-    const wav = await storage.get(chunk.storageKey);
-    if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
-    const samples = samplesOf(wav);
-
     const opts = await settingsOf(tenantId);
+    const wav = await storage.get(chunk.storageKey);
+    if (!wav) {
+      // Its audio was removed for a voice and the job stopped before recording: nothing more to hear.
+      if (chunk.voiceRemoved) return recordHeard(job, chunk, BUILTIN_MODEL_ID, [], opts);
+      throw new Error(`the audio of chunk ${chunkId} is not in storage`);
+    }
+    const samples = samplesOf(wav);
+    // Voices are looked for below the minimum confidence when the team's threshold is lower.
+    const floor = Math.min(opts.minConfidence, opts.voiceThreshold ?? 1);
     // Each window's best predictions; a species heard in several windows keeps its most confident one.
     const best = new Map<string, { p: Prediction; startMs: number }>();
     let modelId: string;
@@ -191,7 +206,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       for (const startMs of windowStarts(chunk.durationMs, opts.overlapMs)) {
         const from = Math.round((startMs * MODEL_SAMPLE_RATE) / 1000);
         const window = samples.subarray(from, from + MODEL_INPUT_SAMPLES);
-        for (const p of await model.classifier.classify(window, { sensitivity: opts.sensitivity, minConfidence: opts.minConfidence })) {
+        for (const p of await model.classifier.classify(window, { sensitivity: opts.sensitivity, minConfidence: floor })) {
           const prev = best.get(p.label);
           if (!prev || p.confidence > prev.p.confidence) best.set(p.label, { p, startMs });
         }
@@ -203,15 +218,32 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const catalog = deps.catalog ?? speciesCatalog();
     const heard: HeardSpecies[] = [];
     const seen = new Set<string>();
+    let voice = 0;
     for (const { p, startMs } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
       // As the species table maps the model's labels; a classifier outside the model store maps
       // through the catalog the same way (labels it does not know keep their own names, model-store.ts).
       const species = speciesOf?.(p) ?? speciesOfLabel(catalog, p);
-      if (seen.has(species.speciesCode)) continue;
+      if (species.category === 'human_voice') voice = Math.max(voice, p.confidence);
+      if (p.confidence < opts.minConfidence || seen.has(species.speciesCode)) continue;
       seen.add(species.speciesCode);
       const { speciesCode, scientificName, commonName, category } = species;
       heard.push({ speciesCode, scientificName, commonName, category, confidence: p.confidence, startMs });
     }
+    // Voice privacy: the audio goes before anything is recorded, so no retry can find it playable.
+    if (opts.voiceThreshold !== null && voice >= opts.voiceThreshold && deps.voicePrivacy) {
+      await deps.voicePrivacy.removeVoiceAudio(tenantId, chunkId, deps.clock.now());
+    }
+    return recordHeard(job, chunk, modelId, heard, opts);
+  }
+
+  async function recordHeard(
+    job: Job<ChunkOfJob>,
+    chunk: NonNullable<Awaited<ReturnType<DetectionRecorder['chunkToClassify']>>>,
+    modelId: string,
+    heard: HeardSpecies[],
+    opts: InferenceSettings,
+  ): Promise<RecordedChunk> {
+    const { chunkId, tenantId } = job.data;
     await holdpoint('inference.before-record', () =>
       log.warn({ jobId: job.id, chunkId }, 'failpoint inference.before-record: holding the job'),
     );
@@ -246,7 +278,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       }
     }
     return recorded;
-  };
+  }
 }
 
 /** Starts the worker on the 'inference' queue (concurrency 1 by default). */

@@ -157,6 +157,8 @@ export const ChunkToClassify = shape({
   storageKey: col.text(),
   done: col.bool(),
   failed: col.bool(),
+  /** Its audio was removed because a human voice was heard in it (voice privacy). */
+  voiceRemoved: col.bool(),
 });
 export type ChunkToClassify = RowOf<typeof ChunkToClassify>;
 
@@ -184,7 +186,8 @@ export function createDetectionsRepo(db: Db) {
       db.maybeOne(
         ChunkToClassify,
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
-           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed
+           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed,
+           c.audio_removed_reason IS NOT DISTINCT FROM 'human_voice' AS "voiceRemoved"
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
          WHERE c.id = $1 AND c.tenant_id = $2`,
         [chunkId, tenantId],

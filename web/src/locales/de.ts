@@ -139,6 +139,11 @@ export const de: Record<Key, string> = {
   'det.status.unverified': 'Ungeprüft',
   'det.yourVote': 'Deine Stimme: {vote}',
   'det.live': 'Live',
+  'demoModel.note':
+    'Diese Erkennungen stammen vom eingebauten Demonstrationsmodell: Es kennt die fünf synthetischen Rufe des Referenz-Satelliten, keine echten Vögel.',
+  'demoModel.identifiedBy': 'Bestimmt von {name}.',
+  'demoModel.install': 'BirdNET oder Perch installieren (Admin › Modelle oder chorus models install).',
+  'demoModel.askAdmin': 'Eine Hub-Administratorin kann BirdNET oder Perch installieren (Admin › Modelle oder chorus models install).',
   'det.liveOff': 'Getrennt',
   'det.new': '{n} neu',
   'toast.rare': 'Seltene Art: {name}',

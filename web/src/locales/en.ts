@@ -134,6 +134,11 @@ export const en = {
   'det.status.unverified': 'Unverified',
   'det.yourVote': 'Your vote: {vote}',
   'det.live': 'Live',
+  'demoModel.note':
+    'These detections come from the built-in demonstration model: it knows the five synthetic calls of the reference satellite, not real birds.',
+  'demoModel.identifiedBy': 'Identified by {name}.',
+  'demoModel.install': 'Install BirdNET or Perch (Admin › Models, or chorus models install).',
+  'demoModel.askAdmin': 'A hub admin can install BirdNET or Perch (Admin › Models, or chorus models install).',
   'det.liveOff': 'Offline',
   'det.new': '{n} new',
   'toast.rare': 'Rare species: {name}',
