@@ -18,6 +18,8 @@ import { Satellite } from '../src/satellite/client.ts';
 import { registerSatellite } from '../src/satellite/cli.ts';
 import { renderChunk } from '../src/satellite/soundscape.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
+import { loadSoundClassifier } from '../src/inference/sound-classifier.ts';
+import type { SoundClassifier } from '../src/satellite/sound-filter.ts';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
@@ -94,7 +96,12 @@ describe('speech, noise and traffic through the satellite', () => {
   });
 
   /** Sends every file of `folder` through a satellite of `team`; answers its chunks once classified, oldest first. */
-  async function record(folder: string, t: TestTeam, expectChunks: number): Promise<StoredChunk[]> {
+  async function record(
+    folder: string,
+    t: TestTeam,
+    expectChunks: number,
+    opts: { classifier?: SoundClassifier; excluded?: string[]; onSatellite?: (sat: Satellite) => void } = {},
+  ): Promise<StoredChunk[]> {
     const dir = tmp();
     const creds = await registerSatellite({
       hub: hub.url,
@@ -110,15 +117,27 @@ describe('speech, noise and traffic through the satellite', () => {
       dataDir: dir,
       reconnectMs: 50,
       heartbeatIntervalMs: 60_000,
-      chunkIntervalMs: 20,
+      // With a classifier, chunks are recorded by hand once the team's config push has arrived.
+      chunkIntervalMs: opts.classifier ? 0 : 20,
+      soundClassifier: opts.classifier,
     });
+    opts.onSatellite?.(sat);
     try {
       await sat.start();
+      if (opts.excluded) {
+        const excluded = [...opts.excluded].sort().join(',');
+        await waitFor('the team config pushed', () => [...sat.config.excludedClassifierCategories].sort().join(',') === excluded);
+        // A file source decodes through ffmpeg: between its chunks it answers 'waiting'.
+        for (let outcome = await sat.record(); outcome !== 'end'; outcome = await sat.record()) {
+          if (outcome === 'waiting') await new Promise((r) => setTimeout(r, 10));
+        }
+      }
       await waitFor('every chunk acknowledged', () => sat.sourceEnded && sat.outbox.pending().length === 0, { timeoutMs: 60_000 });
     } finally {
       await sat.stop();
     }
-    assert.equal(sat.ackedCount, expectChunks, 'the silence gate let every chunk through');
+    assert.equal(sat.ackedCount, expectChunks, 'the gates let these chunks through');
+    if (opts.classifier) return [];
     await queueSettled(hub.infra.queue, INFERENCE_QUEUE, { finished: expectChunks, timeoutMs: 60_000 });
     await waitFor('every chunk classified', async () => {
       const [{ n }] = await hub.sql.query<{ n: number }>(
@@ -204,5 +223,35 @@ describe('speech, noise and traffic through the satellite', () => {
       );
     }
     assert.equal((await api().get(`/audio/${kept[0].id}`, owner)).status, 200);
+  });
+  test('a satellite that runs the built-in model drops voice chunks before upload, counted as voices; with the switch off, as birdless', async () => {
+    const classifier = await loadSoundClassifier({ model: 'builtin' });
+    try {
+      const folder = tmp();
+      fs.copyFileSync(SPEECH, path.join(folder, '1-speech.flac'));
+      fs.writeFileSync(
+        path.join(folder, '2-blackbird.wav'),
+        makeWav(renderChunk({ species: ['Turdus merula_Eurasian Blackbird'], seed: 4 })),
+      );
+      const all = ['anthropogenic', 'human_voice', 'amphibian', 'insect', 'other_animal'];
+      let sat!: Satellite;
+      await record(folder, team, 1, { classifier, excluded: all, onSatellite: (s) => (sat = s) });
+      assert.equal(sat.ackedCount, 1, 'only the blackbird went up');
+      assert.equal(sat.filterStats.rejectedHumanVoice, 3);
+      assert.equal(sat.filterStats.totalSent, 1);
+      assert.equal(sat.filterStats.totalProcessed, 4);
+
+      // The team turns the satellite-side voice drop off: the voices no longer count as such, but
+      // hold no bird at the minimum bird probability, so they stay home all the same.
+      const other = await factories(hub).team(owner);
+      const off = await api().put(`/settings/tenant?tenantId=${other.id}`, { drop_human_voice_at_satellite: false }, owner);
+      assert.equal(off.status, 200, off.text);
+      let sat2!: Satellite;
+      await record(folder, other, 1, { classifier, excluded: all.filter((c) => c !== 'human_voice'), onSatellite: (s) => (sat2 = s) });
+      assert.equal(sat2.filterStats.rejectedHumanVoice, 0);
+      assert.equal(sat2.filterStats.rejectedClassifier, 3);
+    } finally {
+      await classifier.close();
+    }
   });
 });
