@@ -158,6 +158,8 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       failures: services.jobs,
       metrics: inferenceMetrics,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+      windowWaitMs: infra.config.inferenceWindowWaitMs,
+      windowRecheckMs: infra.config.inferenceWindowRecheckMs,
     });
     ready.push(worker);
     worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));
