@@ -159,6 +159,8 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       voicePrivacy: services.audio,
       metrics: inferenceMetrics,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+      windowWaitMs: infra.config.inferenceWindowWaitMs,
+      windowRecheckMs: infra.config.inferenceWindowRecheckMs,
     });
     ready.push(worker);
     worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));

@@ -19,6 +19,13 @@ export const ModelRow = shape({
   updatedAt: col.date(),
   /** Moves with every change to the label mapping (model_labels). */
   labelsVersion: col.int(),
+  /** What the model listens to (migration 0026, src/infra/classifier/family.ts). */
+  family: col.oneOf(['3s-48k', '5s-32k', 'custom'] as const),
+  sampleRate: col.int(),
+  windowMs: col.int(),
+  inputSamples: col.int(),
+  embeddingOutput: col.nullable(col.text()),
+  embeddingSize: col.int(),
 });
 export type ModelRow = RowOf<typeof ModelRow>;
 
@@ -26,7 +33,9 @@ const Id = shape({ id: col.text() });
 
 const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
   model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
-  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion"`;
+  uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion",
+  family, sample_rate AS "sampleRate", window_ms AS "windowMs", input_samples AS "inputSamples",
+  embedding_output AS "embeddingOutput", embedding_size AS "embeddingSize"`;
 
 export function createModelsRepo(db: Db) {
   return {
@@ -47,9 +56,11 @@ export function createModelsRepo(db: Db) {
 
     insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
       tx.run(
-        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12)`,
-        [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt],
+        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at,
+           family, sample_rate, window_ms, input_samples, embedding_output, embedding_size)
+         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15, $16, $17, $18)`,
+        [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt,
+          m.family, m.sampleRate, m.windowMs, m.inputSamples, m.embeddingOutput, m.embeddingSize],
       ),
 
     /** A label was remapped: the row's edit time and its mapping version move. */

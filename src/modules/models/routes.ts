@@ -25,6 +25,14 @@ const ModelView = Open({
   uploadedBy: Nullable(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
+  family: Type.Union([Type.Literal('3s-48k'), Type.Literal('5s-32k'), Type.Literal('custom')], {
+    description: "What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window",
+  }),
+  sampleRate: Type.Integer({ description: 'Input rate in Hz; chunks (48 kHz) are resampled to it' }),
+  windowSeconds: Type.Number({ description: 'Audio one inference covers; windows longer than a chunk span the chunks after it' }),
+  inputSamples: Type.Integer(),
+  embeddingOutput: Nullable(Type.String({ description: "The output stored as each detection's window embedding" })),
+  embeddingSize: Type.Integer(),
 });
 const LabelView = Type.Object({
   index: Type.Integer(),
@@ -37,7 +45,18 @@ const LabelView = Type.Object({
 });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
-/** The upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
+/** A number field of the upload (absent or blank: undefined). */
+function numberField(value: string | undefined, name: string): number | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(v)) throw badRequest(`${name} must be a number, got ${JSON.stringify(v.slice(0, 20))}`);
+  return Number(v);
+}
+
+/**
+ * The upload's parts: fields name, version?, description?, sampleRate? (Hz) and windowSeconds? (for
+ * a model whose input length is no known family); files model (.onnx) and labels (.txt).
+ */
 async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
   const { files, fields } = await readUpload(req, {
     files: {
@@ -51,13 +70,22 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
       labels: { maxBytes: MAX_LABELS_BYTES, missing: { code: 'INVALID_LABELS', message: 'The "labels" file (.txt) is required' } },
     },
     fields: {
-      names: ['name', 'version', 'description'],
+      names: ['name', 'version', 'description', 'sampleRate', 'windowSeconds'],
       maxBytes: 2000,
       read: (fields) => {
         const name = fields.name?.trim();
         if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
         if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
-        return { name, version: fields.version?.trim() || null, description: fields.description?.trim() || null };
+        const sampleRate = numberField(fields.sampleRate, 'sampleRate');
+        const windowSeconds = numberField(fields.windowSeconds, 'windowSeconds');
+        // The range checks are the classifier's (family.ts), which knows the model's input length.
+        return {
+          name,
+          version: fields.version?.trim() || null,
+          description: fields.description?.trim() || null,
+          sampleRate,
+          windowMs: windowSeconds === undefined ? undefined : Math.round(windowSeconds * 1000),
+        };
       },
     },
   });
@@ -99,7 +127,8 @@ export function modelsRoutes(models: ModelsService) {
       action: 'admin.models.upload',
       access: access.hubAdmin,
       audit: ['admin.birdnet_model_uploaded'],
-      summary: 'Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt)',
+      summary:
+        'Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output)',
       tags: ['admin', 'models'],
       schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {

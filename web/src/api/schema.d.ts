@@ -336,18 +336,28 @@ export interface paths {
                                 builtin: boolean;
                                 createdAt: string;
                                 description: string | null;
+                                /** @description The output stored as each detection's window embedding */
+                                embeddingOutput: string | null;
+                                embeddingSize: number;
                                 enabled: boolean;
+                                /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                                family: "3s-48k" | "5s-32k" | "custom";
                                 id: string;
+                                inputSamples: number;
                                 isDefault: boolean;
                                 labelCount: number;
                                 modelBytes: number;
                                 name: string;
+                                /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                                sampleRate: number;
                                 sha256: string | null;
                                 unknownLabelCount: number;
                                 unknownLabels: string[];
                                 updatedAt: string;
                                 uploadedBy: string | null;
                                 version: string | null;
+                                /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                                windowSeconds: number;
                             } & {
                                 [key: string]: unknown;
                             })[];
@@ -357,7 +367,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Upload a model: multipart fields name, version?, description?, files model (.onnx) and labels (BirdNET labels .txt) */
+        /** Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output) */
         post: {
             parameters: {
                 query?: never;
@@ -377,18 +387,28 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -441,18 +461,28 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -518,18 +548,28 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             unknownLabelCount: number;
                             unknownLabels: string[];
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4092,6 +4132,7 @@ export interface paths {
                                 isFirstOfSeason: boolean;
                                 isRare: boolean;
                                 modelId: string;
+                                padded: boolean;
                                 pinned: boolean;
                                 promoted: boolean;
                                 rareReason: string | null;
@@ -4099,6 +4140,7 @@ export interface paths {
                                 satelliteId: string;
                                 satelliteName: string | null;
                                 scientificName: string;
+                                spanChunkIds: string[];
                                 speciesCode: string;
                                 startMs: number;
                                 /** Format: uuid */
@@ -4171,6 +4213,7 @@ export interface paths {
                             isRare: boolean;
                             modelId: string;
                             myVote: string | null;
+                            padded: boolean;
                             pinned: boolean;
                             promoted: boolean;
                             rareReason: string | null;
@@ -4178,6 +4221,7 @@ export interface paths {
                             satelliteId: string;
                             satelliteName: string | null;
                             scientificName: string;
+                            spanChunkIds: string[];
                             speciesCode: string;
                             startMs: number;
                             storageKey: string | null;
