@@ -24,8 +24,8 @@
  *
  * A call fills its band and not the gaps beside it, so r is large; noise, traffic and speech
  * fill the gaps as much as the band, so r stays near 0 whatever the level. The non-bird classes
- * read three more features: the level of the voice gaps (100–300 Hz, 1.1–1.3 kHz, 2.7–2.8 kHz)
- * over the floor, how much that level swings from frame to frame (speech comes in syllables),
+ * read three more features: the level of the quietest voice gap (100–300 Hz, 1.1–1.3 kHz,
+ * 2.7–2.8 kHz) over the floor, how much their level swings from frame to frame (speech comes in syllables),
  * and how far the quietest gap stands over the floor (broadband sound lifts them all). A chunk that reads as a voice
  * pushes the bird logits down too: a person talking is not a bird.
  *
@@ -184,7 +184,7 @@ export function buildGraph(params: ModelParams | null): Uint8Array {
     int64Tensor('i_left', LEFT_GAP),
     int64Tensor('i_right', RIGHT_GAP),
     int64Tensor('i_low', [GAP(0)]),
-    ...BROAD_GAPS.map((g) => int64Tensor(`i_gap${g}`, [g])),
+    ...[...new Set([...VOICE_GAPS, ...BROAD_GAPS])].map((g) => int64Tensor(`i_gap${g}`, [g])),
   ];
   const gather = (from: string, index: string, out: string) => node('Gather', [from, index], out, { axis: 1 });
   const nodes = [
@@ -222,14 +222,18 @@ export function buildGraph(params: ModelParams | null): Uint8Array {
     node('Sub', ['voice_log_sq_mean', 'voice_log_mean_sq'], 'voice_var'),
     node('Relu', ['voice_var'], 'voice_var_pos'),
     node('Sqrt', ['voice_var_pos'], 'voiceSwing'),
-    node('MatMul', ['frame_mean', 'voice_frames'], 'voice_energy'),
-    node('Add', ['voice_energy', 'eps'], 'voice_energy_e'),
-    node('Log', ['voice_energy_e'], 'voice_level_abs'),
-    node('Sub', ['voice_level_abs', 'level_floor'], 'voiceLevel'),
+    // The quietest voice gap over the floor: a voice's harmonics fill all three, a tone one at most.
+    ...VOICE_GAPS.map((g) => gather('level', `i_gap${g}`, `level_gap${g}`)),
+    node(
+      'Min',
+      VOICE_GAPS.map((g) => `level_gap${g}`),
+      'level_quietest_voice_gap',
+    ),
+    node('Sub', ['level_quietest_voice_gap', 'level_floor'], 'voiceLevel'),
     gather('level', 'i_low', 'level_low'),
     node('Sub', ['level_low', 'level_floor'], 'lowLevel'),
     // How far the quietest of the gaps stands over the floor.
-    ...BROAD_GAPS.map((g) => gather('level', `i_gap${g}`, `level_gap${g}`)),
+    ...BROAD_GAPS.filter((g) => !VOICE_GAPS.includes(g)).map((g) => gather('level', `i_gap${g}`, `level_gap${g}`)),
     node(
       'Min',
       BROAD_GAPS.map((g) => `level_gap${g}`),

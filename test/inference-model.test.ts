@@ -129,6 +129,15 @@ describe('built-in model', () => {
     assert.deepEqual(await model.classify(new Int16Array(MODEL_INPUT_SAMPLES)), []);
   });
 
+  test('a steady tone, whole or cut short by digital silence, is neither a voice nor noise', async () => {
+    for (const ms of [3000, 2800, 1000]) {
+      const tone = new Int16Array(MODEL_INPUT_SAMPLES);
+      for (let i = 0; i < (ms * 48_000) / 1000; i++) tone[i] = Math.round(3000 * Math.sin((2 * Math.PI * 1000 * i) / 48_000));
+      const heard = (await model.classify(tone)).map((p) => p.label);
+      assert.deepEqual(heard, [], `a 1 kHz tone of ${ms} ms: ${heard.join(', ')}`);
+    }
+  });
+
   test('sensitivity is the slope of the sigmoid: confidence = 1 / (1 + exp(-sensitivity × logit))', async () => {
     const samples = renderChunk({ species: [SPECIES[1].label], seed: 4242 });
     const logits = await model.logits(samples);
