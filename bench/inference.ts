@@ -124,7 +124,7 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     clock: systemClock,
     detections: createDetectionRecorder({ db, clock: systemClock, aggregationRule: settings.aggregationRule }),
     storage: createFileStorage(setup.objectsDir),
-    queue: { process: async () => {} },
+    queue: { process: async () => {}, enqueue: async () => {} },
     broker: { publish: async () => {} },
     live: { sendToTeam: async () => {} },
     log: { warn: () => {} },

@@ -300,7 +300,9 @@ async function main() {
   }
   if (command === 'satellite') {
     const { satelliteCommand } = await import('./satellite/cli.ts');
-    process.exit(await satelliteCommand(rest));
+    // The satellite speaks the protocol alone; its optional sound classifier is the hub's ONNX runner, lent here.
+    const { loadSoundClassifier } = await import('./inference/sound-classifier.ts');
+    process.exit(await satelliteCommand(rest, { loadSoundClassifier }));
   }
   if (command === 'help' || command === '--help') return console.log(USAGE);
   throw new Error(`Unknown command "${command}"\n\n${USAGE}`);

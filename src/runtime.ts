@@ -156,8 +156,11 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       settings: services.settings,
       reporter,
       failures: services.jobs,
+      voicePrivacy: services.audio,
       metrics: inferenceMetrics,
       log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+      windowWaitMs: infra.config.inferenceWindowWaitMs,
+      windowRecheckMs: infra.config.inferenceWindowRecheckMs,
     });
     ready.push(worker);
     worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));

@@ -56,7 +56,7 @@ describe('built-in model', () => {
   test("has BirdNET's interface: [1, 144000] float32 in, one logit per label out", () => {
     assert.deepEqual(
       model.labels.map((l) => l.label),
-      SPECIES_LABELS,
+      [...SPECIES_LABELS, 'Human vocal_Human vocal', 'Engine_Engine', 'Noise_Noise'],
     );
     assert.deepEqual(model.labels[0], {
       label: 'Cuculus canorus_Common Cuckoo',
@@ -129,6 +129,15 @@ describe('built-in model', () => {
     assert.deepEqual(await model.classify(new Int16Array(MODEL_INPUT_SAMPLES)), []);
   });
 
+  test('a steady tone, whole or cut short by digital silence, is neither a voice nor noise', async () => {
+    for (const ms of [3000, 2800, 1000]) {
+      const tone = new Int16Array(MODEL_INPUT_SAMPLES);
+      for (let i = 0; i < (ms * 48_000) / 1000; i++) tone[i] = Math.round(3000 * Math.sin((2 * Math.PI * 1000 * i) / 48_000));
+      const heard = (await model.classify(tone)).map((p) => p.label);
+      assert.deepEqual(heard, [], `a 1 kHz tone of ${ms} ms: ${heard.join(', ')}`);
+    }
+  });
+
   test('sensitivity is the slope of the sigmoid: confidence = 1 / (1 + exp(-sensitivity × logit))', async () => {
     const samples = renderChunk({ species: [SPECIES[1].label], seed: 4242 });
     const logits = await model.logits(samples);
@@ -145,7 +154,7 @@ describe('built-in model', () => {
     assert.ok(Math.abs(confidenceOf(2, 0.5) - 1 / (1 + Math.exp(-1))) < 1e-12);
     // The minimum confidence applies after the sensitivity.
     const atHalf = await model.classify(renderChunk({ species: [], seed: 5 }), { sensitivity: 0.5, minConfidence: 0 });
-    assert.equal(atHalf.length, 5);
+    assert.equal(atHalf.length, 8);
     assert.ok(atHalf.every((p) => Math.abs(p.confidence - 1 / (1 + Math.exp(-0.5 * p.logit))) < 1e-6));
     await assert.rejects(
       model.classify(samples, { sensitivity: 2 }),
@@ -165,7 +174,7 @@ describe('built-in model', () => {
     assert.deepEqual([padded[0], padded[1], padded[2]], [0.5, -1, 0]);
     assert.deepEqual(toModelInput(Float32Array.from([0.25])).slice(0, 2), Float32Array.from([0.25, 0]));
     const short = chunk.subarray(0, 96_000); // 2 s
-    assert.equal(await model.logits(short).then((l) => l.length), 5);
+    assert.equal(await model.logits(short).then((l) => l.length), 8);
   });
 
   test('a corrupt or missing model file fails with a clear error', async () => {
@@ -191,11 +200,14 @@ describe('built-in model', () => {
       loadModel({ model: BUILTIN_MODEL_PATH, labels: SPECIES_LABELS.slice(0, 4) }),
       (e: unknown) =>
         e instanceof ModelError &&
-        /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 5\]/.test(e.message),
+        /no output has one float32 score per label \(4 labels\); outputs: logits float32 \[1, 8\]/.test(e.message),
     );
     await assert.rejects(
       loadModel({ model: identityModel(1000), labels: Array.from({ length: 1000 }, (_, i) => `L${i}_L${i}`), name: 'identity' }),
-      (e: unknown) => e instanceof ModelError && /input "x" has shape \[1, 1000\]; \[1, 144000\]/.test(e.message),
+      // A length of no family (issue 31): the error names the families and what an upload would give.
+      (e: unknown) =>
+        e instanceof ModelError &&
+        /identity: the input has 1000 samples, which is no known family: 144000 .* or 160000 .*sampleRate/.test(e.message),
     );
     assert.throws(() => parseLabels('a_b\n\nc_d\n'), /line 2 is empty/);
     assert.deepEqual(parseLabels('Dog_Dog\r\nNoise\n\n'), [

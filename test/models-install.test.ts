@@ -19,6 +19,7 @@ import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/infra/classifier
 
 const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
 const LABELS = fs.readFileSync(BUILTIN_LABELS_PATH);
+const LABEL_COUNT = LABELS.toString('utf8').trim().split('\n').length;
 const SHA = crypto.createHash('sha256').update(MODEL).digest('hex');
 
 /** A file server for the hub to fetch from: the model, its labels (plain and gzip-encoded), a 404 and a file that announces more than a model may be. */
@@ -103,7 +104,7 @@ describe('installing models', () => {
     assert.equal(birdnet.licence.commercialUse, false);
     assert.match(birdnet.attribution, /^Powered by BirdNET/);
     assert.deepEqual(birdnet.input, { seconds: 3, sampleRate: 48000, samples: 144000 });
-    assert.equal(birdnet.acceptedByThisHub, true);
+    assert.equal(birdnet.inputFamily, '3s-48k', 'the classifier reads 144,000 samples as 3 s at 48 kHz');
     assert.deepEqual(
       birdnet.variants.map((v: any) => v.id),
       ['birdnet-v2.4-fp32', 'birdnet-v2.4-int8'],
@@ -112,7 +113,7 @@ describe('installing models', () => {
     const perch: any = byId.get('perch-v2');
     assert.equal(perch.licence.name, 'Apache 2.0');
     assert.deepEqual(perch.input, { seconds: 5, sampleRate: 32000, samples: 160000 });
-    assert.equal(perch.acceptedByThisHub, false);
+    assert.equal(perch.inputFamily, '5s-32k');
     assertError(await api.get('/admin/models/known', owner), 403, 'FORBIDDEN');
   });
 
@@ -124,7 +125,7 @@ describe('installing models', () => {
       sha256: SHA.toUpperCase(),
       name: 'Installed from a URL',
       version: '2.4',
-      family: 'birdnet-v2.4',
+      knownFamily: 'birdnet-v2.4',
       makeDefault: true,
     });
     assert.equal(done.state, 'done', JSON.stringify(done.error));
@@ -136,8 +137,9 @@ describe('installing models', () => {
     assert.ok(model, 'the installed model is listed');
     assert.equal(model.name, 'Installed from a URL');
     assert.equal(model.sha256, SHA);
-    assert.equal(model.labelCount, 5);
-    assert.equal(model.family, 'birdnet-v2.4');
+    assert.equal(model.labelCount, LABEL_COUNT);
+    assert.equal(model.knownFamily, 'birdnet-v2.4');
+    assert.equal(model.family, '3s-48k', 'its input family, read from the file, is another field');
     assert.match(model.attribution, /^Powered by BirdNET/);
     assert.equal(model.sourceUrl, `${files.url}/model.onnx`);
     assert.equal(model.isDefault, true, 'makeDefault made it the hub default');
@@ -194,7 +196,7 @@ describe('installing models', () => {
     const huge = await installed({ url: `${files.url}/huge.onnx`, labelsUrl: `${files.url}/labels.txt`, name: 'Huge' });
     assert.equal(huge.error.code, 'DOWNLOAD_TOO_LARGE');
     // BirdNET v2.4's labels come from the species catalog: 6,522 of them do not fit a 5-output model.
-    const catalogLabels = await installed({ url: `${files.url}/model.onnx`, name: 'No labels given', family: 'birdnet-v2.4' });
+    const catalogLabels = await installed({ url: `${files.url}/model.onnx`, name: 'No labels given', knownFamily: 'birdnet-v2.4' });
     assert.equal(catalogLabels.error.code, 'INVALID_MODEL');
     assert.match(catalogLabels.error.message, /6522 labels/);
   });
@@ -208,7 +210,7 @@ describe('installing models', () => {
     assertError(await post({ url: `${files.url}/model.onnx`, labelsUrl: 'file:///etc/hosts' }), 400, 'INVALID_URL');
     assertError(await post({ url: `${files.url}/model.onnx` }), 400, 'INVALID_LABELS');
     assertError(
-      await post({ url: `${files.url}/model.onnx`, labelsUrl: `${files.url}/labels.txt`, family: 'nope' }),
+      await post({ url: `${files.url}/model.onnx`, labelsUrl: `${files.url}/labels.txt`, knownFamily: 'nope' }),
       400,
       'UNKNOWN_FAMILY',
     );
@@ -232,14 +234,14 @@ describe('installing models', () => {
     });
     const body = await res.json();
     assert.equal(res.status, 201, JSON.stringify(body));
-    assert.equal(body.family, null);
+    assert.equal(body.knownFamily, null);
     assert.equal(body.attribution, 'Trained by the Example Bird Club');
     const detail = await api.get(`/detections/${await makeDetection(hub, { team, modelId: body.id })}`, owner);
     assert.equal(detail.body.modelAttribution, 'Trained by the Example Bird Club');
 
     const unknown = new FormData();
     unknown.set('name', 'Unknown family');
-    unknown.set('family', 'nope');
+    unknown.set('knownFamily', 'nope');
     unknown.set('model', new Blob([new Uint8Array(MODEL)]), 'model.onnx');
     unknown.set('labels', new Blob([new Uint8Array(LABELS)]), 'labels.txt');
     const refused = await fetch(`${hub.url}/api/admin/models`, {

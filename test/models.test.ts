@@ -148,7 +148,7 @@ describe('models', () => {
     assert.equal(res.body.models[0].id, 'builtin');
     assert.equal(res.body.models[0].isDefault, true);
     assert.equal(res.body.models[0].builtin, true);
-    assert.equal(res.body.models[0].labelCount, 5);
+    assert.equal(res.body.models[0].labelCount, 8);
     assertError(await api.get('/admin/models', owner), 403, 'FORBIDDEN');
     const forTeams = await api.get('/models', owner);
     assert.equal(forTeams.status, 200);
@@ -163,7 +163,7 @@ describe('models', () => {
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.name, 'Copy of built-in');
     assert.equal(res.body.version, '2.4');
-    assert.equal(res.body.labelCount, 5);
+    assert.equal(res.body.labelCount, 8);
     assert.equal(res.body.unknownLabelCount, 0);
     assert.equal(res.body.isDefault, false);
     assert.equal(res.body.enabled, true);
@@ -181,7 +181,8 @@ describe('models', () => {
 
   test('uploads that do not fit the contract are refused with the reason (400)', async () => {
     const shape = await upload(hubAdmin, { name: 'wrong shape', model: wrongShapeModel(), labels: 'A b_C\n' });
-    assert.equal(assertError(shape as any, 400, 'INVALID_MODEL').message.includes('[1, 144000]'), true, shape.text);
+    // A length of no known family, without sampleRate/windowSeconds: the answer says what to give (issue 31).
+    assert.match(assertError(shape as any, 400, 'INVALID_MODEL').message, /1000 samples.*144000.*160000.*sampleRate.*windowSeconds/);
     const fewer = await upload(hubAdmin, { name: 'four labels', model: MODEL, labels: LABELS.split('\n').slice(0, 4).join('\n') });
     assert.match(assertError(fewer as any, 400, 'INVALID_MODEL').message, /no output has one float32 score per label \(4 labels\)/);
     const garbage = await upload(hubAdmin, { name: 'garbage', model: Buffer.from('not onnx at all'), labels: LABELS });
@@ -305,6 +306,9 @@ describe('models', () => {
         [2, 'comcha'],
         [3, 'gretit1'],
         [4, 'eurrob1'],
+        [5, 'humvoc'],
+        [6, 'engine'],
+        [7, 'nocall'],
       ],
     );
     assert.equal(mapped[0].label, 'Foous barus_Foo Bird');
@@ -341,7 +345,7 @@ describe('models', () => {
 
     const listed = await api.get(`/admin/models/${m.id}/labels`, hubAdmin);
     assert.equal(listed.status, 200, listed.text);
-    assert.equal(listed.body.total, 5);
+    assert.equal(listed.body.total, 8);
     assert.deepEqual(listed.body.labels[1], {
       index: 1,
       label: 'Turdus merula_Eurasian Blackbird',
@@ -382,7 +386,7 @@ describe('models', () => {
     assert.equal((await hub.sql.query(`SELECT 1 FROM detections WHERE tenant_id = $1 AND species_code = 'eurbla'`, [team4.id])).length, 1);
 
     assertError(await api.put(`/admin/models/${m.id}/labels/1`, { speciesCode: 'nosuch9' }, hubAdmin), 400, 'UNKNOWN_SPECIES');
-    assertError(await api.put(`/admin/models/${m.id}/labels/5`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
+    assertError(await api.put(`/admin/models/${m.id}/labels/8`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
     assertError(await api.put(`/admin/models/${m.id}/labels/-1`, { speciesCode: 'eurbla' }, hubAdmin), 400, 'VALIDATION_FAILED');
     assertError(await api.put(`/admin/models/nosuch/labels/1`, { speciesCode: 'eurbla' }, hubAdmin), 404, 'NOT_FOUND');
     assertError(await api.get(`/admin/models/${m.id}/labels`, owner4), 403, 'FORBIDDEN');
@@ -418,7 +422,7 @@ describe('models', () => {
     );
     assert.deepEqual(
       mapped.map((r) => r.species_code),
-      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1'],
+      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1', 'humvoc', 'engine', 'nocall'],
     );
 
     await hub.sql.query(`DELETE FROM model_labels WHERE model_id = 'builtin'`);
@@ -426,7 +430,7 @@ describe('models', () => {
     assert.equal(builtin.status, 200, builtin.text);
     assert.deepEqual(
       builtin.body.labels.map((l: any) => l.speciesCode),
-      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1'],
+      ['comcuc', 'eurbla', 'comcha', 'gretit1', 'eurrob1', 'humvoc', 'engine', 'nocall'],
     );
   });
 
@@ -434,7 +438,7 @@ describe('models', () => {
     const owner3 = await f.user();
     const team3 = await f.team(owner3);
     const sat3 = await makeSatellite(hub, team3, owner3);
-    // At slope 0.5 a species without its call scores about 0.11: above 0.01, so all five are stored.
+    // At slope 0.5 a species without its call scores about 0.11: above 0.01, so all five birds are stored.
     const set = await api.put(
       `/settings/tenant?tenantId=${team3.id}`,
       { inference_sensitivity: 0.5, inference_min_confidence: 0.01 },
@@ -444,11 +448,12 @@ describe('models', () => {
     assertError(await api.put(`/settings/tenant?tenantId=${team3.id}`, { inference_sensitivity: 2 }, owner3), 400, 'VALIDATION_FAILED');
     const chunkId = await chunkFor(team3, sat3.id, [SPECIES_LABELS[4]], 31);
     const job = await jobOf(chunkId, 'completed');
-    assert.equal(job.detections, 5);
     const rows = await hub.sql.query<{ confidence: number; species_code: string }>(
-      'SELECT confidence, species_code FROM detections WHERE chunk_id = $1 ORDER BY confidence DESC',
+      `SELECT confidence, species_code FROM detections WHERE chunk_id = $1 AND category = 'bird' ORDER BY confidence DESC`,
       [chunkId],
     );
+    assert.equal(rows.length, 5);
+    assert.ok(job.detections >= 5, `${job.detections} detections`);
     assert.equal(rows[0].species_code, 'eurrob1');
     // A near clear call's logit is about 2.9 (docs/model.md): sigmoid(0.5 × 2.9) ≈ 0.81.
     assert.ok(rows[0].confidence > 0.75, String(rows[0].confidence));

@@ -13,6 +13,9 @@
  * - The model is the team's pick (setting `inference_model`, else the hub default), with the
  *   team's sensitivity, minimum confidence and window overlap (model-store.ts, docs/model.md).
  *   Sessions are cached per model id; a model that fails to load or run fails this job only.
+ * - The model's family sets its windows (windows.ts): a window longer than the chunk (5 s at
+ *   32 kHz) runs on into the satellite's next chunk; while that has not come, the job looks again
+ *   later (a delayed job), and past the wait the window is padded with silence.
  * - Every finished attempt is reported (counts, duration, outcome) for GET /workers
  *   (src/modules/workers/reporter.ts).
  * - A job failing its last attempt marks its chunk failed in the database, and a later success
@@ -25,17 +28,26 @@ import type { Job, JobQueue } from '../infra/queue/index.ts';
 import { topicOf } from '../protocol/topics.ts';
 import { INFERENCE_QUEUE, type InferenceJob } from '../protocol/jobs.ts';
 import { parseWav } from '../protocol/wav.ts';
-import { announcement, type DetectionRecorder, type HeardSpecies, type RecordedChunk } from '../modules/detections/recorder.ts';
+import {
+  announcement,
+  type ChunkToClassify,
+  type DetectionRecorder,
+  type HeardSpecies,
+  type RecordedChunk,
+} from '../modules/detections/recorder.ts';
 import type { Bus } from '../infra/bus/index.ts';
 import type { AggregationRule, SettingsService } from '../modules/settings/service.ts';
 import { loadBuiltinModel, type Model } from '../infra/classifier/onnx.ts';
 import {
+  BIRDNET_WINDOW,
   DEFAULT_MIN_CONFIDENCE,
   DEFAULT_SENSITIVITY,
-  MODEL_INPUT_SAMPLES,
   MODEL_SAMPLE_RATE,
   type Classifier,
+  type ClassifyOptions,
   type Prediction,
+  type Samples,
+  type WindowResult,
 } from '../infra/classifier/types.ts';
 import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.ts';
 import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
@@ -43,6 +55,9 @@ import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-spec
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
 import { holdpoint } from '../core/failpoints.ts';
+import { DEFAULT_WINDOW_RECHECK_MS, DEFAULT_WINDOW_WAIT_MS, windowsOf, type Window, type WindowSource } from './windows.ts';
+
+export { windowStarts } from './windows.ts';
 
 export interface InferenceLog {
   warn(obj: object, msg: string): void;
@@ -51,9 +66,10 @@ export interface InferenceLog {
 export interface InferenceWorkerDeps {
   clock: Clock;
   /** Where the chunk is looked up and what the model heard is recorded. */
-  detections: Pick<DetectionRecorder, 'chunkToClassify' | 'recordChunk'>;
+  detections: Pick<DetectionRecorder, 'chunkToClassify' | 'recordChunk' | 'followingChunks'>;
   storage: Pick<ObjectStorage, 'get'>;
-  queue: Pick<JobQueue, 'process'>;
+  /** enqueue: a window waiting for the chunk after its own looks again through a delayed job. */
+  queue: Pick<JobQueue, 'process' | 'enqueue'>;
   broker: Pick<Broker, 'publish'>;
   live: { sendToTeam(tenantId: string, event: { type: string } & Record<string, unknown>): Promise<void> };
   /** Where alert rules hear of announced detections (src/modules/alerts); none: no alerts. */
@@ -72,11 +88,17 @@ export interface InferenceWorkerDeps {
   };
   /** Job durations by outcome (GET /metrics). */
   metrics?: Pick<Metrics, 'inferenceJob'>;
+  /** Where a chunk's audio is removed when a human voice is heard in it (src/modules/audio, voice privacy). */
+  voicePrivacy?: { removeVoiceAudio(tenantId: string, chunkId: string, at: Date): Promise<boolean> };
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
   catalog?: SpeciesCatalog;
   minConfidence?: number;
+  /** How long a window waits for the chunks after its own, by the injected clock (default 30 s, windows.ts). */
+  windowWaitMs?: number;
+  /** How often a waiting window looks again, in real time (default 3 s). */
+  windowRecheckMs?: number;
 }
 
 /** The team's inference settings, as numbers the model accepts (defaults when unset). */
@@ -88,17 +110,8 @@ interface InferenceSettings {
   sensitivity: number;
   minConfidence: number;
   overlapMs: number;
-}
-
-/**
- * Start offsets of the 3-second windows inside a chunk: every (3 s - overlap) while a whole
- * window fits, and at least the first one (chunks are 2.7-3.3 s, so usually one window).
- */
-export function windowStarts(durationMs: number, overlapMs: number): number[] {
-  const step = Math.max(100, 3000 - overlapMs);
-  const starts = [0];
-  for (let t = step; t + 3000 <= durationMs; t += step) starts.push(t);
-  return starts;
+  /** The voice confidence at which the chunk's audio is removed; null: the team keeps voices. */
+  voiceThreshold: number | null;
 }
 
 /** What the handler reads of a job; the storage key and the rest come from the chunk row. */
@@ -138,10 +151,21 @@ function samplesOf(wav: Buffer): Int16Array {
   return out;
 }
 
+/** The voice confidence at which a chunk's audio is removed when the team has not set one. */
+export const DEFAULT_VOICE_THRESHOLD = 0.5;
+
 const NOTHING: RecordedChunk = Object.freeze({ stored: [], announced: [] }) as RecordedChunk;
+
+/** A window's predictions and embedding, from a classifier with or without an embedding output. */
+const analyze = (c: Classifier, samples: Samples, opts: ClassifyOptions): Promise<WindowResult> =>
+  c.analyze ? c.analyze(samples, opts) : c.classify(samples, opts).then((predictions) => ({ predictions, embedding: null }));
 
 export function createInferenceHandler(deps: InferenceWorkerDeps) {
   const { storage, broker, live, log, detections } = deps;
+  const waitMs = deps.windowWaitMs ?? DEFAULT_WINDOW_WAIT_MS;
+  const recheckMs = deps.windowRecheckMs ?? DEFAULT_WINDOW_RECHECK_MS;
+  // Looks bounded in real time as well, should the injected clock stand still.
+  const maxWaits = Math.ceil(waitMs / recheckMs) + 1;
 
   async function settingsOf(tenantId: string): Promise<InferenceSettings> {
     const v = await deps.settings?.teamSettings(tenantId);
@@ -154,6 +178,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       sensitivity: num(v?.inference_sensitivity, DEFAULT_SENSITIVITY),
       minConfidence: deps.minConfidence ?? num(v?.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
       overlapMs: Math.round(1000 * num(v?.inference_overlap_sec, 0)),
+      voiceThreshold: v?.remove_human_voice_audio === false ? null : num(v?.human_voice_threshold, DEFAULT_VOICE_THRESHOLD),
     };
   }
 
@@ -164,7 +189,26 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     return { id: BUILTIN_MODEL_ID, classifier: await builtinModel() };
   }
 
-  return async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
+  /** Where a long window finds the chunks after its own and their audio. */
+  const windowSource = (tenantId: string, satelliteId: string): WindowSource => ({
+    following: (after, before) => detections.followingChunks(tenantId, satelliteId, after, before),
+    samplesOf: async (key) => {
+      const audio = await storage.get(key);
+      return audio ? samplesOf(audio) : null;
+    },
+  });
+
+  /** Enqueues the next look of a waiting window, after the recheck interval (one job id per look). */
+  async function lookAgain(job: Job<ChunkOfJob>, chunk: Pick<ChunkToClassify, 'satelliteId' | 'storageKey'>): Promise<void> {
+    const waits = (job.data.waits ?? 0) + 1;
+    const { chunkId, tenantId } = job.data;
+    const next: InferenceJob = { chunkId, tenantId, satelliteId: chunk.satelliteId, storageKey: chunk.storageKey, waits };
+    await deps.queue.enqueue(INFERENCE_QUEUE, `${chunkId}.wait${waits}`, next, { delayMs: recheckMs });
+  }
+
+  return handle;
+
+  async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
     const chunk = await detections.chunkToClassify(tenantId, chunkId);
     // The chunk was taken back (or its team or satellite deleted), or is classified already.
@@ -174,13 +218,18 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       return NOTHING;
     }
 
-    const wav = await storage.get(chunk.storageKey);
-    if (!wav) throw new Error(`the audio of chunk ${chunkId} is not in storage`);
-    const samples = samplesOf(wav);
-
     const opts = await settingsOf(tenantId);
+    const wav = await storage.get(chunk.storageKey);
+    if (!wav) {
+      // Its audio was removed for a voice and the job stopped before recording: nothing more to hear.
+      if (chunk.voiceRemoved) return recordHeard(job, chunk, BUILTIN_MODEL_ID, [], opts);
+      throw new Error(`the audio of chunk ${chunkId} is not in storage`);
+    }
+    const samples = samplesOf(wav);
+    // Voices are looked for below the minimum confidence when the team's threshold is lower.
+    const floor = Math.min(opts.minConfidence, opts.voiceThreshold ?? 1);
     // Each window's best predictions; a species heard in several windows keeps its most confident one.
-    const best = new Map<string, { p: Prediction; startMs: number }>();
+    const best = new Map<string, { p: Prediction; startMs: number; window: Window; embedding: Float32Array | null }>();
     let modelId: string;
     let speciesOf: ((p: Prediction) => LabelSpecies | undefined) | undefined;
     try {
@@ -188,12 +237,29 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       modelId = model.id;
       speciesOf = model.species && ((p) => model.species![p.index]);
       modelOfJob.set(job, modelId);
-      for (const startMs of windowStarts(chunk.durationMs, opts.overlapMs)) {
-        const from = Math.round((startMs * MODEL_SAMPLE_RATE) / 1000);
-        const window = samples.subarray(from, from + MODEL_INPUT_SAMPLES);
-        for (const p of await model.classifier.classify(window, { sensitivity: opts.sensitivity, minConfidence: opts.minConfidence })) {
+      const plan = await windowsOf({
+        chunk: { id: chunkId, ...chunk },
+        samples,
+        windowMs: (model.classifier.window ?? BIRDNET_WINDOW).windowMs,
+        overlapMs: opts.overlapMs,
+        source: windowSource(tenantId, chunk.satelliteId),
+        now: deps.clock.now(),
+        waitMs,
+        lastLook: (job.data.waits ?? 0) >= maxWaits,
+      });
+      // The chunk after this one has not come yet: a later job looks again.
+      if (plan.wait) {
+        await lookAgain(job, chunk);
+        return NOTHING;
+      }
+      for (const window of plan.windows) {
+        const { predictions, embedding } = await analyze(model.classifier, window.samples, {
+          sensitivity: opts.sensitivity,
+          minConfidence: floor,
+        });
+        for (const p of predictions) {
           const prev = best.get(p.label);
-          if (!prev || p.confidence > prev.p.confidence) best.set(p.label, { p, startMs });
+          if (!prev || p.confidence > prev.p.confidence) best.set(p.label, { p, startMs: window.startMs, window, embedding });
         }
       }
     } catch (err) {
@@ -203,15 +269,44 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const catalog = deps.catalog ?? speciesCatalog();
     const heard: HeardSpecies[] = [];
     const seen = new Set<string>();
-    for (const { p, startMs } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
+    let voice = 0;
+    for (const { p, startMs, window, embedding } of [...best.values()].sort((a, b) => b.p.confidence - a.p.confidence)) {
       // As the species table maps the model's labels; a classifier outside the model store maps
       // through the catalog the same way (labels it does not know keep their own names, model-store.ts).
       const species = speciesOf?.(p) ?? speciesOfLabel(catalog, p);
-      if (seen.has(species.speciesCode)) continue;
+      if (species.category === 'human_voice') voice = Math.max(voice, p.confidence);
+      if (p.confidence < opts.minConfidence || seen.has(species.speciesCode)) continue;
       seen.add(species.speciesCode);
       const { speciesCode, scientificName, commonName, category } = species;
-      heard.push({ speciesCode, scientificName, commonName, category, confidence: p.confidence, startMs });
+      const { endMs, spanChunkIds, padded } = window;
+      heard.push({
+        speciesCode,
+        scientificName,
+        commonName,
+        category,
+        confidence: p.confidence,
+        startMs,
+        endMs,
+        spanChunkIds,
+        padded,
+        embedding,
+      });
     }
+    // Voice privacy: the audio goes before anything is recorded, so no retry can find it playable.
+    if (opts.voiceThreshold !== null && voice >= opts.voiceThreshold && deps.voicePrivacy) {
+      await deps.voicePrivacy.removeVoiceAudio(tenantId, chunkId, deps.clock.now());
+    }
+    return recordHeard(job, chunk, modelId, heard, opts);
+  }
+
+  async function recordHeard(
+    job: Job<ChunkOfJob>,
+    chunk: NonNullable<Awaited<ReturnType<DetectionRecorder['chunkToClassify']>>>,
+    modelId: string,
+    heard: HeardSpecies[],
+    opts: InferenceSettings,
+  ): Promise<RecordedChunk> {
+    const { chunkId, tenantId } = job.data;
     await holdpoint('inference.before-record', () =>
       log.warn({ jobId: job.id, chunkId }, 'failpoint inference.before-record: holding the job'),
     );
@@ -246,7 +341,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       }
     }
     return recorded;
-  };
+  }
 }
 
 /** Starts the worker on the 'inference' queue (concurrency 1 by default). */

@@ -10,4 +10,6 @@ export interface InferenceJob {
   tenantId: string;
   satelliteId: string;
   storageKey: string;
+  /** Looks so far of a window waiting for the chunk after this one (src/inference/windows.ts); absent on the first. */
+  waits?: number;
 }

@@ -6,6 +6,7 @@
  * ack, refused credentials, an exhausted source, the timeout). Without it, it runs until
  * SIGINT/SIGTERM.
  */
+import type { SoundClassifier } from './sound-filter.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +40,12 @@ export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tena
   --ws                  connect over WebSocket instead of TCP
   --broker URL          dial this broker address instead of the registration's
   --interval-ms MS      time between chunks (default 3000, real time)
+  --classifier MODEL    run a sound classifier before upload: builtin, or an ONNX model in BirdNET's
+                        contract (labels from --classifier-labels, default MODEL_Labels.txt).
+                        Chunks it hears an excluded category in (the hub's drop switches: human
+                        voice, anthropogenic, amphibian, insect, other animal) at 50 % or more,
+                        or no bird at the hub's classifierMinBirdProb, are not uploaded.
+  --classifier-labels FILE   the labels file of --classifier
   --timeout SEC         with --chunks: give up after SEC seconds
   --seed N              synthetic soundscape seed (default 1)
   --latitude L --longitude L   position sent with registration and chunks
@@ -145,7 +152,12 @@ function num(name: string, v: string | undefined): number | undefined {
 }
 
 /** Runs the command; resolves with the exit code. */
-export async function satelliteCommand(args: string[]): Promise<number> {
+export interface SatelliteCommandDeps {
+  /** Loads `--classifier` (main.ts lends the hub's ONNX runner); without it the option is refused. */
+  loadSoundClassifier?: (spec: { model: string; labels?: string }) => Promise<SoundClassifier>;
+}
+
+export async function satelliteCommand(args: string[], deps: SatelliteCommandDeps = {}): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -164,6 +176,8 @@ export async function satelliteCommand(args: string[]): Promise<number> {
       seed: { type: 'string' },
       latitude: { type: 'string' },
       longitude: { type: 'string' },
+      classifier: { type: 'string' },
+      'classifier-labels': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -207,6 +221,12 @@ export async function satelliteCommand(args: string[]): Promise<number> {
 
   const source = openSource(values.source!, { seed });
   console.log(`Source: ${source.description}`);
+  let soundClassifier: SoundClassifier | undefined;
+  if (values.classifier) {
+    if (!deps.loadSoundClassifier) throw new Error("--classifier needs the hub's model runner: run it as `chorus satellite`");
+    soundClassifier = await deps.loadSoundClassifier({ model: values.classifier, labels: values['classifier-labels'] });
+    console.log(`Sound classifier: ${soundClassifier.description} (drops what the hub's drop switches name, before upload)`);
+  }
   const outbox = await Outbox.open(path.join(dataDir, 'outbox'));
   const sat = new Satellite({
     credentials: creds,
@@ -221,6 +241,7 @@ export async function satelliteCommand(args: string[]): Promise<number> {
     latitude: latitude ?? null,
     longitude: longitude ?? null,
     logSink: (line) => console.log(line),
+    soundClassifier,
   });
 
   const outcome = new Promise<{ code: number; reason: string }>((resolve) => {

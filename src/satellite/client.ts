@@ -55,7 +55,7 @@ export { isRecordingTime } from './recorder.ts';
 
 /**
  * Events: connected, disconnected, connect-error (err), config (SatelliteConfig), recorded (row),
- * gated ({rms}), sent (row), ack (raw body), acked (row), ack-error (chunkId, error),
+ * gated ({rms}), filtered ({reason, birdProb}: the sound classifier kept it back), sent (row), ack (raw body), acked (row), ack-error (chunkId, error),
  * evicted (Eviction[]), source-end, source-error (message), source-recovered (message), live-start (sessionId), live-keepalive (sessionId), live-audio (body), live-stop (reason),
  * log-request (body), update (targetVersion), detection (body).
  */

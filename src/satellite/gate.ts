@@ -1,8 +1,8 @@
 /**
  * The pre-upload silence gate (satellite protocol §2 "Config push": filterEnabled, filterMinRms):
  * a chunk whose RMS (full scale 1) is under filterMinRms is not uploaded. filterEnabled false
- * turns the gates off, so every chunk goes on. The reference satellite has no sound classifier,
- * so the classifier counters stay 0. The gate also tracks a noise floor (the heartbeat's
+ * turns the gates off, so every chunk goes on. When the satellite runs a sound classifier
+ * (sound-filter.ts), a chunk it drops is moved from totalSent to its counter. The gate also tracks a noise floor (the heartbeat's
  * noiseFloorRms): a slow moving average of chunk RMS that follows quiet chunks more readily.
  */
 import fs from 'node:fs';
@@ -81,6 +81,12 @@ export class SilenceGate {
     this.stats.totalSent++;
     return { pass: true, rms: level, reason: null };
   }
+}
+
+/** Moves a chunk the gate passed to a rejection counter: the sound classifier dropped it after the silence gate. */
+export function withdrawSent(stats: FilterStats, counter: Exclude<keyof FilterStats, 'totalProcessed' | 'totalSent'>): void {
+  if (stats.totalSent > 0) stats.totalSent--;
+  stats[counter]++;
 }
 
 /** Loads persisted counters (missing or unreadable file: zeros). */

@@ -2,6 +2,7 @@
  * What a satellite is given: its credentials from registration and the knobs of the protocol
  * client, each with the default it takes when it is not given.
  */
+import type { SoundClassifier } from './sound-filter.ts';
 import { PACKAGE_VERSION } from '../protocol/version.ts';
 import { CHUNK_DURATION_MS } from '../protocol/wav.ts';
 import { systemClock, type SatelliteClock } from './clock.ts';
@@ -57,6 +58,8 @@ export interface SatelliteOptions {
   liveTimeoutMs?: number;
   /** Device limits: the outbox uses the smaller of these and the pushed caps. */
   localCaps?: Partial<OutboxCaps>;
+  /** A sound classifier run before upload (sound-filter.ts); none: only the silence gate filters. */
+  soundClassifier?: SoundClassifier;
 }
 
 const OPTION_DEFAULTS = {

@@ -6,7 +6,8 @@
 import { resolveSchedule } from '../protocol/schedule.ts';
 import { CHUNK_DURATION_MS, SAMPLE_RATE, makeWav } from '../protocol/wav.ts';
 import type { RecordingProfile, SatelliteContext } from './types.ts';
-import type { SilenceGate } from './gate.ts';
+import { withdrawSent, type SilenceGate } from './gate.ts';
+import { judgeSound, REJECTED_COUNTER } from './sound-filter.ts';
 import type { OutboxRow } from './outbox.ts';
 import { applyGain } from './signal.ts';
 
@@ -149,6 +150,22 @@ export class Recorder {
     if (!verdict.pass) {
       ctx.emit('gated', { rms: verdict.rms, origin: chunk.origin });
       return 'gated';
+    }
+    const classifier = o.soundClassifier;
+    if (classifier && status.config.filterEnabled) {
+      let sound;
+      try {
+        sound = judgeSound(await classifier.classify(samples), status.config);
+      } catch (err) {
+        // A failing model must not cost recordings: the chunk goes up and the hub classifies it.
+        ctx.log('warn', `sound classifier failed, uploading unfiltered: ${(err as Error).message}`);
+        sound = null;
+      }
+      if (sound && !sound.pass) {
+        withdrawSent(this.gate.stats, sound.reason === 'classifier' ? 'rejectedClassifier' : REJECTED_COUNTER[sound.reason]);
+        ctx.emit('filtered', { reason: sound.reason, birdProb: sound.birdProb, origin: chunk.origin });
+        return 'gated';
+      }
     }
     let row: OutboxRow;
     try {

@@ -706,6 +706,8 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
 
     const row = a.getByRole('table', { name: 'Classifier models' }).getByRole('row', { name: /Field model/ });
     await row.getByText('1 not in the catalog').waitFor();
+    // Its family, read from the input's length (issue 31).
+    await row.getByText('3 s at 48 kHz').waitFor();
     await row.getByRole('button', { name: 'Labels' }).click();
     const mapping = a.getByRole('region', { name: 'Labels of Field model' });
     await mapping.getByText('1–5 of 5').waitFor();

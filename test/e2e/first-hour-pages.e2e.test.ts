@@ -129,4 +129,33 @@ describe('pages that explain themselves (e2e)', { skip, timeout: 180_000 }, () =
       .waitFor();
     await ctx.close();
   });
+  test('while the built-in model classifies, Detections and Fleet say so in one line; a team on a real model sees none', async () => {
+    const { ctx, page } = await signedIn(browser, hub.url, owner);
+    await page.getByRole('link', { name: 'Detections' }).first().waitFor();
+    await page.goto('/detections');
+    const note = page.getByTestId('demo-model-note');
+    await note.getByText('built-in demonstration model').waitFor();
+    assert.match((await note.textContent()) ?? '', /A hub admin can install BirdNET or Perch/);
+    await page.goto('/fleet');
+    await page.getByTestId('demo-model-note').getByText('not real birds').waitFor();
+    await ctx.close();
+
+    // Another team picks an installed model: no line on its pages.
+    const birder = await factories(hub).user();
+    const real = await factories(hub).team(birder, 'Real Model Team');
+    await hub.sql.query(
+      `INSERT INTO inference_models (id, name, version, enabled, is_default, label_count, created_at, updated_at)
+       VALUES ('birdnet-test', 'BirdNET', '2.4', true, false, 6522, now(), now())`,
+    );
+    assert.equal((await api.put(`/settings/tenant?tenantId=${real.id}`, { inference_model: 'birdnet-test' }, birder)).status, 200);
+    const other = await signedIn(browser, hub.url, birder);
+    await other.page.getByRole('link', { name: 'Detections' }).first().waitFor();
+    for (const path of ['/fleet', '/detections']) {
+      await other.page.goto(path);
+      // The line names the team's model once the page knows it; the demonstration note is not there.
+      await other.page.getByTestId('team-model').getByText('Identified by BirdNET 2.4.').waitFor();
+      assert.equal(await other.page.getByTestId('demo-model-note').count(), 0);
+    }
+    await other.ctx.close();
+  });
 });

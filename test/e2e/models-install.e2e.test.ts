@@ -71,7 +71,7 @@ describe('install a model (e2e)', { skip, timeout: 180_000 }, () => {
     await fp32.getByText('non-commercial use only').waitFor();
     await fp32.getByText("checksum: give the publisher's").waitFor();
     await known.getByTestId('known-perch-v2-savedmodel').getByRole('link', { name: 'Apache 2.0' }).waitFor();
-    await known.getByTestId('known-perch-v2-savedmodel').getByText('not run by this hub yet').waitFor();
+    await known.getByTestId('known-perch-v2-savedmodel').getByText('5s-32k').waitFor();
     await known
       .getByTestId('known-birdnet-v3.0-preview3.1-fp16')
       .getByRole('link', { name: 'CC BY-SA 4.0 and the BirdNET+ terms of use' })
@@ -97,7 +97,7 @@ describe('install a model (e2e)', { skip, timeout: 180_000 }, () => {
     await row.getByText(`${SHA.slice(0, 12)}…`).waitFor();
 
     const model = (await api.get('/admin/models', hubAdmin)).body.models.find((m: any) => m.name === 'Browser install');
-    assert.equal(model.family, 'birdnet-v2.4');
+    assert.equal(model.knownFamily, 'birdnet-v2.4');
     const detection = await makeDetection(hub, { team, modelId: model.id });
     await page.goto(`/detections/${detection}`);
     await page.getByTestId('model-attribution').getByText('Powered by BirdNET (birdnet.cornell.edu)').waitFor();

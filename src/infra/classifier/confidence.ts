@@ -23,12 +23,12 @@ export function checkSensitivity(sensitivity: number): void {
 }
 
 /**
- * One chunk as the model's input: 16-bit samples are scaled to [-1, 1), float samples are
- * taken as they are; shorter input is zero-padded, longer input is cut at 3 s.
+ * One window as the model's input: 16-bit samples are scaled to [-1, 1), float samples are
+ * taken as they are; shorter input is zero-padded, longer input is cut at `length` (BirdNET's 3 s).
  */
-export function toModelInput(samples: Samples): Float32Array {
-  const out = new Float32Array(MODEL_INPUT_SAMPLES);
-  const n = Math.min(samples.length, MODEL_INPUT_SAMPLES);
+export function toModelInput(samples: Samples, length = MODEL_INPUT_SAMPLES): Float32Array {
+  const out = new Float32Array(length);
+  const n = Math.min(samples.length, length);
   if (samples instanceof Int16Array) {
     for (let i = 0; i < n; i++) out[i] = samples[i] / 32768;
   } else {

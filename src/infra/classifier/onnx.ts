@@ -1,8 +1,8 @@
 /**
- * The classifier adapter: an ONNX file plus a labels file in BirdNET's format (one
- * `Scientific name_Common name` per line, line i = output i), run with ONNX Runtime on the CPU.
- * The contract (input tensor, one logit per label) is the port's (types.ts); confidences come
- * from confidence.ts.
+ * The classifier adapter: an ONNX file plus a labels file (one label per line, line i = output i:
+ * BirdNET's `Scientific name_Common name`, or an eBird code as Perch writes them), run with ONNX
+ * Runtime on the CPU. The contract (input tensor, one logit per label) is the port's (types.ts);
+ * the family, read from the input's length, is family.ts's; confidences come from confidence.ts.
  *
  * Every failure — no runtime binary, unreadable or corrupt file, wrong input or output shape,
  * labels that do not match the outputs — is a ModelError with a message saying what is wrong;
@@ -17,16 +17,20 @@ import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import {
   DEFAULT_MIN_CONFIDENCE,
   DEFAULT_SENSITIVITY,
-  MODEL_INPUT_SAMPLES,
+  MODEL_SAMPLE_RATE,
   ModelError,
   type Classifier,
   type ClassifyOptions,
   type ModelLabel,
+  type ModelWindow,
   type Prediction,
   type Samples,
+  type WindowResult,
 } from './types.ts';
 import { checkSensitivity, confidenceOf, toModelInput } from './confidence.ts';
 import { parseLabels } from './labels.ts';
+import { resolveWindow, type WindowHint } from './family.ts';
+import { resample } from './resample.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BUILTIN_MODEL_PATH = path.join(root, 'models', 'builtin', 'model.onnx');
@@ -41,6 +45,8 @@ export interface LoadModelOptions {
   threads?: number;
   /** A name for error messages; default the model path. */
   name?: string;
+  /** The rate and/or window the upload gave (family.ts); needed when the input's length is no known family. */
+  window?: WindowHint;
 }
 
 type Ort = typeof OrtModule;
@@ -67,6 +73,10 @@ export class Model implements Classifier {
     readonly labels: readonly ModelLabel[],
     readonly inputName: string,
     readonly outputName: string,
+    readonly window: ModelWindow,
+    /** The output kept as the window's embedding (null: none), and its number of values. */
+    readonly embeddingOutput: string | null,
+    readonly embeddingSize: number,
   ) {}
 
   /** Loads and checks a model (see LoadModelOptions). Rejects with a ModelError. */
@@ -100,27 +110,27 @@ export class Model implements Classifier {
     try {
       if (session.inputNames.length !== 1) {
         throw new ModelError(
-          `${name}: the model has ${session.inputNames.length} inputs (${session.inputNames.join(', ')}); one [1, ${MODEL_INPUT_SAMPLES}] float32 input is needed`,
+          `${name}: the model has ${session.inputNames.length} inputs (${session.inputNames.join(', ')}); one float32 input [1, samples] is needed`,
         );
       }
       const inputName = session.inputNames[0];
       const meta = session.inputMetadata?.[0];
+      let inputSamples: number | null = null;
       if (meta?.isTensor) {
         if (meta.type !== 'float32') throw new ModelError(`${name}: input "${inputName}" is ${meta.type}; float32 is needed`);
         const dims = meta.shape;
         const last = dims[dims.length - 1];
-        if (
-          dims.length !== 2 ||
-          (typeof last === 'number' && last !== MODEL_INPUT_SAMPLES) ||
-          (typeof dims[0] === 'number' && dims[0] !== 1 && dims[0] !== -1)
-        ) {
+        if (dims.length !== 2 || (typeof dims[0] === 'number' && dims[0] !== 1 && dims[0] !== -1)) {
           throw new ModelError(
-            `${name}: input "${inputName}" has shape ${describeShape(dims)}; [1, ${MODEL_INPUT_SAMPLES}] (3 s at 48 kHz) is needed`,
+            `${name}: input "${inputName}" has shape ${describeShape(dims)}; [1, samples] is needed (e.g. [1, 144000]: 3 s at 48 kHz)`,
           );
         }
+        inputSamples = typeof last === 'number' && last > 0 ? last : null;
       }
+      // The family: from the input's length, or what the upload gave (a ModelError says what to give).
+      const window = resolveWindow(inputSamples, opts.window ?? {}, name);
       // One warm-up run on silence checks the whole graph and tells which output has one score per label.
-      const outputs = await runSession(ort, session, inputName, new Float32Array(MODEL_INPUT_SAMPLES), name);
+      const outputs = await runSession(ort, session, inputName, new Float32Array(window.inputSamples), name);
       const sizes = session.outputNames.map((o) => ({
         o,
         dims: (outputs[o] as Tensor).dims,
@@ -134,22 +144,43 @@ export class Model implements Classifier {
             sizes.map((s) => `${s.o} ${s.type} ${describeShape(s.dims)}`).join(', '),
         );
       }
-      return new Model(ort, session, name, labels, inputName, match.o);
+      // The embedding: among the other outputs, a flat float32 vector per window ([1, D] or [D]);
+      // one whose name says "embed" first (Perch 2 also has spatial and spectrogram outputs).
+      const vectors = sizes.filter((s) => s.o !== match.o && s.type === 'float32' && s.size > 1 && s.size === s.dims[s.dims.length - 1]);
+      const embedding = vectors.find((s) => /embed/i.test(s.o)) ?? vectors[0] ?? null;
+      return new Model(ort, session, name, labels, inputName, match.o, window, embedding?.o ?? null, embedding?.size ?? 0);
     } catch (err) {
       await session.release().catch(() => undefined);
       throw err;
     }
   }
 
-  /** The raw scores of one chunk, one per label. */
-  async logits(samples: Samples): Promise<Float32Array> {
+  /**
+   * One window (at 48 kHz, as long as the model's window) as the model's input: resampled to the
+   * model's rate when it differs (resample.ts), padded with silence or cut to the input's length.
+   */
+  private input(samples: Samples): Float32Array {
+    if (this.window.sampleRate === MODEL_SAMPLE_RATE) return toModelInput(samples, this.window.inputSamples);
+    const at48k = toModelInput(samples, Math.round((this.window.windowMs * MODEL_SAMPLE_RATE) / 1000));
+    return toModelInput(resample(at48k, MODEL_SAMPLE_RATE, this.window.sampleRate), this.window.inputSamples);
+  }
+
+  private async run(samples: Samples): Promise<{ logits: Float32Array; embedding: Float32Array | null }> {
     if (this.closed) throw new ModelError(`${this.name}: the model is closed`);
-    const outputs = await runSession(this.ort, this.session, this.inputName, toModelInput(samples), this.name);
+    const outputs = await runSession(this.ort, this.session, this.inputName, this.input(samples), this.name);
     const data = (outputs[this.outputName] as Tensor).data as Float32Array;
     if (data.length !== this.labels.length) {
       throw new ModelError(`${this.name}: output "${this.outputName}" has ${data.length} scores for ${this.labels.length} labels`);
     }
-    return data;
+    const emb = this.embeddingOutput ? (outputs[this.embeddingOutput] as Tensor | undefined) : undefined;
+    // A copy: the runtime may reuse the output's buffer on the next run.
+    const embedding = emb && emb.type === 'float32' && emb.size === this.embeddingSize ? Float32Array.from(emb.data as Float32Array) : null;
+    return { logits: data, embedding };
+  }
+
+  /** The raw scores of one window, one per label. */
+  async logits(samples: Samples): Promise<Float32Array> {
+    return (await this.run(samples)).logits;
   }
 
   /** Confidence of every label for one chunk (in label order). */
@@ -161,17 +192,22 @@ export class Model implements Classifier {
 
   /** The labels at or above the minimum confidence, most confident first. */
   async classify(samples: Samples, opts: ClassifyOptions = {}): Promise<Prediction[]> {
+    return (await this.analyze(samples, opts)).predictions;
+  }
+
+  /** classify, with the window's embedding (null when the model has no embedding output). */
+  async analyze(samples: Samples, opts: ClassifyOptions = {}): Promise<WindowResult> {
     const sensitivity = opts.sensitivity ?? DEFAULT_SENSITIVITY;
     const minConfidence = opts.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
     checkSensitivity(sensitivity);
     if (!(minConfidence >= 0 && minConfidence <= 1)) throw new ModelError(`minConfidence must be between 0 and 1, got ${minConfidence}`);
-    const logits = await this.logits(samples);
+    const { logits, embedding } = await this.run(samples);
     const out: Prediction[] = [];
     for (let i = 0; i < logits.length; i++) {
       const confidence = confidenceOf(logits[i], sensitivity);
       if (confidence >= minConfidence) out.push({ ...this.labels[i], index: i, logit: logits[i], confidence });
     }
-    return out.sort((a, b) => b.confidence - a.confidence || a.index - b.index);
+    return { predictions: out.sort((a, b) => b.confidence - a.confidence || a.index - b.index), embedding };
   }
 
   async close(): Promise<void> {
@@ -210,7 +246,7 @@ async function runSession(
   name: string,
 ): Promise<InferenceSession.ReturnType> {
   try {
-    return await session.run({ [inputName]: new ort.Tensor('float32', input, [1, MODEL_INPUT_SAMPLES]) });
+    return await session.run({ [inputName]: new ort.Tensor('float32', input, [1, input.length]) });
   } catch (err) {
     throw new ModelError(`${name}: inference failed: ${firstLine(err)}`, { cause: err });
   }

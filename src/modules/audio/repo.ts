@@ -13,16 +13,18 @@ export const ChunkRow = shape({
   latitude: col.nullable(col.num()),
   longitude: col.nullable(col.num()),
   receivedAt: col.date(),
-  /** When the retention run removed its audio object (the row stays); null while stored. */
+  /** When its audio object was removed (the row stays); null while stored. */
   audioDeletedAt: col.nullable(col.date()),
+  /** Why: audio retention, or a human voice heard in it (voice-privacy.ts); null while stored. */
+  audioRemovedReason: col.nullable(col.oneOf(['retention', 'human_voice'] as const)),
 });
 export type ChunkRow = RowOf<typeof ChunkRow>;
 const ROW = `id, tenant_id AS "tenantId", satellite_id AS "satelliteId", recorded_at AS "recordedAt", duration_ms AS "durationMs",
   sample_rate AS "sampleRate", storage_key AS "storageKey", bytes, latitude, longitude, received_at AS "receivedAt",
-  audio_deleted_at AS "audioDeletedAt"`;
+  audio_deleted_at AS "audioDeletedAt", audio_removed_reason AS "audioRemovedReason"`;
 
 /** A chunk as ingest stores it (the retention run sets `audioDeletedAt` later). */
-export type NewChunk = Omit<ChunkRow, 'audioDeletedAt'>;
+export type NewChunk = Omit<ChunkRow, 'audioDeletedAt' | 'audioRemovedReason'>;
 
 const IngestFacts = shape({ known: col.bool(), chunkTenantId: col.nullable(col.text()), chunkSatelliteId: col.nullable(col.text()) });
 
@@ -114,6 +116,14 @@ export function createAudioRepo(db: Db) {
         return { known, inserted: mine, chunkTenantId, chunkSatelliteId, storageKey };
       });
     },
+
+    /** Marks a chunk whose audio object was removed because a voice was heard in it; true when this call marked it. */
+    markVoiceRemoved: async (tenantId: string, id: string, at: Date) =>
+      (await db.run(
+        `UPDATE chunks SET audio_deleted_at = $3, audio_removed_reason = 'human_voice'
+         WHERE tenant_id = $1 AND id = $2 AND audio_deleted_at IS NULL`,
+        [tenantId, id, at],
+      )) > 0,
 
     delete: (tenantId: string, id: string) => db.run('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
 

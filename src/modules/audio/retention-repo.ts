@@ -134,7 +134,7 @@ export function createRetentionRepo(db: Db) {
         ? Promise.resolve([])
         : tx.query(
             Marked,
-            `UPDATE chunks SET audio_deleted_at = $3 WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND audio_deleted_at IS NULL
+            `UPDATE chunks SET audio_deleted_at = $3, audio_removed_reason = 'retention' WHERE tenant_id = $1 AND id = ANY($2::uuid[]) AND audio_deleted_at IS NULL
              RETURNING id, bytes`,
             [tenantId, ids, at],
           ),

@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
-import { notFound } from '../../core/errors.ts';
+import { AppError, notFound } from '../../core/errors.ts';
 import { createAudioRepo } from './repo.ts';
 import { createUsageRepo } from './usage-repo.ts';
 import { createInferenceFailuresRepo } from './inference-failures-repo.ts';
@@ -43,7 +43,7 @@ export interface AudioResponse {
   body: Buffer | null;
 }
 
-export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange'> }) {
+export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange' | 'delete'> }) {
   const { storage } = deps;
   const repo = createAudioRepo(deps.db);
   const usage = createUsageRepo(deps.db);
@@ -78,11 +78,27 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
       return chunk && !chunk.audioDeletedAt ? storage.get(chunk.storageKey) : null;
     },
 
+    /**
+     * Voice privacy (issue 31): removes a chunk's audio object because a human voice was heard in
+     * it, and marks the row (it stays: detections keep their chunk, removals stay countable). The
+     * object goes first, so a crash in between leaves a row pointing at nothing, never a playable
+     * voice; deleting a missing key is fine, so a retried job does it again harmlessly.
+     */
+    async removeVoiceAudio(tenantId: string, chunkId: string, at: Date): Promise<boolean> {
+      const chunk = await repo.find(tenantId, chunkId);
+      if (!chunk || chunk.audioRemovedReason === 'human_voice') return false;
+      await storage.delete(chunk.storageKey);
+      return repo.markVoiceRemoved(tenantId, chunkId, at);
+    },
+
     /** A chunk's WAV, whole or the range asked for. */
     async read(tenantId: string, chunkId: string, range: string | undefined): Promise<AudioResponse> {
       const chunk = await repo.find(tenantId, chunkId);
       if (!chunk) throw notFound('No such chunk');
-      // Removed by audio retention (src/modules/audio/retention.ts): the row stays, the object is gone.
+      // Removed for a voice heard in it, or by audio retention (retention.ts): the row stays, the object is gone.
+      if (chunk.audioRemovedReason === 'human_voice') {
+        throw new AppError(404, 'AUDIO_REMOVED_HUMAN_VOICE', 'The audio of this chunk was removed: a human voice was heard in it');
+      }
       if (chunk.audioDeletedAt) throw notFound('The audio of this chunk is no longer stored');
       const stat = await storage.stat(chunk.storageKey);
       if (!stat) throw notFound('The audio of this chunk is no longer stored');

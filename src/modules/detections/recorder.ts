@@ -13,12 +13,12 @@ import type { Db } from '../../infra/db/index.ts';
 import type { AnnouncedDetection } from '../../infra/bus/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { newId } from '../../core/crypto.ts';
-import { createDetectionsRepo, type ChunkToClassify, type NewDetection } from './repo.ts';
+import { createDetectionsRepo, type ChunkToClassify, type FollowingChunk, type NewDetection } from './repo.ts';
 import { aggregate, type AggregationRule } from './aggregation.ts';
 import { FEW_RECORDS, judgeRarity } from './rarity.ts';
 import { dayOf, seasonOf } from './firsts.ts';
 
-export type { ChunkToClassify, NewDetection };
+export type { ChunkToClassify, FollowingChunk, NewDetection };
 
 /** The detection message (satellite protocol "Detection message"). */
 export interface DetectionMessage {
@@ -84,6 +84,14 @@ export interface HeardSpecies {
   confidence: number;
   /** Where its window starts inside the chunk. */
   startMs: number;
+  /** Where its window ends, from the chunk's start (absent: 3 s after startMs, within the chunk). */
+  endMs?: number;
+  /** The chunks a window longer than the chunk spans, this chunk first (absent: this chunk alone). */
+  spanChunkIds?: readonly string[];
+  /** The window ran past the chunks that came and was completed with silence. */
+  padded?: boolean;
+  /** The window's embedding (models with an embedding output), stored beside the detection. */
+  embedding?: Float32Array | null;
 }
 
 /** What recording one chunk did: the rows it stored, and the detection messages to send. */
@@ -101,6 +109,10 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
   return {
     /** The chunk a job names (null when taken back, or its team or satellite deleted). */
     chunkToClassify: (tenantId: string, chunkId: string): Promise<ChunkToClassify | null> => repo.chunkToClassify(tenantId, chunkId),
+
+    /** The satellite's chunks recorded in (after, before), oldest first: a long window's neighbours (src/inference/windows.ts). */
+    followingChunks: (tenantId: string, satelliteId: string, after: Date, before: Date): Promise<FollowingChunk[]> =>
+      repo.followingChunks(tenantId, satelliteId, after, before),
 
     /**
      * Stores the species heard in one chunk (most confident first, one per species code) and
@@ -132,11 +144,14 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
         // The detection starts where its window does inside the chunk.
         detectedAt: new Date(chunkStart + h.startMs),
         startMs: h.startMs,
-        endMs: Math.min(chunk.durationMs, h.startMs + 3000),
+        // A window spanning later chunks ends past this one's end: its end is the window's.
+        endMs: h.endMs ?? Math.min(chunk.durationMs, h.startMs + 3000),
         modelId,
         isRare: false,
         rareReason: null,
         createdAt: clock.now(),
+        padded: h.padded ?? false,
+        spanChunkIds: h.spanChunkIds && h.spanChunkIds.length > 1 ? [...h.spanChunkIds] : null,
       }));
       if (found.length === 0) return NOTHING;
       const detectedAt = new Date(chunkStart);
@@ -166,6 +181,14 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
           ...judgeRarity(d, rarity),
         }));
         await repo.insertMany(tx, rows);
+        // found (and so rows) is in the order of input.heard.
+        await repo.insertEmbeddings(
+          tx,
+          rows.flatMap((r, i) => {
+            const vector = input.heard[i].embedding;
+            return vector ? [{ detectionId: r.id, modelId, vector }] : [];
+          }),
+        );
         // Stitching and the team's aggregation rule (aggregation.ts) decide tentative or promoted.
         const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule });
         // Earlier tentative rows this insert promoted are announced now, as the page lists them now.

@@ -19,6 +19,8 @@ const STORED = {
   isFirstOfDay: col.bool(),
   isRare: col.bool(),
   rareReason: col.nullable(col.text()),
+  /** The window ran past the chunks that came: completed with silence (migration 0026). */
+  padded: col.bool(),
 };
 
 export const VERIFICATION_STATUSES = ['unverified', 'pending_review', 'confirmed', 'rejected'] as const;
@@ -42,11 +44,21 @@ export const DetectionRow = shape({
   callId: col.nullable(col.text()),
   callChunks: col.int(),
   callEndAt: col.text(),
+  /** Every chunk the detection's window spans, its own chunk first (one for a window inside its chunk). */
+  spanChunkIds: col.array(col.text()),
 });
 export type DetectionRow = RowOf<typeof DetectionRow>;
 
-/** What the inference worker writes (COLUMNS): a row before review, aggregation and the satellite join. */
-export const NewDetection = shape({ ...STORED, detectedAt: col.date(), createdAt: col.date() });
+/**
+ * What the inference worker writes (COLUMNS): a row before review, aggregation and the satellite
+ * join. spanChunkIds: null for a window inside its chunk.
+ */
+export const NewDetection = shape({
+  ...STORED,
+  detectedAt: col.date(),
+  createdAt: col.date(),
+  spanChunkIds: col.nullable(col.array(col.text())),
+});
 export type NewDetection = RowOf<typeof NewDetection>;
 
 export interface DetectionListFilter {
@@ -86,7 +98,7 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
   d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", ${utcIso('d.created_at')} AS "createdAt",
   d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
-  ${utcIso(CALL_END)} AS "callEndAt"`;
+  ${utcIso(CALL_END)} AS "callEndAt", d.padded, coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])::text[] AS "spanChunkIds"`;
 
 /**
  * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):
@@ -142,6 +154,8 @@ const COLUMNS = [
   'is_rare',
   'rare_reason',
   'created_at',
+  'padded',
+  'span_chunk_ids',
 ] as const;
 
 /**
@@ -157,8 +171,23 @@ export const ChunkToClassify = shape({
   storageKey: col.text(),
   done: col.bool(),
   failed: col.bool(),
+  /** Its audio was removed because a human voice was heard in it (voice privacy). */
+  voiceRemoved: col.bool(),
+  /** When the hub stored it (its clock): a window waiting for the chunk after it counts from here. */
+  receivedAt: col.date(),
 });
 export type ChunkToClassify = RowOf<typeof ChunkToClassify>;
+
+/** A chunk recorded after another by the same satellite (followingChunks): a long window's neighbour. */
+export const FollowingChunk = shape({
+  id: col.text(),
+  recordedAt: col.date(),
+  durationMs: col.int(),
+  storageKey: col.text(),
+  /** Its audio was deleted (retention, privacy): the window has silence there. */
+  audioGone: col.bool(),
+});
+export type FollowingChunk = RowOf<typeof FollowingChunk>;
 
 /** Per species code the recorder asks about, the team's record (teamRecord). */
 const TeamRecordRow = shape({
@@ -184,10 +213,25 @@ export function createDetectionsRepo(db: Db) {
       db.maybeOne(
         ChunkToClassify,
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
-           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed
+           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed,
+           c.audio_removed_reason IS NOT DISTINCT FROM 'human_voice' AS "voiceRemoved", c.received_at AS "receivedAt"
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
          WHERE c.id = $1 AND c.tenant_id = $2`,
         [chunkId, tenantId],
+      ),
+
+    /**
+     * The satellite's chunks recorded after `after` and before `before`, oldest first: what a
+     * window longer than the chunk at `after` is assembled from (the chunks index on satellite, time).
+     */
+    followingChunks: (tenantId: string, satelliteId: string, after: Date, before: Date) =>
+      db.query(
+        FollowingChunk,
+        `SELECT c.id, c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey", c.audio_deleted_at IS NOT NULL AS "audioGone"
+         FROM chunks c
+         WHERE c.satellite_id = $2 AND c.tenant_id = $1 AND c.recorded_at > $3 AND c.recorded_at < $4
+         ORDER BY c.recorded_at, c.id LIMIT 50`,
+        [tenantId, satelliteId, after, before],
       ),
 
     /**
@@ -245,12 +289,31 @@ export function createDetectionsRepo(db: Db) {
           r.isRare,
           r.rareReason,
           r.createdAt,
+          r.padded,
+          r.spanChunkIds,
         ];
         const start = params.length;
         params.push(...v);
         return `(${v.map((_, i) => `$${start + i + 1}`).join(', ')})`;
       });
       await tx.run(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
+    },
+
+    /** The window embeddings of stored detections (float32 little-endian), one multi-row insert. */
+    insertEmbeddings: async (tx: Db, rows: Array<{ detectionId: string; modelId: string; vector: Float32Array }>) => {
+      if (rows.length === 0) return;
+      const params: unknown[] = [];
+      const values = rows.map((r) => {
+        const bytes = Buffer.alloc(r.vector.length * 4);
+        r.vector.forEach((v, i) => bytes.writeFloatLE(v, i * 4));
+        params.push(r.detectionId, r.modelId, r.vector.length, bytes);
+        const n = params.length;
+        return `($${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
+      });
+      await tx.run(
+        `INSERT INTO detection_embeddings (detection_id, model_id, dims, vector) VALUES ${values.join(', ')} ON CONFLICT (detection_id) DO NOTHING`,
+        params,
+      );
     },
 
     /** Of `ids`, the rows that head their call (not continuations), as the worker wrote them. */
@@ -260,7 +323,8 @@ export function createDetectionsRepo(db: Db) {
         `SELECT id, tenant_id AS "tenantId", satellite_id AS "satelliteId", chunk_id AS "chunkId", species_code AS "speciesCode",
            scientific_name AS "scientificName", common_name AS "commonName", category, confidence, detected_at AS "detectedAt",
            start_ms AS "startMs", end_ms AS "endMs", model_id AS "modelId", is_first_of_season AS "isFirstOfSeason",
-           is_first_of_day AS "isFirstOfDay", is_rare AS "isRare", rare_reason AS "rareReason", created_at AS "createdAt"
+           is_first_of_day AS "isFirstOfDay", is_rare AS "isRare", rare_reason AS "rareReason", created_at AS "createdAt",
+           padded, span_chunk_ids::text[] AS "spanChunkIds"
          FROM detections WHERE id = ANY($1::uuid[]) AND call_id IS NULL ORDER BY detected_at, id`,
         [ids],
       ),

@@ -39,6 +39,10 @@ export const DetectionView = Type.Object({
   callId: Type.String({ format: 'uuid' }),
   callChunks: Type.Integer(),
   callEndAt: Type.String({ format: 'date-time' }),
+  /** Every chunk the detection's window spans, audioChunkId first (a 5 s window spans two 3 s chunks). */
+  spanChunkIds: Type.Array(Type.String({ format: 'uuid' })),
+  /** The window's later chunk never came (or its audio was gone): the rest of the window was silence. */
+  padded: Type.Boolean(),
 });
 
 /** A team's aggregation rule (spec §2 Team), as the list's `aggregation` member maps it. */

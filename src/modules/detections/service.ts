@@ -53,6 +53,8 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     callId: r.callId ?? r.id,
     callChunks: r.callChunks,
     callEndAt: r.callEndAt,
+    spanChunkIds: r.spanChunkIds,
+    padded: r.padded,
   };
 }
 
@@ -145,6 +147,7 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     teamOfDetection: (id: string) => repo.teamOfDetection(id),
 
     chunkToClassify: recorder.chunkToClassify,
+    followingChunks: recorder.followingChunks,
     recordChunk: recorder.recordChunk,
   };
 }

@@ -76,7 +76,7 @@ async function install(args: string[], open: () => Promise<ModelsCommandDeps>): 
         sha256: values.sha256 ?? null,
         name,
         version: values.version ?? family?.version ?? null,
-        family: values.family ?? null,
+        knownFamily: values.family ?? null,
         attribution: values.attribution ?? null,
         makeDefault: values.default,
       },
@@ -104,7 +104,7 @@ async function list(open: () => Promise<ModelsCommandDeps>): Promise<number> {
     for (const m of models) {
       const flags = [m.isDefault ? 'default' : null, m.enabled ? null : 'disabled', m.builtin ? 'built-in' : null].filter(Boolean).join(', ');
       console.log(
-        [m.id, m.name, m.version ?? '-', `${m.labelCount} labels`, m.family ?? '-', m.sha256 ? m.sha256.slice(0, 12) : '-', flags]
+        [m.id, m.name, m.version ?? '-', `${m.labelCount} labels`, m.family, m.knownFamily ?? '-', m.sha256 ? m.sha256.slice(0, 12) : '-', flags]
           .join('\t')
           .trimEnd(),
       );
@@ -117,7 +117,7 @@ async function list(open: () => Promise<ModelsCommandDeps>): Promise<number> {
 
 function known(): number {
   for (const f of knownFamilies()) {
-    console.log(`${f.id}\t${f.name} ${f.version}\t${f.licence.name}\t${f.input.seconds} s at ${f.input.sampleRate / 1000} kHz${f.acceptedByThisHub ? '' : ' (not yet run by this hub)'}`);
+    console.log(`${f.id}\t${f.name} ${f.version}\t${f.licence.name}\t${f.input.seconds} s at ${f.input.sampleRate / 1000} kHz (${f.inputFamily})`);
     console.log(`  attribution: ${f.attribution}`);
     for (const p of f.pages) console.log(`  ${p.label}: ${p.url}`);
     for (const v of f.variants) {

@@ -17,7 +17,7 @@ const InstallView = Type.Object({
   url: Type.String(),
   labelsUrl: Nullable(Type.String()),
   name: Type.String(),
-  family: Nullable(Type.String()),
+  knownFamily: Nullable(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -30,7 +30,8 @@ const InstallBody = Type.Object(
     name: Text(200),
     version: Type.Optional(Type.String({ maxLength: 50 })),
     description: Type.Optional(Type.String({ maxLength: 2000 })),
-    family: Type.Optional(Type.String({ maxLength: 50 })),
+    /** A family of GET /admin/models/known: its attribution goes with the model's detections. */
+    knownFamily: Type.Optional(Type.String({ maxLength: 50 })),
     attribution: Type.Optional(Type.String({ maxLength: 300 })),
     makeDefault: Type.Optional(Type.Boolean()),
   },

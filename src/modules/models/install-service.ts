@@ -42,7 +42,8 @@ export interface InstallRequest {
   name: string;
   version?: string | null;
   description?: string | null;
-  family?: string | null;
+  /** A family of the catalog (known-models.ts); not the input shape `family` the upload reads from the model. */
+  knownFamily?: string | null;
   attribution?: string | null;
   makeDefault?: boolean;
 }
@@ -59,7 +60,7 @@ export interface InstallStatus {
   url: string;
   labelsUrl: string | null;
   name: string;
-  family: string | null;
+  knownFamily: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -91,11 +92,11 @@ export function createModelInstaller(deps: {
 
   /** Everything that can be refused before a byte is fetched: the 400s of POST /admin/models/install. */
   function check(req: InstallRequest, allowFiles: boolean): void {
-    refuseUnknownFamily(req.family);
+    refuseUnknownFamily(req.knownFamily);
     if (req.sha256 && !/^[0-9a-f]{64}$/i.test(req.sha256.trim())) throw badRequest('sha256 must be 64 hexadecimal digits', 'INVALID_SHA256');
     if (!allowFiles || isUrl(req.model)) parseHttpUrl(req.model, 'url');
     if (req.labels && (!allowFiles || isUrl(req.labels))) parseHttpUrl(req.labels, 'labelsUrl');
-    if (!req.labels && !knownFamily(req.family)?.labelsFromCatalog) {
+    if (!req.labels && !knownFamily(req.knownFamily)?.labelsFromCatalog) {
       throw badRequest('A labels file is needed (only a BirdNET v2.4 model takes its labels from the species catalog)', 'INVALID_LABELS');
     }
   }
@@ -150,7 +151,7 @@ export function createModelInstaller(deps: {
         name: req.name,
         version: req.version ?? null,
         description: req.description ?? null,
-        family: req.family ?? null,
+        knownFamily: req.knownFamily ?? null,
         attribution: req.attribution ?? null,
         sourceUrl: isUrl(req.model) ? req.model.trim() : null,
         model: modelBytes,
@@ -188,7 +189,7 @@ export function createModelInstaller(deps: {
         url: req.model.trim(),
         labelsUrl: req.labels?.trim() || null,
         name: req.name,
-        family: req.family ?? null,
+        knownFamily: req.knownFamily ?? null,
         createdAt: now,
         updatedAt: now,
       };

@@ -1,7 +1,9 @@
 /**
  * The model families birders run (issue 31, "install in a minute"): what each one is, under
  * which licence, what it asks to be credited with, and where its publisher puts it. Chorus ships
- * no weights; this is the list the install page and `chorus models install` start from.
+ * no weights; this is the list the install page and `chorus models install` start from. A model
+ * names one of these as its `knownFamily`; its input `family` (3s-48k, 5s-32k) is another thing,
+ * read from the file by the classifier.
  *
  * Every fact here was read from the publisher's pages or the conversion's model card (what was
  * checked, and where, is in docs/decisions.md, "Installing models (issue 31)"). What could not be
@@ -9,9 +11,9 @@
  * null, and the dashboard asks the admin for the publisher's checksum instead.
  */
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../../core/schemas.ts';
+import { Nullable, OneOf } from '../../core/schemas.ts';
 import { badRequest } from '../../core/errors.ts';
-import { MODEL_INPUT_SAMPLES } from '../../infra/classifier/types.ts';
+import { KNOWN_FAMILIES } from '../../infra/classifier/family.ts';
 
 const Link = Type.Object({ label: Type.String(), url: Type.String() });
 
@@ -40,8 +42,8 @@ export const KnownFamily = Type.Object({
   version: Type.String(),
   publisher: Type.String(),
   input: Type.Object({ seconds: Type.Number(), sampleRate: Type.Integer(), samples: Type.Integer() }),
-  /** Whether this hub's runner accepts that input today (3 s at 48 kHz; other shapes come with the model-families work). */
-  acceptedByThisHub: Type.Boolean(),
+  /** The input family the hub reads from such a file (src/infra/classifier/family.ts): what the model's `family` will say. */
+  inputFamily: OneOf(['3s-48k', '5s-32k', 'custom'] as const),
   classes: Nullable(Type.Integer()),
   licence: Type.Object({
     name: Type.String(),
@@ -66,7 +68,7 @@ const BIRDNET_PUBLISHER =
   'BirdNET team: K. Lisa Yang Center for Conservation Bioacoustics (Cornell Lab of Ornithology) and Chemnitz University of Technology';
 const TPHAKALA = 'https://huggingface.co/tphakala/BirdNET-v2.4';
 
-const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'acceptedByThisHub'>> = [
+const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'inputFamily'>> = [
   {
     id: 'birdnet-v2.4',
     name: 'BirdNET v2.4 (GLOBAL 6K)',
@@ -125,7 +127,8 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'acceptedByThisHub'>> = [
     notes:
       'A developer preview: models and labels change between previews. It takes variable-length audio at 32 kHz (5 s windows as ' +
       'BirdNET-Go runs it) and about 11,000 classes (11,560 in preview 3). Its labels come as a CSV file, which needs turning into one ' +
-      'label per line. Read the terms of use before any commercial use.',
+      'label per line. The FP16 file was 259 MB before pruning in preview 3, over the 200 MiB a hub accepts; the pruned size is not ' +
+      'stated. Read the terms of use before any commercial use.',
     variants: [
       {
         id: 'birdnet-v3.0-preview3.1-fp16',
@@ -162,9 +165,9 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'acceptedByThisHub'>> = [
   },
 ];
 
-/** The catalog, with whether this hub's runner takes each family's input today. */
+/** The catalog, each family with the input family the classifier reads from its input's length. */
 export function knownFamilies(): KnownFamily[] {
-  return FAMILIES.map((f) => ({ ...f, acceptedByThisHub: f.input.samples === MODEL_INPUT_SAMPLES }));
+  return FAMILIES.map((f) => ({ ...f, inputFamily: KNOWN_FAMILIES.find((k) => k.inputSamples === f.input.samples)?.family ?? 'custom' }));
 }
 
 export function knownFamily(id: string | null | undefined): KnownFamily | null {

@@ -61,6 +61,8 @@ export function createModelStore(deps: {
       labels: { text: labels.toString('utf8') },
       threads: deps.threads ?? 1,
       name: `model "${row.name}"`,
+      // As stored at upload: what a custom family's length alone would not say.
+      window: { sampleRate: row.sampleRate, windowMs: row.windowMs },
     });
   }
 

@@ -19,9 +19,16 @@ export const ModelRow = shape({
   updatedAt: col.date(),
   /** Moves with every change to the label mapping (model_labels). */
   labelsVersion: col.int(),
-  /** The known family (known-models.ts) the model belongs to, if any. */
-  family: col.nullable(col.text()),
-  /** The attribution given at upload or install; the family's applies when null. */
+  /** What the model listens to (migration 0026, src/infra/classifier/family.ts). */
+  family: col.oneOf(['3s-48k', '5s-32k', 'custom'] as const),
+  sampleRate: col.int(),
+  windowMs: col.int(),
+  inputSamples: col.int(),
+  embeddingOutput: col.nullable(col.text()),
+  embeddingSize: col.int(),
+  /** The known model (known-models.ts) it is, if any: decides the attribution shown with its detections. */
+  knownFamily: col.nullable(col.text()),
+  /** The attribution given at upload or install; the known family's applies when null. */
   attribution: col.nullable(col.text()),
   /** Where an installed file came from (an http(s) URL), null for uploads. */
   sourceUrl: col.nullable(col.text()),
@@ -29,12 +36,14 @@ export const ModelRow = shape({
 export type ModelRow = RowOf<typeof ModelRow>;
 
 const Id = shape({ id: col.text() });
-const Credit = shape({ family: col.nullable(col.text()), attribution: col.nullable(col.text()) });
+const Credit = shape({ knownFamily: col.nullable(col.text()), attribution: col.nullable(col.text()) });
 
 const ROW = `id, name, version, description, enabled, is_default AS "isDefault", model_key AS "modelKey", labels_key AS "labelsKey",
   model_bytes::float8 AS "modelBytes", model_sha256 AS "modelSha256", label_count AS "labelCount", unknown_labels AS "unknownLabels",
   uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion",
-  family, attribution, source_url AS "sourceUrl"`;
+  family, sample_rate AS "sampleRate", window_ms AS "windowMs", input_samples AS "inputSamples",
+  embedding_output AS "embeddingOutput", embedding_size AS "embeddingSize",
+  known_family AS "knownFamily", attribution, source_url AS "sourceUrl"`;
 
 export function createModelsRepo(db: Db) {
   return {
@@ -55,10 +64,11 @@ export function createModelsRepo(db: Db) {
 
     insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
       tx.run(
-        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at, family, attribution, source_url)
-         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15)`,
+        `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at,
+           family, sample_rate, window_ms, input_samples, embedding_output, embedding_size, known_family, attribution, source_url)
+         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
         [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt,
-          m.family, m.attribution, m.sourceUrl],
+          m.family, m.sampleRate, m.windowMs, m.inputSamples, m.embeddingOutput, m.embeddingSize, m.knownFamily, m.attribution, m.sourceUrl],
       ),
 
     /** A label was remapped: the row's edit time and its mapping version move. */
@@ -90,7 +100,7 @@ export function createModelsRepo(db: Db) {
 
     /** What a detection of the model credits (detection detail): the model's own attribution and its family. */
     credit: (id: string) =>
-      db.maybeOne(Credit, 'SELECT family, attribution FROM inference_models WHERE id = $1', [id]),
+      db.maybeOne(Credit, 'SELECT known_family AS "knownFamily", attribution FROM inference_models WHERE id = $1', [id]),
 
   };
 }

@@ -22,14 +22,22 @@ const ModelView = Open({
   unknownLabels: Type.Array(Type.String()),
   modelBytes: Type.Number(),
   sha256: Nullable(Type.String()),
-  /** Known family (GET /admin/models/known), if any. */
-  family: Nullable(Type.String()),
-  /** The line its detections credit: the model's own attribution, else its family's. */
+  /** The known family it is (GET /admin/models/known), if any; `family` below says what it listens to. */
+  knownFamily: Nullable(Type.String()),
+  /** The line its detections credit: the model's own attribution, else its known family's. */
   attribution: Nullable(Type.String()),
   sourceUrl: Nullable(Type.String()),
   uploadedBy: Nullable(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
+  family: Type.Union([Type.Literal('3s-48k'), Type.Literal('5s-32k'), Type.Literal('custom')], {
+    description: "What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window",
+  }),
+  sampleRate: Type.Integer({ description: 'Input rate in Hz; chunks (48 kHz) are resampled to it' }),
+  windowSeconds: Type.Number({ description: 'Audio one inference covers; windows longer than a chunk span the chunks after it' }),
+  inputSamples: Type.Integer(),
+  embeddingOutput: Nullable(Type.String({ description: "The output stored as each detection's window embedding" })),
+  embeddingSize: Type.Integer(),
 });
 const LabelView = Type.Object({
   index: Type.Integer(),
@@ -42,7 +50,18 @@ const LabelView = Type.Object({
 });
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 
-/** The upload's parts: fields name, version?, description?; files model (.onnx) and labels (.txt). */
+/** A number field of the upload (absent or blank: undefined). */
+function numberField(value: string | undefined, name: string): number | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(v)) throw badRequest(`${name} must be a number, got ${JSON.stringify(v.slice(0, 20))}`);
+  return Number(v);
+}
+
+/**
+ * The upload's parts: fields name, version?, description?, sampleRate? (Hz) and windowSeconds? (for
+ * a model whose input length is no known family); files model (.onnx) and labels (.txt).
+ */
 async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
   const { files, fields } = await readUpload(req, {
     files: {
@@ -56,18 +75,23 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
       labels: { maxBytes: MAX_LABELS_BYTES, missing: { code: 'INVALID_LABELS', message: 'The "labels" file (.txt) is required' } },
     },
     fields: {
-      names: ['name', 'version', 'description', 'family', 'attribution'],
+      names: ['name', 'version', 'description', 'sampleRate', 'windowSeconds', 'knownFamily', 'attribution'],
       maxBytes: 2000,
       read: (fields) => {
         const name = fields.name?.trim();
         if (!name || name.length > 200) throw badRequest('name is required (1-200 characters)');
         if (fields.version !== undefined && fields.version.length > 50) throw badRequest('version may have at most 50 characters');
         if (fields.attribution !== undefined && fields.attribution.length > 300) throw badRequest('attribution may have at most 300 characters');
+        const sampleRate = numberField(fields.sampleRate, 'sampleRate');
+        const windowSeconds = numberField(fields.windowSeconds, 'windowSeconds');
+        // The range checks are the classifier's (family.ts), which knows the model's input length.
         return {
           name,
           version: fields.version?.trim() || null,
           description: fields.description?.trim() || null,
-          family: fields.family?.trim() || null,
+          sampleRate,
+          windowMs: windowSeconds === undefined ? undefined : Math.round(windowSeconds * 1000),
+          knownFamily: fields.knownFamily?.trim() || null,
           attribution: fields.attribution?.trim() || null,
         };
       },
@@ -92,8 +116,8 @@ export function modelsRoutes(models: ModelsService) {
         return {
           models: all
             .filter((m) => m.enabled)
-            .map(({ id, name, version, description, isDefault, builtin, labelCount, family, attribution }) => ({
-              id, name, version, description, isDefault, builtin, labelCount, family, attribution,
+            .map(({ id, name, version, description, isDefault, builtin, labelCount, knownFamily, attribution }) => ({
+              id, name, version, description, isDefault, builtin, labelCount, knownFamily, attribution,
             })),
         };
       },
@@ -118,7 +142,8 @@ export function modelsRoutes(models: ModelsService) {
       access: access.hubAdmin,
       audit: ['admin.birdnet_model_uploaded'],
       summary:
-        'Upload a model: multipart fields name, version?, description?, family? (a known family id), attribution?, files model (.onnx) and labels (BirdNET labels .txt)',
+        'Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), ' +
+        'knownFamily? (a family of GET /admin/models/known), attribution?, files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output)',
       tags: ['admin', 'models'],
       schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {

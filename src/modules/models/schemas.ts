@@ -12,7 +12,7 @@ export const PublicModelList = Open({
       isDefault: Type.Boolean(),
       builtin: Type.Boolean(),
       labelCount: Type.Integer(),
-      family: Nullable(Type.String()),
+      knownFamily: Nullable(Type.String()),
       /** The credit its licence asks for, shown with its detections ("Powered by BirdNET …"). */
       attribution: Nullable(Type.String()),
     }),

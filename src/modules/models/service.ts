@@ -1,11 +1,14 @@
 /**
- * Classifier models (issue 5): hub admins upload an ONNX file and a BirdNET labels file, list,
- * edit, delete and choose the hub default; teams pick one through the `inference_model` setting.
+ * Classifier models (issue 5): hub admins upload an ONNX file and a labels file, list, edit,
+ * delete and choose the hub default; teams pick one through the `inference_model` setting.
  *
  * An upload is checked before anything is stored: ONNX Runtime must load the file with one
- * float32 [1, 144000] input and produce one score per label on silence (model.ts), and the
- * labels file must parse. Labels the species catalog does not know are accepted and listed
- * (`unknownLabels`); their detections keep the label's names (docs/model.md).
+ * float32 [1, samples] input whose length names a family (or whose rate and window the upload
+ * gives: sampleRate, windowSeconds; src/infra/classifier/family.ts) and produce one score per
+ * label on silence (onnx.ts), and the labels file must parse. The family, the rate, the window and
+ * the embedding output are stored with the model. Labels the species catalog does not know (by
+ * BirdNET label, eBird code or scientific name) are accepted and listed (`unknownLabels`); their
+ * detections keep the label's names (docs/model.md).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -38,19 +41,23 @@ export interface ModelUpload {
   name: string;
   version?: string | null;
   description?: string | null;
-  /** A known family (known-models.ts): its attribution goes with the model's detections. */
-  family?: string | null;
+  /** A known family of the catalog (known-models.ts): its attribution goes with the model's detections. */
+  knownFamily?: string | null;
   /** The attribution the model's licence asks for, when not the family's. */
   attribution?: string | null;
   /** Where the file came from, for an install from a URL. */
   sourceUrl?: string | null;
   model: Buffer;
   labels: Buffer;
+  /** The model's input rate in Hz, when its input's length names no known family. */
+  sampleRate?: number;
+  /** The model's window in ms (the upload's windowSeconds × 1000). */
+  windowMs?: number;
 }
 
 /** The line a model's detections credit: its own attribution, else its family's, else none. */
-export const modelAttribution = (m: { family: string | null; attribution: string | null }): string | null =>
-  m.attribution ?? knownFamily(m.family)?.attribution ?? null;
+export const modelAttribution = (m: { knownFamily: string | null; attribution: string | null }): string | null =>
+  m.attribution ?? knownFamily(m.knownFamily)?.attribution ?? null;
 
 export function presentModel(m: ModelRow) {
   return {
@@ -66,12 +73,18 @@ export function presentModel(m: ModelRow) {
     unknownLabels: m.unknownLabels.slice(0, UNKNOWN_LISTED),
     modelBytes: m.modelBytes,
     sha256: m.modelSha256,
-    family: m.family,
+    knownFamily: m.knownFamily,
     attribution: modelAttribution(m),
     sourceUrl: m.sourceUrl,
     uploadedBy: m.uploadedBy,
     createdAt: new Date(m.createdAt).toISOString(),
     updatedAt: new Date(m.updatedAt).toISOString(),
+    family: m.family,
+    sampleRate: m.sampleRate,
+    windowSeconds: m.windowMs / 1000,
+    inputSamples: m.inputSamples,
+    embeddingOutput: m.embeddingOutput,
+    embeddingSize: m.embeddingSize,
   };
 }
 
@@ -136,7 +149,7 @@ export function createModelsService(deps: {
     },
 
     async upload(actor: Actor, input: ModelUpload) {
-      refuseUnknownFamily(input.family);
+      refuseUnknownFamily(input.knownFamily);
       let labels;
       try {
         labels = parseLabels(input.labels.toString('utf8'));
@@ -144,8 +157,16 @@ export function createModelsService(deps: {
         throw badRequest(`The labels file is refused: ${(err as Error).message}`, 'INVALID_LABELS');
       }
       if (labels.length === 0) throw badRequest('The labels file is empty', 'INVALID_LABELS');
+      let loaded: Pick<Model, 'window' | 'embeddingOutput' | 'embeddingSize'>;
       try {
-        const model = await Model.load({ model: new Uint8Array(input.model), labels: labels.map((l) => l.label), name: 'the uploaded model', threads: 1 });
+        const model = await Model.load({
+          model: new Uint8Array(input.model),
+          labels: labels.map((l) => l.label),
+          name: 'the uploaded model',
+          threads: 1,
+          window: { sampleRate: input.sampleRate, windowMs: input.windowMs },
+        });
+        loaded = model;
         await model.close();
       } catch (err) {
         if (err instanceof ModelError) throw badRequest(err.message, 'INVALID_MODEL');
@@ -165,7 +186,9 @@ export function createModelsService(deps: {
             id, name: input.name, version: input.version ?? null, description: input.description ?? null,
             modelKey, labelsKey, modelBytes: input.model.length, modelSha256: crypto.createHash('sha256').update(input.model).digest('hex'),
             labelCount: labels.length, unknownLabels, uploadedBy: actor.userId, createdAt: clock.now(),
-            family: input.family ?? null, attribution: input.attribution ?? null, sourceUrl: input.sourceUrl ?? null,
+            family: loaded.window.family, sampleRate: loaded.window.sampleRate, windowMs: loaded.window.windowMs,
+            inputSamples: loaded.window.inputSamples, embeddingOutput: loaded.embeddingOutput, embeddingSize: loaded.embeddingSize,
+            knownFamily: input.knownFamily ?? null, attribution: input.attribution ?? null, sourceUrl: input.sourceUrl ?? null,
           });
           // Its labels map into the species table now, so its detections' codes are fixed from the start.
           await mapModelLabels(tx, catalog, id, labels, clock.now());
@@ -173,7 +196,8 @@ export function createModelsService(deps: {
             action: 'admin.birdnet_model_uploaded', targetType: 'model', targetId: id,
             details: {
               name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length,
-              family: input.family ?? null, sourceUrl: input.sourceUrl ?? null,
+              family: loaded.window.family, sampleRate: loaded.window.sampleRate, windowMs: loaded.window.windowMs,
+              knownFamily: input.knownFamily ?? null, sourceUrl: input.sourceUrl ?? null,
             },
           });
         });

@@ -195,16 +195,38 @@ export const SETTINGS: readonly SettingDef[] = [
     default: 0.1,
     description: 'Sound classifier: minimum bird probability to upload',
   }),
-  device({ key: 'drop_amphibian_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as amphibian' }),
-  device({ key: 'drop_insect_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as insect' }),
+  // The drop switches act on the satellite, before upload, where it runs a sound classifier
+  // (docs/model.md "Privacy"); the hub's own voice removal is remove_human_voice_audio below.
+  device({
+    key: 'drop_amphibian_at_satellite',
+    type: 'boolean',
+    default: true,
+    description: 'On the satellite, before upload: drop chunks classified as amphibian',
+  }),
+  device({
+    key: 'drop_insect_at_satellite',
+    type: 'boolean',
+    default: true,
+    description: 'On the satellite, before upload: drop chunks classified as insect',
+  }),
   device({
     key: 'drop_anthropogenic_at_satellite',
     type: 'boolean',
     default: true,
-    description: 'Drop chunks classified as anthropogenic noise',
+    description: 'On the satellite, before upload: drop chunks classified as anthropogenic noise',
   }),
-  device({ key: 'drop_human_voice_at_satellite', type: 'boolean', default: true, description: 'Drop chunks with human voices' }),
-  device({ key: 'drop_other_animal_at_satellite', type: 'boolean', default: true, description: 'Drop chunks classified as other animals' }),
+  device({
+    key: 'drop_human_voice_at_satellite',
+    type: 'boolean',
+    default: true,
+    description: 'On the satellite, before upload: drop chunks with human voices',
+  }),
+  device({
+    key: 'drop_other_animal_at_satellite',
+    type: 'boolean',
+    default: true,
+    description: 'On the satellite, before upload: drop chunks classified as other animals',
+  }),
   device({
     key: 'outbox_soft_size_mb',
     unit: 'MB',
@@ -320,6 +342,24 @@ export const SETTINGS: readonly SettingDef[] = [
     max: 0.99,
     default: 0.25,
     description: 'Predictions below this confidence are not stored',
+  }),
+  // Voice privacy on the hub (issue 31): whatever the satellite did, a chunk in which the model
+  // hears a human voice loses its audio at once; the row and a count stay.
+  at(['hub', 'team'], {
+    key: 'remove_human_voice_audio',
+    type: 'boolean',
+    default: true,
+    lockableAt: ['hub'],
+    description: 'On the hub, after inference: delete the audio of chunks in which a human voice is heard',
+  }),
+  at(['hub', 'team'], {
+    key: 'human_voice_threshold',
+    type: 'number',
+    min: 0.05,
+    max: 0.99,
+    default: 0.5,
+    lockableAt: ['hub'],
+    description: "A chunk holds a human voice when the model's voice confidence reaches this",
   }),
   team({
     key: 'inference_overlap_sec',

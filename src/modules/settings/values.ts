@@ -71,6 +71,8 @@ export const SETTING_VALUES = {
   inference_model: col.nullable(text()),
   inference_sensitivity: num(),
   inference_min_confidence: num(),
+  remove_human_voice_audio: bool(),
+  human_voice_threshold: num(),
   inference_overlap_sec: num(),
   aggregation_retention_hours: int(),
   verification_quorum: int(),

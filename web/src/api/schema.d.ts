@@ -337,13 +337,21 @@ export interface paths {
                                 builtin: boolean;
                                 createdAt: string;
                                 description: string | null;
+                                /** @description The output stored as each detection's window embedding */
+                                embeddingOutput: string | null;
+                                embeddingSize: number;
                                 enabled: boolean;
-                                family: string | null;
+                                /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                                family: "3s-48k" | "5s-32k" | "custom";
                                 id: string;
+                                inputSamples: number;
                                 isDefault: boolean;
+                                knownFamily: string | null;
                                 labelCount: number;
                                 modelBytes: number;
                                 name: string;
+                                /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                                sampleRate: number;
                                 sha256: string | null;
                                 sourceUrl: string | null;
                                 unknownLabelCount: number;
@@ -351,6 +359,8 @@ export interface paths {
                                 updatedAt: string;
                                 uploadedBy: string | null;
                                 version: string | null;
+                                /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                                windowSeconds: number;
                             } & {
                                 [key: string]: unknown;
                             })[];
@@ -360,7 +370,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Upload a model: multipart fields name, version?, description?, family? (a known family id), attribution?, files model (.onnx) and labels (BirdNET labels .txt) */
+        /** Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), knownFamily? (a family of GET /admin/models/known), attribution?, files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output) */
         post: {
             parameters: {
                 query?: never;
@@ -381,13 +391,21 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
-                            family: string | null;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
+                            knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             sourceUrl: string | null;
                             unknownLabelCount: number;
@@ -395,6 +413,8 @@ export interface paths {
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -448,13 +468,21 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
-                            family: string | null;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
+                            knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             sourceUrl: string | null;
                             unknownLabelCount: number;
@@ -462,6 +490,8 @@ export interface paths {
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -528,13 +558,21 @@ export interface paths {
                             builtin: boolean;
                             createdAt: string;
                             description: string | null;
+                            /** @description The output stored as each detection's window embedding */
+                            embeddingOutput: string | null;
+                            embeddingSize: number;
                             enabled: boolean;
-                            family: string | null;
+                            /** @description What the model listens to: 3 s at 48 kHz (BirdNET 2.4), 5 s at 32 kHz (BirdNET 3.0, Perch 2), or the upload's rate and window */
+                            family: "3s-48k" | "5s-32k" | "custom";
                             id: string;
+                            inputSamples: number;
                             isDefault: boolean;
+                            knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
                             name: string;
+                            /** @description Input rate in Hz; chunks (48 kHz) are resampled to it */
+                            sampleRate: number;
                             sha256: string | null;
                             sourceUrl: string | null;
                             unknownLabelCount: number;
@@ -542,6 +580,8 @@ export interface paths {
                             updatedAt: string;
                             uploadedBy: string | null;
                             version: string | null;
+                            /** @description Audio one inference covers; windows longer than a chunk span the chunks after it */
+                            windowSeconds: number;
                         } & {
                             [key: string]: unknown;
                         };
@@ -684,7 +724,7 @@ export interface paths {
                     "application/json": {
                         attribution?: string;
                         description?: string;
-                        family?: string;
+                        knownFamily?: string;
                         labelsUrl?: string;
                         makeDefault?: boolean;
                         name: string;
@@ -707,8 +747,8 @@ export interface paths {
                                 code: string;
                                 message: string;
                             } | null;
-                            family: string | null;
                             id: string;
+                            knownFamily: string | null;
                             labelsUrl: string | null;
                             modelId: string | null;
                             name: string;
@@ -759,8 +799,8 @@ export interface paths {
                                 code: string;
                                 message: string;
                             } | null;
-                            family: string | null;
                             id: string;
+                            knownFamily: string | null;
                             labelsUrl: string | null;
                             modelId: string | null;
                             name: string;
@@ -807,7 +847,6 @@ export interface paths {
                     content: {
                         "application/json": {
                             families: {
-                                acceptedByThisHub: boolean;
                                 attribution: string;
                                 classes: number | null;
                                 id: string;
@@ -816,6 +855,7 @@ export interface paths {
                                     samples: number;
                                     seconds: number;
                                 };
+                                inputFamily: "3s-48k" | "5s-32k" | "custom";
                                 labelsFromCatalog: boolean;
                                 licence: {
                                     attributionRequired: boolean;
@@ -4297,6 +4337,7 @@ export interface paths {
                                 isFirstOfSeason: boolean;
                                 isRare: boolean;
                                 modelId: string;
+                                padded: boolean;
                                 pinned: boolean;
                                 promoted: boolean;
                                 rareReason: string | null;
@@ -4304,6 +4345,7 @@ export interface paths {
                                 satelliteId: string;
                                 satelliteName: string | null;
                                 scientificName: string;
+                                spanChunkIds: string[];
                                 speciesCode: string;
                                 startMs: number;
                                 /** Format: uuid */
@@ -4377,6 +4419,7 @@ export interface paths {
                             modelAttribution: string | null;
                             modelId: string;
                             myVote: string | null;
+                            padded: boolean;
                             pinned: boolean;
                             promoted: boolean;
                             rareReason: string | null;
@@ -4384,6 +4427,7 @@ export interface paths {
                             satelliteId: string;
                             satelliteName: string | null;
                             scientificName: string;
+                            spanChunkIds: string[];
                             speciesCode: string;
                             startMs: number;
                             storageKey: string | null;
@@ -6578,9 +6622,9 @@ export interface paths {
                                 attribution: string | null;
                                 builtin: boolean;
                                 description: string | null;
-                                family: string | null;
                                 id: string;
                                 isDefault: boolean;
+                                knownFamily: string | null;
                                 labelCount: number;
                                 name: string;
                                 version: string | null;

@@ -32,6 +32,7 @@ export function ModelsAdmin() {
             <tr>
               <th scope="col">{t('models.name')}</th>
               <th scope="col">{t('models.labels')}</th>
+              <th scope="col">{t('models.input')}</th>
               <th scope="col">{t('models.size')}</th>
               <th scope="col" />
             </tr>
@@ -47,6 +48,11 @@ export function ModelsAdmin() {
                 <td>
                   {m.labelCount}
                   {m.unknownLabelCount > 0 ? <span className="small"> ({t('models.unknown', { n: m.unknownLabelCount })})</span> : null}
+                </td>
+                <td>
+                  {t('models.family', { seconds: fmt.number(m.windowSeconds, 3), khz: fmt.number(m.sampleRate / 1000, 3) })}
+                  {m.family === 'custom' ? <span className="small"> ({t('models.familyCustom')})</span> : null}
+                  {m.embeddingOutput ? <div className="small">{t('models.embedding', { size: m.embeddingSize })}</div> : null}
                 </td>
                 <td>{m.builtin ? t('models.builtin') : fmt.bytes(m.modelBytes)}</td>
                 <td>
@@ -98,6 +104,14 @@ export function ModelsAdmin() {
         <Field label={t('models.labelsFile')} hint={t('models.labelsHint')}>
           {(id) => <input id={id} name="labels" type="file" accept=".txt,text/plain" required />}
         </Field>
+        <div className="row">
+          <Field label={t('models.sampleRate')} hint={t('models.inputHint')}>
+            {(id) => <input id={id} name="sampleRate" type="number" min={1000} max={384000} step={1} />}
+          </Field>
+          <Field label={t('models.windowSeconds')}>
+            {(id) => <input id={id} name="windowSeconds" type="number" min={0.1} max={30} step={0.001} />}
+          </Field>
+        </div>
         <button type="submit" disabled={add.isPending}>
           {t('models.uploadButton')}
         </button>

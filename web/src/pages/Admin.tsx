@@ -89,7 +89,7 @@ export default function Admin() {
       <h2>{t('settings.hub')}</h2>
       <SettingsTable scope={{ level: 'hub' }} disabled={false} />
 
-      <h2>{t('models.title')}</h2>
+      <h2 id="models">{t('models.title')}</h2>
       <p>
         <Link to="/admin/models/install" data-testid="install-model-link">
           {t('install.link')}

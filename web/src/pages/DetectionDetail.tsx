@@ -172,7 +172,8 @@ export default function DetectionDetail() {
       >
         {s ? <img src={s.url} alt="" draggable={false} /> : <Loading />}
         {s && d.startMs !== undefined && d.endMs !== undefined ? (
-          <div className="window" style={{ left: pct(d.startMs), width: pct(d.endMs - d.startMs) }} />
+          // A window spanning the next chunk (5 s models) ends past this chunk's spectrogram: drawn to its edge.
+          <div className="window" style={{ left: pct(d.startMs), width: pct(Math.min(d.endMs, s.durationMs) - d.startMs) }} />
         ) : null}
         {s
           ? annotations.data?.annotations.map((a) =>

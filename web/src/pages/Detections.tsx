@@ -21,6 +21,7 @@ import { FieldNotes } from '../components/notes/FieldNotes';
 import { NoTeam } from '../components/NoTeam';
 import { LIMITS } from '../limits';
 import { DateInput } from '../components/DateInput';
+import { DemoModelNote } from '../components/DemoModelNote';
 
 const PAGE = 25;
 const FILTERS = [
@@ -228,6 +229,7 @@ export function Detections() {
           {live ? t('det.live') : t('det.liveOff')}
         </span>
       </div>
+      {tenantId ? <DemoModelNote tenantId={tenantId} /> : null}
       <details className="filters" open={Object.keys(filters).length > 0 || undefined}>
         <summary>{t('det.filters')}</summary>
         <form onSubmit={applyFilters} key={filterKey} className="grid">

@@ -16,6 +16,7 @@ import { CopyButton, ErrorText, Field, fieldError, formError, Loading } from '..
 import { NoTeam } from '../components/NoTeam';
 import { SatelliteSetup } from '../components/SatelliteSetup';
 import { DiskFacts, DiskWarning } from '../components/Storage';
+import { DemoModelNote } from '../components/DemoModelNote';
 
 function uptime(t: T, s: number | null): string {
   if (s === null) return '—';
@@ -195,6 +196,7 @@ export default function Fleet() {
   return (
     <section aria-labelledby="fleet-title">
       <h1 id="fleet-title">{t('fleet.title')}</h1>
+      <DemoModelNote tenantId={team.id} />
       {mayMintKey && list.data ? <SatelliteSetup key={String(empty)} tenantId={team.id} first={empty} /> : null}
       {mayRegister ? (
         <form onSubmit={submit} className="row card" aria-label={t('fleet.register')}>

@@ -26,11 +26,11 @@ type UrlForm = Required<Pick<InstallInput, 'url' | 'name'>> & {
   labelsUrl: string;
   sha256: string;
   version: string;
-  family: string;
+  knownFamily: string;
   attribution: string;
   makeDefault: boolean;
 };
-const EMPTY: UrlForm = { url: '', labelsUrl: '', sha256: '', name: '', version: '', family: '', attribution: '', makeDefault: false };
+const EMPTY: UrlForm = { url: '', labelsUrl: '', sha256: '', name: '', version: '', knownFamily: '', attribution: '', makeDefault: false };
 
 export default function InstallModel() {
   const t = useT();
@@ -47,7 +47,7 @@ export default function InstallModel() {
       sha256: v.sha256 ?? '',
       name: `${f.name}, ${v.name}`.slice(0, LIMITS.modelName.maxLength),
       version: f.version,
-      family: f.id,
+      knownFamily: f.id,
     });
 
   return (
@@ -105,10 +105,9 @@ function KnownFamilies({
                 <th scope="row">
                   {f.name} <span className="small">{v.name}</span>
                   <div className="small muted">
-                    {t('install.input', { seconds: f.input.seconds, khz: f.input.sampleRate / 1000 })}
+                    {t('install.input', { seconds: f.input.seconds, khz: f.input.sampleRate / 1000 })} (<code>{f.inputFamily}</code>)
                     {f.classes ? ` · ${t('install.classes', { n: f.classes })}` : ''}
                   </div>
-                  {!f.acceptedByThisHub ? <span className="badge">{t('install.notYet')}</span> : null}
                 </th>
                 <td>
                   <a href={f.licence.url} target="_blank" rel="noreferrer">
@@ -178,7 +177,7 @@ function UrlInstall({ form, setForm, families }: { form: UrlForm; setForm: (f: U
   const [installId, setInstallId] = useState<string | null>(null);
   const status = useInstallStatus(installId);
   const set = <K extends keyof UrlForm>(k: K, v: UrlForm[K]) => setForm({ ...form, [k]: v });
-  const catalogLabels = families.find((f) => f.id === form.family)?.labelsFromCatalog ?? false;
+  const catalogLabels = families.find((f) => f.id === form.knownFamily)?.labelsFromCatalog ?? false;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -190,7 +189,7 @@ function UrlInstall({ form, setForm, families }: { form: UrlForm; setForm: (f: U
         labelsUrl: opt(form.labelsUrl),
         sha256: opt(form.sha256),
         version: opt(form.version),
-        family: opt(form.family),
+        knownFamily: opt(form.knownFamily),
         attribution: opt(form.attribution),
         makeDefault: form.makeDefault,
       },
@@ -238,7 +237,7 @@ function UrlInstall({ form, setForm, families }: { form: UrlForm; setForm: (f: U
         )}
       </Field>
       <Field label={t('install.family')}>
-        {(id) => <FamilySelect id={id} value={form.family} onChange={(v) => set('family', v)} families={families} />}
+        {(id) => <FamilySelect id={id} value={form.knownFamily} onChange={(v) => set('knownFamily', v)} families={families} />}
       </Field>
       <Field label={t('install.attribution')} hint={t('install.attributionHint')}>
         {(id) => (
@@ -296,14 +295,14 @@ function FileInstall({ families }: { families: KnownFamily[] }) {
     const el = e.currentTarget;
     const body = new FormData(el);
     // Empty optional fields stay out: the hub reads a present field as given.
-    for (const k of ['version', 'family', 'attribution']) if (!String(body.get(k) ?? '').trim()) body.delete(k);
+    for (const k of ['version', 'knownFamily', 'attribution']) if (!String(body.get(k) ?? '').trim()) body.delete(k);
     add.mutate(body, { onSuccess: () => el.reset() });
   };
   return (
     <form className="card" onSubmit={onUpload} aria-label={t('install.fromFile')}>
       <Field label={t('models.name')}>{(id) => <input id={id} name="name" required maxLength={LIMITS.modelName.maxLength} />}</Field>
       <Field label={t('models.version')}>{(id) => <input id={id} name="version" maxLength={LIMITS.modelVersion.maxLength} />}</Field>
-      <Field label={t('install.family')}>{(id) => <FamilySelect id={id} name="family" families={families} />}</Field>
+      <Field label={t('install.family')}>{(id) => <FamilySelect id={id} name="knownFamily" families={families} />}</Field>
       <Field label={t('install.attribution')} hint={t('install.attributionHint')}>
         {(id) => <input id={id} name="attribution" maxLength={LIMITS.modelAttribution.maxLength} />}
       </Field>

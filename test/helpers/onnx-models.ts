@@ -1,0 +1,115 @@
+/**
+ * Small ONNX graphs made in the test, in the way scripts/build-builtin-model.ts builds the built-in
+ * model (onnx-proto): fixed logits whatever the audio, and optionally an embedding output that
+ * measures the audio, so a test can tell which samples reached the model.
+ */
+import onnxProto from 'onnx-proto';
+
+const { onnx } = onnxProto;
+const FLOAT = onnx.TensorProto.DataType.FLOAT;
+type Node = InstanceType<typeof onnx.NodeProto>;
+type Tensor = InstanceType<typeof onnx.TensorProto>;
+
+const valueInfo = (name: string, dims: Array<number | string>) =>
+  onnx.ValueInfoProto.create({
+    name,
+    type: onnx.TypeProto.create({
+      tensorType: onnx.TypeProto.Tensor.create({
+        elemType: FLOAT,
+        shape: onnx.TensorShapeProto.create({
+          dim: dims.map((d) =>
+            typeof d === 'string'
+              ? onnx.TensorShapeProto.Dimension.create({ dimParam: d })
+              : onnx.TensorShapeProto.Dimension.create({ dimValue: d }),
+          ),
+        }),
+      }),
+    }),
+  });
+
+const floats = (name: string, dims: number[], values: number[]): Tensor =>
+  onnx.TensorProto.create({ name, dims, dataType: FLOAT, rawData: new Uint8Array(Float32Array.from(values).buffer) });
+
+const int64s = (name: string, values: number[]): Tensor =>
+  onnx.TensorProto.create({
+    name,
+    dims: [values.length],
+    dataType: onnx.TensorProto.DataType.INT64,
+    rawData: new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer),
+  });
+
+function node(opType: string, input: string[], output: string, ints: Record<string, number[]> = {}): Node {
+  return onnx.NodeProto.create({
+    opType,
+    input,
+    output: [output],
+    name: output,
+    attribute: Object.entries(ints).map(([name, v]) =>
+      name === 'keepdims'
+        ? onnx.AttributeProto.create({ name, i: v[0], type: onnx.AttributeProto.AttributeType.INT })
+        : onnx.AttributeProto.create({ name, ints: v, type: onnx.AttributeProto.AttributeType.INTS }),
+    ),
+  });
+}
+
+export interface FixedLogitsModel {
+  /** The input's length (a number), or a symbolic name. */
+  inputSamples: number | string;
+  /** One logit per label, the same for every input. */
+  logits: number[];
+  /**
+   * An output "embedding" [1, 4] of the audio's mean and peak magnitude before and after sample
+   * `splitAt`: [mean|x[0..split)|, mean|x[split..)|, max|x[0..split)|, max|x[split..)|].
+   */
+  embeddingSplitAt?: number;
+}
+
+/** The ONNX bytes of a model that answers `logits` for any input (opset 13). */
+export function fixedLogitsModel(m: FixedLogitsModel): Buffer {
+  const k = m.logits.length;
+  const nodes: Node[] = [
+    // The input takes part (times zero), so the graph cannot be run without it.
+    node('ReduceMean', ['x'], 'mean', { axes: [1], keepdims: [1] }),
+    node('Mul', ['mean', 'zero'], 'nothing'),
+    node('Add', ['nothing', 'fixed'], 'logits'),
+  ];
+  const initializer: Tensor[] = [floats('zero', [], [0]), floats('fixed', [1, k], m.logits)];
+  const output = [valueInfo('logits', [1, k])];
+  if (m.embeddingSplitAt !== undefined) {
+    const n = typeof m.inputSamples === 'number' ? m.inputSamples : 1 << 30;
+    initializer.push(int64s('s0', [0]), int64s('split', [m.embeddingSplitAt]), int64s('end', [n]), int64s('axis1', [1]));
+    nodes.push(
+      node('Abs', ['x'], 'magnitude'),
+      node('Slice', ['magnitude', 's0', 'split', 'axis1'], 'before'),
+      node('Slice', ['magnitude', 'split', 'end', 'axis1'], 'after'),
+      node('ReduceMean', ['before'], 'mean_before', { axes: [1], keepdims: [1] }),
+      node('ReduceMean', ['after'], 'mean_after', { axes: [1], keepdims: [1] }),
+      node('ReduceMax', ['before'], 'max_before', { axes: [1], keepdims: [1] }),
+      node('ReduceMax', ['after'], 'max_after', { axes: [1], keepdims: [1] }),
+      onnx.NodeProto.create({
+        opType: 'Concat',
+        input: ['mean_before', 'mean_after', 'max_before', 'max_after'],
+        output: ['embedding'],
+        name: 'embedding',
+        attribute: [onnx.AttributeProto.create({ name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT })],
+      }),
+    );
+    output.push(valueInfo('embedding', [1, 4]));
+  }
+  const graph = onnx.GraphProto.create({
+    name: 'fixed-logits',
+    node: nodes,
+    initializer,
+    input: [valueInfo('x', [1, m.inputSamples])],
+    output,
+  });
+  return Buffer.from(
+    onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish(),
+  );
+}
+
+/** BirdNET's confidence of a float32 logit: 1 / (1 + exp(-sensitivity × clip(logit, -20, 20))). */
+export function sigmoidOf(logit: number, sensitivity: number): number {
+  const x = Math.max(-20, Math.min(20, Math.fround(logit)));
+  return 1 / (1 + Math.exp(-sensitivity * x));
+}
