@@ -37,7 +37,7 @@ function serveFiles(): Promise<{ url: string; requests: string[]; close(): Promi
       return res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip', 'content-length': String(gz.length) }).end(gz);
     }
     if (req.url === '/huge.onnx') {
-      res.writeHead(200, { 'content-length': String(300 * 1024 * 1024) });
+      res.writeHead(200, { 'content-length': String(600 * 1024 * 1024) });
       return res.write(MODEL);
     }
     res.writeHead(404).end('no such file');

@@ -127,8 +127,8 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'inputFamily'>> = [
     notes:
       'A developer preview: models and labels change between previews. It takes variable-length audio at 32 kHz (5 s windows as ' +
       'BirdNET-Go runs it) and about 11,000 classes (11,560 in preview 3). Its labels come as a CSV file, which needs turning into one ' +
-      'label per line. The FP16 file was 259 MB before pruning in preview 3, over the 200 MiB a hub accepts; the pruned size is not ' +
-      'stated. Read the terms of use before any commercial use.',
+      'label per line. The FP16 file was 259 MB before pruning in preview 3 (a hub accepts up to 512 MiB); the pruned size is ' +
+      'not stated. Read the terms of use before any commercial use.',
     variants: [
       {
         id: 'birdnet-v3.0-preview3.1-fp16',
@@ -158,7 +158,7 @@ const FAMILIES: ReadonlyArray<Omit<KnownFamily, 'inputFamily'>> = [
     labelsFromCatalog: false,
     notes:
       'Google publishes a TensorFlow SavedModel on Kaggle, not ONNX; an ONNX conversion by a third party exists (about 409 MB as float32), ' +
-      'larger than the 200 MiB a hub accepts today. Its logits are meant for a softmax, not per-class sigmoids.',
+      'within the 512 MiB a hub accepts; a worker holding it needs about 1 GB of memory. Its logits are meant for a softmax, not per-class sigmoids.',
     variants: [
       { id: 'perch-v2-savedmodel', name: 'TensorFlow SavedModel (Kaggle)', modelUrl: null, labelsUrl: null, servedBy: null, sizeBytes: null, approxSize: null, sha256: null },
     ],

@@ -31,8 +31,11 @@ import type { LabelRow, SpeciesService } from '../species/service.ts';
 import { createModelsRepo, type ModelRow } from './repo.ts';
 import { knownFamily, refuseUnknownFamily } from './known-models.ts';
 
-/** Largest ONNX file accepted (BirdNET v2.4 exports are about 50-80 MB). */
-export const MAX_MODEL_BYTES = 200 * 1024 * 1024;
+/**
+ * Largest ONNX file accepted: BirdNET v2.4 exports are about 50-80 MB, BirdNET+ V3.0's FP16 file
+ * 259 MB before pruning, Perch 2.0's ONNX conversion about 409 MB.
+ */
+export const MAX_MODEL_BYTES = 512 * 1024 * 1024;
 export const MAX_LABELS_BYTES = 4 * 1024 * 1024;
 /** How many unknown labels a model record lists (the count is always complete). */
 const UNKNOWN_LISTED = 50;
