@@ -84,8 +84,37 @@ export async function measureModelOnly(
   return f;
 }
 
+/**
+ * BENCH_PROFILE_SQL=1: each statement's time under `sql <its first words>` (transactions' own
+ * statements included), to see which of the handler's statements cost what.
+ */
+function timeStatements(db: Db, parts: Record<string, number>): Db {
+  const key = (sql: string) => `sql ${sql.replace(/\s+/g, ' ').trim().slice(0, 60)}`;
+  const timed =
+    <A extends unknown[], R>(fn: (sql: string, ...a: A) => Promise<R>) =>
+    async (sql: string, ...a: A): Promise<R> => {
+      const t = performance.now();
+      try {
+        return await fn(sql, ...a);
+      } finally {
+        parts[key(sql)] = (parts[key(sql)] ?? 0) + performance.now() - t;
+      }
+    };
+  const wrap = (d: Db): Db => ({
+    ...d,
+    kind: d.kind,
+    query: (shape, sql, params) => timed((q: string) => d.query(shape, q, params))(sql),
+    maybeOne: (shape, sql, params) => timed((q: string) => d.maybeOne(shape, q, params))(sql),
+    one: (shape, sql, params) => timed((q: string) => d.one(shape, q, params))(sql),
+    run: (sql, params) => timed((q: string) => d.run(q, params))(sql),
+    tx: (fn) => d.tx((inner) => fn(wrap(inner))),
+    close: () => d.close(),
+  });
+  return wrap(db);
+}
+
 /** One worker: its own team, satellite and chunk rows, then the handler over them for `seconds`. */
-export async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
+export async function measureWorker(setup: Setup, seconds: number, inFlight = 1): Promise<Figures> {
   let db: Db;
   if (setup.databaseUrl) {
     db = createPostgresDb({ url: setup.databaseUrl, schema: setup.schema!, poolSize: 2 });
@@ -93,6 +122,8 @@ export async function measureWorker(setup: Setup, seconds: number): Promise<Figu
     db = (await createPgliteDb({ dataDir: null })).db;
     await migrate(db);
   }
+  const parts: Record<string, number> = {};
+  if (process.env.BENCH_PROFILE_SQL) db = timeStatements(db, parts);
   const tenantId = crypto.randomUUID();
   const satelliteId = crypto.randomUUID();
   const now = new Date();
@@ -113,7 +144,6 @@ export async function measureWorker(setup: Setup, seconds: number): Promise<Figu
   ).map((r) => r.id);
 
   const model = await loadBenchModel(setup);
-  const parts: Record<string, number> = {};
   const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0, parts };
   // analyze, as the worker calls a real Model (predictions and the embedding), and its window.
   const timed = {
@@ -173,10 +203,15 @@ export async function measureWorker(setup: Setup, seconds: number): Promise<Figu
   for (const k of Object.keys(parts)) delete parts[k];
   let next = 20;
   const start = performance.now();
-  while (performance.now() < start + seconds * 1000 && next < chunkIds.length) {
-    f.detections += (await handle(job(chunkIds[next++]))).stored.length;
-    f.chunks++;
-  }
+  // inFlight > 1: jobs overlap in this one thread (session.run is synchronous, so the model still
+  // runs one window at a time), and one job's statements run while another's model does.
+  const lane = async () => {
+    while (performance.now() < start + seconds * 1000 && next < chunkIds.length) {
+      f.detections += (await handle(job(chunkIds[next++]))).stored.length;
+      f.chunks++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   f.wallMs = performance.now() - start;
   await model.close();
   await db.close();
@@ -218,7 +253,8 @@ export const sum = (rs: Figures[]): Figures =>
 
 /** What a bench thread runs: the handler over stored chunks, or a session alone at a batch size. */
 export type WorkerData =
-  { mode: 'handler'; setup: Setup; seconds: number } | { mode: 'session'; model: string; batch: number; seconds: number };
+  | { mode: 'handler'; setup: Setup; seconds: number; inFlight?: number }
+  | { mode: 'session'; model: string; batch: number; seconds: number };
 
 /**
  * ONNX Runtime alone (the floor): session.run on soundscape audio already in float32, `batch`
@@ -309,6 +345,8 @@ export async function run(): Promise<void> {
 if (!isMainThread && workerData) {
   const data = workerData as WorkerData;
   parentPort!.postMessage(
-    data.mode === 'handler' ? await measureWorker(data.setup, data.seconds) : await measureSession(data.model, data.batch, data.seconds),
+    data.mode === 'handler'
+      ? await measureWorker(data.setup, data.seconds, data.inFlight)
+      : await measureSession(data.model, data.batch, data.seconds),
   );
 }
