@@ -34,7 +34,7 @@ import { col, shape, type Db } from '../src/infra/db/index.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const DISTINCT_CHUNKS = 100;
-const Id = shape({ id: col.text() });
+const Chunk = shape({ id: col.text(), storageKey: col.text() });
 /** Chunk rows per worker: more than one worker can classify in a phase. */
 const CHUNKS_PER_WORKER = Math.max(2000, SECONDS * 800);
 
@@ -133,15 +133,13 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
     tenantId,
     now,
   ]);
-  const chunkIds = (
-    await db.query(
-      Id,
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
+  const chunks = await db.query(
+    Chunk,
+    `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
        SELECT gen_random_uuid(), $1, $2, $3::timestamptz + g * interval '3 seconds', 3000, 48000, 'bench/' || (g % ${DISTINCT_CHUNKS}) || '.wav', 288044, now()
-       FROM generate_series(1, ${CHUNKS_PER_WORKER}) AS g ORDER BY g RETURNING id`,
-      [tenantId, satelliteId, now],
-    )
-  ).map((r) => r.id);
+       FROM generate_series(1, ${CHUNKS_PER_WORKER}) AS g ORDER BY g RETURNING id, storage_key AS "storageKey"`,
+    [tenantId, satelliteId, now],
+  );
 
   const model = await loadBenchModel(setup);
   const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0, parts };
@@ -196,9 +194,15 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
     settings: timeParts('settings', { teamSettings: (id: string) => settings.teamSettings(id) }),
     loadClassifier: async () => timed,
   });
-  const job = (chunkId: string) => ({ id: chunkId, attempt: 1, maxAttempts: 1, data: { chunkId, tenantId, satelliteId } });
+  // The job as the ingester enqueues it (src/ingest/ingester.ts), storage key included.
+  const job = (c: { id: string; storageKey: string }) => ({
+    id: c.id,
+    attempt: 1,
+    maxAttempts: 1,
+    data: { chunkId: c.id, tenantId, satelliteId, storageKey: c.storageKey },
+  });
   // Warm-up: ONNX Runtime's buffers, the catalog, prepared statements.
-  for (let i = 0; i < 20; i++) await handle(job(chunkIds[i]));
+  for (let i = 0; i < 20; i++) await handle(job(chunks[i]));
   f.modelMs = 0;
   for (const k of Object.keys(parts)) delete parts[k];
   let next = 20;
@@ -206,8 +210,8 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
   // inFlight > 1: jobs overlap in this one thread (session.run is synchronous, so the model still
   // runs one window at a time), and one job's statements run while another's model does.
   const lane = async () => {
-    while (performance.now() < start + seconds * 1000 && next < chunkIds.length) {
-      f.detections += (await handle(job(chunkIds[next++]))).stored.length;
+    while (performance.now() < start + seconds * 1000 && next < chunks.length) {
+      f.detections += (await handle(job(chunks[next++]))).stored.length;
       f.chunks++;
     }
   };
