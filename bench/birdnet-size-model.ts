@@ -126,7 +126,7 @@ export interface HeadScale {
 
 /**
  * The graph. `batch`: a fixed first dimension, or null for a symbolic one ("batch").
- * `outputs: 'raw'` leaves the head unscaled (for calibration).
+ * Without `head` the head is unscaled (the calibration run).
  */
 export function buildModel(batch: number | null, head: HeadScale = { a: 1, b: 0 }): BuiltModel {
   const randn = normals(SEED);
