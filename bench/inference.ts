@@ -10,7 +10,8 @@
  * Rows go to PostgreSQL when DATABASE_URL is set (a schema made and dropped here), else to an
  * in-memory PGlite per worker. MQTT and WebSocket fan-out are stubbed (no broker here).
  * BENCH_SECONDS (default 10) is the measuring time of each phase; BENCH_WORKERS overrides the
- * worker count.
+ * worker count. `npm run bench -- inference-birdnet` (inference-birdnet.ts) runs the same phases
+ * with a model of BirdNET's size, plus ONNX Runtime alone at batch 1/4/8.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -18,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { loadBuiltinModel } from '../src/infra/classifier/onnx.ts';
+import { loadBuiltinModel, loadModel, type Model } from '../src/infra/classifier/onnx.ts';
 import { createInferenceHandler } from '../src/inference/worker.ts';
 import { createSettingsService } from '../src/modules/settings/service.ts';
 import { createDetectionRecorder } from '../src/modules/detections/recorder.ts';
@@ -33,34 +34,47 @@ import { col, shape, type Db } from '../src/infra/db/index.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const DISTINCT_CHUNKS = 100;
-const Id = shape({ id: col.text() });
+const Chunk = shape({ id: col.text(), storageKey: col.text() });
 /** Chunk rows per worker: more than one worker can classify in a phase. */
 const CHUNKS_PER_WORKER = Math.max(2000, SECONDS * 800);
 
-interface Figures {
+export interface Figures {
   chunks: number;
   wallMs: number;
   modelMs: number;
   detections: number;
+  /** Time per part of the handler outside the model (ms, summed over chunks): the profile. */
+  parts?: Record<string, number>;
 }
 
-interface Setup {
+export interface Setup {
   objectsDir: string;
   databaseUrl: string | null;
   schema: string | null;
+  /** Another model than the built-in one (an ONNX file and its labels). */
+  model?: { path: string; labels: string } | null;
 }
 
-/** decode → model only (the reference line). */
-async function measureModelOnly(wavs: Buffer[], seconds: number): Promise<Figures & { decodeMs: number }> {
-  const model = await loadBuiltinModel({ threads: 1 });
-  for (let i = 0; i < 10; i++) await model.classify(decodeWav(wavs[i % wavs.length]).samples);
+const loadBenchModel = (setup: Pick<Setup, 'model'>): Promise<Model> =>
+  setup.model
+    ? loadModel({ model: setup.model.path, labels: setup.model.labels, threads: 1, name: path.basename(setup.model.path) })
+    : loadBuiltinModel({ threads: 1 });
+
+/** decode → model only (the reference line), through the runner as the worker calls it (analyze). */
+export async function measureModelOnly(
+  wavs: Buffer[],
+  seconds: number,
+  setup: Pick<Setup, 'model'> = {},
+): Promise<Figures & { decodeMs: number }> {
+  const model = await loadBenchModel(setup);
+  for (let i = 0; i < 10; i++) await model.analyze(decodeWav(wavs[i % wavs.length]).samples);
   const f = { chunks: 0, wallMs: 0, modelMs: 0, decodeMs: 0, detections: 0 };
   const start = performance.now();
   while (performance.now() < start + seconds * 1000) {
     const t0 = performance.now();
     const { samples } = decodeWav(wavs[f.chunks % wavs.length], { expect48kMono: true });
     const t1 = performance.now();
-    f.detections += (await model.classify(samples)).length;
+    f.detections += (await model.analyze(samples)).predictions.length;
     f.decodeMs += t1 - t0;
     f.modelMs += performance.now() - t1;
     f.chunks++;
@@ -70,8 +84,37 @@ async function measureModelOnly(wavs: Buffer[], seconds: number): Promise<Figure
   return f;
 }
 
+/**
+ * BENCH_PROFILE_SQL=1: each statement's time under `sql <its first words>` (transactions' own
+ * statements included), to see which of the handler's statements cost what.
+ */
+function timeStatements(db: Db, parts: Record<string, number>): Db {
+  const key = (sql: string) => `sql ${sql.replace(/\s+/g, ' ').trim().slice(0, 60)}`;
+  const timed =
+    <A extends unknown[], R>(fn: (sql: string, ...a: A) => Promise<R>) =>
+    async (sql: string, ...a: A): Promise<R> => {
+      const t = performance.now();
+      try {
+        return await fn(sql, ...a);
+      } finally {
+        parts[key(sql)] = (parts[key(sql)] ?? 0) + performance.now() - t;
+      }
+    };
+  const wrap = (d: Db): Db => ({
+    ...d,
+    kind: d.kind,
+    query: (shape, sql, params) => timed((q: string) => d.query(shape, q, params))(sql),
+    maybeOne: (shape, sql, params) => timed((q: string) => d.maybeOne(shape, q, params))(sql),
+    one: (shape, sql, params) => timed((q: string) => d.one(shape, q, params))(sql),
+    run: (sql, params) => timed((q: string) => d.run(q, params))(sql),
+    tx: (fn) => d.tx((inner) => fn(wrap(inner))),
+    close: () => d.close(),
+  });
+  return wrap(db);
+}
+
 /** One worker: its own team, satellite and chunk rows, then the handler over them for `seconds`. */
-async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
+export async function measureWorker(setup: Setup, seconds: number, inFlight = 1): Promise<Figures> {
   let db: Db;
   if (setup.databaseUrl) {
     db = createPostgresDb({ url: setup.databaseUrl, schema: setup.schema!, poolSize: 2 });
@@ -79,6 +122,8 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     db = (await createPgliteDb({ dataDir: null })).db;
     await migrate(db);
   }
+  const parts: Record<string, number> = {};
+  if (process.env.BENCH_PROFILE_SQL) db = timeStatements(db, parts);
   const tenantId = crypto.randomUUID();
   const satelliteId = crypto.randomUUID();
   const now = new Date();
@@ -88,28 +133,46 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
     tenantId,
     now,
   ]);
-  const chunkIds = (
-    await db.query(
-      Id,
-      `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
+  const chunks = await db.query(
+    Chunk,
+    `INSERT INTO chunks (id, tenant_id, satellite_id, recorded_at, duration_ms, sample_rate, storage_key, bytes, received_at)
        SELECT gen_random_uuid(), $1, $2, $3::timestamptz + g * interval '3 seconds', 3000, 48000, 'bench/' || (g % ${DISTINCT_CHUNKS}) || '.wav', 288044, now()
-       FROM generate_series(1, ${CHUNKS_PER_WORKER}) AS g ORDER BY g RETURNING id`,
-      [tenantId, satelliteId, now],
-    )
-  ).map((r) => r.id);
+       FROM generate_series(1, ${CHUNKS_PER_WORKER}) AS g ORDER BY g RETURNING id, storage_key AS "storageKey"`,
+    [tenantId, satelliteId, now],
+  );
 
-  const model = await loadBuiltinModel({ threads: 1 });
-  const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0 };
+  const model = await loadBenchModel(setup);
+  const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0, parts };
+  // analyze, as the worker calls a real Model (predictions and the embedding), and its window.
   const timed = {
-    classify: async (...args: Parameters<typeof model.classify>) => {
+    window: model.window,
+    classify: (...args: Parameters<typeof model.classify>) => model.classify(...args),
+    analyze: async (...args: Parameters<typeof model.analyze>) => {
       const t = performance.now();
       try {
-        return await model.classify(...args);
+        return await model.analyze(...args);
       } finally {
         f.modelMs += performance.now() - t;
       }
     },
   };
+  /** The handler's dependencies timed one by one: where the time outside the model goes. */
+  function timeParts<T extends object>(name: string, o: T): T {
+    return new Proxy(o, {
+      get(target, key, receiver) {
+        const v = Reflect.get(target, key, receiver) as unknown;
+        if (typeof v !== 'function') return v;
+        return async (...args: unknown[]) => {
+          const t = performance.now();
+          try {
+            return (await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args)) as unknown;
+          } finally {
+            parts[`${name}.${String(key)}`] = (parts[`${name}.${String(key)}`] ?? 0) + performance.now() - t;
+          }
+        };
+      },
+    });
+  }
   // The team's settings as the hub's worker reads them: one read per chunk (model, sensitivity,
   // aggregation rule, visible categories).
   const settings = createSettingsService({
@@ -122,32 +185,44 @@ async function measureWorker(setup: Setup, seconds: number): Promise<Figures> {
   });
   const handle = createInferenceHandler({
     clock: systemClock,
-    detections: createDetectionRecorder({ db, clock: systemClock, aggregationRule: settings.aggregationRule }),
-    storage: createFileStorage(setup.objectsDir),
+    detections: timeParts('detections', createDetectionRecorder({ db, clock: systemClock, aggregationRule: settings.aggregationRule })),
+    storage: timeParts('storage', createFileStorage(setup.objectsDir)),
     queue: { process: async () => {}, enqueue: async () => {} },
     broker: { publish: async () => {} },
     live: { sendToTeam: async () => {} },
     log: { warn: () => {} },
-    settings,
+    settings: timeParts('settings', { teamSettings: (id: string) => settings.teamSettings(id) }),
     loadClassifier: async () => timed,
   });
-  const job = (chunkId: string) => ({ id: chunkId, attempt: 1, maxAttempts: 1, data: { chunkId, tenantId, satelliteId } });
+  // The job as the ingester enqueues it (src/ingest/ingester.ts), storage key included.
+  const job = (c: { id: string; storageKey: string }) => ({
+    id: c.id,
+    attempt: 1,
+    maxAttempts: 1,
+    data: { chunkId: c.id, tenantId, satelliteId, storageKey: c.storageKey },
+  });
   // Warm-up: ONNX Runtime's buffers, the catalog, prepared statements.
-  for (let i = 0; i < 20; i++) await handle(job(chunkIds[i]));
+  for (let i = 0; i < 20; i++) await handle(job(chunks[i]));
   f.modelMs = 0;
+  for (const k of Object.keys(parts)) delete parts[k];
   let next = 20;
   const start = performance.now();
-  while (performance.now() < start + seconds * 1000 && next < chunkIds.length) {
-    f.detections += (await handle(job(chunkIds[next++]))).stored.length;
-    f.chunks++;
-  }
+  // inFlight > 1: jobs overlap in this one thread (session.run is synchronous, so the model still
+  // runs one window at a time), and one job's statements run while another's model does.
+  const lane = async () => {
+    while (performance.now() < start + seconds * 1000 && next < chunks.length) {
+      f.detections += (await handle(job(chunks[next++]))).stored.length;
+      f.chunks++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
   f.wallMs = performance.now() - start;
   await model.close();
   await db.close();
   return f;
 }
 
-function report(title: string, f: Figures, threads: number, extra = ''): void {
+export function report(title: string, f: Figures, threads: number, extra = ''): void {
   const rate = (1000 * f.chunks) / f.wallMs;
   const outside = 1 - f.modelMs / (f.wallMs * threads);
   console.log(
@@ -157,7 +232,7 @@ function report(title: string, f: Figures, threads: number, extra = ''): void {
   );
 }
 
-function inThreads<T>(n: number, data: unknown): Promise<T[]> {
+export function inThreads<T>(n: number, data: WorkerData): Promise<T[]> {
   return Promise.all(
     Array.from({ length: n }, () => {
       // Node 20 does not apply tsx's hooks to a worker's .ts entry: register them, then import this file.
@@ -171,15 +246,58 @@ function inThreads<T>(n: number, data: unknown): Promise<T[]> {
   );
 }
 
-const sum = (rs: Figures[]): Figures =>
+export const sum = (rs: Figures[]): Figures =>
   rs.reduce((a, r) => ({
     chunks: a.chunks + r.chunks,
     wallMs: Math.max(a.wallMs, r.wallMs),
     modelMs: a.modelMs + r.modelMs,
     detections: a.detections + r.detections,
+    parts: Object.fromEntries(Object.keys({ ...a.parts, ...r.parts }).map((k) => [k, (a.parts?.[k] ?? 0) + (r.parts?.[k] ?? 0)])),
   }));
 
-export async function run(): Promise<void> {
+/** What a bench thread runs: the handler over stored chunks, or a session alone at a batch size. */
+export type WorkerData =
+  | { mode: 'handler'; setup: Setup; seconds: number; inFlight?: number }
+  | { mode: 'session'; model: string; batch: number; seconds: number };
+
+/**
+ * ONNX Runtime alone (the floor): session.run on soundscape audio already in float32, `batch`
+ * windows per run, one intra-op thread as the runner's sessions. chunks counts windows.
+ */
+export async function measureSession(modelPath: string, batch: number, seconds: number): Promise<Figures> {
+  const ort = await import('onnxruntime-node');
+  const session = await ort.InferenceSession.create(modelPath, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+  });
+  const n = 144_000;
+  const inputs = Array.from({ length: 4 }, (_, r) => {
+    const data = new Float32Array(batch * n);
+    for (let b = 0; b < batch; b++)
+      data.set(
+        Float32Array.from(soundscapeChunk(7, r * batch + b).samples, (v) => v / 32768),
+        b * n,
+      );
+    return { [session.inputNames[0]]: new ort.Tensor('float32', data, [batch, n]) };
+  });
+  for (let i = 0; i < 3; i++) await session.run(inputs[i % inputs.length]);
+  const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0 };
+  const start = performance.now();
+  for (let i = 0; performance.now() < start + seconds * 1000; i++) {
+    await session.run(inputs[i % inputs.length]);
+    f.chunks += batch;
+  }
+  f.wallMs = performance.now() - start;
+  f.modelMs = f.wallMs;
+  await session.release();
+  return f;
+}
+
+/** Stored WAVs of soundscape chunks and, with DATABASE_URL, a migrated schema; `cleanup` removes both. */
+export async function prepare(): Promise<{ wavs: Buffer[]; setup: Setup; cleanup: () => Promise<void> }> {
   const wavs = Array.from({ length: DISTINCT_CHUNKS }, (_, i) => makeWav(soundscapeChunk(2024, i).samples));
   const objectsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-inference-'));
   const storage = createFileStorage(objectsDir);
@@ -196,18 +314,7 @@ export async function run(): Promise<void> {
     await migrate(db);
     await db.close();
   }
-  const setup: Setup = { objectsDir, databaseUrl, schema };
-  const workers = Number(process.env.BENCH_WORKERS ?? os.availableParallelism());
-  console.log(
-    `inference bench: built-in model, ${DISTINCT_CHUNKS} distinct soundscape chunks (288,044-byte WAVs in file storage), ` +
-      `rows in ${databaseUrl ? 'PostgreSQL' : 'PGlite (in memory, one per worker)'}, ${SECONDS} s per phase, ${os.availableParallelism()} cores`,
-  );
-  try {
-    const ref = await measureModelOnly(wavs, SECONDS);
-    report('decode → model (reference)', ref, 1, `, decode ${(ref.decodeMs / ref.chunks).toFixed(3)} ms`);
-    report('WAV → model → rows, 1 worker', (await inThreads<Figures>(1, { setup, seconds: SECONDS }))[0], 1);
-    report(`WAV → model → rows, ${workers} workers`, sum(await inThreads<Figures>(workers, { setup, seconds: SECONDS })), workers);
-  } finally {
+  const cleanup = async () => {
     fs.rmSync(objectsDir, { recursive: true, force: true });
     if (databaseUrl && schema) {
       const c = new pg.Client({ connectionString: databaseUrl });
@@ -215,10 +322,35 @@ export async function run(): Promise<void> {
       await c.query(`DROP SCHEMA ${schema} CASCADE`);
       await c.end();
     }
+  };
+  return { wavs, setup: { objectsDir, databaseUrl, schema }, cleanup };
+}
+
+export const rowsIn = (setup: Setup) => (setup.databaseUrl ? 'PostgreSQL' : 'PGlite (in memory, one per worker)');
+
+export async function run(): Promise<void> {
+  const { wavs, setup, cleanup } = await prepare();
+  const workers = Number(process.env.BENCH_WORKERS ?? os.availableParallelism());
+  console.log(
+    `inference bench: built-in model, ${DISTINCT_CHUNKS} distinct soundscape chunks (288,044-byte WAVs in file storage), ` +
+      `rows in ${rowsIn(setup)}, ${SECONDS} s per phase, ${os.availableParallelism()} cores`,
+  );
+  try {
+    const ref = await measureModelOnly(wavs, SECONDS);
+    report('decode → model (reference)', ref, 1, `, decode ${(ref.decodeMs / ref.chunks).toFixed(3)} ms`);
+    const handler = (n: number) => inThreads<Figures>(n, { mode: 'handler', setup, seconds: SECONDS });
+    report('WAV → model → rows, 1 worker', (await handler(1))[0], 1);
+    report(`WAV → model → rows, ${workers} workers`, sum(await handler(workers)), workers);
+  } finally {
+    await cleanup();
   }
 }
 
 if (!isMainThread && workerData) {
-  const data = workerData as { setup: Setup; seconds: number };
-  parentPort!.postMessage(await measureWorker(data.setup, data.seconds));
+  const data = workerData as WorkerData;
+  parentPort!.postMessage(
+    data.mode === 'handler'
+      ? await measureWorker(data.setup, data.seconds, data.inFlight)
+      : await measureSession(data.model, data.batch, data.seconds),
+  );
 }

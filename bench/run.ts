@@ -3,6 +3,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   auth: () => import('./auth.ts').then((m) => m.run()),
   ingest: () => import('./ingest.ts').then((m) => m.run()),
   inference: () => import('./inference.ts').then((m) => m.run()),
+  'inference-birdnet': () => import('./inference-birdnet.ts').then((m) => m.run()),
   detections: () => import('./detections.ts').then((m) => m.run()),
   alerts: () => import('./alerts.ts').then((m) => m.run()),
   exports: () => import('./exports.ts').then((m) => m.run()),

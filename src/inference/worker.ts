@@ -210,6 +210,11 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
 
   async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
+    // The team's settings are read while the chunk row is: each read is a round trip to the
+    // database (its own thread or server), and the time between reads is time the model is idle
+    // (docs/model.md "At BirdNET's size"). Unused when the chunk is gone or done.
+    const settings = settingsOf(tenantId);
+    settings.catch(() => undefined);
     const chunk = await detections.chunkToClassify(tenantId, chunkId);
     // The chunk was taken back (or its team or satellite deleted), or is classified already.
     if (!chunk) return NOTHING;
@@ -218,8 +223,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       return NOTHING;
     }
 
-    const opts = await settingsOf(tenantId);
-    const wav = await storage.get(chunk.storageKey);
+    // The audio is read while the settings are (neither needs the other).
+    const [opts, wav] = await Promise.all([settings, storage.get(chunk.storageKey)]);
     if (!wav) {
       // Its audio was removed for a voice and the job stopped before recording: nothing more to hear.
       if (chunk.voiceRemoved) return recordHeard(job, chunk, BUILTIN_MODEL_ID, [], opts);
