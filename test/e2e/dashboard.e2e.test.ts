@@ -710,7 +710,7 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
     await row.getByText('3 s at 48 kHz').waitFor();
     await row.getByRole('button', { name: 'Labels' }).click();
     const mapping = a.getByRole('region', { name: 'Labels of Field model' });
-    await mapping.getByText('1–5 of 5').waitFor();
+    await mapping.getByText('1–8 of 8').waitFor();
     await mapping.getByLabel('Only species the catalog does not know').check();
     await mapping.getByText('1–1 of 1').waitFor();
     await mapping
