@@ -3,20 +3,31 @@
 // Files that drive child processes, proxies and reconnect timing run after the others, one at
 // a time, so the CPU contention of the parallel batch cannot starve their timers.
 //
+// Several files share one process (a group, .tmp/test-groups/): starting node, tsx and the hub's
+// modules costs 2–3 s of CPU per process, which across ~170 files was a fifth of the suite's
+// time. Every file's suites are describe() blocks with their own hooks, so a group runs them one
+// after another as separate processes would. Groups are balanced by each file's last measured
+// time (test/file-times.json, rewritten by `npm test -- --record-times`).
+//
 // Flags (CI runs the suite twice, .ci/run):
 //   --no-browser     skip the browser tests (test/e2e)
 //   --list           print the files and whether they depend on the parts, run nothing
 //   --adapters-only  run only the files whose outcome depends on DATABASE_URL / REDIS_URL, and the
 //                    browser tests; a file that starts no hub runs the same on any parts, so one run
 //                    of it is enough
+//   --isolated       one process per file, as before groups (to tell a leak between files from a bug)
+//   --record-times   write each file's time of this run into test/file-times.json
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const noBrowser = args.includes('--no-browser');
 const adaptersOnly = args.includes('--adapters-only');
+const isolated = args.includes('--isolated');
+const recordTimes = args.includes('--record-times');
 const only = args.filter((a) => !a.startsWith('--'));
 
 /**
@@ -85,7 +96,36 @@ if (files.length === 0 && e2e.length === 0) {
   process.exit(1);
 }
 
-function argsOf(list, concurrency) {
+const TIMES_FILE = path.join(root, 'test', 'file-times.json');
+/** Seconds each file took when last recorded; a new file counts as a middling one. */
+const knownTimes = fs.existsSync(TIMES_FILE) ? JSON.parse(fs.readFileSync(TIMES_FILE, 'utf8')) : {};
+const timeOf = (f) => knownTimes[f] ?? 8;
+
+/**
+ * Splits `list` into groups of about `seconds` each, longest files first, each into the group with
+ * the least so far: the groups then finish close together whichever order the runner takes them.
+ */
+function groupsOf(label, list, seconds) {
+  if (isolated || list.length <= 1) return list.map((f) => path.join('test', f));
+  const total = list.reduce((s, f) => s + timeOf(f), 0);
+  const count = Math.max(1, Math.min(list.length, Math.round(total / seconds)));
+  const groups = Array.from({ length: count }, () => ({ files: [], seconds: 0 }));
+  for (const f of [...list].sort((a, b) => timeOf(b) - timeOf(a))) {
+    const g = groups.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+    g.files.push(f);
+    g.seconds += timeOf(f);
+  }
+  const dir = path.join(root, '.tmp', 'test-groups');
+  fs.mkdirSync(dir, { recursive: true });
+  return groups.map((g, i) => {
+    const file = path.join(dir, `${label}-${process.pid}-${i + 1}.test.mjs`);
+    const lines = g.files.sort().map((f) => `import ${JSON.stringify(pathToFileURL(path.join(root, 'test', f)).href)};`);
+    fs.writeFileSync(file, `// ${g.files.length} files, about ${g.seconds.toFixed(0)} s (test/run.mjs)\n${lines.join('\n')}\n`);
+    return path.relative(root, file);
+  });
+}
+
+function argsOf(entries, concurrency) {
   return [
     '--import',
     'tsx',
@@ -95,36 +135,43 @@ function argsOf(list, concurrency) {
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.join(root, 'test', 'file-times-reporter.mjs')}`,
     '--test-reporter-destination=stdout',
-    ...list.map((f) => path.join('test', f)),
+    ...entries,
   ];
 }
-const childOptions = { cwd: root, env: { ...process.env, NODE_ENV: 'test' } };
+const childOptions = {
+  cwd: root,
+  env: { ...process.env, NODE_ENV: 'test', ...(recordTimes ? { CHORUS_TEST_TIMES_FILE: TIMES_FILE } : {}) },
+};
 
 /** Runs a batch to its end, its output shown as it comes; resolves with its exit status. */
-function run(label, list, concurrency) {
+function run(label, list, concurrency, groupSeconds) {
   if (list.length === 0) return Promise.resolve(0);
   const started = Date.now();
+  const entries = groupsOf(label.split(' ')[0], list, groupSeconds);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, argsOf(list, concurrency), { ...childOptions, stdio: 'inherit' });
+    const child = spawn(process.execPath, argsOf(entries, concurrency), { ...childOptions, stdio: 'inherit' });
     child.on('close', (code) => {
-      console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      console.log(`${label}: ${list.length} files in ${entries.length} processes, ${((Date.now() - started) / 1000).toFixed(0)} s`);
       resolve(code ?? 1);
     });
   });
 }
 
 /** The same, its output held back and shown whole at its end (a batch running beside another). */
-function runQuietly(label, list, concurrency) {
+function runQuietly(label, list, concurrency, groupSeconds) {
   if (list.length === 0) return Promise.resolve(0);
   const started = Date.now();
+  const entries = groupsOf(label.split(' ')[0], list, groupSeconds);
   const out = [];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, argsOf(list, concurrency), { ...childOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, argsOf(entries, concurrency), { ...childOptions, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (c) => out.push(c));
     child.stderr.on('data', (c) => out.push(c));
     child.on('close', (code) => {
       process.stdout.write(Buffer.concat(out));
-      console.log(`${label}: ${list.length} files in ${((Date.now() - started) / 1000).toFixed(0)} s (beside the browser tests)`);
+      console.log(
+        `${label}: ${list.length} files in ${entries.length} processes, ${((Date.now() - started) / 1000).toFixed(0)} s (beside the browser tests)`,
+      );
       resolve(code ?? 1);
     });
   });
@@ -134,6 +181,7 @@ const parallel = await run(
   'parallel batch',
   files.filter((f) => !SERIAL.has(f)),
   process.env.TEST_CONCURRENCY ?? '2',
+  60,
 );
 // The serial files and the browser files each run one at a time, so each leaves a core mostly
 // idle: when both are to run, they run side by side (two streams on two cores, as the parallel
@@ -141,6 +189,6 @@ const parallel = await run(
 const serialFiles = files.filter((f) => SERIAL.has(f));
 const [serial, browser] =
   serialFiles.length > 0 && e2e.length > 0
-    ? await Promise.all([runQuietly('serial batch', serialFiles, '1'), run('browser tests', e2e, '1')])
-    : [await run('serial batch', serialFiles, '1'), await run('browser tests', e2e, '1')];
+    ? await Promise.all([runQuietly('serial batch', serialFiles, '1', Infinity), run('browser tests', e2e, '1', Infinity)])
+    : [await run('serial batch', serialFiles, '1', Infinity), await run('browser tests', e2e, '1', Infinity)];
 process.exit(parallel || serial || browser);
