@@ -5,11 +5,11 @@
  *   3. src/modules (each domain's rules and tables)
  *   4. src/ingest, src/inference (messages and jobs wired into module services)
  *   5. src/app.ts, src/services.ts, src/routes.ts, src/runtime.ts, src/bootstrap.ts, src/database.ts,
- *      src/main.ts (composition)
+ *      src/main.ts and src/commands/ (composition)
  * The reference satellite (src/satellite) stands beside the hub on the protocol alone.
  * docs/architecture.md explains the picture.
  */
-const COMPOSITION = '^src/(app|services|routes|runtime|bootstrap|database|main)\\.ts$';
+const COMPOSITION = '^src/((app|services|routes|runtime|bootstrap|database|main)\\.ts$|commands/)';
 const REPO = '(repo|[^/]*-repo)\\.ts$';
 
 module.exports = {

@@ -63,6 +63,8 @@ export interface Config {
   readonly queueAttempts: number;
   /** Job queue: retry n waits this · 2^(n-1) ms (`QUEUE_BACKOFF_MS`, default 1000). */
   readonly queueBackoffMs: number;
+  /** Job queue on Redis: a dead worker's job is handed over once its lock of this many ms lapses (`QUEUE_LOCK_MS`, default 30000). */
+  readonly queueLockMs: number;
   /**
    * A model window longer than a chunk waits this long for the chunk after it, from the chunk's
    * arrival by the hub's clock, before it is padded with silence (`INFERENCE_WINDOW_WAIT_MS`, default 30000).
@@ -343,6 +345,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrate: readOneOf(env, 'CHORUS_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
     queueAttempts: readInt(env, 'QUEUE_ATTEMPTS', 3, 1, 50),
     queueBackoffMs: readInt(env, 'QUEUE_BACKOFF_MS', 1000, 1, 3_600_000),
+    queueLockMs: readInt(env, 'QUEUE_LOCK_MS', 30_000, 1000, 3_600_000),
     inferenceWindowWaitMs: readInt(env, 'INFERENCE_WINDOW_WAIT_MS', 30_000, 0, 3_600_000),
     inferenceWindowRecheckMs: readInt(env, 'INFERENCE_WINDOW_RECHECK_MS', 3000, 10, 600_000),
     statsSources: readStatsSources(env),

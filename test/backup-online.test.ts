@@ -1,3 +1,4 @@
+// test/run.mjs: the same on any parts — backup covers embedded parts only; the hub process here gets no DATABASE_URL or REDIS_URL.
 /**
  * `chorus backup` while the hub runs and ingests (issue 21, "consistent while the hub runs"), on
  * embedded parts (PGlite and files; the command covers nothing else): the running hub dumps its

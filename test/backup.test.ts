@@ -1,3 +1,4 @@
+// test/run.mjs: the same on any parts — backup and restore cover embedded parts only; every hub here is on a file data dir.
 /**
  * `chorus backup` and `chorus restore` (issue 21, "Backups") round trip on embedded parts: a hub
  * on a file data dir (PGlite in it, objects as files, a generated secret) with a team,

@@ -39,8 +39,25 @@ interface Installation {
 
 const installations: Installation[] = [];
 
-async function install(extra: Record<string, string> = {}): Promise<Installation> {
+/**
+ * On embedded PGlite, a database `chorus migrate` prepared once: a test that is not about migrating
+ * starts from a copy of it (as PostgreSQL test hubs copy a template), not from 28 migrations and
+ * the species catalog again.
+ */
+let migratedDb: Promise<string> | null = null;
+function migratedTemplate(): Promise<string> {
+  migratedDb ??= (async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-cli-template-'));
+    await runOk(['migrate'], { CHORUS_DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    return path.join(dataDir, 'db');
+  })();
+  return migratedDb;
+}
+
+/** `migrated`: the schema is there already (PGlite: a copy of the template; PostgreSQL migrates fast). */
+async function install(extra: Record<string, string> = {}, opts: { migrated?: boolean } = {}): Promise<Installation> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-cli-'));
+  if (opts.migrated && !DATABASE_URL) fs.cpSync(await migratedTemplate(), path.join(dataDir, 'db'), { recursive: true });
   const env: Record<string, string> = {
     CHORUS_DATA_DIR: dataDir,
     HOST: '127.0.0.1',
@@ -220,13 +237,14 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
   after(async () => {
     for (const child of running) child.kill('SIGKILL');
     for (const inst of installations) await inst.dispose();
+    if (migratedDb) fs.rmSync(path.dirname(await migratedDb), { recursive: true, force: true });
   });
 
   test(
     'serve: first start prints the URL and one-time admin credentials that sign in; a restart prints none',
     { timeout: TEST_TIMEOUT },
     async () => {
-      const inst = await install();
+      const inst = await install({}, { migrated: true });
       const first = await serve(inst.env);
       try {
         assert.match(first.banner, new RegExp(`Chorus is listening on http://127\\.0\\.0\\.1:${first.port} `));
@@ -267,7 +285,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
   );
 
   test('serve: CHORUS_ADMIN_EMAIL/CHORUS_ADMIN_PASSWORD create the hub admin from them', { timeout: TEST_TIMEOUT }, async () => {
-    const inst = await install({ CHORUS_ADMIN_EMAIL: 'root@example.org', CHORUS_ADMIN_PASSWORD: 'operator-chosen-pw' });
+    const inst = await install({ CHORUS_ADMIN_EMAIL: 'root@example.org', CHORUS_ADMIN_PASSWORD: 'operator-chosen-pw' }, { migrated: true });
     const server = await serve(inst.env);
     try {
       assert.match(server.banner, /Hub admin root@example\.org created from CHORUS_ADMIN_EMAIL\./);
@@ -286,7 +304,10 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
     'the hub killed (SIGKILL) between object write and row insert: after a restart the redelivered chunk completes, one row, its audio intact',
     { timeout: TEST_TIMEOUT },
     async () => {
-      const inst = await install({ CHORUS_ADMIN_EMAIL: 'crash@example.org', CHORUS_ADMIN_PASSWORD: 'crash-test-password' });
+      const inst = await install(
+        { CHORUS_ADMIN_EMAIL: 'crash@example.org', CHORUS_ADMIN_PASSWORD: 'crash-test-password' },
+        { migrated: true },
+      );
       const mqttPort = String(await freePort());
       const env = { ...inst.env, MQTT_PORT: mqttPort };
       const doomed = await serve({ ...env, CHORUS_FAILPOINT: 'ingest.after-object' });
@@ -402,7 +423,7 @@ describe('cli', { timeout: TEST_TIMEOUT * 6 }, () => {
   );
 
   test('admin create-user, make-admin and reset-password change what serve then accepts', { timeout: TEST_TIMEOUT }, async () => {
-    const inst = await install();
+    const inst = await install({}, { migrated: true });
 
     const created = await runOk(
       ['admin', 'create-user', '--email', 'ann@example.org', '--name', 'Ann Operator', '--password', 'ann-first-password'],

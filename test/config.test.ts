@@ -1,3 +1,4 @@
+// test/run.mjs: the same on any parts — configuration is parsed from literal environments; no hub starts.
 /**
  * loadConfig(env): the one place the environment is read. Defaults, refusals with a message
  * that names the variable, and the secret kept in the data dir across restarts.
@@ -207,7 +208,7 @@ describe('loadConfig', () => {
     }
   });
 
-  test('CHORUS_MIGRATE on by default, off skips migrating at start; QUEUE_ATTEMPTS and QUEUE_BACKOFF_MS', () => {
+  test('CHORUS_MIGRATE on by default, off skips migrating at start; QUEUE_ATTEMPTS, QUEUE_BACKOFF_MS and QUEUE_LOCK_MS', () => {
     const c = loadConfig(env());
     assert.equal(c.migrate, true);
     assert.equal(c.queueAttempts, 3);
@@ -219,6 +220,9 @@ describe('loadConfig', () => {
     assert.equal(q.queueAttempts, 5);
     assert.equal(q.queueBackoffMs, 20);
     refuses(env({ QUEUE_ATTEMPTS: '0' }), /QUEUE_ATTEMPTS must be between 1 and 50/);
+    assert.equal(c.queueLockMs, 30_000);
+    assert.equal(loadConfig(env({ QUEUE_LOCK_MS: '3000' })).queueLockMs, 3000);
+    refuses(env({ QUEUE_LOCK_MS: '500' }), /QUEUE_LOCK_MS must be between 1000 and 3600000/);
   });
 
   test('SHUTDOWN_TIMEOUT_MS bounds draining at SIGTERM (20 s by default); the webhook delivery settings', () => {

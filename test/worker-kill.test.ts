@@ -38,7 +38,13 @@ describe('split mode: a worker killed mid-job', { skip, timeout: 900_000 }, () =
   test('SIGKILL while a job runs; a new worker classifies the chunk exactly once', async () => {
     const inst = await hubInstallation('chorus-wkill');
     cleanups.push(inst.dispose);
-    const common = { ...inst.env, CHORUS_SECRET: 'wkill-secret-0123456789abcdef0123456789abcdef', LOG_LEVEL: 'warn' };
+    // A 3 s lock: the stalled job is handed over within seconds, not the default 30–60 s.
+    const common = {
+      ...inst.env,
+      CHORUS_SECRET: 'wkill-secret-0123456789abcdef0123456789abcdef',
+      LOG_LEVEL: 'warn',
+      QUEUE_LOCK_MS: '3000',
+    };
     const mqttPort = await freePort();
     const start = async (env: Record<string, string>) => {
       const p = startHubProcess({ ...common, PORT: String(await freePort()), ...env });
@@ -93,7 +99,7 @@ describe('split mode: a worker killed mid-job', { skip, timeout: 900_000 }, () =
     assert.deepEqual(await detections(), [], 'the killed worker wrote nothing');
 
     const fresh = await start({ CHORUS_MODE: 'worker' });
-    // BullMQ hands the stalled job over once its lock (30 s) lapses.
+    // BullMQ hands the stalled job over once its lock (QUEUE_LOCK_MS) lapses.
     const found = await waitFor(
       'the chunk classified after the kill',
       async () => {

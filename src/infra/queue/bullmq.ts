@@ -8,7 +8,7 @@ import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } fro
  * hubs or test runs can share one Redis. Finished jobs are trimmed to `keepFinished` per queue.
  */
 export function createBullmqQueue(url: string, prefix: string, opts: QueueOptions = {}): JobQueue {
-  const { attempts, backoffMs, keepFinished, log } = { ...QUEUE_DEFAULTS, ...opts };
+  const { attempts, backoffMs, keepFinished, lockMs, log } = { ...QUEUE_DEFAULTS, ...opts };
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
   let closed = false;
@@ -71,7 +71,7 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
         async (job) => {
           await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? attempts });
         },
-        { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency },
+        { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency, lockDuration: lockMs, stalledInterval: lockMs },
       );
       // Connection trouble is retried by the worker; an unhandled 'error' event would end the process.
       worker.on('error', () => {});

@@ -58,6 +58,11 @@ export interface QueueOptions {
   keepFinished?: number;
   /** The in-process queue's stall report: a job still running after this long is logged once (default 120 000). */
   stalledAfterMs?: number;
+  /**
+   * BullMQ: a running job's lock lasts this long and is renewed at half of it; a job whose lock lapsed
+   * (its worker died or stalled) is handed to another worker at the next check, this often (default 30 000).
+   */
+  lockMs?: number;
   /** Stalled jobs and jobs failed for good are logged here (none by default). */
   log?: QueueLog;
 }
@@ -71,5 +76,6 @@ export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   backoffMs: 1000,
   keepFinished: 100_000,
   stalledAfterMs: 120_000,
+  lockMs: 30_000,
   log: { warn() {} },
 };
