@@ -47,11 +47,12 @@ const root = path.resolve(import.meta.dirname, '../..');
 async function pgliteFromSnapshot(): Promise<Db> {
   const hash = migrationsHash();
   const dir = path.join(root, '.tmp');
-  const file = path.join(dir, `pglite-${hash}.tar.gz`);
+  // Not gzipped: PGlite loads the plain tar about 0.2 s faster, and every embedded test hub loads it.
+  const file = path.join(dir, `pglite-${hash}.tar`);
   if (!fs.existsSync(file)) {
     const { db, dump } = await createPgliteDb({ dataDir: null });
     await prepareDatabase(db, new Date());
-    const snapshot = await dump();
+    const snapshot = await dump('none');
     fs.mkdirSync(dir, { recursive: true });
     const tmp = `${file}.${process.pid}.tmp`;
     fs.writeFileSync(tmp, snapshot);

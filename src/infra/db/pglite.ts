@@ -4,14 +4,14 @@ import { type Db, type RawResult, withHelpers } from './types.ts';
 export interface PgliteOptions {
   /** Folder for the database files; null keeps it in memory (tests). */
   dataDir: string | null;
-  /** A dumped data dir (gzipped tar) to start from, so tests skip migrating. */
+  /** A dumped data dir (a tar, gzipped or not) to start from, so tests skip migrating. */
   loadDataDir?: Uint8Array;
 }
 
 export interface PgliteHandle {
   db: Db;
-  /** The data dir as a gzipped tar (the test helper's migrated snapshot). */
-  dump(): Promise<Uint8Array>;
+  /** The data dir as a tar, gzipped unless asked otherwise (the test helper's migrated snapshot is not: it loads faster). */
+  dump(compression?: 'gzip' | 'none'): Promise<Uint8Array>;
 }
 
 /** A PostgreSQL error as it crossed the thread: message plus its fields (code 23505 …). */
@@ -113,5 +113,5 @@ export async function createPgliteDb(opts: PgliteOptions): Promise<PgliteHandle>
     },
   );
 
-  return { db, dump: () => call<Uint8Array>({ op: 'dump', compression: 'gzip' }) };
+  return { db, dump: (compression = 'gzip') => call<Uint8Array>({ op: 'dump', compression }) };
 }
