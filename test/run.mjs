@@ -15,6 +15,9 @@
 //   --adapters-only  run only the files whose outcome depends on DATABASE_URL / REDIS_URL, and the
 //                    browser tests; a file that starts no hub runs the same on any parts, so one run
 //                    of it is enough
+//   --stage=S[,S]    run only these stages: parallel (the files run two at a time), serial (the
+//                    files run one at a time), browser; .ci/run runs the serial files of both runs
+//                    beside the browser tests
 //   --isolated       one process per file, as before groups (to tell a leak between files from a bug)
 //   --record-times   write each file's time of this run into test/file-times.json
 import { spawn, spawnSync } from 'node:child_process';
@@ -24,7 +27,15 @@ import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
-const noBrowser = args.includes('--no-browser');
+const stageArg = args.find((a) => a.startsWith('--stage='));
+const stages = new Set(stageArg ? stageArg.slice('--stage='.length).split(',') : ['parallel', 'serial', 'browser']);
+for (const s of stages) {
+  if (!['parallel', 'serial', 'browser'].includes(s)) {
+    console.error(`unknown stage "${s}" (parallel, serial, browser)`);
+    process.exit(1);
+  }
+}
+const noBrowser = args.includes('--no-browser') || !stages.has('browser');
 const adaptersOnly = args.includes('--adapters-only');
 const isolated = args.includes('--isolated');
 const recordTimes = args.includes('--record-times');
@@ -87,8 +98,11 @@ if (args.includes('--list')) {
   for (const f of files) console.log(`${touchesAdapters(path.join(root, 'test', f)) ? 'parts ' : 'once  '} ${f}`);
   process.exit(0);
 }
-if (adaptersOnly || noBrowser) {
-  console.log(`${adaptersOnly ? 'files that depend on the parts only' : 'all files'}${noBrowser ? ', no browser tests' : ''}`);
+if (adaptersOnly || noBrowser || stageArg) {
+  console.log(
+    `${adaptersOnly ? 'files that depend on the parts only' : 'all files'}${noBrowser ? ', no browser tests' : ''}` +
+      (stageArg ? `; stages: ${[...stages].join(', ')}` : ''),
+  );
 }
 if (process.env.DATABASE_URL) {
   // Test databases a crashed run left behind (test/helpers/pg-template.ts); live runs' are younger.
@@ -182,14 +196,14 @@ function runQuietly(label, list, concurrency, groupSeconds) {
 
 const parallel = await run(
   'parallel batch',
-  files.filter((f) => !SERIAL.has(f)),
+  stages.has('parallel') ? files.filter((f) => !SERIAL.has(f)) : [],
   process.env.TEST_CONCURRENCY ?? '2',
   60,
 );
 // The serial files and the browser files each run one at a time, so each leaves a core mostly
 // idle: when both are to run, they run side by side (two streams on two cores, as the parallel
 // batch has), the serial batch's output shown whole when it ends.
-const serialFiles = files.filter((f) => SERIAL.has(f));
+const serialFiles = stages.has('serial') ? files.filter((f) => SERIAL.has(f)) : [];
 const [serial, browser] =
   serialFiles.length > 0 && e2e.length > 0
     ? await Promise.all([runQuietly('serial batch', serialFiles, '1', Infinity), run('browser tests', e2e, '1', Infinity)])
