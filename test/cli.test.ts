@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import mqtt from 'mqtt';
 import { listMigrations } from '../src/infra/db/migrate.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
+import { freePort } from './helpers/ports.ts';
 import { logLines, logText } from './helpers/log-lines.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -131,17 +131,6 @@ async function runOk(args: string[], env: Record<string, string>): Promise<strin
   const r = await run(args, env);
   assert.equal(r.code, 0, `chorus ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return r.stdout;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 interface Server {

@@ -7,7 +7,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -17,16 +16,9 @@ import { launchChromium, newWatchedContext, signedIn, skip } from '../helpers/br
 import { factories } from '../helpers/factories.ts';
 import { RawSatellite } from '../helpers/raw-satellite.ts';
 import { SPECIES } from '../../src/satellite/soundscape.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 /** Runs a shell command line in the project directory, as a person pastes it; resolves with its exit and output. */
 function run(line: string, timeoutMs: number): Promise<{ code: number | null; out: string }> {

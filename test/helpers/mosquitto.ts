@@ -5,10 +5,10 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
 
 export const MOSQUITTO_SKIP = 'the mosquitto binary is not installed (apt-get install -y mosquitto mosquitto-clients)';
 
@@ -42,17 +42,6 @@ function dynsecPlugin(): string {
     // fall through
   }
   throw new Error('mosquitto is installed but mosquitto_dynamic_security.so was not found');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The uid/gid of the `mosquitto` user that Mosquitto drops to when started as root. */
