@@ -422,6 +422,98 @@ describe('reference satellite against a real hub', () => {
     );
   });
 
+  test('the object store is down for minutes: the satellite backs off (doubling to its cap), offers the oldest chunk alone, gives up on none, and drains once chunks are stored again', async () => {
+    const clock = new ManualClock();
+    const dir = tmp();
+    const { sat, creds, outbox } = await startSatellite({
+      clock,
+      dir,
+      // The outbox tells the oldest chunk's age by the same clock as the satellite.
+      outbox: await Outbox.open(path.join(dir, 'outbox'), { now: () => clock.now() }),
+      retryBaseMs: 1000,
+      retryMaxMs: 4000,
+      random: () => 1,
+      maxErrorRetries: 2,
+    });
+    // The satellite's timers move only with advance() from here.
+    clock.freeze(clock.now());
+    // A real outage of the hub's object store: a file where its folder should be, so every write fails.
+    const objects = path.join(hub.infra.config.dataDir, 'objects');
+    const away = `${objects}.away`;
+    const hadObjects = fs.existsSync(objects);
+    if (hadObjects) fs.renameSync(objects, away);
+    fs.writeFileSync(objects, 'not a folder: the object store is down');
+    const restore = () => {
+      if (fs.existsSync(objects) && !fs.statSync(objects).isDirectory()) fs.rmSync(objects);
+      if (hadObjects && fs.existsSync(away)) fs.renameSync(away, objects);
+    };
+    const sent: string[] = [];
+    sat.on('sent', (row: { chunkId: string }) => sent.push(row.chunkId));
+    const refusals: Array<{ chunkId: string; error: string; delayMs: number }> = [];
+    sat.on('backoff', (b) => refusals.push(b));
+    const errorAcks: string[] = [];
+    sat.on('ack-error', (chunkId: string) => errorAcks.push(chunkId));
+    try {
+      const firstRefusal = next(sat, 'backoff', 'the first "send again later"');
+      for (let i = 0; i < 3; i++) assert.equal(await sat.record(), 'recorded');
+      await firstRefusal;
+      const [oldest, second, third] = outbox.pending().map((r) => r.chunkId);
+      assert.match(refusals[0].error, /storage unavailable, send again later/);
+      assert.deepEqual(sent, [oldest], 'one chunk went out; the others wait while the hub cannot store');
+
+      // Each wait doubles up to the cap (random 1: no jitter off the top), and each time the oldest goes alone.
+      let wait = 1000;
+      for (const expected of [2000, 4000, 4000, 4000]) {
+        const refused = next<{ delayMs: number }>(sat, 'backoff', `the refusal after waiting ${wait} ms`);
+        clock.advance(wait - 1);
+        assert.equal(sent.length, refusals.length, 'nothing goes out before the wait is over');
+        clock.advance(1);
+        assert.equal((await refused).delayMs, expected);
+        wait = expected;
+      }
+      assert.deepEqual(sent, Array(5).fill(oldest), 'only the oldest chunk was offered, once per wait');
+      assert.deepEqual(errorAcks, [], 'a passing refusal is not an error of the chunk');
+      for (const r of outbox.list()) {
+        assert.equal(r.status, 'unacked', 'kept to send, past maxErrorRetries (2) refusals');
+        assert.equal(r.errorCount, 0);
+      }
+
+      // The heartbeat says since when the satellite waits and when it tries next; the hub keeps it.
+      assert.equal(await sat.heartbeat(), true);
+      const reported = await waitFor('the heartbeat at the hub', async () => {
+        const stats = (await api.get(`/satellites/${creds.satelliteId}`, owner)).body?.outboxStats;
+        return stats?.backoffSeconds > 0 && stats;
+      });
+      assert.equal(reported.backoffSeconds, 11, '1 + 2 + 4 + 4 s since the first refusal');
+      assert.equal(reported.retryInSeconds, 4);
+      assert.equal(reported.unackedCount, 3);
+      assert.equal(reported.refusedCount, 0);
+      assert.ok(
+        reported.oldestUnsentAgeSeconds >= 11,
+        `the oldest chunk waits since before the first refusal: ${JSON.stringify(reported)}`,
+      );
+
+      // The store is back: the next offer is stored, then the rest follow at once, oldest first.
+      restore();
+      const resumed = next(sat, 'resumed', 'the hub taking chunks again');
+      clock.advance(wait);
+      assert.ok(((await resumed) as { waitedMs: number }).waitedMs >= 15_000);
+      await waitFor('every chunk stored', () => outbox.list().every((r) => r.status === 'acked'));
+      assert.deepEqual(sent.slice(5), [oldest, second, third]);
+      const rows = await hub.sql.query<{ id: string }>('SELECT id FROM chunks WHERE satellite_id = $1 ORDER BY recorded_at', [
+        creds.satelliteId,
+      ]);
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        [oldest, second, third],
+        'each chunk stored once',
+      );
+      assert.equal(sat.ackedCount, 3);
+    } finally {
+      restore();
+    }
+  });
+
   test('config pushes apply at once; log requests are answered from the journal; update is logged', async () => {
     const { sat, creds } = await startSatellite();
     await waitFor('the first config push', () => sat.config.filterMinRms === 0.003);

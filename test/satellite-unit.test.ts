@@ -181,7 +181,8 @@ describe('outbox', () => {
   }
 
   test('rows drain oldest-first; ack marks them; stats add up', async () => {
-    const box = await Outbox.open(tmp(), { caps: caps({}) });
+    // Read 60 s after the first chunk was recorded.
+    const box = await Outbox.open(tmp(), { caps: caps({}), now: () => new Date(t0.getTime() + 60_000) });
     const ids = await fill(box, 4);
     assert.deepEqual(
       box.pending().map((r) => r.chunkId),
@@ -204,6 +205,8 @@ describe('outbox', () => {
       rowCount: 4,
       unackedCount: 3,
       diskBytes: 4 * size,
+      refusedCount: 1,
+      oldestUnsentAgeSeconds: 60,
     });
     assert.deepEqual(Buffer.compare((await box.readAudio(ids[3]))!, wav(3)), 0);
     assert.equal(await box.requeueErrors(3), 1);

@@ -84,7 +84,14 @@ export interface Ingester {
   stop(): Promise<number>;
 }
 
-export type AckBody = { chunkId?: string; status: 'stored' } | { chunkId?: string; status: 'error'; error: string };
+/**
+ * The ack (protocol §4). An error ack that only says "send again later" (a part of the hub is away,
+ * the chunk is fine) also carries `retryable: true`, so a satellite backs off instead of counting
+ * it toward giving up; satellites that do not know the field read the error as before.
+ */
+export type AckBody = { chunkId?: string; status: 'stored' } | { chunkId?: string; status: 'error'; error: string; retryable?: true };
+
+const SEND_AGAIN_LATER = /send again later$/;
 
 /** Audit entries a satellite's own messages write (the settings writer adds its own). */
 const DEVICE_AUDIT = [
@@ -156,7 +163,12 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const refuse = async (reason: string, from: Record<string, unknown> | null = body) => {
       const chunkId = chunkIdOf(from);
       metrics.chunkRefused(refusalKind(reason));
-      await ack(tenantId, satelliteId, { ...(chunkId ? { chunkId } : {}), status: 'error', error: reason });
+      await ack(tenantId, satelliteId, {
+        ...(chunkId ? { chunkId } : {}),
+        status: 'error',
+        error: reason,
+        ...(SEND_AGAIN_LATER.test(reason) ? { retryable: true as const } : {}),
+      });
       throw new Refusal(reason);
     };
     if (!parsed.ok) return refuse(parsed.reason);
@@ -363,6 +375,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
               ...(chunkId ? { chunkId } : {}),
               status: 'error',
               error: 'the hub could not store the chunk, send again later',
+              retryable: true,
             });
           }
         },

@@ -126,7 +126,7 @@ export class Satellite extends EventEmitter implements SatelliteStatus {
     });
     this.uploader = new Uploader(ctx, this.connection);
     this.recorder = new Recorder(ctx, this.gate, () => this.uploader.drain());
-    this.reports = new StatusReporter(ctx, this.gate, this.connection);
+    this.reports = new StatusReporter(ctx, this.gate, this.connection, () => this.uploader.uploadState());
     this.live = new LiveAudio(ctx, this.recorder, this.connection);
     this.configs = new ConfigApplier(ctx, this.gate, this.reports);
   }

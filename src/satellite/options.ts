@@ -52,6 +52,16 @@ export interface SatelliteOptions {
   maxErrorRetries?: number;
   /** Wait before a refused chunk is sent again (default 60 s; also retried on every reconnect). */
   errorRetryMs?: number;
+  /**
+   * A passing refusal ("send again later": the hub's database, storage or queue is away) never
+   * counts toward giving up: the satellite waits, then offers the oldest chunk alone, the wait
+   * doubling from `retryBaseMs` (default 2 s) up to `retryMaxMs` (default 5 min), each one
+   * somewhere between half and all of it (jitter, so a fleet does not come back at one instant).
+   */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** The jitter's random numbers in [0, 1) (tests). */
+  random?: () => number;
   /** Stop recording after this many chunks went into the outbox (the CLI's --chunks). */
   recordLimit?: number;
   liveIntervalMs?: number;
@@ -76,6 +86,9 @@ const OPTION_DEFAULTS = {
   maxInFlight: 1,
   maxErrorRetries: 3,
   errorRetryMs: 60_000,
+  retryBaseMs: 2000,
+  retryMaxMs: 300_000,
+  random: Math.random,
   recordLimit: Infinity,
   liveIntervalMs: CHUNK_DURATION_MS,
   liveTimeoutMs: 60_000,

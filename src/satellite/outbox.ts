@@ -67,6 +67,10 @@ export interface OutboxStats {
   rowCount: number;
   unackedCount: number;
   diskBytes: number;
+  /** Rows the hub refused for good (the chunk itself was bad): kept, shown, retried on reconnect. */
+  refusedCount: number;
+  /** How long the oldest chunk not yet stored has waited since it was recorded (0: none waits). */
+  oldestUnsentAgeSeconds: number;
 }
 
 export const MB = 1024 * 1024;
@@ -355,13 +359,18 @@ export class Outbox {
     let acked = 0;
     let unacked = 0;
     let unackedCount = 0;
+    let refusedCount = 0;
+    let oldest = Infinity;
     for (const r of this.rows.values()) {
       if (r.status === 'acked') acked += r.bytes;
       else {
         unacked += r.bytes;
         unackedCount++;
+        if (r.status === 'error') refusedCount++;
+        oldest = Math.min(oldest, Date.parse(r.recordedAt));
       }
     }
+    const oldestUnsentAgeSeconds = Number.isFinite(oldest) ? Math.max(0, Math.floor((this.now().getTime() - oldest) / 1000)) : 0;
     let diskBytes = 0;
     for (const f of await fsp.readdir(this.audioDir).catch(() => [] as string[])) {
       diskBytes += await fsp
@@ -369,7 +378,16 @@ export class Outbox {
         .then((s) => s.size)
         .catch(() => 0);
     }
-    return { totalBytes: acked + unacked, ackedBytes: acked, unackedBytes: unacked, rowCount: this.rows.size, unackedCount, diskBytes };
+    return {
+      totalBytes: acked + unacked,
+      ackedBytes: acked,
+      unackedBytes: unacked,
+      rowCount: this.rows.size,
+      unackedCount,
+      diskBytes,
+      refusedCount,
+      oldestUnsentAgeSeconds,
+    };
   }
 
   /** Waits for queued writes (used before exit). */

@@ -1,6 +1,7 @@
 /**
  * Heartbeat and telemetry (satellite protocol §4): a heartbeat every heartbeatIntervalSec with
- * filterStats and outboxStats; telemetry on connect and every `telemetryIntervalMs`. Each
+ * filterStats and outboxStats (the protocol's six counters, then refusedCount,
+ * oldestUnsentAgeSeconds, backoffSeconds and retryInSeconds: integers, as the field allows); telemetry on connect and every `telemetryIntervalMs`. Each
  * schedules the next only while connected.
  */
 import fs from 'node:fs';
@@ -8,6 +9,7 @@ import type { BrokerConnection } from './connection.ts';
 import type { SatelliteContext } from './types.ts';
 import { saveFilterStats, type SilenceGate } from './gate.ts';
 import { freeBytes } from './outbox.ts';
+import type { UploadState } from './uploader.ts';
 
 export class StatusReporter {
   private cancelHeartbeat: (() => void) | null = null;
@@ -18,6 +20,8 @@ export class StatusReporter {
     private readonly ctx: Pick<SatelliteContext, 'id' | 'tenantId' | 'options' | 'outbox' | 'status' | 'clock' | 'log' | 'file'>,
     private readonly gate: SilenceGate,
     private readonly connection: Pick<BrokerConnection, 'publish' | 'lastLatencyMs'>,
+    /** Whether the hub asked to send again later (backoffSeconds, retryInSeconds). */
+    private readonly upload: () => UploadState,
   ) {}
 
   /** Uptime counts from here. */
@@ -57,7 +61,7 @@ export class StatusReporter {
         stream: 'satellite',
         timestamp: ctx.clock.now().toISOString(),
         filterStats: { ...this.gate.stats },
-        outboxStats: await ctx.outbox.stats(),
+        outboxStats: { ...(await ctx.outbox.stats()), ...this.upload() },
       },
       1,
     );

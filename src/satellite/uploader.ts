@@ -4,11 +4,17 @@
  *
  * Unacked rows go oldest-first, QoS 1, at most `maxInFlight` waiting for their ack (default 1,
  * which keeps the hub's arrival order equal to recording order). An `ack` `stored` marks the row
- * acked; `error` keeps the row with the reason (logged, counted, and retried after
- * `errorRetryMs` and on the next reconnect, up to `maxErrorRetries` error acks: the hub's
- * refusals include passing ones such as "storage unavailable, send again later"). A chunk whose
- * ack does not come within `ackTimeoutMs` is sent again (the hub's ingest is idempotent on
- * chunkId).
+ * acked. An `error` ack is one of two kinds (issue 32):
+ * - passing ("send again later", `retryable: true`: the hub's database, storage or queue is away):
+ *   the row stays unsent and nothing counts toward giving up; the satellite backs off (the wait
+ *   doubling from `retryBaseMs` to `retryMaxMs`, with jitter), then offers the oldest chunk alone;
+ *   the first `stored` ack ends the back-off and the outbox drains as usual. This lasts as long as
+ *   the outbox has room (its caps decide what goes, as when offline).
+ * - final (the chunk itself is bad): the row keeps the reason (logged, counted, kept and shown in
+ *   the heartbeat's outboxStats.refusedCount), retried after `errorRetryMs` and on the next
+ *   reconnect, up to `maxErrorRetries` error acks.
+ * A chunk whose ack does not come within `ackTimeoutMs` is sent again (the hub's ingest is
+ * idempotent on chunkId).
  *
  * After a reconnect, until the hub is heard from (an ack, a config answer), chunks wait only
  * `reconnectAckTimeoutMs` for their ack, doubling up to `ackTimeoutMs` (issue 21): when the
@@ -29,6 +35,31 @@ interface Probing {
   timeoutMs: number;
 }
 
+/** The hub asked to send again later: nothing goes out until `due`, then the oldest chunk alone. */
+interface BackingOff {
+  since: Date;
+  /** The wait before jitter; doubles with each passing refusal up to retryMaxMs. */
+  waitMs: number;
+  nextTryAt: number;
+  /** The wait is over: one chunk may go out (the probe). */
+  due: boolean;
+  cancel: () => void;
+  lastRefusal: { chunkId: string; error: string; at: Date };
+}
+
+/** What the uploader tells the heartbeat (outboxStats, integers). */
+export interface UploadState {
+  /** Seconds since the hub first asked to send again later, 0 when it takes chunks. */
+  backoffSeconds: number;
+  /** Seconds until the next chunk is offered while backing off. */
+  retryInSeconds: number;
+}
+
+/** A refusal that says the hub cannot take chunks now, not that this chunk is bad (older hubs: by its words). */
+export function isPassingRefusal(body: Record<string, unknown>, error: string): boolean {
+  return body.retryable === true || (body.retryable === undefined && /send again later/i.test(error));
+}
+
 export class Uploader {
   private readonly inFlight = new Map<string, InFlight>();
   private draining = false;
@@ -38,6 +69,7 @@ export class Uploader {
   private readonly settling = new Set<string>();
   /** From the start too: the hub may be down when the satellite boots. */
   private probing: Probing | null;
+  private backoff: BackingOff | null = null;
 
   constructor(
     private readonly ctx: Pick<
@@ -70,6 +102,18 @@ export class Uploader {
   /** The connection dropped: on the next one the hub may not be listening yet (see the header). */
   reconnected(): void {
     this.probing = { timeoutMs: Math.min(this.ctx.options.reconnectAckTimeoutMs, this.ctx.options.ackTimeoutMs) };
+    // A probe that went out on the old connection is gone with it: offer the oldest chunk again once due.
+    if (this.backoff && this.inFlight.size === 0 && this.ctx.clock.now().getTime() >= this.backoff.nextTryAt) this.backoff.due = true;
+  }
+
+  /** For the heartbeat: whether, since when and until when the hub asked to wait. */
+  uploadState(): UploadState {
+    if (!this.backoff) return { backoffSeconds: 0, retryInSeconds: 0 };
+    const now = this.ctx.clock.now().getTime();
+    return {
+      backoffSeconds: Math.max(1, Math.round((now - this.backoff.since.getTime()) / 1000)),
+      retryInSeconds: this.backoff.due ? 0 : Math.max(0, Math.ceil((this.backoff.nextTryAt - now) / 1000)),
+    };
   }
 
   /** Any message from the hub on this connection: it is subscribed, ack time-outs are the normal ones again. */
@@ -87,6 +131,49 @@ export class Uploader {
   cancelRetries(): void {
     for (const cancel of this.retryCancels) cancel();
     this.retryCancels.clear();
+    this.backoff?.cancel();
+  }
+
+  /** A passing refusal: wait longer than last time (up to retryMaxMs), then offer the oldest chunk alone. */
+  private backOff(chunkId: string, error: string): void {
+    const { ctx } = this;
+    const { retryBaseMs, retryMaxMs, random } = ctx.options;
+    const previous = this.backoff;
+    const now = ctx.clock.now();
+    // A chunk that went out before this wait began (maxInFlight > 1): the wait stands.
+    if (previous && now.getTime() < previous.nextTryAt) {
+      previous.lastRefusal = { chunkId, error, at: now };
+      return;
+    }
+    previous?.cancel();
+    const waitMs = previous ? Math.min(previous.waitMs * 2, retryMaxMs) : Math.min(retryBaseMs, retryMaxMs);
+    const delayMs = Math.round(waitMs * (0.5 + 0.5 * random()));
+    const state: BackingOff = {
+      since: previous?.since ?? now,
+      waitMs,
+      nextTryAt: now.getTime() + delayMs,
+      due: false,
+      cancel: () => {},
+      lastRefusal: { chunkId, error, at: now },
+    };
+    state.cancel = ctx.clock.after(delayMs, () => {
+      if (this.backoff !== state) return;
+      state.due = true;
+      this.drain();
+    });
+    this.backoff = state;
+    ctx.log('warn', `the hub cannot take chunks now (${error}); offering the oldest again in ${delayMs} ms`);
+    ctx.emit('backoff', { chunkId, error, delayMs });
+  }
+
+  /** A chunk was stored: the hub takes chunks again. */
+  private resumed(): void {
+    if (!this.backoff) return;
+    const waited = this.ctx.clock.now().getTime() - this.backoff.since.getTime();
+    this.backoff.cancel();
+    this.backoff = null;
+    this.ctx.log('info', `the hub takes chunks again after ${Math.round(waited / 1000)} s; sending what waited`);
+    this.ctx.emit('resumed', { waitedMs: waited });
   }
 
   async onAck(body: Record<string, unknown>): Promise<void> {
@@ -100,6 +187,7 @@ export class Uploader {
       this.inFlight.delete(chunkId);
     }
     if (body.status === 'stored') {
+      this.resumed();
       const row = ctx.outbox.get(chunkId);
       // Counted at once, so "nothing pending" never runs ahead of the count.
       if (!row || row.status === 'acked' || this.settling.has(chunkId)) return this.drain();
@@ -113,6 +201,10 @@ export class Uploader {
       ctx.emit('acked', { ...row, status: 'acked' });
     } else {
       const error = typeof body.error === 'string' && body.error ? body.error : `status ${String(body.status)}`;
+      if (isPassingRefusal(body, error)) {
+        this.backOff(chunkId, error);
+        return this.drain();
+      }
       ctx.log('error', `hub refused chunk ${chunkId}: ${error}`);
       ctx.status.errorAcks.push({ chunkId, error });
       this.settling.add(chunkId);
@@ -141,9 +233,24 @@ export class Uploader {
     while (this.drainRequested) {
       this.drainRequested = false;
       while (ctx.status.connected && !ctx.isStopped() && this.inFlight.size < ctx.options.maxInFlight) {
+        // Backing off: nothing until the wait is over, then one chunk, whose ack decides.
+        const probe = this.backoff !== null;
+        if (this.backoff && (!this.backoff.due || this.inFlight.size > 0)) break;
         const row = ctx.outbox.pending().find((r) => !this.inFlight.has(r.chunkId) && !this.settling.has(r.chunkId));
         if (!row) break;
-        if (!(await this.send(row))) break;
+        if (this.backoff) this.backoff.due = false;
+        if (!(await this.send(row))) {
+          if (this.backoff) this.backoff.due = true;
+          break;
+        }
+        if (probe) {
+          // Nothing went out after all (its audio was missing): the next chunk is the probe.
+          if (this.backoff && this.inFlight.size === 0) {
+            this.backoff.due = true;
+            continue;
+          }
+          break;
+        }
       }
     }
   }
@@ -177,6 +284,8 @@ export class Uploader {
         return;
       }
       this.inFlight.delete(row.chunkId);
+      // A probe nobody answered: offer the oldest chunk again.
+      if (this.backoff) this.backoff.due = true;
       if (this.probing) {
         ctx.log('warn', `no answer from the hub ${waited} ms after reconnecting; sending chunk ${row.chunkId} again`);
         this.probing.timeoutMs = Math.min(this.probing.timeoutMs * 2, ctx.options.ackTimeoutMs);

@@ -325,10 +325,23 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
       });
       assert.equal(m.outcome, 'done');
     }
+    // The hub could not store chunks for two minutes: the satellite's heartbeat says it is backing off.
+    const hb = await sat!.sendHandled('heartbeat', {
+      satelliteId: sat!.id,
+      tenantId: sat!.tenantId,
+      state: 'recording',
+      outboxStats: { unackedCount: 40, refusedCount: 1, oldestUnsentAgeSeconds: 185, backoffSeconds: 130, retryInSeconds: 45 },
+    });
+    assert.equal(hb.outcome, 'done');
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
     // The fleet list shows the latest battery and temperature per satellite, with a battery line.
     const hedgeRow = page.getByTestId('satellite-row').filter({ hasText: 'Hedge' });
     await hedgeRow.getByRole('img', { name: 'Battery 84 % · 43.0 °C' }).waitFor();
+    assert.equal(
+      await hedgeRow.getByTestId('outbox-backoff').textContent(),
+      'The hub asks to send later: waiting 2 min, next try in 45 s',
+    );
+    await hedgeRow.getByText('waiting 40 · refused 1 · oldest waiting 3 min').waitFor();
     assert.equal(await hedgeRow.locator('svg.spark polyline').count(), 1);
     await page.getByRole('link', { name: 'Hedge' }).click();
     await page.getByRole('heading', { name: 'Hedge' }).waitFor();

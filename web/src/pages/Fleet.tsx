@@ -26,6 +26,13 @@ function uptime(t: T, s: number | null): string {
     : t('fleet.uptime.hours', { h, min: Math.floor((s % 3600) / 60) });
 }
 
+/** A wait in the coarsest unit that still says something: seconds, minutes, then hours and minutes. */
+function wait(t: T, s: number): string {
+  if (s < 60) return t('fleet.wait.seconds', { s });
+  if (s < 3600) return t('fleet.wait.minutes', { min: Math.floor(s / 60) });
+  return uptime(t, s);
+}
+
 const STAT_KEYS = [
   'totalProcessed',
   'totalSent',
@@ -43,18 +50,49 @@ const STAT_KEYS = [
   'rowCount',
   'unackedCount',
   'diskBytes',
+  'refusedCount',
+  'oldestUnsentAgeSeconds',
 ] as const;
+
+/** Shown as the outbox's back-off line, not among its counters. */
+const BACKOFF_KEYS = ['backoffSeconds', 'retryInSeconds'];
 
 /** Heartbeat counters (as the satellite reported them) with translated labels; byte counts in SI units. */
 function stats(t: T, fmt: ReturnType<typeof useFormat>, reported: unknown): string {
   const o = reported as Record<string, number> | null;
   if (!o) return '—';
+  // The stored JSON keeps no order (PostgreSQL's jsonb sorts keys by length): the protocol's order, then the rest.
+  const rank = (k: string) => {
+    const i = (STAT_KEYS as readonly string[]).indexOf(k);
+    return i === -1 ? STAT_KEYS.length : i;
+  };
   return Object.entries(o)
+    .filter(([k]) => !BACKOFF_KEYS.includes(k))
+    .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
     .map(([k, v]) => {
       const label = (STAT_KEYS as readonly string[]).includes(k) ? t(`fleet.stat.${k as (typeof STAT_KEYS)[number]}`) : k;
-      return `${label} ${k.endsWith('Bytes') ? fmt.bytes(v) : v}`;
+      return `${label} ${k.endsWith('Bytes') ? fmt.bytes(v) : k.endsWith('Seconds') ? wait(t, v) : v}`;
     })
     .join(' · ');
+}
+
+/** The outbox's counters, after the hub's "send again later" wait when the satellite is in one (issue 32). */
+function OutboxCell({ reported }: { reported: unknown }) {
+  const t = useT();
+  const fmt = useFormat();
+  const o = reported as Record<string, number> | null;
+  return (
+    <>
+      {o && o.backoffSeconds > 0 ? (
+        <div>
+          <span className="pill warn" data-testid="outbox-backoff">
+            {t('fleet.backoff', { since: wait(t, o.backoffSeconds), next: wait(t, o.retryInSeconds ?? 0) })}
+          </span>
+        </div>
+      ) : null}
+      {stats(t, fmt, o)}
+    </>
+  );
 }
 
 /** The latest battery and temperature of one satellite, with a small battery line (last 24 samples). */
@@ -287,7 +325,9 @@ export default function Fleet() {
                 </td>
                 <td>{uptime(t, s.uptimeSeconds)}</td>
                 <td>{s.noiseFloorRms === null ? '—' : s.noiseFloorRms.toFixed(4)}</td>
-                <td className="small">{stats(t, fmt, s.outboxStats)}</td>
+                <td className="small">
+                  <OutboxCell reported={s.outboxStats} />
+                </td>
                 <td className="small">{stats(t, fmt, s.filterStats)}</td>
                 <td>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
                 <td>
