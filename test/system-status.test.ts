@@ -200,10 +200,19 @@ describe('system status: an open metrics address and a dead database', () => {
     assert.ok(family(parsePrometheusTextFormat(res.text), 'http_requests_total'));
   });
 
-  test('readiness answers 503 with the failing check once the database is gone', async () => {
+  test('readiness answers 503 with the failing check once the database is gone; requests that need it answer 503 DATABASE_UNAVAILABLE with Retry-After', async () => {
     const api = client(hub.url);
     assert.equal((await api.get('/health/ready')).status, 200);
+    const owner = await factories(hub).user();
+    const team = (await api.post('/auth/create-tenant', { name: 'Outage team' }, owner)).body;
+    assert.equal((await api.get(`/detections?tenantId=${team.id}`, owner)).status, 200);
     await hub.infra.db.close();
+    const during = await api.get(`/detections?tenantId=${team.id}`, owner);
+    const err = assertError(during, 503, 'DATABASE_UNAVAILABLE');
+    assert.match(err.message, /database cannot be reached/);
+    assert.equal(during.headers.get('retry-after'), '5');
+    // A sign-in needs the database too: the same answer, not a 500 or a wrong-password 401.
+    assertError(await api.post('/auth/login', { email: owner.email, password: owner.password }), 503, 'DATABASE_UNAVAILABLE');
     const started = performance.now();
     const res = await api.get('/health/ready');
     assert.equal(res.status, 503);

@@ -13,6 +13,19 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A part the hub depends on cannot be reached (the database now; the adapters say which): a
+ * request answers 503 with `<PART>_UNAVAILABLE` and Retry-After, not 500 (issue 32).
+ */
+export class PartUnavailable extends Error {
+  constructor(
+    readonly part: 'database' | 'key-value',
+    cause: unknown,
+  ) {
+    super(`the ${part} is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 export const badRequest = (message: string, code = 'BAD_REQUEST', details?: unknown) => new AppError(400, code, message, details);
 export const validationFailed = (message: string, details?: unknown) => new AppError(400, 'VALIDATION_FAILED', message, details);
 export const unauthenticated = (message = 'Sign in to continue') => new AppError(401, 'UNAUTHENTICATED', message);

@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import fastJsonStringify from 'fast-json-stringify';
 import { Type } from 'typebox';
 import type { Actor, Auth } from './actor.ts';
-import { AppError, errorBody } from './errors.ts';
+import { AppError, errorBody, PartUnavailable } from './errors.ts';
 import type { Permission, RouteDef } from './permissions.ts';
 import { checkDeclarations } from './declarations.ts';
 import type { createGuard } from './guard.ts';
@@ -81,6 +81,9 @@ function describeIssues(issues: ValidationIssue[], part: string) {
   });
 }
 
+/** What a 503 for a part that is away asks the client to wait, in seconds. */
+const RETRY_AFTER_UNAVAILABLE_S = 5;
+
 const FRAMEWORK_ERRORS: Record<string, { status: number; code: string; message: string }> = {
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: 'INVALID_JSON', message: 'The body is empty but declared as JSON' },
@@ -101,6 +104,12 @@ export function installErrorHandling(app: FastifyInstance): void {
         reply.header('retry-after', String((err.details as { retryAfterSeconds: number }).retryAfterSeconds));
       }
       return reply.code(err.status).send(errorBody(err.code, err.message, err.details));
+    }
+    if (err instanceof PartUnavailable) {
+      req.log.warn({ err }, 'request failed: a part is unavailable');
+      reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_S));
+      const code = `${err.part.replace('-', '_').toUpperCase()}_UNAVAILABLE`;
+      return reply.code(503).send(errorBody(code, `The ${err.part} cannot be reached just now; try again in a few seconds`));
     }
     if (err.validation) {
       const part = err.validationContext ?? 'body';

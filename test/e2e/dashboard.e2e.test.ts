@@ -337,10 +337,7 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
     // The fleet list shows the latest battery and temperature per satellite, with a battery line.
     const hedgeRow = page.getByTestId('satellite-row').filter({ hasText: 'Hedge' });
     await hedgeRow.getByRole('img', { name: 'Battery 84 % · 43.0 °C' }).waitFor();
-    assert.equal(
-      await hedgeRow.getByTestId('outbox-backoff').textContent(),
-      'The hub asks to send later: waiting 2 min, next try in 45 s',
-    );
+    assert.equal(await hedgeRow.getByTestId('outbox-backoff').textContent(), 'The hub asks to send later: waiting 2 min, next try in 45 s');
     await hedgeRow.getByText('waiting 40 · refused 1 · oldest waiting 3 min').waitFor();
     assert.equal(await hedgeRow.locator('svg.spark polyline').count(), 1);
     await page.getByRole('link', { name: 'Hedge' }).click();

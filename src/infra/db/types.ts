@@ -1,4 +1,5 @@
 import { checkColumns, checkRows, type RowOf, type RowShape } from './shape.ts';
+import { orUnavailable } from './unavailable.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -36,7 +37,11 @@ export interface Db {
 type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<RawResult>;
 
 /** Builds the row helpers shared by both adapters from a single statement primitive. */
-export function withHelpers(kind: Db['kind'], raw: QueryFn, exec: Db['exec'], tx: Db['tx'], close: Db['close']): Db {
+export function withHelpers(kind: Db['kind'], rawQuery: QueryFn, rawExec: Db['exec'], rawTx: Db['tx'], close: Db['close']): Db {
+  // A lost connection is told apart from a failing statement here, once for both adapters.
+  const raw: QueryFn = (sql, params) => orUnavailable(() => rawQuery(sql, params));
+  const exec: Db['exec'] = (sql) => orUnavailable(() => rawExec(sql));
+  const tx: Db['tx'] = (fn) => orUnavailable(() => rawTx(fn));
   async function query<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>[]> {
     const res = await raw(sql, params);
     checkColumns(shape, sql, res.columns);
