@@ -4,10 +4,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { INTERNAL_KEY, startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
+import { freePort } from './helpers/ports.ts';
+import { waitFor } from './helpers/wait.ts';
 import { createServiceRegistration, SERVICE_TTL_SECONDS } from '../src/modules/system/registry.ts';
 
 async function scrape(hub: Hub, headers: Record<string, string> = {}) {
@@ -136,11 +141,12 @@ describe('system status', () => {
     assert.equal((await api.get('/system/status', { token: INTERNAL_KEY })).status, 200);
   });
 
-  test('readiness: 200 with its checks while the database and the broker answer; /health stays as it was', async () => {
+  test('readiness: 200 with its checks while the database, the key-value store, the queue on Redis and the broker answer; /health stays as it was', async () => {
     const res = await api.get('/health/ready');
     assert.equal(res.status, 200);
     assert.equal(res.body.ready, true);
-    assert.deepEqual(Object.keys(res.body.checks).sort(), ['broker', 'database']);
+    assert.deepEqual(Object.keys(res.body.checks).sort(), ['broker', 'database', 'kv', ...(process.env.REDIS_URL ? ['queue'] : [])]);
+    for (const c of Object.values(res.body.checks) as Array<{ ok: boolean }>) assert.equal(c.ok, true);
     assert.equal(res.body.checks.database.ok, true);
     const health = await api.get('/health');
     assert.deepEqual(Object.keys(health.body).sort(), ['status', 'timestamp', 'version']);
@@ -223,5 +229,56 @@ describe('system status: an open metrics address and a dead database', () => {
     assert.ok(performance.now() - started < 5000, 'a dead part answers within its time-out');
     // Liveness is not readiness.
     assert.equal((await api.get('/health')).status, 200);
+  });
+});
+
+describe('readiness with Redis gone', { skip: fs.existsSync('/usr/bin/redis-server') ? false : 'redis-server is not installed' }, () => {
+  // A Redis of this test's own, so it can go away for real without touching the one other files use.
+  let port: number;
+  let redis: ChildProcess | null = null;
+  let hub: Hub | null = null;
+  const startRedis = async () => {
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await waitFor(
+      'our Redis to answer',
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = net.connect(port, '127.0.0.1', () => {
+            s.end();
+            resolve(true);
+          });
+          s.on('error', () => resolve(false));
+        }),
+    );
+  };
+  before(async () => {
+    port = await freePort();
+    await startRedis();
+    hub = await startHub({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+  });
+  after(async () => {
+    await hub?.close().catch(() => {});
+    redis?.kill('SIGKILL');
+  });
+
+  test('Redis killed: readiness answers 503 with the key-value and queue checks failing, the database and broker fine; ready again once Redis is back', async () => {
+    const api = client(hub!.url);
+    const before = await api.get('/health/ready');
+    assert.equal(before.status, 200, before.text);
+    assert.equal(before.body.checks.queue.ok, true);
+    const gone = new Promise((resolve) => redis!.once('exit', resolve));
+    redis!.kill('SIGKILL');
+    await gone;
+    const res = await api.get('/health/ready');
+    assert.equal(res.status, 503);
+    assert.equal(res.body.ready, false);
+    assert.equal(res.body.checks.database.ok, true);
+    assert.equal(res.body.checks.broker.ok, true);
+    assert.equal(res.body.checks.kv.ok, false);
+    assert.equal(res.body.checks.queue.ok, false);
+    assert.equal(typeof res.body.checks.kv.error, 'string');
+    // Redis back on its port: the hub's connections find it again, and readiness says so.
+    await startRedis();
+    await waitFor('ready again', async () => (await api.get('/health/ready')).status === 200, { timeoutMs: 30_000 });
   });
 });

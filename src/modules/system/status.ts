@@ -73,25 +73,33 @@ export function createSystemStatusService(deps: {
       broker.kind,
       async () => {
         if (broker.connected && !broker.connected()) throw new Error('the hub is not connected to the broker');
+        // An api process reaches the broker through a dispatcher (split mode): without one running,
+        // no satellite's chunk is taken, however well this process is.
+        if (broker.kind === 'bus' && !(await readServices(kv, clock)).some((s) => s.mode === 'dispatcher'))
+          throw new Error("no dispatcher is running: nothing takes the satellites' messages");
       },
       t,
     );
+  const kvCheck = () =>
+    probe(
+      kv.kind,
+      async () => {
+        const value = String(clock.now().getTime());
+        await kv.set('system:probe', value, 60);
+        if ((await kv.get('system:probe')) === null) throw new Error('the value written was not read back');
+      },
+      t,
+    );
+  // On Redis the queue is a part of its own: a dispatcher that cannot enqueue refuses every chunk.
+  const queueCheck = () => probe(queue.kind, () => queue.counts(INFERENCE_QUEUE), t);
   const infrastructure = async () => {
-    const [dbCheck, kvCheck, brokerResult, storageCheck] = await Promise.all([
+    const [dbCheck, kvResult, brokerResult, storageCheck] = await Promise.all([
       database(),
-      probe(
-        kv.kind,
-        async () => {
-          const value = String(clock.now().getTime());
-          await kv.set('system:probe', value, 60);
-          if ((await kv.get('system:probe')) === null) throw new Error('the value written was not read back');
-        },
-        t,
-      ),
+      kvCheck(),
       brokerCheck(),
       probe(storage.kind, () => storage.stat(PROBE_KEY), t),
     ]);
-    return { database: dbCheck, kv: kvCheck, broker: brokerResult, storage: storageCheck };
+    return { database: dbCheck, kv: kvResult, broker: brokerResult, storage: storageCheck };
   };
 
   return {
@@ -117,11 +125,24 @@ export function createSystemStatusService(deps: {
       };
     },
 
-    /** The database, and the broker in the modes that hold it (full, dispatcher). */
+    /**
+     * The database, the key-value store, the queue when it is on Redis, and the broker in the modes
+     * that hold it (full, dispatcher): whatever a chunk or a request cannot do without (issue 32).
+     */
     async readiness(): Promise<{ ready: boolean; checks: Record<string, Check> }> {
       const holdsBroker = deps.mode === 'full' || deps.mode === 'dispatcher';
-      const [dbCheck, brokerResult] = await Promise.all([database(), holdsBroker ? brokerCheck() : Promise.resolve(null)]);
-      const checks: Record<string, Check> = { database: dbCheck, ...(brokerResult ? { broker: brokerResult } : {}) };
+      const [dbCheck, kvResult, queueResult, brokerResult] = await Promise.all([
+        database(),
+        kvCheck(),
+        queue.kind === 'bullmq' ? queueCheck() : Promise.resolve(null),
+        holdsBroker ? brokerCheck() : Promise.resolve(null),
+      ]);
+      const checks: Record<string, Check> = {
+        database: dbCheck,
+        kv: kvResult,
+        ...(queueResult ? { queue: queueResult } : {}),
+        ...(brokerResult ? { broker: brokerResult } : {}),
+      };
       return { ready: Object.values(checks).every((c) => c.ok), checks };
     },
   };
