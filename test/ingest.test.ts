@@ -14,6 +14,7 @@ import { RawSatellite, audioBody, toneWav, waitHandled } from './helpers/raw-sat
 import { chunkStorageKey } from '../src/modules/audio/service.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { requeueRecentChunks } from '../src/ingest/requeue.ts';
+import { waitFor } from './helpers/wait.ts';
 import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
 
@@ -295,10 +296,19 @@ describe('ingest', () => {
       await insert(finished, ago(5 * 60_000));
       // The worker's mark of a finished chunk: it has detections.
       await makeDetection(hub, { satellite: sat, chunkId: finished, at: ago(5 * 60_000), modelId: 'test' });
-      // A silent chunk: the model hears nothing in it, so it never gains the finished mark while the
-      // worker runs beside this test (a tone could be heard as a bird between the two runs below).
+      // A silent chunk: the model hears nothing in it, and the worker marks it classified all the same
+      // (issue 32: before, a bird-free chunk was offered again at every start).
       const stored = await sat.publishChunk({ species: [], seed: 9 });
       assert.equal(stored.ack.status, 'stored');
+      const classified = await waitFor('the silent chunk classified', async () => {
+        const row = await hub.sql.maybeOne<{ classifiedAt: Date | null }>(
+          'SELECT classified_at AS "classifiedAt" FROM chunks WHERE id = $1',
+          [stored.chunkId.toLowerCase()],
+        );
+        return row?.classifiedAt ?? null;
+      });
+      assert.ok(classified instanceof Date);
+      assert.equal((await hub.sql.query('SELECT 1 FROM detections WHERE chunk_id = $1', [stored.chunkId.toLowerCase()])).length, 0);
 
       const offered: string[] = [];
       const spy = {
@@ -313,8 +323,9 @@ describe('ingest', () => {
       assert.ok(offered.includes(recent) && offered.includes(earlierToday), 'lost chunks of the last 24 hours are offered');
       assert.ok(!offered.includes(old), 'older than 24 hours: left alone');
       assert.ok(!offered.includes(finished), 'a chunk with detections is done');
-      assert.ok(offered.includes(stored.chunkId.toLowerCase()), 'the stored chunk has no detections: it is offered');
-      assert.equal(await jobs(), jobsBefore + 2, 'only the two lost jobs are new; the stored chunk keeps its one job');
+      assert.ok(!offered.includes(stored.chunkId.toLowerCase()), 'classified with no detection: done, not offered again');
+      assert.equal(n, 2, `only the two lost chunks: ${offered.join(', ')}`);
+      assert.equal(await jobs(), jobsBefore + 2, 'only the two lost jobs are new');
       assert.equal(await requeueRecentChunks({ audio: hub.services.audio, clock: hub.clock, queue: hub.infra.queue }), n);
       assert.equal(await jobs(), jobsBefore + 2, 'a second run adds nothing');
     });

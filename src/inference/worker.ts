@@ -90,6 +90,8 @@ export interface InferenceWorkerDeps {
   metrics?: Pick<Metrics, 'inferenceJob'>;
   /** Where a chunk's audio is removed when a human voice is heard in it (src/modules/audio, voice privacy). */
   voicePrivacy?: { removeVoiceAudio(tenantId: string, chunkId: string, at: Date): Promise<boolean> };
+  /** Where a chunk is marked classified, detections or none, so a restart does not offer it again (src/modules/audio). */
+  classified?: { markClassified(tenantId: string, chunkId: string, at: Date): Promise<void> };
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
@@ -325,6 +327,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       visibleCategories: opts.visibleCategories,
     });
     if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
+    await deps.classified?.markClassified(tenantId, chunkId, deps.clock.now());
 
     // After the commit: the satellite and the team's sockets hear of each detection recorded for
     // the Detections page (docs/decisions.md "Announcements").

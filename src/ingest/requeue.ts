@@ -2,11 +2,10 @@
  * Start-up recovery of inference jobs. The in-process queue loses its waiting jobs when the hub
  * stops, and a crash between the chunk row and the enqueue leaves a row without a job; the
  * satellite got no ack then and will redeliver, but the redelivery finds the row and only acks.
- * So at start the hub enqueues again the chunks of the last 24 hours that have no detections:
- * the worker's own mark of a finished chunk is that it has detections (src/inference/worker.ts
- * skips such a chunk), so those are done. A chunk the model heard nothing in leaves no mark and
- * is offered again; the worker runs it again and again stores nothing. The queue is idempotent
- * on the job id (= chunkId), so chunks whose job still exists gain nothing.
+ * So at start the hub enqueues again the chunks of the last 24 hours the worker never marked
+ * classified (chunks.classified_at, detections or none; issue 32: a bird-free chunk was offered
+ * again at every start before). The queue is idempotent on the job id (= chunkId), so chunks
+ * whose job still exists gain nothing.
  */
 import type { Clock } from '../core/clock.ts';
 import type { JobQueue } from '../infra/queue/index.ts';

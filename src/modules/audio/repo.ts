@@ -139,17 +139,21 @@ export function createAudioRepo(db: Db) {
      * across all teams, in pages (start-up re-enqueueing is a hub job, not a team's request).
      * Keyset on (received_at, id).
      */
-    withoutDetectionsSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
+    unclassifiedSince: (since: Date, after: { receivedAt: Date; id: string } | null, limit: number) =>
       db.query(
         Unclassified,
         `SELECT c.id, c.tenant_id AS "tenantId", c.satellite_id AS "satelliteId", c.storage_key AS "storageKey", c.received_at AS "receivedAt"
          FROM chunks c
-         WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))
+         WHERE c.classified_at IS NULL AND c.received_at >= $1 AND ($2::timestamptz IS NULL OR (c.received_at, c.id) > ($2::timestamptz, $3::uuid))
            AND NOT EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)
          ORDER BY c.received_at, c.id
          LIMIT $4`,
         [since, after?.receivedAt ?? null, after?.id ?? null, limit],
       ),
+
+    /** The worker classified the chunk (detections or none): the start-up re-queue leaves it be. */
+    markClassified: (tenantId: string, chunkId: string, at: Date) =>
+      db.run('UPDATE chunks SET classified_at = $3 WHERE tenant_id = $1 AND id = $2 AND classified_at IS NULL', [tenantId, chunkId, at]),
   };
 }
 

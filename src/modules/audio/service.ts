@@ -66,8 +66,13 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
     /** Ingest: the row is taken back when its inference job could not be enqueued. */
     takeBack: (tenantId: string, chunkId: string) => repo.delete(tenantId, chunkId),
 
-    /** Chunks received since a time without any detection, in pages (start-up re-enqueueing). */
-    unclassifiedSince: repo.withoutDetectionsSince,
+    /** Chunks received since a time that were never classified, in pages (start-up re-enqueueing). */
+    unclassifiedSince: repo.unclassifiedSince,
+
+    /** The inference worker classified the chunk, with or without detections. */
+    async markClassified(tenantId: string, chunkId: string, at: Date): Promise<void> {
+      await repo.markClassified(tenantId, chunkId, at);
+    },
 
     /** The guard's team resolver for `chunk` resources. */
     teamOfChunk: repo.teamOfChunk,

@@ -160,7 +160,7 @@ const COLUMNS = [
 
 /**
  * The chunk a job names, with what classifying it needs (null when taken back or its team or
- * satellite deleted). done: it has detections already (classified before); failed: marked as
+ * satellite deleted). done: classified before (marked, or detections from before the mark); failed: marked as
  * failed by an earlier job (migration 0020), a success clears the mark.
  */
 export const ChunkToClassify = shape({
@@ -213,7 +213,7 @@ export function createDetectionsRepo(db: Db) {
       db.maybeOne(
         ChunkToClassify,
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
-           EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id) AS done, c.inference_failed_at IS NOT NULL AS failed,
+           (c.classified_at IS NOT NULL OR EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)) AS done, c.inference_failed_at IS NOT NULL AS failed,
            c.audio_removed_reason IS NOT DISTINCT FROM 'human_voice' AS "voiceRemoved", c.received_at AS "receivedAt"
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
          WHERE c.id = $1 AND c.tenant_id = $2`,
