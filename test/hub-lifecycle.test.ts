@@ -103,6 +103,9 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
     for (const b of bodies.slice(1)) s1.publish(b);
     const sent = performance.now();
     first.child.kill('SIGTERM');
+    // An impatient second signal (Ctrl-C twice) while the held job keeps the drain going: noted, not obeyed.
+    await first.waitFor(/^shutdown: SIGTERM received/);
+    first.child.kill('SIGINT');
     const exit = await first.exited;
     const took = performance.now() - sent;
     s1.c.end(true);
@@ -126,6 +129,7 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
     has(/^shutdown: ingest stopped taking chunks and finished its acks$/);
     has(/^shutdown: queue workers finished their running jobs$/);
     has(/^shutdown: HTTP and WebSockets closed$/);
+    has(/^shutdown: SIGINT received again; still draining/);
     has(/^shutdown: database closed$/);
     has(/^shutdown: complete in \d+ ms; exiting$/);
     for (const l of lines) assert.match(l.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);

@@ -80,8 +80,19 @@ export async function serve(config: Config) {
     log.info({ ms: msSince(stopping) }, `shutdown: complete in ${msSince(stopping)} ms; exiting`);
     process.exit(0);
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // A second Ctrl-C (or SIGTERM) during the drain must not cut it short: ended half-way, the
+  // embedded database is left unclosed. It is noted; SHUTDOWN_TIMEOUT_MS still bounds the drain.
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, `shutdown: ${signal} received again; still draining (done within ${config.shutdownTimeoutMs} ms at most)`);
+      return;
+    }
+    stopping = true;
+    void stop(signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }
 
 /**
