@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createQueue, type Job, type JobQueue, type QueueOptions } from '../src/infra/queue/index.ts';
 import { createMemoryQueue } from '../src/infra/queue/memory.ts';
+import { PartUnavailable } from '../src/core/errors.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -196,6 +197,34 @@ function sharedQueueBehaviours(make: (opts?: QueueOptions) => JobQueue) {
       SOON,
     );
     assert.deepEqual(attempts.bad, [1, 2, 3]);
+  });
+
+  test('a run failing because the database is away is no attempt: the job runs again, past its attempts, until it is back', async () => {
+    const jq = make({ attempts: 2, backoffMs: 5 });
+    const q = name('away');
+    const runs: number[] = [];
+    const done = deferred();
+    let databaseBack = false;
+    await jq.process(q, 1, async (job) => {
+      runs.push(job.attempt);
+      if (!databaseBack) {
+        // Five runs during the outage, more than the job's two attempts; then the database returns.
+        if (runs.length === 5) databaseBack = true;
+        throw new PartUnavailable('database', new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+      }
+      done.resolve();
+    });
+    await jq.enqueue(q, 'during-outage', {});
+    await within(done.promise, 'the job to run once the database is back');
+    assert.deepEqual(runs, [1, 1, 1, 1, 1, 1], 'every run during the outage is still the first attempt');
+    await waitFor(
+      'completed, none failed',
+      async () => {
+        assert.deepEqual(await jq.stats(q), { waiting: 0, active: 0, completed: 1, failed: 0 });
+        return true;
+      },
+      SOON,
+    );
   });
 
   test('stats count waiting, active, completed and failed jobs per queue', async () => {

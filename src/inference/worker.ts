@@ -55,6 +55,7 @@ import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-spec
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
 import { holdpoint } from '../core/failpoints.ts';
+import { PartUnavailable } from '../core/errors.ts';
 import { DEFAULT_WINDOW_RECHECK_MS, DEFAULT_WINDOW_WAIT_MS, windowsOf, type Window, type WindowSource } from './windows.ts';
 
 export { windowStarts } from './windows.ts';
@@ -380,7 +381,8 @@ export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrenc
       report('failed', 0, message);
       deps.log.warn({ err, jobId: job.id, attempt: job.attempt }, 'inference: job failed');
       // The last attempt: the queue gives up, the database remembers (re-driven and listed by src/modules/jobs).
-      if (job.attempt >= job.maxAttempts) {
+      // A part that is away is no attempt: the queue runs the job again once it is back (PartUnavailable).
+      if (job.attempt >= job.maxAttempts && !(err instanceof PartUnavailable)) {
         await deps.failures?.failed(job.data.tenantId, job.data.chunkId, message).catch((markErr: unknown) => {
           deps.log.warn({ err: markErr, jobId: job.id }, 'inference: could not mark the chunk as failed');
         });

@@ -1,7 +1,8 @@
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, Queue, Worker } from 'bullmq';
+import { PartUnavailable } from '../../core/errors.ts';
 import { batched } from '../../core/batch.ts';
 import { checkConcurrency, checkJobId, checkQueueName } from './checks.ts';
-import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
+import { passingWait, QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
 
 /**
  * BullMQ on Redis. Every key lives under `prefix` (the hub's kv prefix + "bull"), so several
@@ -68,8 +69,21 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       if (closed) throw new Error('queue is closed');
       const worker = new Worker(
         name,
-        async (job) => {
-          await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? attempts });
+        async (job, token) => {
+          try {
+            await handler({ id: job.id!, data: job.data as T, attempt: job.attemptsMade + 1, maxAttempts: job.opts.attempts ?? attempts });
+          } catch (err) {
+            if (!(err instanceof PartUnavailable)) throw err;
+            // Not an attempt: the job goes back to wait (DelayedError leaves attemptsMade as it was).
+            // Runs started beyond those made are the passing failures so far, this one included.
+            const passing = Math.max(1, job.attemptsStarted - job.attemptsMade);
+            log.warn(
+              { queue: name, jobId: job.id, part: err.part, retries: passing },
+              `queue: job waits for the ${err.part}; it runs again later, not counted as an attempt`,
+            );
+            await job.moveToDelayed(Date.now() + passingWait(backoffMs, passing), token);
+            throw new DelayedError();
+          }
         },
         { connection: { url, maxRetriesPerRequest: null }, prefix, concurrency, lockDuration: lockMs, stalledInterval: lockMs },
       );

@@ -1,11 +1,14 @@
 import { checkConcurrency, checkJobId, checkQueueName } from './checks.ts';
-import { QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
+import { PartUnavailable } from '../../core/errors.ts';
+import { passingWait, QUEUE_DEFAULTS, type JobHandler, type JobQueue, type QueueOptions } from './types.ts';
 
 interface Entry {
   id: string;
   data: Record<string, unknown>;
   /** Runs started so far. */
   attempts: number;
+  /** Runs in a row that failed because a part was away (not counted as attempts). */
+  passing: number;
   state: 'waiting' | 'delayed' | 'active';
 }
 
@@ -98,6 +101,22 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
           trim(q.completed);
         },
         (err: unknown) => {
+          if (err instanceof PartUnavailable && !closed) {
+            entry.attempts -= 1;
+            entry.passing += 1;
+            entry.state = 'delayed';
+            log.warn(
+              { queue: name, jobId: entry.id, part: err.part, retries: entry.passing },
+              `queue: job waits for the ${err.part}; it runs again later, not counted as an attempt`,
+            );
+            later(passingWait(backoffMs, entry.passing), () => {
+              entry.state = 'waiting';
+              q.waiting.push(entry);
+              pump(name, q);
+            });
+            return;
+          }
+          entry.passing = 0;
           if (entry.attempts < attempts && !closed) {
             entry.state = 'delayed';
             later(backoffMs * 2 ** (entry.attempts - 1), () => {
@@ -137,7 +156,7 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       const q = stateOf(name);
       if (q.jobs.has(jobId) || q.completed.has(jobId) || q.failed.has(jobId)) return;
       // JSON round trip: the same values a Redis-backed queue would hand the worker.
-      const entry: Entry = { id: jobId, data: JSON.parse(JSON.stringify(data ?? {})), attempts: 0, state: 'waiting' };
+      const entry: Entry = { id: jobId, data: JSON.parse(JSON.stringify(data ?? {})), attempts: 0, passing: 0, state: 'waiting' };
       q.jobs.set(jobId, entry);
       if (opts?.delayMs && opts.delayMs > 0) {
         entry.state = 'delayed';

@@ -71,6 +71,18 @@ export interface QueueLog {
   warn(obj: object, msg: string): void;
 }
 
+/**
+ * A run that failed because a part the job needs is away (the database: PartUnavailable) is not one
+ * of the job's attempts: it is run again after a wait that doubles from backoffMs up to this, for
+ * as long as the part stays away (issue 32: an outage of minutes no longer fails every job in it).
+ */
+export const PASSING_FAILURE_MAX_WAIT_MS = 60_000;
+
+/** The wait before the n-th run again after a passing failure (n from 1). */
+export function passingWait(backoffMs: number, n: number): number {
+  return Math.min(backoffMs * 2 ** Math.min(n - 1, 30), PASSING_FAILURE_MAX_WAIT_MS);
+}
+
 export const QUEUE_DEFAULTS: Required<QueueOptions> = {
   attempts: 3,
   backoffMs: 1000,
