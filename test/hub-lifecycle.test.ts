@@ -115,6 +115,10 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
     // Every line is a JSON log line (level, time, msg); nothing on stderr.
     const lines = logLines(first.stdout());
     assert.equal(first.stderr(), '', 'nothing written outside the log');
+    for (const l of lines) {
+      assert.equal(l.mode, 'full', `every line names the hub's mode: ${JSON.stringify(l)}`);
+      assert.equal(typeof l.host, 'string', 'and its host');
+    }
     const msgs = lines.map((l) => l.msg);
     const has = (re: RegExp) =>
       assert.ok(

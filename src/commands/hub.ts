@@ -18,7 +18,7 @@ import type { Broker } from '../infra/broker/types.ts';
 /** `config` was read by src/main.ts before this module loaded, so a bad setting is refused at once. */
 export async function serve(config: Config) {
   // One logger for the whole process (src/core/log.ts): these lines, HTTP, ingest, queue, shutdown.
-  const log = createLogger({ level: config.logLevel });
+  const log = createLogger({ level: config.logLevel, mode: config.mode });
   const startedAt = performance.now();
   // One process per embedded database: PGlite keeps no lock of its own (docs/operations.md).
   const lock = config.databaseUrl
@@ -59,7 +59,7 @@ export async function serve(config: Config) {
   // admin's one-time credentials (only LOG_LEVEL=silent hides them).
   const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
   logBanner(startup, config, address, infra.broker, first);
-  startup.info({ mode: config.mode, ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
+  startup.info({ ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
   // Drain in order (ingest stops taking chunks and finishes its acks, queue workers finish their
   // running jobs, then HTTP and the ports close), within a bound: a stuck step never keeps the
   // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.
@@ -102,7 +102,7 @@ export async function serve(config: Config) {
  */
 function logBanner(log: Log, config: Config, address: string, b: Broker, first: BootstrapResult): void {
   const url = config.publicUrl;
-  const at = { component: 'start-up', mode: config.mode };
+  const at = { component: 'start-up' };
   if (config.mode === 'worker')
     log.info(
       { ...at, address },

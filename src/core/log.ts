@@ -7,6 +7,7 @@
  * The operator commands' own answers (`chorus jobs failed`, `chorus backup`) stay plain text:
  * they are a command's output for a person, not the log of a running hub.
  */
+import os from 'node:os';
 import { pino, stdTimeFunctions, type Logger } from 'pino';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -17,13 +18,17 @@ export type Log = Logger;
 /** Secrets that may sit in what is logged (request headers, error objects carrying a config). */
 const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.secret'];
 
-/** The process's logger: JSON lines on stdout (file descriptor 1, written synchronously so lines before an exit are kept). */
-export function createLogger(opts: { level: LogLevel | string; destination?: NodeJS.WritableStream }): Log {
+/**
+ * The process's logger: JSON lines on stdout (file descriptor 1, written synchronously so lines
+ * before an exit are kept). Every line names its process (`pid`, `host`) and, for a hub, its `mode`
+ * (full, api, dispatcher, worker): in split mode several processes write to one log store.
+ */
+export function createLogger(opts: { level: LogLevel | string; destination?: NodeJS.WritableStream; mode?: string }): Log {
   return pino(
     {
       level: opts.level,
       timestamp: stdTimeFunctions.isoTime,
-      base: { pid: process.pid },
+      base: { pid: process.pid, host: os.hostname(), ...(opts.mode ? { mode: opts.mode } : {}) },
       redact: { paths: REDACT, censor: '[redacted]' },
     },
     opts.destination ?? pino.destination({ dest: 1, sync: true }),
