@@ -1,5 +1,6 @@
 /**
  * The house rules, checked by `npm run lint` (and so by CI). Layers from the ground up:
+ *   0. src/platform (process helpers the hub and the satellite both use; nothing of ours)
  *   1. src/protocol (what hub and satellites share), src/core, src/config.ts
  *   2. src/infra (ports and adapters; knows nothing of the domain)
  *   3. src/modules (each domain's rules and tables)
@@ -39,7 +40,14 @@ module.exports = {
       severity: 'error',
       comment: 'The reference satellite depends on the protocol alone, as a third-party satellite would.',
       from: { path: '^src/satellite/' },
-      to: { path: '^src/', pathNot: '^src/(satellite|protocol)/' },
+      to: { path: '^src/', pathNot: '^src/(satellite|protocol|platform)/' },
+    },
+    {
+      name: 'platform-stands-alone',
+      severity: 'error',
+      comment: 'Process helpers shared by the hub and the satellite import nothing of ours.',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/', pathNot: '^src/platform/' },
     },
     {
       name: 'hub-does-not-import-the-satellite',

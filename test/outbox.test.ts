@@ -655,14 +655,23 @@ describe('reference satellite against a real hub', () => {
       const named = await hub.sql.query('SELECT id FROM satellites WHERE tenant_id = $1 AND name = $2', [team.id, 'CLI sat']);
       assert.equal(named.length, 1, 'no second registration');
 
-      // Without --chunks it runs until stopped: SIGTERM once connected ends it with 0.
-      let signalled = false;
-      const endless = await runCli(['--data', data, '--interval-ms', '50'], (out, child) => {
-        if (!signalled && /connected to/.test(out)) {
-          signalled = true;
-          child.kill('SIGTERM');
+      // Without --chunks it runs until stopped: SIGTERM once connected ends it with 0. Meanwhile a
+      // second satellite on the same data dir refuses to start, naming the first's process.
+      let running: ReturnType<typeof spawn> | null = null;
+      let connected!: () => void;
+      const isConnected = new Promise<void>((resolve) => (connected = resolve));
+      const endlessRun = runCli(['--data', data, '--interval-ms', '50'], (out, child) => {
+        if (!running && /connected to/.test(out)) {
+          running = child;
+          connected();
         }
       });
+      await within(isConnected, 'the first satellite to connect', 60_000);
+      const second = await runCli(['--data', data, '--chunks', '1']);
+      assert.equal(second.code, 1, `${second.stdout}\n${second.stderr}`);
+      assert.match(second.stderr, /another satellite \(process \d+, since [^)]+\) uses the data dir /);
+      running!.kill('SIGTERM');
+      const endless = await endlessRun;
       assert.equal(endless.code, 0, `${endless.stdout}\n${endless.stderr}`);
       assert.match(endless.stdout, /stopped by SIGTERM/);
     });

@@ -12,14 +12,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { takePidLock, type PidNote } from '../platform/pid-lock.ts';
 
 export const LOCK_FILE = 'chorus.lock';
 
-export interface LockNote {
-  pid: number;
-  hostname: string;
+export interface LockNote extends PidNote {
   purpose: string;
-  since: string;
   /** A running hub that answers `chorus backup` itself (src/ops/online-backup.ts). */
   onlineBackup?: boolean;
 }
@@ -36,26 +34,6 @@ export class DataDirInUse extends Error {
 export interface DataDirLock {
   readonly file: string;
   release(): void;
-}
-
-function alive(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readNote(file: string): LockNote | null {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as LockNote;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    // Half written or garbage: nobody can be named as its holder.
-    return { pid: 0, hostname: os.hostname(), purpose: 'unknown', since: '' };
-  }
 }
 
 export interface LockOptions {
@@ -77,40 +55,24 @@ export function lockDataDir(dataDir: string, opts: LockOptions): DataDirLock {
     since: new Date().toISOString(),
     ...(opts.onlineBackup ? { onlineBackup: true } : {}),
   };
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.writeFileSync(file, JSON.stringify(note) + '\n', { flag: 'wx', mode: 0o644 });
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw e;
-    }
-    const holder = readNote(file);
-    if (holder && holder.hostname === note.hostname && alive(holder.pid)) {
+  const release = takePidLock(file, note, (holder, aliveHere) => {
+    const h = holder as LockNote;
+    if (aliveHere) {
       throw new DataDirInUse(
-        `The data dir ${dataDir} is in use: chorus ${holder.purpose} runs as process ${holder.pid} (since ${holder.since}). Stop it first.`,
-        holder,
+        `The data dir ${dataDir} is in use: chorus ${h.purpose} runs as process ${h.pid} (since ${h.since}). Stop it first.`,
+        h,
       );
     }
-    if (holder && holder.hostname !== note.hostname) {
+    if (h.hostname !== note.hostname) {
       if (!opts.takeForeign) {
         throw new DataDirInUse(
-          `The data dir ${dataDir} is marked in use by chorus ${holder.purpose} on host ${holder.hostname} (process ${holder.pid}, since ${holder.since}). ` +
+          `The data dir ${dataDir} is marked in use by chorus ${h.purpose} on host ${h.hostname} (process ${h.pid}, since ${h.since}). ` +
             `If no hub runs there any more, run again with --force or delete ${file}.`,
-          holder,
+          h,
         );
       }
-      opts.onForeign?.(holder);
+      opts.onForeign?.(h);
     }
-    fs.rmSync(file, { force: true });
-  }
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    process.off('exit', release);
-    // Only our own note: a forced take-over by another process is not ours to remove.
-    if (readNote(file)?.pid === note.pid) fs.rmSync(file, { force: true });
-  };
-  process.on('exit', release);
+  });
   return { file, release };
 }

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import { Outbox, writeFileDurable } from './outbox.ts';
 import { openSource } from './sources.ts';
 import { Satellite, deviceIdOf, type SatelliteCredentials } from './client.ts';
+import { lockSatelliteDir } from './dir-lock.ts';
 
 export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tenant ID [options]
 
@@ -193,6 +194,8 @@ export async function satelliteCommand(args: string[], deps: SatelliteCommandDep
   const dataDir = path.resolve(values.data ?? 'chorus-satellite');
   const credFile = path.resolve(values.credentials ?? path.join(dataDir, 'credentials.json'));
   fs.mkdirSync(dataDir, { recursive: true });
+  // Before anything else touches the dir: a second process on it would fight the first for the broker.
+  lockSatelliteDir(dataDir);
 
   let creds = loadCredentials(credFile);
   if (creds && values.tenant && creds.tenantId !== values.tenant) {
