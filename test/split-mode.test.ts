@@ -556,12 +556,14 @@ describe('split mode: an api and a dispatcher process', { skip }, () => {
       await waitFor(
         'the alert-delivery queue to settle',
         async () => {
-          const q = await metricSamples(apiUrl, 'chorus_queue_jobs', { queue: 'alert-delivery' });
+          // The queue's depth is reported once per deployment, by the dispatcher (sum() counts it once).
+          const q = await metricSamples(dispatcherUrl, 'chorus_queue_jobs', { queue: 'alert-delivery' });
           const n = (state: string) => q.filter((x) => x.labels.state === state).reduce((t, x) => t + x.value, 0);
           return n('waiting') + n('active') + n('delayed') === 0 && n('completed') >= 1;
         },
         { timeoutMs: WAIT_MS },
       );
+      assert.deepEqual(await metricSamples(apiUrl, 'chorus_queue_jobs'), [], 'an api process does not report the shared queue');
       assert.equal(received.length, 1, 'one webhook delivery');
       assert.equal(JSON.parse(received[0].body.toString()).event, 'custom_rule');
       for (const u of [apiUrl, apiUrl2]) {

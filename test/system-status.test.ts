@@ -185,6 +185,7 @@ describe('system status', () => {
     // The parser keeps only a histogram's buckets, without labels: its _count line is read as text.
     const count = text.split('\n').find((l) => l.startsWith('http_request_duration_seconds_count{') && l.includes(`route="${route}"`));
     assert.ok(count && Number(count.split(' ').at(-1)) >= 3, 'the latency histogram counts them too');
+    assert.equal(Number((family(later, 'chorus_kv_up')!.metrics[0] as { value: string }).value), 1, 'the key-value store answers');
     const queue = family(later, 'chorus_queue_jobs')!.metrics;
     assert.ok(queue.some((m) => m.labels?.queue === 'inference' && m.labels?.state === 'waiting'));
     assert.ok(!family(later, 'http_requests_total')!.metrics.some((m) => /[0-9a-f]{8}-/.test(m.labels?.route ?? '')), 'no raw ids');
@@ -277,6 +278,8 @@ describe('readiness with Redis gone', { skip: fs.existsSync('/usr/bin/redis-serv
     assert.equal(res.body.checks.kv.ok, false);
     assert.equal(res.body.checks.queue.ok, false);
     assert.equal(typeof res.body.checks.kv.error, 'string');
+    const metrics = parsePrometheusTextFormat((await scrape(hub!, { authorization: `Bearer ${INTERNAL_KEY}` })).text);
+    assert.equal(Number((family(metrics, 'chorus_kv_up')!.metrics[0] as { value: string }).value), 0, 'the gauge says Redis is away');
     // Redis back on its port: the hub's connections find it again, and readiness says so.
     await startRedis();
     await waitFor('ready again', async () => (await api.get('/health/ready')).status === 200, { timeoutMs: 30_000 });
