@@ -148,8 +148,10 @@ describe('chorus backup while the hub runs', { timeout: 900_000 }, () => {
       const inB = await chunksOf(restored.db);
       for (const id of before) assert.ok(inB.has(id), `chunk ${id} acked before the backup is restored`);
       for (const id of after_) assert.equal(inB.has(id), false, `chunk ${id} stored after the backup is not`);
+      // The worker marks a chunk classified when it is done with it, which may be after the backup.
+      const asIngested = (row: Record<string, unknown> | undefined) => row && { ...row, classified_at: undefined };
       for (const [id, row] of inB) {
-        assert.deepEqual(row, inA.get(id), `chunk ${id} as the hub stored it`);
+        assert.deepEqual(asIngested(row), asIngested(inA.get(id)), `chunk ${id} as the hub stored it`);
         const key = row.storage_key;
         assert.ok(objB.get(key)?.equals(objA.get(key)!), `the object of chunk ${id} restored byte for byte`);
       }
