@@ -18,6 +18,7 @@ import { logLines } from './helpers/log-lines.ts';
 import { call, freePort, hubInstallation, startHubProcess, type HubProcess } from './helpers/hub-process.ts';
 import { sqlOf } from './helpers/sql.ts';
 import { waitFor } from './helpers/wait.ts';
+import { noRedisServer, ownRedis } from './helpers/redis-server.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const ADMIN = { email: 'drain@example.org', password: 'drain-test-password-1' };
@@ -198,5 +199,32 @@ describe('hub process: structured log and SIGTERM drain', { timeout: 900_000 }, 
       await db.close();
     }
     assert.match(requeue, /^start-up re-queue: \d+ unclassified chunks?/);
+  });
+
+  test('Redis gone at SIGTERM: the drain is bounded, and the log names the step it was stuck in', { skip: noRedisServer }, async () => {
+    const redis = await ownRedis();
+    cleanups.push(() => redis.kill());
+    const inst = await hubInstallation('chorus-stuck');
+    cleanups.push(inst.dispose);
+    const hub = startHubProcess({
+      ...inst.env,
+      // This hub's Redis is its own, so it can go away for real.
+      REDIS_URL: redis.url,
+      PORT: String(await freePort()),
+      MQTT_PORT: String(await freePort()),
+      MQTT_WS_PORT: '0',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+    started.push(hub);
+    await hub.waitFor(/^start-up complete/);
+    await redis.kill();
+    hub.child.kill('SIGTERM');
+    const exit = await hub.exited;
+    assert.deepEqual(exit, { code: 1, signal: null }, `exit 1 once the bound ran out\n${hub.stdout()}`);
+    const stuck = logLines(hub.stdout()).find((l) => /^shutdown took longer than 2000 ms/.test(l.msg));
+    assert.ok(stuck, `the bound is logged:\n${hub.stdout()}`);
+    assert.equal(typeof stuck.step, 'string');
+    assert.match(stuck.msg, new RegExp(`, stuck closing the ${stuck.step}; exiting anyway$`));
   });
 });

@@ -4,15 +4,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
 import parsePrometheusTextFormat, { type PromFamily } from 'parse-prometheus-text-format';
 import { INTERNAL_KEY, startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
-import { freePort } from './helpers/ports.ts';
 import { waitFor } from './helpers/wait.ts';
+import { noRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.ts';
 import { createServiceRegistration, SERVICE_TTL_SECONDS } from '../src/modules/system/registry.ts';
 
 async function scrape(hub: Hub, headers: Record<string, string> = {}) {
@@ -233,33 +230,16 @@ describe('system status: an open metrics address and a dead database', () => {
   });
 });
 
-describe('readiness with Redis gone', { skip: fs.existsSync('/usr/bin/redis-server') ? false : 'redis-server is not installed' }, () => {
-  // A Redis of this test's own, so it can go away for real without touching the one other files use.
-  let port: number;
-  let redis: ChildProcess | null = null;
+describe('readiness with Redis gone', { skip: noRedisServer }, () => {
+  let redis: OwnRedis | null = null;
   let hub: Hub | null = null;
-  const startRedis = async () => {
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(
-      'our Redis to answer',
-      () =>
-        new Promise<boolean>((resolve) => {
-          const s = net.connect(port, '127.0.0.1', () => {
-            s.end();
-            resolve(true);
-          });
-          s.on('error', () => resolve(false));
-        }),
-    );
-  };
   before(async () => {
-    port = await freePort();
-    await startRedis();
-    hub = await startHub({ env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    redis = await ownRedis();
+    hub = await startHub({ env: { REDIS_URL: redis.url } });
   });
   after(async () => {
     await hub?.close().catch(() => {});
-    redis?.kill('SIGKILL');
+    await redis?.kill();
   });
 
   test('Redis killed: readiness answers 503 with the key-value and queue checks failing, the database and broker fine; ready again once Redis is back', async () => {
@@ -267,9 +247,7 @@ describe('readiness with Redis gone', { skip: fs.existsSync('/usr/bin/redis-serv
     const before = await api.get('/health/ready');
     assert.equal(before.status, 200, before.text);
     assert.equal(before.body.checks.queue.ok, true);
-    const gone = new Promise((resolve) => redis!.once('exit', resolve));
-    redis!.kill('SIGKILL');
-    await gone;
+    await redis!.kill();
     const res = await api.get('/health/ready');
     assert.equal(res.status, 503);
     assert.equal(res.body.ready, false);
@@ -281,7 +259,7 @@ describe('readiness with Redis gone', { skip: fs.existsSync('/usr/bin/redis-serv
     const metrics = parsePrometheusTextFormat((await scrape(hub!, { authorization: `Bearer ${INTERNAL_KEY}` })).text);
     assert.equal(Number((family(metrics, 'chorus_kv_up')!.metrics[0] as { value: string }).value), 0, 'the gauge says Redis is away');
     // Redis back on its port: the hub's connections find it again, and readiness says so.
-    await startRedis();
+    await redis!.start();
     await waitFor('ready again', async () => (await api.get('/health/ready')).status === 200, { timeoutMs: 30_000 });
   });
 });

@@ -65,17 +65,24 @@ export async function serve(config: Config) {
   // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.
   const stop = async (signal: NodeJS.Signals) => {
     const stopping = performance.now();
+    // The step under way, named when the bound runs out (Redis away: closing the queue waits for it).
+    let now = 'ingest and queue workers';
     log.info({ signal, boundMs: config.shutdownTimeoutMs }, `shutdown: ${signal} received; draining within ${config.shutdownTimeoutMs} ms`);
     setTimeout(() => {
-      log.error({ ms: msSince(stopping) }, `shutdown took longer than ${config.shutdownTimeoutMs} ms; exiting anyway`);
+      log.error(
+        { ms: msSince(stopping), step: now },
+        `shutdown took longer than ${config.shutdownTimeoutMs} ms, stuck closing the ${now}; exiting anyway`,
+      );
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     await stopRuntime();
+    now = 'HTTP server';
     const step = performance.now();
     await app.close();
     log.info({ step: 'http', ms: msSince(step) }, 'shutdown: HTTP and WebSockets closed');
+    now = 'online backups';
     await stopBackups?.();
-    await closeInfra(infra, { logSteps: true });
+    await closeInfra(infra, { logSteps: true, onStep: (what) => (now = what) });
     lock?.release();
     log.info({ ms: msSince(stopping) }, `shutdown: complete in ${msSince(stopping)} ms; exiting`);
     process.exit(0);

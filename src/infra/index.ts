@@ -73,8 +73,9 @@ export async function createInfra(config: Config, opts: InfraOptions = {}): Prom
 }
 
 /** Closes every port; with `logSteps`, each step is logged with its duration (shutdown, docs/operations.md). */
-export async function closeInfra(infra: Infra, opts: { logSteps?: boolean } = {}): Promise<void> {
+export async function closeInfra(infra: Infra, opts: { logSteps?: boolean; onStep?: (what: string) => void } = {}): Promise<void> {
   const step = async (what: string, run: () => Promise<unknown>) => {
+    opts.onStep?.(what);
     const start = performance.now();
     await run();
     if (opts.logSteps) infra.log.info({ step: what, ms: msSince(start) }, `shutdown: ${what} closed`);
