@@ -91,8 +91,6 @@ export interface Ingester {
  */
 export type AckBody = { chunkId?: string; status: 'stored' } | { chunkId?: string; status: 'error'; error: string; retryable?: true };
 
-const SEND_AGAIN_LATER = /send again later$/;
-
 /** Audit entries a satellite's own messages write (the settings writer adds its own). */
 const DEVICE_AUDIT = [
   'device.satellite_config_requested',
@@ -160,17 +158,19 @@ export function startIngester(deps: IngesterDeps): Ingester {
     const arrived = performance.now();
     const parsed = parseAudioBody(payload);
     const body = parsed.ok ? parsed.value : null;
-    const refuse = async (reason: string, from: Record<string, unknown> | null = body) => {
+    const refuse = async (reason: string, from: Record<string, unknown> | null = body, retryable = false) => {
       const chunkId = chunkIdOf(from);
       metrics.chunkRefused(refusalKind(reason));
       await ack(tenantId, satelliteId, {
         ...(chunkId ? { chunkId } : {}),
         status: 'error',
         error: reason,
-        ...(SEND_AGAIN_LATER.test(reason) ? { retryable: true as const } : {}),
+        ...(retryable ? { retryable: true as const } : {}),
       });
       throw new Refusal(reason);
     };
+    /** A part of the hub is away, the chunk is fine: the satellite sends it again later. */
+    const sendLater = (part: 'storage' | 'database' | 'queue') => refuse(`${part} unavailable, send again later`, body, true);
     if (!parsed.ok) return refuse(parsed.reason);
     const mismatch = checkIdentity(parsed.value, { tenantId, satelliteId });
     if (mismatch) return refuse(mismatch);
@@ -197,7 +197,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
       await storage.put(storageKey, chunk.audio, 'audio/wav');
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: object storage failed');
-      return refuse('storage unavailable, send again later');
+      return sendLater('storage');
     }
     failpoint('ingest.after-object');
     /** Our object is nobody's audio: its key names our satellite and is not the row's key. */
@@ -221,7 +221,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: chunk row insert failed');
       await dropObject();
-      return refuse('database unavailable, send again later');
+      return sendLater('database');
     }
     if (!r.known) {
       await dropObject();
@@ -247,7 +247,7 @@ export function startIngester(deps: IngesterDeps): Ingester {
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: enqueueing inference failed');
       await audio.takeBack(tenantId, id).catch(() => {});
-      return refuse('queue unavailable, send again later');
+      return sendLater('queue');
     }
     // 4. Only now: stored.
     await ack(tenantId, satelliteId, { chunkId: chunk.chunkId, status: 'stored' });

@@ -1,5 +1,5 @@
 import { checkColumns, checkRows, type RowOf, type RowShape } from './shape.ts';
-import { orUnavailable } from './unavailable.ts';
+import { rethrowUnavailable } from './unavailable.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -39,9 +39,9 @@ type QueryFn = (sql: string, params?: readonly unknown[]) => Promise<RawResult>;
 /** Builds the row helpers shared by both adapters from a single statement primitive. */
 export function withHelpers(kind: Db['kind'], rawQuery: QueryFn, rawExec: Db['exec'], rawTx: Db['tx'], close: Db['close']): Db {
   // A lost connection is told apart from a failing statement here, once for both adapters.
-  const raw: QueryFn = (sql, params) => orUnavailable(() => rawQuery(sql, params));
-  const exec: Db['exec'] = (sql) => orUnavailable(() => rawExec(sql));
-  const tx: Db['tx'] = (fn) => orUnavailable(() => rawTx(fn));
+  const raw: QueryFn = (sql, params) => rawQuery(sql, params).catch(rethrowUnavailable);
+  const exec: Db['exec'] = (sql) => rawExec(sql).catch(rethrowUnavailable);
+  const tx: Db['tx'] = (fn) => rawTx(fn).catch(rethrowUnavailable);
   async function query<S extends RowShape>(shape: S, sql: string, params?: readonly unknown[]): Promise<RowOf<S>[]> {
     const res = await raw(sql, params);
     checkColumns(shape, sql, res.columns);
