@@ -19,7 +19,8 @@
 import os from 'node:os';
 import fs from 'node:fs';
 import { BIRDNET_GFLOPS, ensureBenchModel } from './birdnet-size-model.ts';
-import { inThreads, measureModelOnly, measureSession, prepare, report, rowsIn, sum, type Figures } from './inference.ts';
+import { inThreads, measureModelOnly, measureSession, prepare, report, rowsIn, sum, type Figures, type RunAs } from './inference.ts';
+import { DEFAULT_JOBS_IN_FLIGHT } from '../src/inference/worker.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -65,23 +66,29 @@ export async function run(): Promise<void> {
     report(`floor: ONNX Runtime alone, ${workers} threads`, floorN, workers);
     const runner = await measureModelOnly(wavs, SECONDS, setup);
     report('decode → runner (Model.analyze)', runner, 1, `, decode ${(runner.decodeMs / runner.chunks).toFixed(3)} ms`);
-    const handler = (n: number, inFlight = 1) => inThreads<Figures>(n, { mode: 'handler', setup, seconds: SECONDS, inFlight });
-    const whole1 = (await handler(1))[0];
-    report('WAV → model → rows, 1 worker', whole1, 1);
-    const wholeN = sum(await handler(workers));
+    const handler = (n: number, as: RunAs) => inThreads<Figures>(n, { mode: 'handler', setup, seconds: SECONDS, as });
+    // As the hub's worker runs: jobs side by side, the model on its own thread; first a model
+    // that takes one window per run, then one whose batch dimension is free (BirdNET's ONNX builds).
+    const hub: RunAs = { inFlight: DEFAULT_JOBS_IN_FLIGHT, offThread: true };
+    const whole1 = (await handler(1, hub))[0];
+    report(`WAV → model → rows, 1 worker`, whole1, 1);
+    const wholeN = sum(await handler(workers, hub));
     report(`WAV → model → rows, ${workers} workers`, wholeN, workers);
-    // What overlapping two jobs per worker would give (the hub's worker takes one at a time).
-    const overlap1 = (await handler(1, 2))[0];
-    report('… 1 worker, 2 jobs in flight', overlap1, 1);
-    const overlapN = sum(await handler(workers, 2));
-    report(`… ${workers} workers, 2 jobs in flight each`, overlapN, workers);
+    const batched: RunAs = { ...hub, modelPath: files.batched };
+    const batch1 = (await handler(1, batched))[0];
+    report('… batch-capable model, 1 worker', batch1, 1);
+    const batchN = sum(await handler(workers, batched));
+    report(`… batch-capable model, ${workers} workers`, batchN, workers);
+    // Before: one job at a time, the model on the worker's own thread.
+    const serial1 = (await handler(1, { inFlight: 1 }))[0];
+    report('… one job at a time, model in-thread', serial1, 1);
 
-    // Where a chunk's time goes outside the model, 1 worker (ms per chunk). The settings read
-    // overlaps the chunk's row and the audio read, so the parts add up to more than the wait.
-    const parts = Object.entries(whole1.parts ?? {}).map(([k, ms]) => `${k} ${(ms / whole1.chunks).toFixed(2)}`);
+    // Where a chunk's time goes outside the model, one job at a time (ms per chunk). The settings
+    // read overlaps the chunk's row and the audio read, so the parts add up to more than the wait.
+    const parts = Object.entries(serial1.parts ?? {}).map(([k, ms]) => `${k} ${(ms / serial1.chunks).toFixed(2)}`);
     console.log(
-      `profile, 1 worker, ms per chunk: whole ${perChunk(whole1).toFixed(2)} · model (analyze) ${(whole1.modelMs / whole1.chunks).toFixed(2)} · ` +
-        `outside ${(perChunk(whole1) - whole1.modelMs / whole1.chunks).toFixed(2)}, of which ${parts.join(' · ')}`,
+      `profile, one job at a time, ms per chunk: whole ${perChunk(serial1).toFixed(2)} · model (analyze) ${(serial1.modelMs / serial1.chunks).toFixed(2)} · ` +
+        `outside ${(perChunk(serial1) - serial1.modelMs / serial1.chunks).toFixed(2)}, of which ${parts.join(' · ')}`,
     );
 
     const batches: Figures[] = [];
@@ -103,11 +110,12 @@ export async function run(): Promise<void> {
     line(`floor, ${workers} threads`, rate(floorN) / workers, 0);
     line('whole path, 1 worker', rate(whole1), rate(floor1));
     line(`whole path, ${workers} workers`, rate(wholeN) / workers, rate(floorN) / workers);
-    line('… 1 worker, 2 jobs in flight', rate(overlap1), rate(floor1));
-    line(`… ${workers} workers, 2 jobs in flight each`, rate(overlapN) / workers, rate(floorN) / workers);
+    line('… batch-capable model, 1 worker', rate(batch1), rate(floor1));
+    line(`… batch-capable model, ${workers} workers`, rate(batchN) / workers, rate(floorN) / workers);
+    line('… one job at a time, model in-thread', rate(serial1), rate(floor1));
     console.log(
-      `  floor: ${msFloor.toFixed(1)} ms per window on one thread = ${gflopsPerS.toFixed(1)} GFLOP/s; outside the model, 1 worker: ` +
-        `${(perChunk(whole1) - whole1.modelMs / whole1.chunks).toFixed(2)} ms per chunk (${(100 * (1 - whole1.modelMs / whole1.wallMs)).toFixed(1)} %)`,
+      `  floor: ${msFloor.toFixed(1)} ms per window on one thread = ${gflopsPerS.toFixed(1)} GFLOP/s; outside the model, one job at a time: ` +
+        `${(perChunk(serial1) - serial1.modelMs / serial1.chunks).toFixed(2)} ms per chunk (${(100 * (1 - serial1.modelMs / serial1.wallMs)).toFixed(1)} %)`,
     );
     const b1 = rate(batches[0]);
     console.log(

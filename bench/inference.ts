@@ -16,11 +16,12 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import path from 'node:path';
 import pg from 'pg';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { loadBuiltinModel, loadModel, type Model } from '../src/infra/classifier/onnx.ts';
-import { createInferenceHandler } from '../src/inference/worker.ts';
+import { createInferenceHandler, DEFAULT_JOBS_IN_FLIGHT } from '../src/inference/worker.ts';
 import { createSettingsService } from '../src/modules/settings/service.ts';
 import { createDetectionRecorder } from '../src/modules/detections/recorder.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
@@ -43,6 +44,11 @@ export interface Figures {
   wallMs: number;
   modelMs: number;
   detections: number;
+  /** The handler's measured run: its thread's busy time (event loop) and the CPU of its whole process, in ms. */
+  mainThreadMs?: number;
+  processCpuMs?: number;
+  /** Busy time of the whole machine meanwhile (all cores, Linux's /proc/stat), the database server's included. */
+  machineBusyMs?: number;
   /** Time per part of the handler outside the model (ms, summed over chunks): the profile. */
   parts?: Record<string, number>;
 }
@@ -55,10 +61,26 @@ export interface Setup {
   model?: { path: string; labels: string } | null;
 }
 
-const loadBenchModel = (setup: Pick<Setup, 'model'>): Promise<Model> =>
+/** How the handler runs: jobs side by side, and the model on a thread of its own (as the hub's worker) or not. */
+export interface RunAs {
+  inFlight?: number;
+  offThread?: boolean;
+  /** Another model file than setup.model's (the batch-capable one). */
+  modelPath?: string;
+  maxBatch?: number;
+}
+
+const loadBenchModel = (setup: Pick<Setup, 'model'>, as: RunAs = {}): Promise<Model> =>
   setup.model
-    ? loadModel({ model: setup.model.path, labels: setup.model.labels, threads: 1, name: path.basename(setup.model.path) })
-    : loadBuiltinModel({ threads: 1 });
+    ? loadModel({
+        model: as.modelPath ?? setup.model.path,
+        labels: setup.model.labels,
+        threads: 1,
+        offThread: as.offThread,
+        maxBatch: as.maxBatch,
+        name: path.basename(as.modelPath ?? setup.model.path),
+      })
+    : loadBuiltinModel({ threads: 1, offThread: as.offThread });
 
 /** decode → model only (the reference line), through the runner as the worker calls it (analyze). */
 export async function measureModelOnly(
@@ -113,8 +135,20 @@ function timeStatements(db: Db, parts: Record<string, number>): Db {
   return wrap(db);
 }
 
+/** All cores' busy time since boot in ms (/proc/stat: every column but idle and iowait), or null off Linux. */
+function machineBusyMs(): number | null {
+  try {
+    const ticks = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const busy = ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4];
+    return busy * 10; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
 /** One worker: its own team, satellite and chunk rows, then the handler over them for `seconds`. */
-export async function measureWorker(setup: Setup, seconds: number, inFlight = 1): Promise<Figures> {
+export async function measureWorker(setup: Setup, seconds: number, as: RunAs = {}): Promise<Figures> {
+  const inFlight = as.inFlight ?? 1;
   let db: Db;
   if (setup.databaseUrl) {
     db = createPostgresDb({ url: setup.databaseUrl, schema: setup.schema!, poolSize: 2 });
@@ -141,7 +175,7 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
     [tenantId, satelliteId, now],
   );
 
-  const model = await loadBenchModel(setup);
+  const model = await loadBenchModel(setup, as);
   const f: Figures = { chunks: 0, wallMs: 0, modelMs: 0, detections: 0, parts };
   // analyze, as the worker calls a real Model (predictions and the embedding), and its window.
   const timed = {
@@ -206,9 +240,12 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
   f.modelMs = 0;
   for (const k of Object.keys(parts)) delete parts[k];
   let next = 20;
+  const elu0 = nodePerformance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
+  const busy0 = machineBusyMs();
   const start = performance.now();
-  // inFlight > 1: jobs overlap in this one thread (session.run is synchronous, so the model still
-  // runs one window at a time), and one job's statements run while another's model does.
+  // inFlight > 1: jobs overlap as the hub's worker runs them (the queue's concurrency): with the
+  // model off the thread, one job's statements run while another's model does.
   const lane = async () => {
     while (performance.now() < start + seconds * 1000 && next < chunks.length) {
       f.detections += (await handle(job(chunks[next++]))).stored.length;
@@ -217,6 +254,10 @@ export async function measureWorker(setup: Setup, seconds: number, inFlight = 1)
   };
   await Promise.all(Array.from({ length: inFlight }, lane));
   f.wallMs = performance.now() - start;
+  f.mainThreadMs = nodePerformance.eventLoopUtilization(elu0).active;
+  const cpu = process.cpuUsage(cpu0);
+  f.processCpuMs = (cpu.user + cpu.system) / 1000;
+  f.machineBusyMs = busy0 === null ? undefined : machineBusyMs()! - busy0;
   await model.close();
   await db.close();
   return f;
@@ -252,13 +293,15 @@ export const sum = (rs: Figures[]): Figures =>
     wallMs: Math.max(a.wallMs, r.wallMs),
     modelMs: a.modelMs + r.modelMs,
     detections: a.detections + r.detections,
+    mainThreadMs: (a.mainThreadMs ?? 0) + (r.mainThreadMs ?? 0),
+    // Bench workers are threads of one process: its CPU is counted once.
+    processCpuMs: Math.max(a.processCpuMs ?? 0, r.processCpuMs ?? 0),
     parts: Object.fromEntries(Object.keys({ ...a.parts, ...r.parts }).map((k) => [k, (a.parts?.[k] ?? 0) + (r.parts?.[k] ?? 0)])),
   }));
 
 /** What a bench thread runs: the handler over stored chunks, or a session alone at a batch size. */
 export type WorkerData =
-  | { mode: 'handler'; setup: Setup; seconds: number; inFlight?: number }
-  | { mode: 'session'; model: string; batch: number; seconds: number };
+  { mode: 'handler'; setup: Setup; seconds: number; as?: RunAs } | { mode: 'session'; model: string; batch: number; seconds: number };
 
 /**
  * ONNX Runtime alone (the floor): session.run on soundscape audio already in float32, `batch`
@@ -338,9 +381,11 @@ export async function run(): Promise<void> {
   try {
     const ref = await measureModelOnly(wavs, SECONDS);
     report('decode → model (reference)', ref, 1, `, decode ${(ref.decodeMs / ref.chunks).toFixed(3)} ms`);
-    const handler = (n: number) => inThreads<Figures>(n, { mode: 'handler', setup, seconds: SECONDS });
-    report('WAV → model → rows, 1 worker', (await handler(1))[0], 1);
-    report(`WAV → model → rows, ${workers} workers`, sum(await handler(workers)), workers);
+    const handler = (n: number, as: RunAs) => inThreads<Figures>(n, { mode: 'handler', setup, seconds: SECONDS, as });
+    const hub: RunAs = { inFlight: DEFAULT_JOBS_IN_FLIGHT, offThread: true };
+    report('WAV → model → rows, 1 worker', (await handler(1, hub))[0], 1);
+    report(`WAV → model → rows, ${workers} workers`, sum(await handler(workers, hub)), workers);
+    report('… one job at a time, model in-thread', (await handler(1, {}))[0], 1);
   } finally {
     await cleanup();
   }
@@ -350,7 +395,7 @@ if (!isMainThread && workerData) {
   const data = workerData as WorkerData;
   parentPort!.postMessage(
     data.mode === 'handler'
-      ? await measureWorker(data.setup, data.seconds, data.inFlight)
+      ? await measureWorker(data.setup, data.seconds, data.as)
       : await measureSession(data.model, data.batch, data.seconds),
   );
 }

@@ -72,6 +72,12 @@ export interface Config {
   readonly inferenceWindowWaitMs: number;
   /** A waiting window looks again this often (`INFERENCE_WINDOW_RECHECK_MS`, default 3000: one chunk). */
   readonly inferenceWindowRecheckMs: number;
+  /**
+   * Inference jobs a worker process runs side by side (`INFERENCE_JOBS_IN_FLIGHT`, default 8): the
+   * next chunks are read and the last recorded while the model runs, and chunks waiting for the
+   * model together run as one batch. 1: one job at a time.
+   */
+  readonly inferenceJobsInFlight: number;
   /** Species photos (issue 20): providers, their base URLs and the caps on what they send. */
   readonly images: ImagesConfig;
   /** Weather and eBird services behind the statistics (issue 19). */
@@ -348,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     queueLockMs: readInt(env, 'QUEUE_LOCK_MS', 30_000, 1000, 3_600_000),
     inferenceWindowWaitMs: readInt(env, 'INFERENCE_WINDOW_WAIT_MS', 30_000, 0, 3_600_000),
     inferenceWindowRecheckMs: readInt(env, 'INFERENCE_WINDOW_RECHECK_MS', 3000, 10, 600_000),
+    inferenceJobsInFlight: readInt(env, 'INFERENCE_JOBS_IN_FLIGHT', 8, 1, 64),
     statsSources: readStatsSources(env),
     ...readS3(env),
     ...readMqtt(env, mode),

@@ -144,25 +144,28 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       () => reporter.stop(),
       () => models.close(),
     );
-    const worker = startInferenceWorker({
-      clock: infra.clock,
-      detections: services.detections,
-      storage: infra.storage,
-      queue: infra.queue,
-      broker: infra.broker,
-      live: services.live,
-      bus: infra.bus,
-      models,
-      settings: services.settings,
-      reporter,
-      failures: services.jobs,
-      voicePrivacy: services.audio,
-      classified: services.audio,
-      metrics: inferenceMetrics,
-      log: { warn: (obj, msg) => log.warn?.(obj, msg) },
-      windowWaitMs: infra.config.inferenceWindowWaitMs,
-      windowRecheckMs: infra.config.inferenceWindowRecheckMs,
-    });
+    const worker = startInferenceWorker(
+      {
+        clock: infra.clock,
+        detections: services.detections,
+        storage: infra.storage,
+        queue: infra.queue,
+        broker: infra.broker,
+        live: services.live,
+        bus: infra.bus,
+        models,
+        settings: services.settings,
+        reporter,
+        failures: services.jobs,
+        voicePrivacy: services.audio,
+        classified: services.audio,
+        metrics: inferenceMetrics,
+        log: { warn: (obj, msg) => log.warn?.(obj, msg) },
+        windowWaitMs: infra.config.inferenceWindowWaitMs,
+        windowRecheckMs: infra.config.inferenceWindowRecheckMs,
+      },
+      infra.config.inferenceJobsInFlight,
+    );
     ready.push(worker);
     worker.catch((err) => log.error({ err }, 'inference worker: starting failed'));
   }

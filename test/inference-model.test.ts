@@ -214,6 +214,16 @@ describe('built-in model', () => {
       { label: 'Dog_Dog', scientificName: 'Dog', commonName: 'Dog' },
       { label: 'Noise', scientificName: 'Noise', commonName: 'Noise' },
     ]);
+    // Perch's class list as a one-column CSV: its first line names the column and labels no output.
+    assert.deepEqual(
+      parseLabels('ebird2021\r\nostric2\r\neurbla\r\n').map((l) => l.label),
+      ['ostric2', 'eurbla'],
+    );
+    // A lone line is a label, whatever it says.
+    assert.deepEqual(
+      parseLabels('species\n').map((l) => l.label),
+      ['species'],
+    );
   });
 
   test('a model that passes the checks also runs with labels given as text, and refuses work after close', async () => {

@@ -6,6 +6,7 @@
  */
 import { loadBuiltinModel, loadModel } from '../infra/classifier/onnx.ts';
 import { speciesCatalog } from '../modules/species/catalog.ts';
+import { speciesOfLabel } from '../modules/species/label-species.ts';
 
 export interface SoundClassifierSpec {
   /** 'builtin', or the path of an ONNX model in BirdNET's contract (docs/model.md). */
@@ -24,9 +25,12 @@ export async function loadSoundClassifier(spec: SoundClassifierSpec) {
           threads: 1,
         });
   const catalog = speciesCatalog();
-  const categories = model.labels.map(
-    (l) => catalog.byLabel(l.label)?.category ?? catalog.byScientificName(l.scientificName)?.category ?? 'bird',
-  );
+  // As the hub maps labels (eBird codes included), except that a label the catalog does not know
+  // counts as a bird here, not as another animal: an unknown label never drops a chunk for privacy.
+  const categories = model.labels.map((l) => {
+    const species = speciesOfLabel(catalog, l);
+    return species.known ? species.category : 'bird';
+  });
   return {
     description: spec.model === 'builtin' ? 'the built-in model' : model.name,
     async classify(samples: Int16Array) {

@@ -57,6 +57,7 @@ import type { Metrics } from '../infra/metrics/index.ts';
 import { holdpoint } from '../core/failpoints.ts';
 import { PartUnavailable } from '../core/errors.ts';
 import { DEFAULT_WINDOW_RECHECK_MS, DEFAULT_WINDOW_WAIT_MS, windowsOf, type Window, type WindowSource } from './windows.ts';
+import { inOrder, type Place } from './in-order.ts';
 
 export { windowStarts } from './windows.ts';
 
@@ -124,14 +125,28 @@ type ChunkOfJob = Pick<InferenceJob, 'chunkId' | 'tenantId'> & Partial<Inference
 const modelOfJob = new WeakMap<Job<ChunkOfJob>, string>();
 
 let builtin: Promise<Model> | null = null;
+let builtinLoaded: Model | null = null;
 
-/** The built-in model, loaded once per process (a failed load is tried again by the next job). */
+/**
+ * The built-in model, loaded once per process on a thread of its own (the event loop moves while
+ * it runs); a failed load, or a thread that died, is loaded again by the next job.
+ */
 export function builtinModel(): Promise<Model> {
+  if (builtinLoaded && !builtinLoaded.usable) {
+    builtin = null;
+    builtinLoaded = null;
+  }
   if (!builtin) {
-    builtin = loadBuiltinModel({ threads: 1 });
-    builtin.catch(() => {
-      builtin = null;
-    });
+    const made = loadBuiltinModel({ threads: 1, offThread: true });
+    builtin = made;
+    made.then(
+      (m) => {
+        if (builtin === made) builtinLoaded = m;
+      },
+      () => {
+        if (builtin === made) builtin = null;
+      },
+    );
   }
   return builtin;
 }
@@ -147,8 +162,11 @@ function samplesOf(wav: Buffer): Int16Array {
     throw new Error(`the stored audio is not 16-bit PCM mono at ${MODEL_SAMPLE_RATE} Hz`);
   }
   const n = Math.floor(dataLength / 2);
+  // On a little-endian host the PCM bytes are the samples: a view when they are aligned (a file
+  // read into a buffer of its own), else one copy; never a call per sample.
+  const at = wav.byteOffset + dataOffset;
+  if (LITTLE_ENDIAN && at % 2 === 0) return new Int16Array(wav.buffer, at, n);
   const out = new Int16Array(n);
-  // On a little-endian host the PCM bytes are the samples: one copy instead of a call per sample.
   if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(wav.subarray(dataOffset, dataOffset + 2 * n));
   else for (let i = 0; i < n; i++) out[i] = wav.readInt16LE(dataOffset + 2 * i);
   return out;
@@ -170,7 +188,21 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
   // Looks bounded in real time as well, should the injected clock stand still.
   const maxWaits = Math.ceil(waitMs / recheckMs) + 1;
 
-  async function settingsOf(tenantId: string): Promise<InferenceSettings> {
+  // Jobs of one team in flight together share a read of its settings that is under way (one
+  // read per batch, not per chunk, when the queue is deep); a job started after it ends reads again.
+  const settingsReads = new Map<string, Promise<InferenceSettings>>();
+  function settingsOf(tenantId: string): Promise<InferenceSettings> {
+    let read = settingsReads.get(tenantId);
+    if (!read) {
+      read = readSettings(tenantId);
+      settingsReads.set(tenantId, read);
+      const forget = () => settingsReads.delete(tenantId);
+      read.then(forget, forget);
+    }
+    return read;
+  }
+
+  async function readSettings(tenantId: string): Promise<InferenceSettings> {
     const v = await deps.settings?.teamSettings(tenantId);
     const num = (x: unknown, d: number) => (typeof x === 'number' && Number.isFinite(x) ? x : d);
     return {
@@ -209,9 +241,19 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     await deps.queue.enqueue(INFERENCE_QUEUE, `${chunkId}.wait${waits}`, next, { delayMs: recheckMs });
   }
 
-  return handle;
+  // Jobs run side by side (startInferenceWorker's jobsInFlight) but record in the order they were taken.
+  const order = inOrder();
 
-  async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
+  return async function handle(job: Job<ChunkOfJob>): Promise<RecordedChunk> {
+    const place = order.take();
+    try {
+      return await classify(job, place);
+    } finally {
+      place.done();
+    }
+  };
+
+  async function classify(job: Job<ChunkOfJob>, place: Place): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
     // The team's settings are read while the chunk row is: each read is a round trip to the
     // database (its own thread or server), and the time between reads is time the model is idle
@@ -230,7 +272,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     const [opts, wav] = await Promise.all([settings, storage.get(chunk.storageKey)]);
     if (!wav) {
       // Its audio was removed for a voice and the job stopped before recording: nothing more to hear.
-      if (chunk.voiceRemoved) return recordHeard(job, chunk, BUILTIN_MODEL_ID, [], opts);
+      if (chunk.voiceRemoved) return recordHeard(job, place, chunk, BUILTIN_MODEL_ID, [], opts);
       throw new Error(`the audio of chunk ${chunkId} is not in storage`);
     }
     const samples = samplesOf(wav);
@@ -304,17 +346,19 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     if (opts.voiceThreshold !== null && voice >= opts.voiceThreshold && deps.voicePrivacy) {
       await deps.voicePrivacy.removeVoiceAudio(tenantId, chunkId, deps.clock.now());
     }
-    return recordHeard(job, chunk, modelId, heard, opts);
+    return recordHeard(job, place, chunk, modelId, heard, opts);
   }
 
   async function recordHeard(
     job: Job<ChunkOfJob>,
+    place: Place,
     chunk: NonNullable<Awaited<ReturnType<DetectionRecorder['chunkToClassify']>>>,
     modelId: string,
     heard: HeardSpecies[],
     opts: InferenceSettings,
   ): Promise<RecordedChunk> {
     const { chunkId, tenantId } = job.data;
+    await place.turn;
     await holdpoint('inference.before-record', () =>
       log.warn({ jobId: job.id, chunkId }, 'failpoint inference.before-record: holding the job'),
     );
@@ -329,6 +373,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
     });
     if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
     await deps.classified?.markClassified(tenantId, chunkId, deps.clock.now());
+    place.done();
 
     // After the commit: the satellite and the team's sockets hear of each detection recorded for
     // the Detections page (docs/decisions.md "Announcements").
@@ -353,10 +398,18 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
   }
 }
 
-/** Starts the worker on the 'inference' queue (concurrency 1 by default). */
-export async function startInferenceWorker(deps: InferenceWorkerDeps, concurrency = 1): Promise<void> {
+/** Jobs a worker process runs side by side by default (INFERENCE_JOBS_IN_FLIGHT). */
+export const DEFAULT_JOBS_IN_FLIGHT = 8;
+
+/**
+ * Starts the worker on the 'inference' queue. Several jobs run side by side: while one chunk's
+ * model runs (on its own thread), the next chunks' rows and audio are read and the last one's
+ * detections recorded; jobs waiting for the model together run as one batch when the model
+ * allows it. Recording keeps the order the jobs were taken in (in-order.ts).
+ */
+export async function startInferenceWorker(deps: InferenceWorkerDeps, jobsInFlight = DEFAULT_JOBS_IN_FLIGHT): Promise<void> {
   const handle = createInferenceHandler(deps);
-  await deps.queue.process<InferenceJob>(INFERENCE_QUEUE, concurrency, async (job) => {
+  await deps.queue.process<InferenceJob>(INFERENCE_QUEUE, jobsInFlight, async (job) => {
     const started = performance.now();
     const report = (status: 'completed' | 'failed', detections: number, error: string | null) => {
       deps.metrics?.inferenceJob(status, (performance.now() - started) / 1000);

@@ -62,6 +62,14 @@ export interface FixedLogitsModel {
    * `splitAt`: [mean|x[0..split)|, mean|x[split..)|, max|x[0..split)|, max|x[split..)|].
    */
   embeddingSplitAt?: number;
+  /** The first dimension of the input and outputs is free ("batch"), as in BirdNET's ONNX builds: windows can run together. */
+  batch?: boolean;
+  /**
+   * Work the logits do not depend on: a 1-D convolution of the input (64 filters of 64 taps, about
+   * 600 M multiply-adds per window), so a window takes milliseconds, as a real model's does, and
+   * windows sent together find the model busy.
+   */
+  slow?: boolean;
 }
 
 /** The ONNX bytes of a model that answers `logits` for any input (opset 13). */
@@ -70,11 +78,43 @@ export function fixedLogitsModel(m: FixedLogitsModel): Buffer {
   const nodes: Node[] = [
     // The input takes part (times zero), so the graph cannot be run without it.
     node('ReduceMean', ['x'], 'mean', { axes: [1], keepdims: [1] }),
-    node('Mul', ['mean', 'zero'], 'nothing'),
+    node('Mul', [m.slow ? 'busy' : 'mean', 'zero'], 'nothing'),
     node('Add', ['nothing', 'fixed'], 'logits'),
   ];
   const initializer: Tensor[] = [floats('zero', [], [0]), floats('fixed', [1, k], m.logits)];
-  const output = [valueInfo('logits', [1, k])];
+  if (m.slow) {
+    const taps = 64;
+    const filters = 64;
+    initializer.push(
+      int64s('unsqueezeAxis', [1]),
+      floats(
+        'kernel',
+        [filters, 1, taps],
+        Array.from({ length: filters * taps }, (_, i) => Math.sin(i)),
+      ),
+    );
+    nodes.unshift(
+      onnx.NodeProto.create({ opType: 'Unsqueeze', input: ['x', 'unsqueezeAxis'], output: ['x3'], name: 'x3' }),
+      onnx.NodeProto.create({
+        opType: 'Conv',
+        input: ['x3', 'kernel'],
+        output: ['conv'],
+        name: 'conv',
+        attribute: [onnx.AttributeProto.create({ name: 'kernel_shape', ints: [taps], type: onnx.AttributeProto.AttributeType.INTS })],
+      }),
+      node('ReduceMean', ['conv'], 'convMean', { axes: [1, 2], keepdims: [1] }),
+      onnx.NodeProto.create({
+        opType: 'Flatten',
+        input: ['convMean'],
+        output: ['convFlat'],
+        name: 'convFlat',
+        attribute: [onnx.AttributeProto.create({ name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT })],
+      }),
+      node('Add', ['mean', 'convFlat'], 'busy'),
+    );
+  }
+  const rows = m.batch ? 'batch' : 1;
+  const output = [valueInfo('logits', [rows, k])];
   if (m.embeddingSplitAt !== undefined) {
     const n = typeof m.inputSamples === 'number' ? m.inputSamples : 1 << 30;
     initializer.push(int64s('s0', [0]), int64s('split', [m.embeddingSplitAt]), int64s('end', [n]), int64s('axis1', [1]));
@@ -94,13 +134,13 @@ export function fixedLogitsModel(m: FixedLogitsModel): Buffer {
         attribute: [onnx.AttributeProto.create({ name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT })],
       }),
     );
-    output.push(valueInfo('embedding', [1, 4]));
+    output.push(valueInfo('embedding', [rows, 4]));
   }
   const graph = onnx.GraphProto.create({
     name: 'fixed-logits',
     node: nodes,
     initializer,
-    input: [valueInfo('x', [1, m.inputSamples])],
+    input: [valueInfo('x', [rows, m.inputSamples])],
     output,
   });
   return Buffer.from(

@@ -13,7 +13,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as OrtModule from 'onnxruntime-node';
-import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import {
   DEFAULT_MIN_CONFIDENCE,
   DEFAULT_SENSITIVITY,
@@ -31,6 +30,7 @@ import { checkSensitivity, confidenceOf, toModelInput } from './confidence.ts';
 import { parseLabels } from './labels.ts';
 import { resolveWindow, type WindowHint } from './family.ts';
 import { resample } from './resample.ts';
+import { openSession, openSessionThread, type ModelSession, type OutputTensor, type SessionOptions } from './session.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const BUILTIN_MODEL_PATH = path.join(root, 'models', 'builtin', 'model.onnx');
@@ -47,6 +47,14 @@ export interface LoadModelOptions {
   name?: string;
   /** The rate and/or window the upload gave (family.ts); needed when the input's length is no known family. */
   window?: WindowHint;
+  /**
+   * Runs the model on a thread of its own (session.ts), so the caller's event loop moves while a
+   * window is computed; windows that wait together then run as one batch of up to `maxBatch`
+   * (default 4: half the worker's jobs in flight, so the other half is read and recorded while a
+   * batch runs) when the model allows it. Default false: on the calling thread.
+   */
+  offThread?: boolean;
+  maxBatch?: number;
 }
 
 type Ort = typeof OrtModule;
@@ -67,8 +75,7 @@ export class Model implements Classifier {
   private closed = false;
 
   private constructor(
-    private readonly ort: Ort,
-    private readonly session: InferenceSession,
+    private readonly session: ModelSession,
     readonly name: string,
     readonly labels: readonly ModelLabel[],
     readonly inputName: string,
@@ -94,15 +101,16 @@ export class Model implements Classifier {
     }
     if (bytes.length === 0) throw new ModelError(`${name}: the model file is empty`);
 
-    let session: InferenceSession;
+    let session: ModelSession;
+    const options: SessionOptions = {
+      executionProviders: ['cpu'],
+      intraOpNumThreads: opts.threads ?? 1,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+      logSeverityLevel: 3,
+    };
     try {
-      session = await ort.InferenceSession.create(bytes, {
-        executionProviders: ['cpu'],
-        intraOpNumThreads: opts.threads ?? 1,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-        logSeverityLevel: 3,
-      });
+      session = opts.offThread ? await openSessionThread(bytes, options, opts.maxBatch ?? 4) : await openSession(ort, bytes, options);
     } catch (err) {
       throw new ModelError(`${name}: not a loadable ONNX model: ${firstLine(err)}`, { cause: err });
     }
@@ -130,13 +138,8 @@ export class Model implements Classifier {
       // The family: from the input's length, or what the upload gave (a ModelError says what to give).
       const window = resolveWindow(inputSamples, opts.window ?? {}, name);
       // One warm-up run on silence checks the whole graph and tells which output has one score per label.
-      const outputs = await runSession(ort, session, inputName, new Float32Array(window.inputSamples), name);
-      const sizes = session.outputNames.map((o) => ({
-        o,
-        dims: (outputs[o] as Tensor).dims,
-        size: (outputs[o] as Tensor).size,
-        type: (outputs[o] as Tensor).type,
-      }));
+      const outputs = await runSession(session, new Float32Array(window.inputSamples), name);
+      const sizes = session.outputNames.map((o) => ({ o, dims: outputs[o].dims, size: outputs[o].size, type: outputs[o].type }));
       const match = sizes.find((s) => s.type === 'float32' && s.size === labels.length && s.dims[s.dims.length - 1] === labels.length);
       if (!match) {
         throw new ModelError(
@@ -148,7 +151,7 @@ export class Model implements Classifier {
       // one whose name says "embed" first (Perch 2 also has spatial and spectrogram outputs).
       const vectors = sizes.filter((s) => s.o !== match.o && s.type === 'float32' && s.size > 1 && s.size === s.dims[s.dims.length - 1]);
       const embedding = vectors.find((s) => /embed/i.test(s.o)) ?? vectors[0] ?? null;
-      return new Model(ort, session, name, labels, inputName, match.o, window, embedding?.o ?? null, embedding?.size ?? 0);
+      return new Model(session, name, labels, inputName, match.o, window, embedding?.o ?? null, embedding?.size ?? 0);
     } catch (err) {
       await session.release().catch(() => undefined);
       throw err;
@@ -167,12 +170,12 @@ export class Model implements Classifier {
 
   private async run(samples: Samples): Promise<{ logits: Float32Array; embedding: Float32Array | null }> {
     if (this.closed) throw new ModelError(`${this.name}: the model is closed`);
-    const outputs = await runSession(this.ort, this.session, this.inputName, this.input(samples), this.name);
-    const data = (outputs[this.outputName] as Tensor).data as Float32Array;
+    const outputs = await runSession(this.session, this.input(samples), this.name);
+    const data = outputs[this.outputName].data as Float32Array;
     if (data.length !== this.labels.length) {
       throw new ModelError(`${this.name}: output "${this.outputName}" has ${data.length} scores for ${this.labels.length} labels`);
     }
-    const emb = this.embeddingOutput ? (outputs[this.embeddingOutput] as Tensor | undefined) : undefined;
+    const emb = this.embeddingOutput ? (outputs[this.embeddingOutput] as OutputTensor | undefined) : undefined;
     // A copy: the runtime may reuse the output's buffer on the next run.
     const embedding = emb && emb.type === 'float32' && emb.size === this.embeddingSize ? Float32Array.from(emb.data as Float32Array) : null;
     return { logits: data, embedding };
@@ -210,6 +213,16 @@ export class Model implements Classifier {
     return { predictions: out.sort((a, b) => b.confidence - a.confidence || a.index - b.index), embedding };
   }
 
+  /** Windows run since the model loaded (its warm-up included), and runs of the session: fewer runs means batches. */
+  runStats(): { windows: number; runs: number } {
+    return this.session.stats();
+  }
+
+  /** False once an off-thread session's thread has died (load the model again). */
+  get usable(): boolean {
+    return !this.closed && this.session.usable;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -223,8 +236,8 @@ export function loadModel(opts: LoadModelOptions): Promise<Model> {
 }
 
 /** The built-in demonstration model (models/builtin; see docs/model.md). */
-export function loadBuiltinModel(opts: { threads?: number } = {}): Promise<Model> {
-  return Model.load({ model: BUILTIN_MODEL_PATH, labels: BUILTIN_LABELS_PATH, threads: opts.threads, name: 'built-in model' });
+export function loadBuiltinModel(opts: Pick<LoadModelOptions, 'threads' | 'offThread' | 'maxBatch'> = {}): Promise<Model> {
+  return Model.load({ ...opts, model: BUILTIN_MODEL_PATH, labels: BUILTIN_LABELS_PATH, name: 'built-in model' });
 }
 
 async function readLabels(labels: LoadModelOptions['labels'], name: string): Promise<ModelLabel[]> {
@@ -238,15 +251,9 @@ async function readLabels(labels: LoadModelOptions['labels'], name: string): Pro
   }
 }
 
-async function runSession(
-  ort: Ort,
-  session: InferenceSession,
-  inputName: string,
-  input: Float32Array,
-  name: string,
-): Promise<InferenceSession.ReturnType> {
+async function runSession(session: ModelSession, input: Float32Array, name: string): Promise<Record<string, OutputTensor>> {
   try {
-    return await session.run({ [inputName]: new ort.Tensor('float32', input, [1, input.length]) });
+    return await session.run(input);
   } catch (err) {
     throw new ModelError(`${name}: inference failed: ${firstLine(err)}`, { cause: err });
   }

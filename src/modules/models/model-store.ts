@@ -51,7 +51,8 @@ export function createModelStore(deps: {
   const mapped = new Map<string, { version: number; species: Promise<LabelSpecies[]> }>();
 
   async function load(row: ModelRow): Promise<Model> {
-    if (row.id === BUILTIN_MODEL_ID) return loadBuiltinModel({ threads: deps.threads ?? 1 });
+    // Off the thread: the worker's statements for the chunks before and after move while it runs.
+    if (row.id === BUILTIN_MODEL_ID) return loadBuiltinModel({ threads: deps.threads ?? 1, offThread: true });
     if (!row.modelKey || !row.labelsKey) throw new ModelError(`model ${row.id} has no files`);
     const [bytes, labels] = await Promise.all([deps.storage.get(row.modelKey), deps.storage.get(row.labelsKey)]);
     if (!bytes) throw new ModelError(`the ONNX file of model ${row.id} is not in storage`);
@@ -60,6 +61,7 @@ export function createModelStore(deps: {
       model: new Uint8Array(bytes),
       labels: { text: labels.toString('utf8') },
       threads: deps.threads ?? 1,
+      offThread: true,
       name: `model "${row.name}"`,
       // As stored at upload: what a custom family's length alone would not say.
       window: { sampleRate: row.sampleRate, windowMs: row.windowMs },
@@ -71,6 +73,11 @@ export function createModelStore(deps: {
       const row = await deps.repo.resolve(picked);
       if (!row) throw new ModelError('no model is available: the hub has no default model');
       let session = sessions.get(row.id);
+      // A model whose thread died is loaded again.
+      if (session && !(await session.then((m) => m.usable, () => true))) {
+        if (sessions.get(row.id) === session) sessions.delete(row.id);
+        session = undefined;
+      }
       if (!session) {
         const made = load(row);
         sessions.set(row.id, made);
