@@ -19,6 +19,8 @@ export interface HubProcess {
   adminPassword: string;
   /** The hub's own node process (for /proc/<pid>/status). */
   pid: number;
+  /** Its PostgreSQL schema (DATABASE_URL set), else null. */
+  schema: string | null;
   stop(): Promise<void>;
 }
 
@@ -121,7 +123,7 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
     await stop().catch(() => {});
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}`, adminEmail, adminPassword, pid: child.pid!, stop };
+  return { url: `http://127.0.0.1:${port}`, adminEmail, adminPassword, pid: child.pid!, schema, stop };
 }
 
 /** A JSON call to a hub: POST when a body is given; throws with the answer on a non-2xx. */

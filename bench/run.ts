@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   alerts: () => import('./alerts.ts').then((m) => m.run()),
   exports: () => import('./exports.ts').then((m) => m.run()),
   recovery: () => import('./recovery.ts').then((m) => m.run()),
+  outage: () => import('./outage.ts').then((m) => m.run()),
   images: () => import('./images.ts').then((m) => m.run()),
   'model-confidence': () => import('./model-confidence.ts').then((m) => m.run()),
   stats: () => import('./stats.ts').then((m) => m.run()),
