@@ -248,7 +248,9 @@ export async function measureWorker(setup: Setup, seconds: number, as: RunAs = {
   // model off the thread, one job's statements run while another's model does.
   const lane = async () => {
     while (performance.now() < start + seconds * 1000 && next < chunks.length) {
-      f.detections += (await handle(job(chunks[next++]))).stored.length;
+      // Not `f.detections += await …`: that reads the sum before the wait, and lanes would overwrite each other's.
+      const { stored } = await handle(job(chunks[next++]));
+      f.detections += stored.length;
       f.chunks++;
     }
   };
