@@ -6,12 +6,13 @@
  *
  *   floor      ONNX Runtime alone (session.run, one intra-op thread), one thread, then one per core
  *   runner     decode → Model.analyze (the runner's input conversion, sigmoid, embedding copy)
- *   whole path WAV → decode → model → detection rows through createInferenceHandler, one worker,
- *              then one per core, with the time of each handler dependency (the profile); then
- *              the same with two jobs in flight per worker (not what the hub does: what it would
- *              gain). BENCH_PROFILE_SQL=1 adds each statement's time to the profile.
- *   batching   ONNX Runtime alone at batch 1, 4 and 8 on one thread (the runner feeds [1, N]
- *              today; this says whether batching a deep queue would pay)
+ *   whole path WAV → decode → model → detection rows through createInferenceHandler, as the hub's
+ *              worker runs it (INFERENCE_JOBS_IN_FLIGHT jobs side by side, the model on its own
+ *              thread), one worker, then one per core; then the same with a batch-capable model
+ *              (windows waiting together run as one batch); then one job at a time with the model
+ *              on the worker's thread (before stop 43), with the time of each handler dependency
+ *              (the profile). BENCH_PROFILE_SQL=1 adds each statement's time to the profile.
+ *   batching   ONNX Runtime alone at batch 1, 4 and 8 on one thread (what batching can gain at most)
  *
  * and a summary: chunks/s per core, satellites served in real time per core (one 3 s chunk every
  * 3 s each: chunks/s × 3) and the whole path as a share of the floor.

@@ -268,10 +268,19 @@ export async function measureWorker(setup: Setup, seconds: number, as: RunAs = {
 export function report(title: string, f: Figures, threads: number, extra = ''): void {
   const rate = (1000 * f.chunks) / f.wallMs;
   const outside = 1 - f.modelMs / (f.wallMs * threads);
+  // Jobs side by side: a window's wait counts in several jobs at once, so the model's share is not separable.
+  const model =
+    outside < 0
+      ? `jobs overlap${extra}`
+      : `model ${(f.modelMs / f.chunks).toFixed(3)} ms${extra} · ${(100 * outside).toFixed(1)} % of worker time outside the model`;
+  const cpu =
+    f.mainThreadMs === undefined
+      ? ''
+      : ` · per chunk: main thread busy ${(f.mainThreadMs / f.chunks).toFixed(2)} ms` +
+        (f.machineBusyMs === undefined ? '' : `, machine busy ${(f.machineBusyMs / f.chunks).toFixed(2)} ms`);
   console.log(
     `${title.padEnd(34)} ${rate.toFixed(0).padStart(6)} chunks/s (${(rate * 3).toFixed(0)}× real time) · ` +
-      `${((f.wallMs * threads) / f.chunks).toFixed(3)} ms per chunk per worker, model ${(f.modelMs / f.chunks).toFixed(3)} ms${extra} · ` +
-      `${(100 * outside).toFixed(1)} % of worker time outside the model · ${f.chunks} chunks, ${f.detections} detections`,
+      `${((f.wallMs * threads) / f.chunks).toFixed(3)} ms per chunk per worker, ${model}${cpu} · ${f.chunks} chunks, ${f.detections} detections`,
   );
 }
 
