@@ -17,18 +17,17 @@ import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { audioBody } from './helpers/raw-satellite.ts';
 import { freePort } from './helpers/ports.ts';
 import { logLines, logText } from './helpers/log-lines.ts';
+import { childEnv, CHORUS_MAIN, CLI_WAIT_MS, runChorus, TSX } from './helpers/chorus-cli.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
-// `node --import tsx src/main.ts`, as npm start and bin/chorus.mjs run it: tsx's own CLI would put
-// a second node process (its watcher of the first) in front of every command.
-const TSX = ['--import', 'tsx'];
-const MAIN = path.join(root, 'src', 'main.ts');
-const BIN = path.join(root, 'bin', 'chorus.mjs');
+// `node --import tsx src/main.ts`, as npm start and bin/chorus.mjs run it (helpers/chorus-cli.ts):
+// tsx's own CLI would put a second node process (its watcher of the first) in front of every command.
+const MAIN = CHORUS_MAIN;
 const DATABASE_URL = process.env.DATABASE_URL;
 const REDIS_URL = process.env.REDIS_URL;
 
 /** A fresh PGlite starts in seconds, and argon2 hashing adds more: be generous. */
-const WAIT_MS = 90_000;
+const WAIT_MS = CLI_WAIT_MS;
 const TEST_TIMEOUT = 240_000;
 
 /** One hub installation: its data dir and, with DATABASE_URL, its own schema. */
@@ -94,38 +93,8 @@ async function install(extra: Record<string, string> = {}, opts: { migrated?: bo
   return inst;
 }
 
-/** Only what the commands need: nothing from the test's own environment leaks in by accident. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NODE_ENV: 'production', ...env };
-}
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a command to completion. */
-function run(args: string[], env: Record<string, string>, opts: { viaBin?: boolean } = {}): Promise<Run> {
-  const argv = opts.viaBin ? [BIN, ...args] : [...TSX, MAIN, ...args];
-  const child = spawn(process.execPath, argv, { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`chorus ${args.join(' ')} did not finish in ${WAIT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, WAIT_MS);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
+const run = (args: string[], env: Record<string, string>, opts: { viaBin?: boolean } = {}) => runChorus(args, env, opts);
 
 async function runOk(args: string[], env: Record<string, string>): Promise<string> {
   const r = await run(args, env);

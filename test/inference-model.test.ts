@@ -9,36 +9,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import onnxProto from 'onnx-proto';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH, loadBuiltinModel, loadModel, type Model } from '../src/infra/classifier/onnx.ts';
 import { ModelError, MODEL_INPUT_SAMPLES } from '../src/infra/classifier/types.ts';
 import { confidenceOf, toModelInput } from '../src/infra/classifier/confidence.ts';
 import { parseLabels } from '../src/infra/classifier/labels.ts';
 import { renderChunk, soundscapeChunk, SPECIES, SPECIES_LABELS } from '../src/satellite/soundscape.ts';
 import { measureConfidences } from '../bench/model-confidence.ts';
+import { identityModel } from './helpers/onnx-models.ts';
 
-const { onnx } = onnxProto;
-
-/** A one-node model: input float32 [1, inputSize] → Identity → output [1, inputSize]. */
-function identityModel(inputSize: number): Uint8Array {
-  const info = (name: string) =>
-    onnx.ValueInfoProto.create({
-      name,
-      type: onnx.TypeProto.create({
-        tensorType: onnx.TypeProto.Tensor.create({
-          elemType: onnx.TensorProto.DataType.FLOAT,
-          shape: onnx.TensorShapeProto.create({ dim: [1, inputSize].map((d) => onnx.TensorShapeProto.Dimension.create({ dimValue: d })) }),
-        }),
-      }),
-    });
-  const graph = onnx.GraphProto.create({
-    name: 'identity',
-    node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })],
-    input: [info('x')],
-    output: [info('y')],
-  });
-  return onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish();
-}
 
 describe('built-in model', () => {
   let model: Model;

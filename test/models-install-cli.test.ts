@@ -6,27 +6,17 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/infra/classifier/onnx.ts';
+import { runChorus } from './helpers/chorus-cli.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
-const MAIN = path.join(root, 'src', 'main.ts');
 const DATABASE_URL = process.env.DATABASE_URL;
-/** A fresh PGlite migrates on the first command: be generous. */
-const WAIT_MS = 90_000;
 const SHA = crypto.createHash('sha256').update(fs.readFileSync(BUILTIN_MODEL_PATH)).digest('hex');
 const LABEL_COUNT = fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8').trim().split('\n').length;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('chorus models install', { timeout: 300_000 }, () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-models-cli-'));
@@ -48,28 +38,7 @@ describe('chorus models install', { timeout: 300_000 }, () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  function run(args: string[]): Promise<Run> {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-      cwd: root,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NODE_ENV: 'production', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`chorus ${args.join(' ')} did not finish in ${WAIT_MS} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
-      }, WAIT_MS);
-      child.on('error', reject);
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
-  }
+  const run = (args: string[]) => runChorus(args, env);
 
   const install = (sha256: string, extra: string[] = []) =>
     run(['models', 'install', BUILTIN_MODEL_PATH, '--labels', BUILTIN_LABELS_PATH, '--sha256', sha256, ...extra]);

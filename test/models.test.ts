@@ -17,27 +17,19 @@ import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { BUILTIN_LABELS_PATH, BUILTIN_MODEL_PATH } from '../src/infra/classifier/onnx.ts';
 import { windowStarts } from '../src/inference/worker.ts';
 import { waitFor } from './helpers/wait.ts';
+import { encodeModel, valueInfo } from './helpers/onnx-models.ts';
 
 const { onnx } = onnxProto;
 const MODEL = fs.readFileSync(BUILTIN_MODEL_PATH);
 const LABELS = fs.readFileSync(BUILTIN_LABELS_PATH, 'utf8');
 
+/** -1: a symbolic dimension. */
 const tensor = (name: string, dims: number[]) =>
-  onnx.ValueInfoProto.create({
+  valueInfo(
     name,
-    type: onnx.TypeProto.create({
-      tensorType: onnx.TypeProto.Tensor.create({
-        elemType: onnx.TensorProto.DataType.FLOAT,
-        shape: onnx.TensorShapeProto.create({
-          dim: dims.map((d) =>
-            d < 0 ? onnx.TensorShapeProto.Dimension.create({ dimParam: 'n' }) : onnx.TensorShapeProto.Dimension.create({ dimValue: d }),
-          ),
-        }),
-      }),
-    }),
-  });
-const encode = (graph: InstanceType<typeof onnx.GraphProto>) =>
-  Buffer.from(onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish());
+    dims.map((d) => (d < 0 ? 'n' : d)),
+  );
+const encode = encodeModel;
 const scalar = (name: string, v: number) =>
   onnx.TensorProto.create({ name, dataType: onnx.TensorProto.DataType.FLOAT, dims: [], floatData: [v] });
 

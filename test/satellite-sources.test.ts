@@ -7,15 +7,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SAMPLES, SAMPLE_RATE, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { openSource, type ChunkSource, type SourceChunk } from '../src/satellite/sources.ts';
-import { Outbox } from '../src/satellite/outbox.ts';
-import { Satellite } from '../src/satellite/client.ts';
-import { registerSatellite } from '../src/satellite/cli.ts';
+import { referenceSatellite } from './helpers/reference-satellite.ts';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -295,21 +292,13 @@ describe('real audio reaches a hub', () => {
   });
 
   async function satellite(source: ChunkSource, o: { chunkIntervalMs: number }) {
-    const dir = tmp();
-    const creds = await registerSatellite({
-      hub: hub.url,
+    const sat = await referenceSatellite({
+      hubUrl: hub.url,
       token: owner.token,
       tenantId: team.id,
-      name: `Sources ${crypto.randomBytes(3).toString('hex')}`,
-      deviceId: `test-${crypto.randomUUID()}`,
-    });
-    const sat = new Satellite({
-      credentials: creds,
+      dir: tmp(),
+      name: 'Sources',
       source,
-      outbox: await Outbox.open(path.join(dir, 'outbox')),
-      dataDir: dir,
-      reconnectMs: 50,
-      heartbeatIntervalMs: 60_000,
       ...o,
     });
     toStop.push(sat);

@@ -7,15 +7,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SAMPLES, makeWav } from '../src/protocol/wav.ts';
 import { openSource } from '../src/satellite/sources.ts';
-import { Outbox } from '../src/satellite/outbox.ts';
-import { Satellite } from '../src/satellite/client.ts';
-import { registerSatellite } from '../src/satellite/cli.ts';
+import type { Satellite } from '../src/satellite/client.ts';
+import { referenceSatellite } from './helpers/reference-satellite.ts';
 import { renderChunk } from '../src/satellite/soundscape.ts';
 import { INFERENCE_QUEUE } from '../src/protocol/jobs.ts';
 import { loadSoundClassifier } from '../src/inference/sound-classifier.ts';
@@ -102,21 +100,13 @@ describe('speech, noise and traffic through the satellite', () => {
     expectChunks: number,
     opts: { classifier?: SoundClassifier; excluded?: string[]; onSatellite?: (sat: Satellite) => void } = {},
   ): Promise<StoredChunk[]> {
-    const dir = tmp();
-    const creds = await registerSatellite({
-      hub: hub.url,
+    const sat = await referenceSatellite({
+      hubUrl: hub.url,
       token: owner.token,
       tenantId: t.id,
-      name: `Garden ${crypto.randomBytes(3).toString('hex')}`,
-      deviceId: `test-${crypto.randomUUID()}`,
-    });
-    const sat = new Satellite({
-      credentials: creds,
+      dir: tmp(),
+      name: 'Garden',
       source: openSource(folder),
-      outbox: await Outbox.open(path.join(dir, 'outbox')),
-      dataDir: dir,
-      reconnectMs: 50,
-      heartbeatIntervalMs: 60_000,
       // With a classifier, chunks are recorded by hand once the team's config push has arrived.
       chunkIntervalMs: opts.classifier ? 0 : 20,
       soundClassifier: opts.classifier,

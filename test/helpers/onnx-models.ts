@@ -10,7 +10,8 @@ const FLOAT = onnx.TensorProto.DataType.FLOAT;
 type Node = InstanceType<typeof onnx.NodeProto>;
 type Tensor = InstanceType<typeof onnx.TensorProto>;
 
-const valueInfo = (name: string, dims: Array<number | string>) =>
+/** A float32 tensor's name and shape; a string is a symbolic dimension. */
+export const valueInfo = (name: string, dims: Array<number | string>) =>
   onnx.ValueInfoProto.create({
     name,
     type: onnx.TypeProto.create({
@@ -71,6 +72,21 @@ export interface FixedLogitsModel {
    */
   slow?: boolean;
 }
+
+/** A graph's ONNX bytes (opset 13). */
+export const encodeModel = (graph: InstanceType<typeof onnx.GraphProto>): Buffer =>
+  Buffer.from(onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish());
+
+/** A one-node model: input float32 [1, inputSize] → Identity → output [1, inputSize]. */
+export const identityModel = (inputSize: number): Buffer =>
+  encodeModel(
+    onnx.GraphProto.create({
+      name: 'identity',
+      node: [onnx.NodeProto.create({ opType: 'Identity', input: ['x'], output: ['y'] })],
+      input: [valueInfo('x', [1, inputSize])],
+      output: [valueInfo('y', [1, inputSize])],
+    }),
+  );
 
 /** The ONNX bytes of a model that answers `logits` for any input (opset 13). */
 export function fixedLogitsModel(m: FixedLogitsModel): Buffer {
@@ -136,15 +152,8 @@ export function fixedLogitsModel(m: FixedLogitsModel): Buffer {
     );
     output.push(valueInfo('embedding', [rows, 4]));
   }
-  const graph = onnx.GraphProto.create({
-    name: 'fixed-logits',
-    node: nodes,
-    initializer,
-    input: [valueInfo('x', [rows, m.inputSamples])],
-    output,
-  });
-  return Buffer.from(
-    onnx.ModelProto.encode(onnx.ModelProto.create({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], graph })).finish(),
+  return encodeModel(
+    onnx.GraphProto.create({ name: 'fixed-logits', node: nodes, initializer, input: [valueInfo('x', [rows, m.inputSamples])], output }),
   );
 }
 
