@@ -124,6 +124,29 @@ describe('failed inference jobs', () => {
     assert.deepEqual(audit[0].details, { retried: 1, chunkIds: [a.id], all: false });
   });
 
+  test('the queue is the truth: a job that failed while its mark could not be written is listed from the queue and retried', async () => {
+    const b = await brokenChunk(2);
+    await untilFailed(b.id, 0);
+    // As if the database had been away when the last attempt failed: no mark, the chunk unclassified.
+    await hub.sql.query('UPDATE chunks SET inference_failed_at = NULL, inference_error = NULL WHERE id = $1', [b.id]);
+    const [{ n }] = await hub.sql.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM chunks WHERE id = $1 AND inference_failed_at IS NULL',
+      [b.id],
+    );
+    assert.equal(n, 1);
+    // The queue still holds the failed job: the list marks the chunk from it, with the job's error.
+    const entry = await failedEntry(b.id);
+    assert.ok(entry, 'listed again from the queue');
+    assert.match(entry.error, /is not in storage/);
+    assert.equal(entry.redrives, 0);
+    // A chunk retried under a new job id is not marked again from its old failed job while it waits.
+    await hub.infra.storage.put(b.key, b.wav);
+    assert.deepEqual((await api.post('/admin/jobs/failed/retry', { chunkIds: [b.id] }, hubAdmin)).body, { retried: 1 });
+    const codes = await classifiedOnce(b.id);
+    assert.equal(codes.length, 1);
+    assert.equal(await failedEntry(b.id), undefined, 'classified: the old failed job marks nothing');
+  });
+
   test('automatic re-drive: spaced 5, 20, 80 minutes after each failure, at most 3 times; then a retry of all', async () => {
     const b = await brokenChunk(2);
     await untilFailed(b.id, 0);

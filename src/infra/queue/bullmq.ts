@@ -123,6 +123,14 @@ export function createBullmqQueue(url: string, prefix: string, opts: QueueOption
       };
     },
 
+    async failedJobs<T extends object>(name: string, limit: number) {
+      checkQueueName(name);
+      if (limit <= 0) return [];
+      // Newest first (BullMQ's failed set is ordered by when each failed).
+      const jobs = await queueOf(name).getFailed(0, limit - 1);
+      return jobs.filter((j) => j?.id).map((j) => ({ id: j.id!, data: j.data as T, error: j.failedReason ?? '' }));
+    },
+
     async close() {
       closed = true;
       // Workers first: they finish their running jobs, then the producers' connections go.

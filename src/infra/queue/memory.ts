@@ -24,7 +24,8 @@ interface State {
   waiting: Entry[];
   /** Finished ids in finishing order, trimmed to `keepFinished` each. */
   completed: Set<string>;
-  failed: Map<string, string>;
+  /** Job id → what failed and why, oldest first. */
+  failed: Map<string, { data: object; error: string }>;
   workers: Worker[];
   active: number;
 }
@@ -126,11 +127,11 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
             });
           } else {
             q.jobs.delete(entry.id);
-            q.failed.set(entry.id, err instanceof Error ? err.message : String(err));
+            q.failed.set(entry.id, { data: entry.data, error: err instanceof Error ? err.message : String(err) });
             trim(q.failed);
             if (entry.attempts >= attempts)
               log.warn(
-                { queue: name, jobId: entry.id, attempts: entry.attempts, error: q.failed.get(entry.id) },
+                { queue: name, jobId: entry.id, attempts: entry.attempts, error: q.failed.get(entry.id)!.error },
                 'queue: job failed all its attempts',
               );
           }
@@ -195,6 +196,16 @@ export function createMemoryQueue(opts: QueueOptions = {}): JobQueue {
       let delayed = 0;
       for (const e of q.jobs.values()) if (e.state === 'delayed') delayed++;
       return { waiting: q.jobs.size - q.active - delayed, active: q.active, completed: q.completed.size, failed: q.failed.size, delayed };
+    },
+
+    async failedJobs<T extends object>(name: string, limit: number) {
+      checkQueueName(name);
+      const q = queues.get(name);
+      if (!q) return [];
+      return [...q.failed]
+        .reverse()
+        .slice(0, limit)
+        .map(([id, f]) => ({ id, data: f.data as T, error: f.error }));
     },
 
     async close() {

@@ -31,9 +31,21 @@ export interface JobQueue {
   stats(queue: string): Promise<{ waiting: number; active: number; completed: number; failed: number }>;
   /** The same counts for GET /workers, with jobs waiting for a retry apart (`delayed`) instead of in `waiting`. */
   counts(queue: string): Promise<QueueCounts>;
+  /**
+   * Jobs that failed all their attempts, most recent first, at most `limit` (the queue's bounded
+   * history of finished jobs): what failed, whatever could be written elsewhere at the time.
+   */
+  failedJobs<T extends object = Record<string, unknown>>(queue: string, limit: number): Promise<FailedJobEntry<T>[]>;
   /** Stops taking jobs and waits for the running ones to settle. */
   close(): Promise<void>;
   readonly kind: 'memory' | 'bullmq';
+}
+
+export interface FailedJobEntry<T> {
+  id: string;
+  data: T;
+  /** The last attempt's error. */
+  error: string;
 }
 
 export interface EnqueueOptions {

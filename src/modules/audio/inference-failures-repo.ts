@@ -49,6 +49,29 @@ export function createInferenceFailuresRepo(db: Db) {
         error.slice(0, 2000),
       ]),
 
+    /**
+     * Marks what the queue says failed for good, where the mark is missing: the chunk is not
+     * classified, not marked, and not re-driven past that job (`redrive`: the job id's `.rN`, 0
+     * for the first). Answers the chunks marked. One statement for the whole list.
+     */
+    markFromQueue: (failed: readonly { tenantId: string; chunkId: string; error: string; redrive: number }[], at: Date) =>
+      db.query(
+        RetryRequested,
+        `UPDATE chunks c SET inference_failed_at = $5, inference_error = f.error
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::int[]) AS f(tenant_id, id, error, redrive)
+         WHERE c.tenant_id = f.tenant_id AND c.id = f.id AND c.inference_failed_at IS NULL AND c.classified_at IS NULL
+           AND c.inference_redrives <= f.redrive AND c.audio_deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)
+         RETURNING c.id, c.tenant_id AS "tenantId"`,
+        [
+          failed.map((f) => f.tenantId),
+          failed.map((f) => f.chunkId),
+          failed.map((f) => f.error.slice(0, 2000)),
+          failed.map((f) => f.redrive),
+          at,
+        ],
+      ),
+
     clearFailed: (tenantId: string, chunkId: string) =>
       db.run(
         `UPDATE chunks SET inference_failed_at = NULL, inference_error = NULL, inference_retry_requested = false

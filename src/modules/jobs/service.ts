@@ -11,6 +11,10 @@
  *   A chunk past the bound stays failed and listed until a hub admin retries it.
  * - `retry()` (the API and `chorus jobs retry`): marks failed chunks as asked for and enqueues them
  *   at once when this process reaches the workers' queue; else the hub's next tick does.
+ * - The queue is the truth for what failed (issue 32): a job can fail for good while its mark
+ *   cannot be written (the database away at that moment). `reconcile()` marks what the queue's
+ *   history holds as failed and the database does not; the list and the re-drive tick run it
+ *   first, so such a chunk is listed and re-driven under a new job id like any other.
  */
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
@@ -27,6 +31,9 @@ export const REDRIVE_HORIZON_MS = 24 * 3600_000;
 export const REDRIVE_INTERVAL_MS = 5 * 60_000;
 export const REDRIVE_DEFAULTS = { maxRedrives: 3, spacingMs: 5 * 60_000, growth: 4 };
 const BATCH = 500;
+/** Failed jobs read from the queue's history per reconcile (newest first). */
+const QUEUE_HISTORY_READ = 1000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RedriveOptions {
   /** Automatic re-drives per chunk (default 3). */
@@ -53,7 +60,7 @@ export function createJobsService(deps: {
   db: Db;
   clock: Clock;
   audit: AuditWriter;
-  queue: Pick<JobQueue, 'enqueue'>;
+  queue: Pick<JobQueue, 'enqueue' | 'failedJobs'>;
   /** The audio module's failure marks on chunks (AudioService.inferenceFailures). */
   failures: AudioService['inferenceFailures'];
   options?: RedriveOptions;
@@ -92,18 +99,40 @@ export function createJobsService(deps: {
     }
   }
 
+  /** Marks the chunks of the queue's failed inference jobs whose mark is missing; answers how many. */
+  async function reconcile(): Promise<number> {
+    const failed = await queue.failedJobs<Partial<InferenceJob>>(INFERENCE_QUEUE, QUEUE_HISTORY_READ);
+    const rows = failed.flatMap((j) => {
+      const { tenantId, chunkId } = j.data;
+      if (typeof tenantId !== 'string' || typeof chunkId !== 'string' || !UUID.test(tenantId) || !UUID.test(chunkId)) return [];
+      return [
+        { tenantId, chunkId, error: j.error || 'the job failed all its attempts', redrive: Number(/\.r(\d+)$/.exec(j.id)?.[1] ?? 0) },
+      ];
+    });
+    if (rows.length === 0) return 0;
+    return (await repo.markFromQueue(rows, clock.now())).length;
+  }
+
   return {
+    reconcile,
+
     /** The worker: the chunk's job failed its last attempt. */
     failed: (tenantId: string, chunkId: string, error: string) => repo.markFailed(tenantId, chunkId, error, clock.now()).then(() => {}),
 
     /** The worker: a job for a chunk marked failed succeeded after all. */
     recovered: (tenantId: string, chunkId: string) => repo.clearFailed(tenantId, chunkId).then(() => {}),
 
-    /** Chunks whose inference failed for good, most recent failure first. */
-    list: async (limit: number): Promise<FailedJob[]> => (await repo.list(limit)).map(present),
+    /** Chunks whose inference failed for good, most recent failure first (the queue's failures marked first). */
+    list: async (limit: number): Promise<FailedJob[]> => {
+      await reconcile();
+      return (await repo.list(limit)).map(present);
+    },
 
-    /** The periodic tick: automatic re-drives due, and retries asked for elsewhere. */
-    redrive: () => drive(true),
+    /** The periodic tick: what the queue says failed is marked, then automatic re-drives due and retries asked for elsewhere. */
+    redrive: async () => {
+      await reconcile();
+      return drive(true);
+    },
 
     /**
      * A hub admin's retry: failed chunks (all, or the ids named; others are ignored), audited as
