@@ -17,7 +17,6 @@ import { renderChunk, soundscapeChunk, SPECIES, SPECIES_LABELS } from '../src/sa
 import { measureConfidences } from '../bench/model-confidence.ts';
 import { identityModel } from './helpers/onnx-models.ts';
 
-
 describe('built-in model', () => {
   let model: Model;
   let tmp: string;
