@@ -42,6 +42,8 @@ interface Result {
   stored: number;
   twice: number;
   lost: number;
+  /** Of the lost, those the hub had acknowledged (the rest were never acknowledged: still in the satellite's outbox). */
+  lostAcked: number;
   drainMs: number | null;
   longestWaitMs: number;
   unclassified: number;
@@ -150,6 +152,7 @@ async function once(part: 'postgres' | 'redis', broker: 'embedded' | 'mosquitto'
       // A chunk stored twice would be a second row for the same recording (its id is the key).
       twice: all.length - new Set(all.map((r) => r.recorded_at.getTime())).size,
       lost: counted.filter((id) => !ids.has(id)).length,
+      lostAcked: counted.filter((id) => !ids.has(id) && acked.has(id)).length,
       drainMs,
       longestWaitMs,
       unclassified: all.filter((r) => !r.classified).length,
@@ -181,7 +184,7 @@ export async function run(): Promise<void> {
     const over = r.lost > 0 || r.twice > 0 || r.drainMs === null || r.drainMs > TARGET_DRAIN_MS;
     console.log(
       `${r.part.padEnd(10)} ${r.broker.padEnd(10)} ${String(r.recorded).padStart(9)} ${String(r.stored).padStart(7)} ${String(r.twice).padStart(6)} ` +
-        `${String(r.lost).padStart(5)} ${secs(r.drainMs).padStart(14)} ${secs(r.longestWaitMs).padStart(13)} ${String(r.unclassified).padStart(13)}` +
+        `${`${r.lost}${r.lost ? ` (${r.lostAcked} acked)` : ''}`.padStart(5)} ${secs(r.drainMs).padStart(14)} ${secs(r.longestWaitMs).padStart(13)} ${String(r.unclassified).padStart(13)}` +
         (over ? '   OFF TARGET' : ''),
     );
   }

@@ -10,6 +10,7 @@ import { factories, makeChunk, makeDetection, type TestUser } from './helpers/fa
 import { assertError, client } from './helpers/http.ts';
 import { waitFor } from './helpers/wait.ts';
 import { noRedisServer, ownRedis, type OwnRedis } from './helpers/redis-server.ts';
+import { audioBody, RawSatellite } from './helpers/raw-satellite.ts';
 import { createServiceRegistration, SERVICE_TTL_SECONDS } from '../src/modules/system/registry.ts';
 
 async function scrape(hub: Hub, headers: Record<string, string> = {}) {
@@ -261,5 +262,30 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
     // Redis back on its port: the hub's connections find it again, and readiness says so.
     await redis!.start();
     await waitFor('ready again', async () => (await api.get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+  });
+
+  test('Redis killed: a copy of an acknowledged chunk is answered "send again later", and the stored chunk stays', async () => {
+    const f = factories(hub!);
+    const owner = await f.user();
+    const team = await f.team(owner);
+    const sat = await RawSatellite.register(hub!, owner, team);
+    try {
+      const body = audioBody(sat);
+      assert.equal((await sat.sendAudio(body, body.chunkId)).status, 'stored');
+      await redis!.kill();
+      // The satellite sent it again before our ack reached it: the queue is away for the copy.
+      const again = await sat.sendAudio(body, body.chunkId);
+      assert.equal(again.status, 'error', JSON.stringify(again));
+      assert.equal(again.retryable, true);
+      // The chunk the satellite was told is stored (and so forgot) is still stored.
+      const rows = await hub!.sql.query<{ storage_key: string }>('SELECT storage_key FROM chunks WHERE id = $1', [body.chunkId]);
+      assert.equal(rows.length, 1, 'the acknowledged row stays');
+      assert.ok(await hub!.infra.storage.get(rows[0].storage_key), 'and its audio');
+      await redis!.start();
+      await waitFor('the queue back', async () => (await client(hub!.url).get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+      assert.equal((await sat.sendAudio(body, body.chunkId)).status, 'stored');
+    } finally {
+      await sat.close();
+    }
   });
 });

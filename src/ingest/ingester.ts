@@ -239,14 +239,16 @@ export function startIngester(deps: IngesterDeps): Ingester {
       // Ours: the same answer, and the job as its first delivery enqueued it (enqueueing twice adds nothing).
     }
     // 3. The inference job (job id = chunkId, so enqueueing twice adds nothing). When the queue is
-    //    away the row is taken back, so the satellite's retry redoes every step instead of
-    //    finding a row whose job never existed.
+    //    away the row this delivery inserted is taken back, so the satellite's retry redoes every
+    //    step instead of finding a row whose job never existed. A row an earlier delivery inserted
+    //    stays: that delivery may have been acknowledged (this one is a copy the satellite sent
+    //    before our ack reached it), and the satellite forgets an acknowledged chunk.
     try {
       const job: InferenceJob = { chunkId: id, tenantId, satelliteId, storageKey };
       await queue.enqueue(INFERENCE_QUEUE, id, job);
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: enqueueing inference failed');
-      await audio.takeBack(tenantId, id).catch(() => {});
+      if (r.inserted) await audio.takeBack(tenantId, id).catch(() => {});
       return sendLater('queue');
     }
     // 4. Only now: stored.
