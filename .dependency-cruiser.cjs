@@ -10,7 +10,7 @@
  * The reference satellite (src/satellite) stands beside the hub on the protocol alone.
  * docs/architecture.md explains the picture.
  */
-const COMPOSITION = '^src/((app|services|routes|runtime|bootstrap|database|main)\\.ts$|commands/)';
+const COMPOSITION = '^src/((app|services|metrics-collectors|routes|runtime|bootstrap|database|main)\\.ts$|commands/)';
 const REPO = '(repo|[^/]*-repo)\\.ts$';
 
 module.exports = {
