@@ -280,10 +280,11 @@ describe(
       await mosq.restart();
       const again = await log.next(/ingest session reconnected/, since);
       assert.equal((again.obj as { sessionPresent: boolean }).sessionPresent, false, 'no persistence: no session');
-      const resub = await log.next(/ingest session re-subscribed 6 filter/, since);
+      const resub = await log.next(/ingest session re-subscribed 7 filter/, since);
       assert.deepEqual([...(resub.obj as { filters: string[] }).filters].sort(), [
         'chorus/+/+/audio',
         'chorus/+/+/config-request',
+        'chorus/+/+/goodbye',
         'chorus/+/+/heartbeat',
         'chorus/+/+/live-audio',
         'chorus/+/+/log-response',

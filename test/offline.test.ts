@@ -11,6 +11,15 @@ import { factories, type TestTeam, type TestUser } from './helpers/factories.ts'
 import { client } from './helpers/http.ts';
 import { RawSatellite, TIMEOUT } from './helpers/raw-satellite.ts';
 import type { BusEvents } from '../src/infra/bus/index.ts';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Satellite } from '../src/satellite/client.ts';
+import { Outbox } from '../src/satellite/outbox.ts';
+import { registerSatellite } from '../src/satellite/cli.ts';
+import { syntheticSource } from '../src/satellite/sources.ts';
+import { waitFor } from './helpers/wait.ts';
 
 type Offline = BusEvents['satellite.offline'];
 
@@ -171,5 +180,69 @@ describe('offline monitor', () => {
     } = await teamWithSatellites(1);
     hub.clock.advanceMinutes(60);
     assert.ok(!(await hub.runtime.offlineMonitor!.tick()).some((m) => m.satelliteId === s.id));
+  });
+});
+
+describe('a satellite stopped cleanly', () => {
+  let hub: Hub;
+  const dirs: string[] = [];
+  before(async () => {
+    hub = await startHub();
+  });
+  after(async () => {
+    await hub.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  test('says goodbye and shows offline at once, with no offline alert; its next start shows it online again', async () => {
+    const f = factories(hub);
+    const api = client(hub.url);
+    const owner = await f.user();
+    const team = await f.team(owner);
+    const offline: string[] = [];
+    const unsubscribe = hub.infra.bus.subscribe('satellite.offline', (e) => offline.push(e.satelliteId));
+    const credentials = await registerSatellite({
+      hub: hub.url,
+      token: owner.token,
+      tenantId: team.id,
+      name: 'Clean stop',
+      deviceId: `test-${crypto.randomUUID()}`,
+    });
+    const run = async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-goodbye-'));
+      dirs.push(dir);
+      const sat = new Satellite({
+        credentials,
+        source: syntheticSource({ seed: 3 }),
+        outbox: await Outbox.open(path.join(dir, 'outbox')),
+        dataDir: dir,
+        reconnectMs: 50,
+        heartbeatIntervalMs: 60_000,
+        chunkIntervalMs: 0,
+      });
+      await sat.start();
+      return sat;
+    };
+    const online = async () => (await api.get(`/satellites/${credentials.satelliteId}`, owner)).body.online as boolean;
+    try {
+      const sat = await run();
+      await waitFor('online after its first heartbeat', online);
+      await sat.stop();
+      // Well inside the 5-minute threshold, and without moving the clock: offline because it said so.
+      await waitFor('offline after the goodbye', async () => !(await online()));
+      // Past the threshold the monitor raises nothing for it: a clean stop is no outage.
+      hub.clock.advanceMinutes(10);
+      const marked = await hub.runtime.offlineMonitor!.tick();
+      assert.deepEqual(
+        marked.map((m) => m.satelliteId),
+        [],
+      );
+      assert.deepEqual(offline, [], 'no satellite.offline event');
+      const again = await run();
+      await waitFor('online again after the next heartbeat', online);
+      await again.stop();
+    } finally {
+      unsubscribe();
+    }
   });
 });

@@ -46,6 +46,7 @@ export const INGESTED_CHANNELS = [
   'heartbeat',
   'config-request',
   'log-response',
+  'goodbye',
 ] as const satisfies readonly SatelliteChannel[];
 
 export interface IngestLog {
@@ -59,7 +60,10 @@ export interface IngesterDeps {
   queue: Pick<JobQueue, 'enqueue'>;
   settings: Pick<SettingsService, 'write'>;
   satellites: Pick<SatellitesService, 'publishConfig'>;
-  devices: Pick<DeviceService, 'find' | 'recordHeartbeat' | 'recordTelemetry' | 'storeLogResponse' | 'recordDeviceRequest'>;
+  devices: Pick<
+    DeviceService,
+    'find' | 'recordHeartbeat' | 'recordTelemetry' | 'storeLogResponse' | 'recordDeviceRequest' | 'recordGoodbye'
+  >;
   audio: Pick<AudioService, 'storeChunks' | 'ingestFacts' | 'takeBack'>;
   log: IngestLog;
   /** Chunks stored and refused, ack latency (GET /metrics); none by default. */
@@ -343,8 +347,16 @@ export function startIngester(deps: IngesterDeps): Ingester {
     if (!answered) throw new Refusal('no open log request');
   }
 
+  /** A clean stop (a channel of ours, not the specification's): offline at once, until the next heartbeat. */
+  async function onGoodbye(tenantId: string, satelliteId: string, payload: Buffer): Promise<void> {
+    await bodyOf(tenantId, satelliteId, payload);
+    await requireSatellite(tenantId, satelliteId);
+    await devices.recordGoodbye(tenantId, satelliteId);
+  }
+
   const HANDLERS: Record<(typeof INGESTED_CHANNELS)[number], (t: string, s: string, p: Buffer) => Promise<void>> = {
     audio: onAudio,
+    goodbye: onGoodbye,
     heartbeat: onHeartbeat,
     telemetry: onTelemetry,
     'config-request': onConfigRequest,

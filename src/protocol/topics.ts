@@ -18,6 +18,13 @@ export const SATELLITE_TO_HUB = {
   'config-request': 1,
   'live-audio': 0,
   'log-response': 1,
+  /**
+   * Not in the specification (issue 32 item 6): a satellite stopping cleanly says so before it
+   * disconnects, `{satelliteId, tenantId, timestamp}`, so the hub shows it offline at once. Under
+   * the satellite's own prefix, so both brokers' access rules already allow it; a hub that does
+   * not know the channel never subscribes to it.
+   */
+  goodbye: 1,
 } as const;
 
 /** Channels the hub publishes to a satellite, with the QoS the spec gives them. */

@@ -70,6 +70,7 @@ export function createDeviceRepo(db: Db) {
                  SELECT 1 FROM satellites o WHERE o.tenant_id = s.tenant_id AND o.device_id = s.device_id AND o.id <> s.id AND NOT o.archived
                ) THEN false ELSE s.archived END,
              offline_alerted_at = NULL,
+             stopped_at = NULL,
              updated_at = $3
            FROM prev WHERE s.id = prev.id
            RETURNING s.archived, prev.archived AS "wasArchived", prev.target_version AS "prevTarget", s.target_version
@@ -189,7 +190,7 @@ export function createDeviceRepo(db: Db) {
       db.query(
         Silent,
         `SELECT id, tenant_id AS "tenantId", name, last_seen_at AS "lastSeenAt" FROM satellites
-         WHERE NOT archived AND offline_alerted_at IS NULL AND last_seen_at IS NOT NULL AND last_seen_at < $1
+         WHERE NOT archived AND offline_alerted_at IS NULL AND stopped_at IS NULL AND last_seen_at IS NOT NULL AND last_seen_at < $1
          ORDER BY tenant_id, last_seen_at, id`,
         [minSilentSince],
       ),
@@ -198,6 +199,10 @@ export function createDeviceRepo(db: Db) {
      * Marks satellites offline, once: only rows still silent since `cutoff`, not archived and
      * not yet marked are claimed, so two monitors (two dispatchers) never alert twice.
      */
+    /** The satellite said goodbye (stopped cleanly): offline from now until its next heartbeat. */
+    markStopped: (tenantId: string, satelliteId: string, at: Date) =>
+      db.run('UPDATE satellites SET stopped_at = $3 WHERE tenant_id = $1 AND id = $2 AND NOT archived', [tenantId, satelliteId, at]),
+
     markOffline: (tenantId: string, ids: string[], cutoff: Date, at: Date) =>
       db.query(
         MarkedOffline,

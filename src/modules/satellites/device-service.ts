@@ -43,6 +43,9 @@ export function createDeviceService(deps: { db: Db; clock: Clock; audit: AuditWr
 
     recordTelemetry: (tenantId: string, satelliteId: string, t: TelemetryMessage) => repo.insertTelemetry(tenantId, satelliteId, t),
 
+    /** A clean stop (the satellite's goodbye): offline at once, until its next heartbeat. No alert: it said so itself. */
+    recordGoodbye: (tenantId: string, satelliteId: string) => repo.markStopped(tenantId, satelliteId, clock.now()).then(() => {}),
+
     /** Fills the open log request a response answers; returns its id, or null when nothing was waiting. */
     storeLogResponse: (tenantId: string, satelliteId: string, requestId: string | null, lines: string[]) =>
       repo.storeLogResponse(tenantId, satelliteId, requestId, lines, clock.now()),

@@ -40,6 +40,8 @@ export const SatelliteRow = shape({
   outboxStats: col.nullable(col.json<Record<string, number>>()),
   updateStatus: col.nullable(col.text()),
   targetVersion: col.nullable(col.text()),
+  /** Set by a goodbye (a clean stop), cleared by the next heartbeat. */
+  stoppedAt: col.nullable(col.date()),
   createdAt: col.date(),
 });
 export type SatelliteRow = RowOf<typeof SatelliteRow>;
@@ -47,7 +49,7 @@ const ROW = `s.id, s.tenant_id AS "tenantId", s.name, s.device_id AS "deviceId",
   u.name AS "registeredByName", s.config_locked AS "configLocked", s.archived, s.latitude, s.longitude,
   s.last_seen_at AS "lastSeenAt", s.version, s.stream, s.state, s.uptime_seconds AS "uptimeSeconds",
   s.noise_floor_rms AS "noiseFloorRms", s.filter_stats AS "filterStats", s.outbox_stats AS "outboxStats",
-  s.update_status AS "updateStatus", s.target_version AS "targetVersion", s.created_at AS "createdAt"`;
+  s.update_status AS "updateStatus", s.target_version AS "targetVersion", s.stopped_at AS "stoppedAt", s.created_at AS "createdAt"`;
 
 export interface SatelliteListFilter {
   tenantIds: string[] | null;

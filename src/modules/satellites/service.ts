@@ -81,7 +81,8 @@ export function createSatellitesService(deps: {
       can_manage: canManage(actor, s, t.policy),
       configLocked: s.configLocked,
       archived: s.archived,
-      online: lastSeen !== null && clock.now().getTime() - lastSeen.getTime() < t.thresholdMin * 60_000,
+      // A satellite that said goodbye (stopped cleanly) is offline at once, not after the threshold.
+      online: s.stoppedAt === null && lastSeen !== null && clock.now().getTime() - lastSeen.getTime() < t.thresholdMin * 60_000,
       lastSeenAt: iso(lastSeen),
       version: s.version,
       stream: s.stream,
