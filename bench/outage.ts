@@ -10,17 +10,19 @@
  *   REDIS_URL are required: the embedded database lives inside the hub and cannot go down alone),
  *   each reached through a TCP proxy (tcp-proxy.ts) that the bench cuts: open connections are
  *   reset and new ones refused, as a server that died or a network that broke would look.
+ * - The object store: S3 (s3rver, a local S3-compatible server started here, behind a third
+ *   proxy), so that it can go away too.
  * - The broker: the hub's embedded one, and Mosquitto 2 with dynamic security started here
- *   (BENCH_BROKERS=embedded,mosquitto). The parts: BENCH_PARTS=postgres,redis.
+ *   (BENCH_BROKERS=embedded,mosquitto). The parts: BENCH_PARTS=postgres,redis,s3.
  * - The reference satellite (src/satellite) in this process with its default back-off (2 s
  *   doubling to 5 min, with jitter), recording every BENCH_CHUNK_MS (1000).
- * The object store is not cut: the hub here stores objects in files, which cannot go away on their
- * own; an S3 endpoint behind the same proxy would be cut the same way.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import S3rver from 's3rver';
 import { adminAuth, api, startHubProcess } from './hub-process.ts';
 import { startTcpProxy } from './tcp-proxy.ts';
 import { startMosquitto } from '../test/helpers/mosquitto.ts';
@@ -31,7 +33,8 @@ import { syntheticSource } from '../src/satellite/sources.ts';
 const CHUNK_MS = Number(process.env.BENCH_CHUNK_MS ?? 1000);
 const DOWN_MS = Number(process.env.BENCH_DOWN_MS ?? 120_000);
 const DRAIN_LIMIT_MS = Number(process.env.BENCH_DRAIN_LIMIT_MS ?? 600_000);
-const PARTS = (process.env.BENCH_PARTS ?? 'postgres,redis').split(',') as Array<'postgres' | 'redis'>;
+type Part = 'postgres' | 'redis' | 's3';
+const PARTS = (process.env.BENCH_PARTS ?? 'postgres,redis,s3').split(',') as Part[];
 const BROKERS = (process.env.BENCH_BROKERS ?? 'embedded,mosquitto').split(',') as Array<'embedded' | 'mosquitto'>;
 const TARGET_DRAIN_MS = 120_000;
 
@@ -70,7 +73,7 @@ function through(url: string, port: number): string {
   return u.toString();
 }
 
-async function once(part: 'postgres' | 'redis', broker: 'embedded' | 'mosquitto'): Promise<Result> {
+async function once(part: Part, broker: 'embedded' | 'mosquitto'): Promise<Result> {
   const databaseUrl = process.env.DATABASE_URL!;
   const redisUrl = process.env.REDIS_URL!;
   const target = (url: string, port: number) => ({ host: new URL(url).hostname, port: Number(new URL(url).port || port) });
@@ -78,9 +81,16 @@ async function once(part: 'postgres' | 'redis', broker: 'embedded' | 'mosquitto'
   const redisProxy = await startTcpProxy(target(redisUrl, 6379));
   const mosq = broker === 'mosquitto' ? await startMosquitto() : null;
   const satDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-outage-sat-'));
+  const s3Dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-bench-outage-s3-'));
+  const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Dir });
+  const s3Port = ((await s3.run()) as AddressInfo).port;
+  const s3Proxy = await startTcpProxy({ host: '127.0.0.1', port: s3Port });
   const hub = await startHubProcess({
     DATABASE_URL: through(databaseUrl, pgProxy.port),
     REDIS_URL: through(redisUrl, redisProxy.port),
+    // s3rver takes the key pair S3RVER / S3RVER.
+    S3_URL: `http://S3RVER:S3RVER@127.0.0.1:${s3Proxy.port}`,
+    S3_BUCKET: 'chorus-outage-bench',
     ...(mosq ? { MQTT_URL: mosq.url, MQTT_ADMIN_USERNAME: mosq.adminUsername, MQTT_ADMIN_PASSWORD: mosq.adminPassword } : {}),
   });
   const db = new pg.Client({ connectionString: databaseUrl });
@@ -112,7 +122,7 @@ async function once(part: 'postgres' | 'redis', broker: 'embedded' | 'mosquitto'
     await satellite.start();
     if (!(await until(() => acked.size >= 5, 60_000))) throw new Error('ingest did not flow before the outage');
 
-    const proxy = part === 'postgres' ? pgProxy : redisProxy;
+    const proxy = { postgres: pgProxy, redis: redisProxy, s3: s3Proxy }[part];
     console.log(`${part} down for ${secs(DOWN_MS)} (${broker} broker)…`);
     proxy.cut();
     await sleep(DOWN_MS);
@@ -164,7 +174,10 @@ async function once(part: 'postgres' | 'redis', broker: 'embedded' | 'mosquitto'
     await mosq?.stop();
     await pgProxy.close();
     await redisProxy.close();
+    await s3Proxy.close();
+    await s3.close();
     fs.rmSync(satDir, { recursive: true, force: true });
+    fs.rmSync(s3Dir, { recursive: true, force: true });
   }
 }
 
