@@ -8,7 +8,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,9 +25,7 @@ import { INTERNAL_KEY, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { sqlOf } from './helpers/sql.ts';
-
-const root = path.resolve(import.meta.dirname, '..');
-const MAIN = path.join(root, 'src', 'main.ts');
+import { runChorus } from './helpers/chorus-cli.ts';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'chorus-backup-'));
 const dirA = path.join(tmp, 'a');
@@ -93,27 +90,8 @@ function objects(dataDir: string): Map<string, Buffer> {
   return out;
 }
 
-function chorus(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`chorus ${args.join(' ')} did not finish\n${stdout}\n${stderr}`));
-    }, 90_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** `chorus <args>` to completion, as an operator runs it (helpers/chorus-cli.ts). */
+const chorus = (args: string[], env: Record<string, string> = {}) => runChorus(args, env);
 
 async function audio(url: string, chunkId: string, as: TestUser): Promise<{ status: number; body: Buffer }> {
   const res = await fetch(`${url}/api/audio/${chunkId}`, { headers: { authorization: `Bearer ${as.token}` } });
