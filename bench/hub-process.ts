@@ -12,6 +12,9 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { Redis } from 'ioredis';
+import { Satellite } from '../src/satellite/client.ts';
+import { Outbox } from '../src/satellite/outbox.ts';
+import { syntheticSource } from '../src/satellite/sources.ts';
 
 export interface HubProcess {
   url: string;
@@ -142,4 +145,31 @@ export async function api(url: string, init: { method?: string; headers?: Record
 export async function adminAuth(hub: Pick<HubProcess, 'url' | 'adminEmail' | 'adminPassword'>): Promise<Record<string, string>> {
   const login = await api(`${hub.url}/api/auth/login?returnToken=true`, { body: { email: hub.adminEmail, password: hub.adminPassword } });
   return { authorization: `Bearer ${login.token}` };
+}
+
+/**
+ * A reference satellite (src/satellite) of a new team on a hub, registered by the hub admin,
+ * recording synthetic chunks every `chunkIntervalMs` into an outbox under `dir`. Not started.
+ */
+export async function benchSatellite(
+  hub: Pick<HubProcess, 'url' | 'adminEmail' | 'adminPassword'>,
+  o: { name: string; dir: string; seed: number; chunkIntervalMs: number },
+): Promise<{ satellite: Satellite; satelliteId: string }> {
+  const auth = await adminAuth(hub);
+  const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: o.name } });
+  const reg = await api(`${hub.url}/api/satellites`, { headers: auth, body: { tenantId: team.id, name: `${o.name} satellite` } });
+  const satellite = new Satellite({
+    credentials: {
+      satelliteId: reg.id,
+      tenantId: team.id,
+      username: reg.mqtt.username,
+      password: reg.mqtt.password,
+      brokerUrl: reg.mqtt.brokerUrl,
+    },
+    source: syntheticSource({ seed: o.seed, silenceProbability: 0 }),
+    outbox: await Outbox.open(path.join(o.dir, 'outbox')),
+    dataDir: o.dir,
+    chunkIntervalMs: o.chunkIntervalMs,
+  });
+  return { satellite, satelliteId: reg.id };
 }

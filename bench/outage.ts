@@ -23,12 +23,10 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import S3rver from 's3rver';
-import { adminAuth, api, startHubProcess } from './hub-process.ts';
+import { benchSatellite, startHubProcess } from './hub-process.ts';
+import type { Satellite } from '../src/satellite/client.ts';
 import { startTcpProxy } from './tcp-proxy.ts';
 import { startMosquitto } from '../test/helpers/mosquitto.ts';
-import { Satellite } from '../src/satellite/client.ts';
-import { Outbox } from '../src/satellite/outbox.ts';
-import { syntheticSource } from '../src/satellite/sources.ts';
 
 const CHUNK_MS = Number(process.env.BENCH_CHUNK_MS ?? 1000);
 const DOWN_MS = Number(process.env.BENCH_DOWN_MS ?? 120_000);
@@ -97,25 +95,12 @@ async function once(part: Part, broker: 'embedded' | 'mosquitto'): Promise<Resul
   await db.connect();
   let satellite: Satellite | null = null;
   try {
-    const auth = await adminAuth(hub);
-    const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: 'Outage bench' } });
-    const reg = await api(`${hub.url}/api/satellites`, { headers: auth, body: { tenantId: team.id, name: 'Outage bench satellite' } });
+    const made = await benchSatellite(hub, { name: 'Outage bench', dir: satDir, seed: 11, chunkIntervalMs: CHUNK_MS });
+    satellite = made.satellite;
+    const satelliteId = made.satelliteId;
     const recorded = new Map<string, number>();
     const acked = new Map<string, number>();
     let longestWaitMs = 0;
-    satellite = new Satellite({
-      credentials: {
-        satelliteId: reg.id,
-        tenantId: team.id,
-        username: reg.mqtt.username,
-        password: reg.mqtt.password,
-        brokerUrl: reg.mqtt.brokerUrl,
-      },
-      source: syntheticSource({ seed: 11, silenceProbability: 0 }),
-      outbox: await Outbox.open(path.join(satDir, 'outbox')),
-      dataDir: satDir,
-      chunkIntervalMs: CHUNK_MS,
-    });
     satellite.on('recorded', (r: { chunkId: string }) => recorded.set(r.chunkId, performance.now()));
     satellite.on('acked', (r: { chunkId: string }) => acked.set(r.chunkId, performance.now()));
     satellite.on('backoff', (b: { delayMs: number }) => (longestWaitMs = Math.max(longestWaitMs, b.delayMs)));
@@ -145,7 +130,7 @@ async function once(part: Part, broker: 'embedded' | 'mosquitto'): Promise<Resul
         await db.query<{ id: string; recorded_at: Date; classified: boolean }>(
           `SELECT id, recorded_at, classified_at IS NOT NULL OR EXISTS (SELECT 1 FROM ${schema}.detections d WHERE d.chunk_id = c.id) AS classified
              FROM ${schema}.chunks c WHERE satellite_id = $1`,
-          [reg.id],
+          [satelliteId],
         )
       ).rows;
     // Inference jobs held up by the outage run once it is over.

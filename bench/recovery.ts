@@ -20,11 +20,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { api, adminAuth } from './hub-process.ts';
+import { benchSatellite } from './hub-process.ts';
 import { startMosquitto } from '../test/helpers/mosquitto.ts';
-import { Satellite } from '../src/satellite/client.ts';
-import { Outbox } from '../src/satellite/outbox.ts';
-import { syntheticSource } from '../src/satellite/sources.ts';
+import type { Satellite } from '../src/satellite/client.ts';
 
 const CHUNK_MS = Number(process.env.BENCH_CHUNK_MS ?? 500);
 const DOWN_MS = Number(process.env.BENCH_DOWN_MS ?? 3000);
@@ -102,24 +100,14 @@ export async function run(): Promise<void> {
   let satellite: Satellite | null = null;
   const results: Array<{ what: string; firstAck: number; backlog: number; chunks: number }> = [];
   try {
-    const auth = await adminAuth({ url: hub.url, adminEmail: admin.email, adminPassword: admin.password });
-    const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: 'Recovery bench' } });
-    const reg = await api(`${hub.url}/api/satellites`, { headers: auth, body: { tenantId: team.id, name: 'Recovery bench satellite' } });
+    satellite = (
+      await benchSatellite(
+        { url: hub.url, adminEmail: admin.email, adminPassword: admin.password },
+        { name: 'Recovery bench', dir: satDir, seed: 5, chunkIntervalMs: CHUNK_MS },
+      )
+    ).satellite;
     const acked = new Map<string, number>(); // chunkId → when acked
     const recorded = new Map<string, number>(); // chunkId → when recorded
-    satellite = new Satellite({
-      credentials: {
-        satelliteId: reg.id,
-        tenantId: team.id,
-        username: reg.mqtt.username,
-        password: reg.mqtt.password,
-        brokerUrl: reg.mqtt.brokerUrl,
-      },
-      source: syntheticSource({ seed: 5, silenceProbability: 0 }),
-      outbox: await Outbox.open(path.join(satDir, 'outbox')),
-      dataDir: satDir,
-      chunkIntervalMs: CHUNK_MS,
-    });
     satellite.on('recorded', (r: { chunkId: string }) => recorded.set(r.chunkId, performance.now()));
     satellite.on('acked', (r: { chunkId: string }) => acked.set(r.chunkId, performance.now()));
     await satellite.start();
