@@ -143,7 +143,8 @@ export async function buildApp(
   });
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
 
-  const registry = registerRoutes(app, routes, services.guard, services.resolver);
+  const allowedOrigins = [new URL(config.publicUrl).origin, ...config.allowedOrigins];
+  const registry = registerRoutes(app, routes, services.guard, services.resolver, allowedOrigins);
   app.get(`${API_PREFIX}/docs/openapi.json`, { schema: { hide: true }, config: { permission: PREFIX_DECLARATIONS[0] } }, async () =>
     app.swagger(),
   );
@@ -153,7 +154,7 @@ export async function buildApp(
     guard: services.guard,
     resolver: services.resolver,
     clock: infra.clock,
-    allowedOrigins: [new URL(config.publicUrl).origin, ...config.allowedOrigins],
+    allowedOrigins,
   });
 
   const web = await registerWebRoutes(app, WEB_DIST, { botPreview: services.publicPages.ogForBot });

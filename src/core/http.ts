@@ -8,6 +8,7 @@ import { AppError, errorBody, PartUnavailable } from './errors.ts';
 import type { Permission, RouteDef } from './permissions.ts';
 import { checkDeclarations } from './declarations.ts';
 import type { createGuard } from './guard.ts';
+import { assertCookieRequestOrigin } from './origin.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -165,6 +166,8 @@ export function registerRoutes(
   routes: RouteDef[],
   guard: ReturnType<typeof createGuard>,
   resolver: AuthResolver,
+  /** Browser origins besides the hub's own that may act with its session cookie. */
+  allowedOrigins: readonly string[] = [],
 ): Permission[] {
   checkDeclarations(routes);
   const registry: Permission[] = [];
@@ -181,6 +184,7 @@ export function registerRoutes(
         // A body declared optional may be left out; the validator would refuse undefined as "must be object".
         if (req.body === undefined && schema.body && Type.IsOptional(schema.body)) req.body = {};
         const auth: Auth | null = await resolver.resolve(req);
+        assertCookieRequestOrigin(req, auth, allowedOrigins);
         req.actor = await guard(req, permission, auth);
       },
       handler: async (req: FastifyRequest, reply: FastifyReply) => {

@@ -19,6 +19,7 @@ import type { createGuard } from '../../core/guard.ts';
 import { access, type Permission } from '../../core/permissions.ts';
 import { AppError, badRequest, errorBody, forbidden } from '../../core/errors.ts';
 import { CLOSE_UNAUTHENTICATED, type LiveClient, type LiveHub, socketClient } from './hub.ts';
+import { handshakeOriginAllowed } from '../../core/origin.ts';
 
 export const LIVE_WS_PATH = '/ws/events';
 
@@ -46,17 +47,6 @@ export const liveSocketPermission: Permission = {
   tags: ['live'],
 };
 
-/**
- * A browser always names the page's origin in the handshake; a cookie-bearing socket from another
- * site is refused here rather than left to the cookie's SameSite rule. Allowed: the public URL's
- * origin, CHORUS_ALLOWED_ORIGINS, and the hub's own origin as this request reached it (a dashboard
- * opened by LAN address). Satellites and scripts send no Origin and pass.
- */
-export function originAllowed(req: FastifyRequest, allowedOrigins: readonly string[]): boolean {
-  const origin = req.headers.origin;
-  return origin === undefined || allowedOrigins.includes(origin) || origin === `${req.protocol}://${req.host}`;
-}
-
 export function registerLiveRoutes(
   app: FastifyInstance,
   deps: {
@@ -82,7 +72,7 @@ export function registerLiveRoutes(
     schema: { hide: true },
     config: { permission: perm },
     preValidation: async (req) => {
-      if (!originAllowed(req, deps.allowedOrigins)) {
+      if (!handshakeOriginAllowed(req, deps.allowedOrigins)) {
         throw forbidden(`Origin ${req.headers.origin} may not open this socket`, 'ORIGIN_NOT_ALLOWED');
       }
       const auth = await resolver.resolve(req);
