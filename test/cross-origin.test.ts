@@ -82,6 +82,18 @@ describe('state changes signed in by cookie come only from the hub’s origins',
       headers: { referer: `${PUBLIC}/satellites` },
     });
     assert.equal(fromDashboard.status, 200, fromDashboard.text);
+    // A dashboard page served with no-referrer (a share page the person went on from) says "null";
+    // the browser's own Sec-Fetch-Site still marks it as the hub's.
+    const noReferrerPage = await api.call('POST', `/satellites/${sat.id}/rotate-api-key`, {
+      as: { cookie },
+      headers: { origin: 'null', 'sec-fetch-site': 'same-origin' },
+    });
+    assert.equal(noReferrerPage.status, 200, noReferrerPage.text);
+    const sameSite = await api.call('POST', `/satellites/${sat.id}/rotate-api-key`, {
+      as: { cookie },
+      headers: { origin: EVIL, 'sec-fetch-site': 'same-site' },
+    });
+    assert.equal(sameSite.status, 403);
   });
 
   test('the public URL, CHORUS_ALLOWED_ORIGINS and the hub’s own address pass', async () => {

@@ -42,6 +42,9 @@ function claimedOrigin(req: FastifyRequest): string | undefined {
  */
 export function assertCookieRequestOrigin(req: FastifyRequest, auth: Auth | null, allowedOrigins: readonly string[]): void {
   if (auth?.kind !== 'session' || SAFE_METHODS.has(req.method)) return;
+  // Set by the browser itself, never by a page: a dashboard document served with no-referrer (the
+  // share pages) names its origin as "null", and this still tells its own requests apart.
+  if (req.headers['sec-fetch-site'] === 'same-origin') return;
   const origin = claimedOrigin(req);
   if (origin === undefined || isAllowedOrigin(req, origin, allowedOrigins)) return;
   throw forbidden(`Requests signed in by cookie may not come from ${origin}`, 'CROSS_ORIGIN_REQUEST');
