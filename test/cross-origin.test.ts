@@ -72,7 +72,7 @@ describe('state changes signed in by cookie come only from the hub’s origins',
 
   test('without Origin the Referer decides; "null" and unreadable ones are foreign', async () => {
     const sat = await makeSatellite(hub, team, admin);
-    for (const headers of [{ referer: `${EVIL}/page.html` }, { origin: 'null' }, { referer: 'not a url' }]) {
+    for (const headers of [{ referer: `${EVIL}/page.html` }, { origin: 'null' }, { referer: 'not a url' }] as Record<string, string>[]) {
       const res = await api.call('POST', `/satellites/${sat.id}/rotate-api-key`, { as: { cookie }, headers });
       assert.equal(res.status, 403, JSON.stringify(headers));
       assert.equal(res.body.error.code, 'CROSS_ORIGIN_REQUEST');

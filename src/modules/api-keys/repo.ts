@@ -1,7 +1,16 @@
 import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 
+/**
+ * The role the key's creator holds now in the key's team: a hub admin counts as owner, a blocked or
+ * departed creator as none. A key never acts above it (issue 33). Device keys have no creator.
+ */
+const CREATOR_ROLE = `CASE WHEN k.created_by IS NULL THEN k.role WHEN u.status IS DISTINCT FROM 'active' THEN NULL
+  WHEN u.is_admin THEN 'owner' ELSE m.role END AS "creatorRole"`;
+const WITH_CREATOR = `api_keys k LEFT JOIN users u ON u.id = k.created_by
+  LEFT JOIN memberships m ON m.tenant_id = k.tenant_id AND m.user_id = k.created_by`;
 const COLUMNS = `k.id, k.tenant_id AS "tenantId", k.name, k.role, k.key_prefix AS "keyPrefix", k.created_by AS "createdBy",
-  u.name AS "createdByName", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt"`;
+  u.name AS "createdByName", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt", k.expires_at AS "expiresAt", ${CREATOR_ROLE}`;
+const ROLE = col.oneOf(['viewer', 'member', 'admin', 'owner'] as const);
 const API_KEY_COLUMNS = {
   id: col.text(),
   tenantId: col.text(),
@@ -14,6 +23,7 @@ const API_KEY_COLUMNS = {
   createdAt: col.date(),
   lastUsedAt: col.nullable(col.date()),
   expiresAt: col.nullable(col.date()),
+  creatorRole: col.nullable(ROLE),
 };
 export const ApiKeyRow = shape(API_KEY_COLUMNS);
 export type ApiKeyRow = RowOf<typeof ApiKeyRow>;
@@ -29,16 +39,17 @@ const ActiveKey = shape({
   satelliteId: col.nullable(col.text()),
   role: col.oneOf(['viewer', 'member', 'admin'] as const),
   lastUsedAt: col.nullable(col.date()),
+  creatorRole: col.nullable(ROLE),
 });
-const ACTIVE_KEY_SQL = `SELECT k.id, k.tenant_id AS "tenantId", k.satellite_id AS "satelliteId", k.role, k.last_used_at AS "lastUsedAt"
-  FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
-  WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
-    AND (k.created_by IS NULL OR u.status = 'active')`;
+const ACTIVE_KEY_SQL = `SELECT k.id, k.tenant_id AS "tenantId", k.satellite_id AS "satelliteId", k.role, k.last_used_at AS "lastUsedAt",
+    ${CREATOR_ROLE}
+  FROM ${WITH_CREATOR}
+  WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)`;
 
 /** Team keys, and the satellite keys the satellites module asks for through the service. */
 export function createApiKeysRepo(db: Db) {
   return {
-    /** A key that works now: keys stop working at once when their creator is blocked or deleted. */
+    /** A key unrevoked and unexpired, with its creator's current role (the service caps the key by it). */
     activeByHash: (keyHash: string, now: Date) => db.maybeOne(ActiveKey, ACTIVE_KEY_SQL, [keyHash, now]),
 
     touch: (id: string, now: Date) => db.run('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, now]),
@@ -67,7 +78,7 @@ export function createApiKeysRepo(db: Db) {
     listActive: (tenantId: string, now: Date) =>
       db.query(
         ApiKeyRow,
-        `SELECT ${COLUMNS} FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+        `SELECT ${COLUMNS} FROM ${WITH_CREATOR}
          WHERE k.tenant_id = $1 AND k.satellite_id IS NULL AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)
          ORDER BY k.created_at DESC`,
         [tenantId, now],
@@ -76,7 +87,7 @@ export function createApiKeysRepo(db: Db) {
     find: (tenantId: string, id: string) =>
       db.maybeOne(
         RevocableKey,
-        `SELECT ${COLUMNS}, k.revoked_at AS "revokedAt" FROM api_keys k LEFT JOIN users u ON u.id = k.created_by
+        `SELECT ${COLUMNS}, k.revoked_at AS "revokedAt" FROM ${WITH_CREATOR}
          WHERE k.tenant_id = $1 AND k.id = $2 AND k.satellite_id IS NULL`,
         [tenantId, id],
       ),

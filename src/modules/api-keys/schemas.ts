@@ -24,6 +24,8 @@ export const ApiKeyView = Open({
   tenantId: Type.String(),
   name: Type.String(),
   role: AssignableRole,
+  /** The role the key acts with now: its own, capped by its creator's current role in the team; null once it no longer works. */
+  effectiveRole: Nullable(AssignableRole),
   prefix: Type.String(),
   createdBy: Nullable(Type.String()),
   createdByName: Nullable(Type.String()),

@@ -1,6 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, type Role, roleAtLeast, type TeamActor } from '../../core/actor.ts';
+import type { ApiKeyPrincipal } from '../auth/resolver.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
@@ -9,11 +10,22 @@ import { spendOrRefuse, type RateLimit } from '../../core/rate-limit.ts';
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
+/**
+ * What a key may do now: its own role, lowered to its creator's current role in the team; nothing
+ * once the creator has left the team or is blocked (issue 33: a demoted admin's admin key acts as
+ * a viewer from the moment of the demotion).
+ */
+export function effectiveKeyRole(role: Exclude<Role, 'owner'>, creatorRole: Role | null): Exclude<Role, 'owner'> | null {
+  if (creatorRole === null) return null;
+  return roleAtLeast(creatorRole, role) ? role : (creatorRole as Exclude<Role, 'owner'>);
+}
+
 export const presentApiKey = (k: ApiKeyRow) => ({
   id: k.id,
   tenantId: k.tenantId,
   name: k.name,
   role: k.role,
+  effectiveRole: effectiveKeyRole(k.role, k.creatorRole),
   prefix: k.keyPrefix,
   createdBy: k.createdBy,
   createdByName: k.createdByName,
@@ -39,7 +51,14 @@ export function createApiKeysService(deps: {
   const repo = createApiKeysRepo(db);
   return {
     /** The auth resolver's key lookups, once per request presenting a key (auth/resolver.ts CredentialStore). */
-    credential: { findApiKeyByHash: repo.activeByHash, touchApiKey: repo.touch },
+    credential: {
+      async findApiKeyByHash(keyHash: string, now: Date): Promise<ApiKeyPrincipal | null> {
+        const k = await repo.activeByHash(keyHash, now);
+        const role = k && effectiveKeyRole(k.role, k.creatorRole);
+        return k && role ? { id: k.id, tenantId: k.tenantId, satelliteId: k.satelliteId, role, lastUsedAt: k.lastUsedAt } : null;
+      },
+      touchApiKey: repo.touch,
+    },
     async create(actor: Actor, tenantId: string, input: { name: string; role: Exclude<Role, 'owner'>; expiresAt?: string }) {
       await spendOrRefuse(deps.createLimit, actor.userId ?? actor.ip, 'Too many API keys created; try again later');
       if (!roleAtLeast(actor.teamRole, input.role)) throw forbidden('A key cannot hold a higher role than its creator');
