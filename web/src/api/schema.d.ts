@@ -2395,6 +2395,7 @@ export interface paths {
                                 createdAt: string;
                                 createdBy: string | null;
                                 createdByName: string | null;
+                                effectiveRole: ("viewer" | "member" | "admin") | (never | null);
                                 expiresAt: string | null;
                                 id: string;
                                 lastUsedAt: string | null;

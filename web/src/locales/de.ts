@@ -1033,6 +1033,8 @@ export const de: Record<Key, string> = {
   'team.members.emptyHubAdmin':
     'Keine Mitglieder aufgeführt: Hub-Admins erreichen jedes Team, ohne Mitglied zu sein, und erscheinen deshalb nicht hier. Laden Sie unten Menschen ein; sie erscheinen, sobald sie annehmen.',
   'team.invites.empty': 'Keine offenen Einladungen. Erstellen Sie oben eine und schicken Sie den Link an die Person, die ins Team soll.',
+  'team.apiKeys.capped': 'handelt als {role}: die heutige Rolle der Person, die ihn erstellt hat',
+  'team.apiKeys.stopped': 'wirkt nicht, solange die Person, die ihn erstellt hat, gesperrt ist',
   'team.apiKeys.empty': 'Keine API-Schlüssel. Erstellen Sie oben einen für ein Skript oder ein Gerät; der Schlüssel wird einmal gezeigt.',
   'joinRequests.empty':
     'Keine Beitrittsanfragen offen. Menschen fragen an, wenn das Team im Verzeichnis steht oder seinen Beitrittslink teilt.',

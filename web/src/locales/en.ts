@@ -1020,6 +1020,8 @@ export const en = {
   'team.members.emptyHubAdmin':
     'No members are listed: hub admins reach every team without being members, so they do not appear here. Invite people below; they appear once they accept.',
   'team.invites.empty': 'No open invites. Create one above and send the link to the person you want in the team.',
+  'team.apiKeys.capped': 'acts as {role}: its creator’s role in the team now',
+  'team.apiKeys.stopped': 'not working while its creator is blocked',
   'team.apiKeys.empty': 'No API keys. Create one above for a script or a satellite; the key is shown once.',
   'joinRequests.empty': 'No join requests waiting. People ask to join when the team is listed in the directory or shares its join link.',
   'blocks.empty': 'Nobody is blocked. Denying a request can block the person from asking again.',

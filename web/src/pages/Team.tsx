@@ -268,6 +268,11 @@ export default function Team() {
             <strong>{k.name}</strong>
             <code>{k.prefix}…</code>
             <span>{roleName(k.role)}</span>
+            {k.effectiveRole !== k.role ? (
+              <span className="muted small" data-testid="key-capped">
+                {k.effectiveRole ? t('team.apiKeys.capped', { role: roleName(k.effectiveRole) }) : t('team.apiKeys.stopped')}
+              </span>
+            ) : null}
             <span className="muted small">{fmt.dateTime(k.lastUsedAt ?? k.createdAt)}</span>
             <button type="button" className="secondary" onClick={() => revokeKey.mutate(k.id)}>
               {t('common.revoke')}

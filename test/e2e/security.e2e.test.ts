@@ -3,6 +3,7 @@
  * origin on the same site (another port of 127.0.0.1: SameSite=Lax lets the session cookie through)
  * posts a multipart form and a no-cors fetch at the hub while its visitor is signed in: both are
  * refused and the satellite's key is not rotated. The dashboard's own button still rotates it.
+ * The team page says when a key acts below its role because its creator was demoted.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,11 +14,12 @@ import { spawnSync } from 'node:child_process';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHub, type Hub } from '../helpers/hub.ts';
 import { factories, makeSatellite, type TestTeam, type TestUser } from '../helpers/factories.ts';
+import { client } from '../helpers/http.ts';
 import { cspViolations, launchChromium, signedIn, skip } from '../helpers/browser.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
-describe('cross-origin requests from a second origin (e2e)', { skip, timeout: 180_000 }, () => {
+describe('security in the dashboard (e2e): cross-origin requests, capped keys', { skip, timeout: 180_000 }, () => {
   let hub: Hub;
   let browser: Browser;
   let owner: TestUser;
@@ -103,6 +105,18 @@ describe('cross-origin requests from a second origin (e2e)', { skip, timeout: 18
     await page.getByRole('button', { name: 'Rotate API key' }).click();
     await page.getByRole('region', { name: 'API key' }).waitFor();
     assert.equal(await rotations(), 1);
+  });
+
+  test('the team page shows a key acting below its role once its creator was demoted', async () => {
+    const f = factories(hub);
+    const admin = await f.member(team, 'admin', { name: 'Ada Admin' });
+    const key = await f.apiKey(team, admin, 'admin');
+    const api = client(hub.url);
+    assert.equal((await api.put(`/admin/members/${admin.membershipId}/role`, { role: 'viewer' }, owner)).status, 200);
+    await page.goto(`${hub.url}/team`);
+    const row = page.getByRole('listitem').filter({ hasText: key.token.slice(0, 8) });
+    await row.getByTestId('key-capped').waitFor();
+    assert.equal(await row.getByTestId('key-capped').textContent(), 'acts as viewer: its creator’s role in the team now');
     await ctx.close();
     assert.deepEqual(cspViolations, []);
   });
