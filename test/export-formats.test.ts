@@ -420,6 +420,43 @@ describe('Darwin Core Archive', () => {
       return true;
     });
   });
+
+  test('a formula in locality, recordedBy and the other typed values is neutralised as in the CSV writers; coordinates stay numbers', async () => {
+    const hostile: ExportContext = { ...ctx, recordist: '+cmd|" /C calc"!A0', teamName: '@SUM(1+1)' };
+    const rows = [
+      row('eurbla', '2026-05-01T04:00:00Z', {
+        satelliteName: '=HYPERLINK("http://evil.example","x")',
+        latitude: -33.8688,
+        longitude: 151.2093,
+      }),
+      row('eurrob1', '2026-05-01T05:00:00Z', { satelliteName: '\t-2+3', commonName: '=1+1' }),
+    ];
+    const files = await unzip(await bytes(darwinCoreArchive(source(rows), hostile)));
+    const [header, ...lines] = files
+      .get('occurrence.txt')!
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    const col = (n: string) => header.indexOf(n);
+    assert.equal(lines[0][col('locality')], `'=HYPERLINK("http://evil.example","x")`);
+    assert.equal(lines[0][col('recordedBy')], `'+cmd|" /C calc"!A0`);
+    assert.equal(lines[0][col('decimalLatitude')], '-33.868800', 'a negative coordinate is a number, not a formula');
+    // The leading tab is neutralised before tabs become spaces, so no formula hides behind it.
+    assert.equal(lines[1][col('locality')], "' -2+3");
+    assert.equal(lines[1][col('vernacularName')], "'=1+1");
+    const [mHeader, ...media] = files
+      .get('multimedia.txt')!
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    assert.equal(media[0][mHeader.indexOf('creator')], `'+cmd|" /C calc"!A0`);
+    assert.equal(media[0][mHeader.indexOf('rightsHolder')], `'+cmd|" /C calc"!A0`);
+    for (const l of [...lines, ...media])
+      for (const cell of l)
+        if (!/^-?\d+(\.\d+)?$/.test(cell)) assert.doesNotMatch(cell, /^[=+\-@\t\r]/, `no text cell starts a formula: ${cell}`);
+  });
 });
 
 describe('xeno-canto zip', () => {

@@ -53,6 +53,24 @@ describe('pages that explain themselves (e2e)', { skip, timeout: 180_000 }, () =
     await ctx.close();
   });
 
+  test('a sensitive species’ share page gives the day only, without a time or a player (issue 33)', async () => {
+    const id = await makeDetection(hub, {
+      satellite: { id: sat.id, tenantId: team.id },
+      at: new Date(Date.UTC(2026, 4, 10, 22, 30)),
+      code: 'goleag',
+      scientificName: 'Aquila chrysaetos',
+      commonName: 'Golden Eagle',
+    });
+    // New York: the UTC day's start read as local time would be the evening of 9 May.
+    const ctx = await newWatchedContext(browser, { baseURL: hub.url, locale: 'en-US', timezoneId: 'America/New_York' });
+    const page = await ctx.newPage();
+    await page.goto(`/share/detection/${id}/${hub.services.share.tokenFor(id)}`);
+    await page.getByRole('heading', { name: 'Golden Eagle' }).waitFor();
+    assert.equal(await page.getByTestId('shared-when').textContent(), 'May 10, 2026');
+    assert.equal(await page.locator('audio').count(), 0, 'no player for the withheld recording');
+    await ctx.close();
+  });
+
   test('the invite page names the team, the inviter and the role', async () => {
     const invite = await api.post('/auth/invites', { tenantId: team.id, role: 'viewer' }, owner);
     assert.equal(invite.status, 201, invite.text);

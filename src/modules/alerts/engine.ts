@@ -17,6 +17,7 @@ import { cooldownKeyOf, describeDetection, eventOfRule, inWindow, matchesDetecti
 import type { AlertPayload } from './delivery/types.ts';
 import type { Dispatcher } from './dispatch.ts';
 import type { AlertFindingOutcome, Metrics } from '../../infra/metrics/index.ts';
+import { coarsenTime } from '../sensitive/service.ts';
 
 export const presentAlert = (a: AlertRow) => ({
   id: a.id,
@@ -142,10 +143,12 @@ export function createAlertEngine(deps: {
     // Read before the transaction: on PGlite a read outside it would wait for it.
     if (!muted && rule.channelIds.length > 0) {
       payload.teamName = (await deps.teamName(rule.tenantId)) ?? '';
-      // Deliveries leave the team: a sensitive species' alert names no satellite (positions are never in an alert).
+      // Deliveries leave the team: a sensitive species' alert names no satellite (positions are never in an alert),
+      // and its time is the hour (src/modules/sensitive coarsenTime), not the instant another species' alert shares.
       if (await sensitive(rule.tenantId, f)) {
         payload.satelliteName = null;
         payload.message = withoutSatellite(f);
+        payload.timestamp = coarsenTime(now, 'outside').start;
       }
     }
     let outcome: AlertFindingOutcome = 'stored';

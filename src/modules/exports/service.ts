@@ -21,7 +21,7 @@ import { createExportsRepo, type ExportJobRow } from './repo.ts';
 import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
 import { renderExport, skippedOf, type RenderOptions } from './render.ts';
-import { toGrid } from '../sensitive/service.ts';
+import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
 
 export const EXPORT_QUEUE = 'export';
 /** Recording archives carry audio: past this many recordings they run as a background job. */
@@ -41,12 +41,26 @@ export interface ExportRequest {
 export type Audience = 'team' | 'outside';
 
 /**
- * A sensitive species' row as it may leave the team: its position on the 0.1° grid, and no
- * satellite (name or id) and no chunk, which other rows of the same file would place exactly.
+ * The formats made to be submitted elsewhere (eBird, iNaturalist, GBIF, xeno-canto): whoever
+ * downloads them, they leave the team, so sensitive species are generalised in them (issue 33).
+ * The team's own CSV, JSON and PDF keep every row as it is unless a schedule sends them out.
+ */
+export const SUBMISSION_KINDS: ReadonlySet<ExportKind> = new Set(['checklist', 'inaturalist', 'dwca', 'recording']);
+
+export const audienceOf = (kind: ExportKind, asked: Audience): Audience => (SUBMISSION_KINDS.has(kind) ? 'outside' : asked);
+
+/**
+ * A sensitive species' row as it may leave the team (src/modules/sensitive/service.ts holds the
+ * rule): its position on the 0.1° grid, its time coarsened to the hour (start and end: the
+ * hour it was heard in), no satellite (name or id) and no chunk (and so no audio link and no
+ * recording), which other rows of the same file would place exactly.
  */
 export function generaliseRow(r: ExportRow): ExportRow {
+  const when = coarsenTime(r.detectedAt, 'outside');
   return {
     ...r,
+    detectedAt: when.start,
+    endAt: when.end,
     latitude: toGrid(r.latitude),
     longitude: toGrid(r.longitude),
     satelliteId: WITHHELD,
@@ -54,12 +68,15 @@ export function generaliseRow(r: ExportRow): ExportRow {
     chunkId: '',
   };
 }
-export const WITHHELD = 'withheld';
+export { WITHHELD };
 
-function generalised(source: AsyncIterable<ExportRow[]>, codes: ReadonlySet<string>): AsyncIterable<ExportRow[]> {
+/** Sensitive rows generalised and moved to the end of their hour, where their place in the file says nothing. */
+function generalised(source: RowSource, codes: ReadonlySet<string>): RowSource {
   if (codes.size === 0) return source;
+  const isSensitive = (r: ExportRow) => codes.has(r.speciesCode.toLowerCase());
   return (async function* () {
-    for await (const batch of source) yield batch.map((r) => (codes.has(r.speciesCode.toLowerCase()) ? generaliseRow(r) : r));
+    for await (const batch of reorderCoarsened(source, isSensitive, 'outside'))
+      yield batch.map((r) => (isSensitive(r) ? generaliseRow(r) : r));
   })();
 }
 
@@ -125,7 +142,8 @@ export function createExportsService(deps: {
       timeZone,
       generatedAt: clock.now(),
       detectionUrl: (id) => `${deps.publicUrl}/detections/${id}`,
-      audioUrl: (chunkId) => `${deps.publicUrl}/api/audio/${chunkId}`,
+      // A withheld chunk (a sensitive species outside the team) has no audio link.
+      audioUrl: (chunkId) => (chunkId ? `${deps.publicUrl}/api/audio/${chunkId}` : ''),
       recordist: teamName,
       license: 'CC BY-NC-SA 4.0',
     };
@@ -158,11 +176,13 @@ export function createExportsService(deps: {
   }
 
   /**
-   * Who an export is for: the team's own (a member downloads it: everything) or `outside` (a
-   * scheduled export sent to a channel), where sensitive species are generalised.
+   * Who an export is for: the team's own (a member downloads CSV, JSON or the report: everything)
+   * or `outside` (a scheduled export sent to a channel, and every submission format), where
+   * sensitive species are generalised.
    */
-  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}, audience: Audience = 'team') {
+  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}, asked: Audience = 'team') {
     const req = withReportWindow(request);
+    const audience = audienceOf(req.kind, asked);
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const rows = counted(source, onRows);

@@ -24,7 +24,7 @@ export interface ExportContext {
   generatedAt: Date;
   /** Absolute dashboard URL of a detection. */
   detectionUrl(id: string): string;
-  /** Absolute API URL of a chunk's audio. */
+  /** Absolute API URL of a chunk's audio; empty for a withheld chunk (''). */
   audioUrl(chunkId: string): string;
   /** Who the recordings are credited to (xeno-canto recordist, DwC recordedBy/rightsHolder). */
   recordist: string;

@@ -86,12 +86,19 @@ export function createPublicPagesService(deps: {
       ? await deps.photosOf(top.map((s) => s.code)).catch(() => new Map<string, SpeciesPhoto>())
       : new Map<string, SpeciesPhoto>();
 
-    const byDay = new Map<string, Array<{ code: string; commonName: string; scientificName: string }>>();
+    type First = { code: string; commonName: string; scientificName: string };
+    const byDay = new Map<string, First[]>();
+    // Sensitive species (when shown at all) come last in their day, by code: their place among the
+    // day's other firsts, which are in time order, would say when they were heard (issue 33).
+    const laterByDay = new Map<string, First[]>();
     for (const f of firsts) {
       const day = localTime(new Date(f.firstAt), timeZone).date;
+      const into = sensitive.has(f.code.toLowerCase()) ? laterByDay : byDay;
       if (!byDay.has(day)) byDay.set(day, []);
-      byDay.get(day)!.push({ code: f.code, commonName: nameOf(f.code, f.commonName), scientificName: f.scientificName });
+      if (!into.has(day)) into.set(day, []);
+      into.get(day)!.push({ code: f.code, commonName: nameOf(f.code, f.commonName), scientificName: f.scientificName });
     }
+    for (const [day, later] of laterByDay) byDay.get(day)!.push(...later.sort((a, b) => a.code.localeCompare(b.code)));
     const perDay = new Map(daily.map((d) => [d.day, d.detections]));
     const dailyTotals = Array.from({ length: DAILY_DAYS }, (_, i) => {
       const date = dayString(today.day - (DAILY_DAYS - 1 - i));

@@ -19,9 +19,12 @@ const SharedView = Type.Object({
   commonName: Type.String(),
   scientificName: Type.String(),
   category: Type.String(),
+  /** For a sensitive species, the start of the UTC day it was heard on (timePrecision `day`). */
   detectedAt: Type.String({ format: 'date-time' }),
-  startMs: Type.Integer(),
-  endMs: Type.Integer(),
+  timePrecision: Type.Union([Type.Literal('exact'), Type.Literal('day')]),
+  /** The call's place in its chunk; null for a sensitive species. */
+  startMs: Type.Union([Type.Integer(), Type.Null()]),
+  endMs: Type.Union([Type.Integer(), Type.Null()]),
   confidence: Type.Number(),
   calibrated_confidence: Type.Number(),
   verificationStatus: Type.String(),
@@ -29,8 +32,9 @@ const SharedView = Type.Object({
   isFirstOfDay: Type.Boolean(),
   isRare: Type.Boolean(),
   rareReason: Type.Union([Type.String(), Type.Null()]),
-  audioUrl: Type.String(),
-  spectrogramUrl: Type.String(),
+  /** Null for a sensitive species: its chunk's sound and picture would pair it with other species' links (issue 33). */
+  audioUrl: Type.Union([Type.String(), Type.Null()]),
+  spectrogramUrl: Type.Union([Type.String(), Type.Null()]),
   expiresAt: Type.String({ format: 'date-time' }),
   /** The hub's name (hub setting hub_name), so the page says whose site it is (issue 23). */
   hubName: Type.String(),
@@ -105,7 +109,8 @@ export function shareRoutes(share: ShareService) {
       action: 'share.audio.read',
       access: access.public,
       audit: [],
-      summary: "A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view",
+      summary:
+        "A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view, and 404 for a sensitive species",
       tags: ['share'],
       schema: {
         params: LinkParams,
@@ -128,7 +133,8 @@ export function shareRoutes(share: ShareService) {
       action: 'share.spectrogram.read',
       access: access.public,
       audit: [],
-      summary: "A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view",
+      summary:
+        "A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view, and 404 for a sensitive species",
       tags: ['share'],
       schema: { params: LinkParams, querystring: SpectrogramQuery, response: { 200: NotJson('image/png', 'The spectrogram') } },
       handler: async ({ params, query, reply }) => {

@@ -20,7 +20,7 @@ import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { AudioService } from '../audio/service.ts';
 import type { SpectrogramOptions, SpectrogramService } from '../audio/spectrogram.ts';
 import type { SettingsService } from '../settings/service.ts';
-import type { SensitiveSpecies } from '../sensitive/service.ts';
+import { coarsenTime, type SensitiveSpecies } from '../sensitive/service.ts';
 import type { DeviceService } from '../satellites/device-service.ts';
 import { previewHtml } from './preview.ts';
 
@@ -88,13 +88,16 @@ export function createShareService(deps: ShareDeps) {
     spectrogramUrl: `${publicUrl}/api/share/spectrogram/${id}/${token}`,
   });
 
+  /** Whether the detection is of a sensitive species (issue 20); without the module, none is. */
+  const isSensitive = async (r: DetectionRow) => (await deps.sensitive?.isSensitive(r.tenantId, r.speciesCode)) === true;
+
   /**
    * Where the detection was heard, generalised (issue 23): the team's `public_place_name` when set,
    * else the satellite's position in whole degrees, else null; always null for a sensitive species,
    * whose place never leaves the team on a link anyone may forward.
    */
-  async function placeOf(r: DetectionRow): Promise<SharedPlace | null> {
-    if (!deps.settings || (await deps.sensitive?.isSensitive(r.tenantId, r.speciesCode)) !== false) return null;
+  async function placeOf(r: DetectionRow, sensitive: boolean): Promise<SharedPlace | null> {
+    if (!deps.settings || sensitive || !deps.sensitive) return null;
     const name = await deps.settings.teamSetting(r.tenantId, 'public_place_name');
     if (name) return { name, latitude: null, longitude: null };
     const [p] = deps.devices ? await deps.devices.positions([r.tenantId], r.satelliteId) : [];
@@ -103,12 +106,18 @@ export function createShareService(deps: ShareDeps) {
     return latitude === null || longitude === null ? null : { name: null, latitude, longitude };
   }
 
-  /** The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5). */
+  /**
+   * The shared view, built field by field so the team, the satellite and its position can never slip in (0.64.5).
+   * A sensitive species (issue 33) is given by the day only (src/modules/sensitive coarsenTime) and without
+   * what would pair it with another species' link from the same chunk: its offsets in the chunk, the audio
+   * and the spectrogram (the chunk's own sound and picture) are left out, and their routes answer 404.
+   */
   async function viewOf(r: DetectionRow, token: string) {
+    const sensitive = await isSensitive(r);
     const [[calibrated], hubName, place, modelAttribution] = await Promise.all([
       deps.calibrated ? deps.calibrated([r]) : [r.confidence],
       deps.settings?.hubSetting('hub_name'),
-      placeOf(r),
+      placeOf(r, sensitive),
       deps.modelAttribution ? deps.modelAttribution(r.modelId) : null,
     ]);
     const v = detectionView(r, calibrated);
@@ -118,9 +127,10 @@ export function createShareService(deps: ShareDeps) {
       commonName: v.commonName,
       scientificName: v.scientificName,
       category: v.category,
-      detectedAt: v.detectedAt,
-      startMs: v.startMs,
-      endMs: v.endMs,
+      detectedAt: sensitive ? coarsenTime(v.detectedAt, 'public').start : v.detectedAt,
+      timePrecision: sensitive ? ('day' as const) : ('exact' as const),
+      startMs: sensitive ? null : v.startMs,
+      endMs: sensitive ? null : v.endMs,
       confidence: v.confidence,
       calibrated_confidence: v.calibrated_confidence,
       verificationStatus: v.verificationStatus,
@@ -128,12 +138,19 @@ export function createShareService(deps: ShareDeps) {
       isFirstOfDay: v.isFirstOfDay,
       isRare: v.isRare,
       rareReason: v.rareReason,
-      ...links(r.id, token),
+      ...(sensitive ? { audioUrl: null, spectrogramUrl: null } : links(r.id, token)),
       expiresAt: new Date(Number(token.split('.')[0]) * 1000).toISOString(),
       hubName: hubName || 'Chorus',
       modelAttribution,
       place,
     };
+  }
+
+  /** The chunk behind a link, for its audio and spectrogram: never a sensitive species' (the same 404 as an unshared one). */
+  async function sharedChunk(id: string, token: string): Promise<DetectionRow> {
+    const r = await open(id, token);
+    if (await isSensitive(r)) throw notFound('This recording is not shared');
+    return r;
   }
 
   return {
@@ -164,13 +181,13 @@ export function createShareService(deps: ShareDeps) {
 
     /** GET /share/audio/:id/:token: the detection's chunk as WAV, with ranges like GET /audio/:chunkId. */
     async audio(id: string, token: string, range: string | undefined) {
-      const r = await open(id, token);
+      const r = await sharedChunk(id, token);
       return deps.audio.read(r.tenantId, r.chunkId, range);
     },
 
     /** GET /share/spectrogram/:id/:token: the chunk's spectrogram, as GET /audio/:chunkId/spectrogram.png. */
     async spectrogram(id: string, token: string, opts: SpectrogramOptions) {
-      const r = await open(id, token);
+      const r = await sharedChunk(id, token);
       return deps.spectrograms.ofChunk(r.tenantId, r.chunkId, opts);
     },
   };

@@ -8274,7 +8274,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view */
+        /** A shared detection's audio as WAV, with HTTP range requests; same 403, 410 and 404 as the shared view, and 404 for a sensitive species */
         get: {
             parameters: {
                 query?: never;
@@ -8342,14 +8342,14 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            audioUrl: string;
+                            audioUrl: string | null;
                             calibrated_confidence: number;
                             category: string;
                             commonName: string;
                             confidence: number;
                             /** Format: date-time */
                             detectedAt: string;
-                            endMs: number;
+                            endMs: number | null;
                             /** Format: date-time */
                             expiresAt: string;
                             hubName: string;
@@ -8366,8 +8366,9 @@ export interface paths {
                             rareReason: string | null;
                             scientificName: string;
                             speciesCode: string;
-                            spectrogramUrl: string;
-                            startMs: number;
+                            spectrogramUrl: string | null;
+                            startMs: number | null;
+                            timePrecision: "exact" | "day";
                             verificationStatus: string;
                         };
                     };
@@ -8428,7 +8429,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view */
+        /** A shared detection's spectrogram PNG, as GET /audio/:chunkId/spectrogram.png; same 403, 410 and 404 as the shared view, and 404 for a sensitive species */
         get: {
             parameters: {
                 query?: {

@@ -32,6 +32,8 @@ export function Shared() {
   const locales = useMemo(visitorLocales, []);
   const t = useMemo(() => translator(pickLang(locales[0])), [locales]);
   const when = useMemo(() => new Intl.DateTimeFormat(locales, { dateStyle: 'long', timeStyle: 'short' }), [locales]);
+  // A sensitive species is shared by the day only (issue 33): its UTC day, without a time.
+  const day = useMemo(() => new Intl.DateTimeFormat(locales, { dateStyle: 'long', timeZone: 'UTC' }), [locales]);
   const d = q.data;
   const place = d?.place ? (d.place.name ? t('shared.heardIn', { place: d.place.name }) : area(t, d.place, locales[0])) : null;
   return (
@@ -49,7 +51,7 @@ export function Shared() {
           </p>
           <p>
             <time dateTime={d.detectedAt} data-testid="shared-when">
-              {when.format(new Date(d.detectedAt))}
+              {(d.timePrecision === 'day' ? day : when).format(new Date(d.detectedAt))}
             </time>{' '}
             · {t('det.confidence')} {new Intl.NumberFormat(locales, { style: 'percent' }).format(d.calibrated_confidence)}
           </p>
@@ -59,7 +61,7 @@ export function Shared() {
             {d.isRare ? <span className="badge rare">{t('det.badge.rare')}</span> : null}
           </p>
           {d.spectrogramUrl ? <img src={new URL(d.spectrogramUrl).pathname} alt="" style={{ maxWidth: '100%' }} /> : null}
-          <audio controls preload="none" src={new URL(d.audioUrl).pathname} aria-label={t('det.play')} />
+          {d.audioUrl ? <audio controls preload="none" src={new URL(d.audioUrl).pathname} aria-label={t('det.play')} /> : null}
           {d.modelAttribution ? (
             <p className="small muted" data-testid="shared-model-attribution">
               {d.modelAttribution}

@@ -9,7 +9,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { conf, coord, isOrganism, localTime, type SkipTally } from './shared.ts';
+import { conf, coord, isGeneralised, isOrganism, localTime, neutralise, type SkipTally } from './shared.ts';
 import { zipStream } from './zip.ts';
 
 const DWC = 'http://rs.tdwg.org/dwc/terms/';
@@ -20,27 +20,46 @@ export const MULTIMEDIA_ROW_TYPE = 'http://rs.gbif.org/terms/1.0/Multimedia';
 
 type Value = (r: ExportRow, ctx: ExportContext) => string;
 
+/**
+ * A value people type (a satellite's name, the team's, a species' name): neutralised like the CSV
+ * writers' cells, since spreadsheets open tab-separated files too (issue 33). Coordinates and
+ * dates are ours and stay as they are, so -33.9 remains a number.
+ */
+const text =
+  (value: Value): Value =>
+  (r, ctx) =>
+    neutralise(value(r, ctx));
+
 const eventDate = (iso: string, ctx: ExportContext) => {
   const t = localTime(iso, ctx.timeZone);
   return `${t.date}T${t.time}${t.offset}`;
 };
 
+/** What GBIF users read about a sensitive species' occurrence (DwC dataGeneralizations, informationWithheld). */
+const GENERALISED = 'Sensitive species: coordinates rounded to 0.1 degree, time to the hour';
+const WITHHELD_INFO = 'Recorder name, exact time and recording withheld';
+
 /** occurrence.txt: column name, term URI and value, in file order (meta.xml is built from this). */
 export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
   ['occurrenceID', `${DWC}occurrenceID`, (r) => r.id],
   ['basisOfRecord', `${DWC}basisOfRecord`, () => 'MachineObservation'],
-  ['eventDate', `${DWC}eventDate`, (r, ctx) => eventDate(r.detectedAt, ctx)],
-  ['scientificName', `${DWC}scientificName`, (r) => r.scientificName],
-  ['vernacularName', `${DWC}vernacularName`, (r) => r.commonName],
+  // A sensitive species' time is the hour it was heard in: an ISO 8601 interval, as DwC allows.
+  [
+    'eventDate',
+    `${DWC}eventDate`,
+    (r, ctx) => (isGeneralised(r) ? `${eventDate(r.detectedAt, ctx)}/${eventDate(r.endAt, ctx)}` : eventDate(r.detectedAt, ctx)),
+  ],
+  ['scientificName', `${DWC}scientificName`, text((r) => r.scientificName)],
+  ['vernacularName', `${DWC}vernacularName`, text((r) => r.commonName)],
   ['taxonRank', `${DWC}taxonRank`, () => 'species'],
   ['kingdom', `${DWC}kingdom`, () => 'Animalia'],
   ['decimalLatitude', `${DWC}decimalLatitude`, (r) => coord(r.latitude).text],
   ['decimalLongitude', `${DWC}decimalLongitude`, (r) => coord(r.longitude).text],
   ['geodeticDatum', `${DWC}geodeticDatum`, (r) => (r.latitude != null && r.longitude != null ? 'WGS84' : '')],
-  ['locality', `${DWC}locality`, (r) => r.satelliteName],
+  ['locality', `${DWC}locality`, text((r) => r.satelliteName)],
   ['occurrenceStatus', `${DWC}occurrenceStatus`, () => 'present'],
-  ['recordedBy', `${DWC}recordedBy`, (_r, ctx) => ctx.recordist],
-  ['identifiedBy', `${DWC}identifiedBy`, (r) => `Chorus ${r.modelId}`],
+  ['recordedBy', `${DWC}recordedBy`, text((_r, ctx) => ctx.recordist)],
+  ['identifiedBy', `${DWC}identifiedBy`, text((r) => `Chorus ${r.modelId}`)],
   ['identificationVerificationStatus', `${DWC}identificationVerificationStatus`, (r) => r.verificationStatus],
   [
     'identificationRemarks',
@@ -48,6 +67,8 @@ export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
     (r) => `confidence ${conf(r.confidence)} (calibrated ${conf(r.calibratedConfidence)}), model ${r.modelId}`,
   ],
   ['associatedMedia', `${DWC}associatedMedia`, (r, ctx) => ctx.audioUrl(r.chunkId)],
+  ['dataGeneralizations', `${DWC}dataGeneralizations`, (r) => (isGeneralised(r) ? GENERALISED : '')],
+  ['informationWithheld', `${DWC}informationWithheld`, (r) => (isGeneralised(r) ? WITHHELD_INFO : '')],
   ['references', `${DC}references`, (r, ctx) => ctx.detectionUrl(r.id)],
 ];
 
@@ -57,11 +78,11 @@ export const MULTIMEDIA_FIELDS: readonly [string, string, Value][] = [
   ['format', `${DC}format`, () => 'audio/wav'],
   ['identifier', `${DC}identifier`, (r, ctx) => ctx.audioUrl(r.chunkId)],
   ['references', `${DC}references`, (r, ctx) => ctx.detectionUrl(r.id)],
-  ['title', `${DC}title`, (r) => `${r.commonName} (${r.scientificName}), Chorus satellite ${r.satelliteName}`],
+  ['title', `${DC}title`, text((r) => `${r.commonName} (${r.scientificName}), Chorus satellite ${r.satelliteName}`)],
   ['created', `${DC}created`, (r, ctx) => eventDate(r.detectedAt, ctx)],
-  ['creator', `${DC}creator`, (_r, ctx) => ctx.recordist],
+  ['creator', `${DC}creator`, text((_r, ctx) => ctx.recordist)],
   ['license', `${DC}license`, (_r, ctx) => ctx.license],
-  ['rightsHolder', `${DC}rightsHolder`, (_r, ctx) => ctx.recordist],
+  ['rightsHolder', `${DC}rightsHolder`, text((_r, ctx) => ctx.recordist)],
 ];
 
 /** DwC text cannot quote: a tab or line break would split the record. */
@@ -133,7 +154,8 @@ export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { s
           continue;
         }
         occ += line(OCCURRENCE_FIELDS.map(([, , value]) => value(r, ctx)));
-        media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
+        // A sensitive species' recording is withheld (its chunk would place it): no media line.
+        if (!isGeneralised(r)) media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
       }
       if (occ) await occurrence.write(occ);
       if (media) await multimedia.write(media);

@@ -184,7 +184,8 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
           latestDay = t.day;
           for (const text of flush(t.day - 1)) out += text;
         }
-        const key = `${r.satelliteId}\u0000${t.day}`;
+        // Withheld rows (sensitive species) share one satellite id: their grid cell keeps places apart.
+        const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${t.day}`;
         let list = open.get(key);
         if (!list) {
           const [y, m, d] = t.date.split('-');

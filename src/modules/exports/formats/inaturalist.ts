@@ -8,7 +8,7 @@
  * profile zone) places the observation at the right instant.
  */
 import type { ExportContext, RowSource } from '../types.ts';
-import { conf, coord, csvLine, isOrganism, localTime, type SkipTally } from './shared.ts';
+import { conf, coord, csvLine, isGeneralised, isOrganism, localTime, type SkipTally } from './shared.ts';
 
 export const INATURALIST_COLUMNS = [
   'Taxon name',
@@ -46,10 +46,13 @@ export async function* inaturalistCsv(rows: RowSource, ctx: ExportContext, opts:
         continue;
       }
       const t = localTime(r.detectedAt, ctx.timeZone);
+      const generalised = isGeneralised(r);
       const description =
         `${r.commonName}, detected acoustically by Chorus: confidence ${conf(r.confidence)} ` +
         `(calibrated ${conf(r.calibratedConfidence)}), model ${r.modelId}. ` +
-        `Detection: ${ctx.detectionUrl(r.id)} Audio: ${ctx.audioUrl(r.chunkId)}`;
+        (generalised
+          ? 'Sensitive species: position rounded to 0.1 degree, time to the hour, recorder and recording withheld.'
+          : `Detection: ${ctx.detectionUrl(r.id)} Audio: ${ctx.audioUrl(r.chunkId)}`);
       out += csvLine([
         r.scientificName,
         `${t.date} ${t.time} ${t.offset}`,
@@ -58,7 +61,8 @@ export async function* inaturalistCsv(rows: RowSource, ctx: ExportContext, opts:
         coord(r.latitude),
         coord(r.longitude),
         'Chorus,acoustic',
-        geoprivacy,
+        // iNaturalist obscures a sensitive species' place further unless the team asked for private.
+        generalised && geoprivacy === 'open' ? 'obscured' : geoprivacy,
       ]);
     }
     if (out) yield out;

@@ -18,16 +18,19 @@ export const coord = (v: number | null): Raw => new Raw(v == null || !Number.isF
 
 /**
  * Spreadsheets run a cell starting with = + - @ tab or CR as a formula (OWASP "CSV injection").
- * Text cells get a leading apostrophe; numbers and Raw cells are left alone, so -33.9 stays a number.
+ * Text gets a leading apostrophe; numbers and Raw cells are left alone, so -33.9 stays a number.
+ * The one guard for every text file the exports write (CSV writers, Darwin Core's tab-separated
+ * files, which spreadsheets open as readily).
  */
 const FORMULA = /^[=+\-@\t\r]/;
+export const neutralise = (text: string): string => (FORMULA.test(text) ? `'${text}` : text);
 
 function cellText(c: Cell): string {
   if (c == null) return '';
   if (c instanceof Raw) return c.text;
   if (typeof c === 'number') return Number.isFinite(c) ? String(c) : '';
   if (typeof c === 'boolean') return c ? 'true' : 'false';
-  return FORMULA.test(c) ? `'${c}` : c;
+  return neutralise(c);
 }
 
 /** One RFC 4180 record, CRLF-terminated: a field with a quote, comma, CR or LF is quoted. */
@@ -54,8 +57,14 @@ export function isOrganism(row: ExportRow): boolean {
   return row.category !== 'anthropogenic' && row.category !== 'human_voice' && /^[A-Z][a-z-]+ [a-z-]+/.test(row.scientificName);
 }
 
+/**
+ * A sensitive species' row generalised for outside eyes (exports service generaliseRow): its
+ * chunk is withheld, and with it the audio link and the recording.
+ */
+export const isGeneralised = (row: Pick<ExportRow, 'chunkId'>): boolean => row.chunkId === '';
+
 /** Why a row or species was left out of a submission file. */
-export type SkipReason = 'not_a_bird' | 'not_in_ebird_taxonomy' | 'not_a_species' | 'rejected' | 'audio_missing';
+export type SkipReason = 'not_a_bird' | 'not_in_ebird_taxonomy' | 'not_a_species' | 'rejected' | 'audio_missing' | 'sensitive_species';
 
 export interface SkippedSpecies {
   speciesCode: string;

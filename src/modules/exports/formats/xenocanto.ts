@@ -5,12 +5,12 @@
  *
  * Sound type is `uncertain`: a model names the species, not whether it sang or called.
  * Country and elevation are empty: a satellite carries coordinates only.
- * Rows left out (audio gone, rejected, not a species) are listed in missing.txt
+ * Rows left out (audio gone, rejected, not a species, a sensitive species' withheld recording) are listed in missing.txt
  * (detection_id,species_code,reason), which exists only when something was left out.
  */
 import type { Readable } from 'node:stream';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { conf, coord, csvLine, isOrganism, localTime, type SkipReason, type SkipTally } from './shared.ts';
+import { conf, coord, csvLine, isGeneralised, isOrganism, localTime, type SkipReason, type SkipTally } from './shared.ts';
 import { type TempText, zipStream } from './zip.ts';
 
 export const XENO_CANTO_COLUMNS = [
@@ -88,6 +88,11 @@ export function xenoCantoZip(rows: RowSource, ctx: ExportContext, audio: AudioSo
         }
         if (!isOrganism(r)) {
           await leaveOut(r, 'not_a_species');
+          continue;
+        }
+        // A sensitive species' recording is its chunk, which other species' recordings share: withheld.
+        if (isGeneralised(r)) {
+          await leaveOut(r, 'sensitive_species');
           continue;
         }
         // One recording in memory at a time: the next is fetched once the reader took this one.
