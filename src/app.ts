@@ -8,7 +8,7 @@ import multipart from '@fastify/multipart';
 import type { Infra } from './infra/types.ts';
 import { lazyChildLogger, type Log } from './core/log.ts';
 import { forgetOnWrites } from './modules/auth/principal-cache.ts';
-import { addressIn, trustPredicate } from './core/client-address.ts';
+import { addressIn, keepAddressForwards, trustPredicate } from './core/client-address.ts';
 import { registerSecurityHeaders } from './core/security-headers.ts';
 import { installGuessLimit, type GuessRule } from './core/guess-limit.ts';
 import {
@@ -80,6 +80,11 @@ export async function buildApp(
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[A-Za-z0-9._:-]{1,100}$/.test(given) ? given : crypto.randomUUID();
     },
+  });
+  // First, before anything reads req.ip: a forwarded value that is not an address is never believed.
+  app.addHook('onRequest', (req, _reply, done) => {
+    keepAddressForwards(req.raw.headers);
+    done();
   });
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);

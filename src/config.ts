@@ -3,6 +3,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { parseAddressList, parseTrustProxy, type TrustProxy } from './core/client-address.ts';
 import type { RateRule } from './core/rate-limit.ts';
+import { AUDIO_PACKET_MAX_BYTES, MQTT_MAX_PACKET_BYTES } from './protocol/limits.ts';
+import { parseAllowList } from './infra/outbound/allow-list.ts';
 
 export type HubMode = 'full' | 'dispatcher' | 'api' | 'worker';
 
@@ -35,6 +37,11 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Outbound alert delivery (issue 17, docs/alerts.md). */
   readonly alerts: AlertDeliveryConfig;
+  /**
+   * `OUTBOUND_ALLOW_HOSTS` (joined with its older name `WEBHOOK_ALLOW_HOSTS`): host names, addresses
+   * or CIDRs that webhook deliveries and the photo fetcher may reach although private (default none).
+   */
+  readonly outboundAllowHosts: string;
   /** Prefix for every key-value key, so several hubs (or test runs) can share one Redis. */
   readonly kvPrefix: string;
   /** S3-compatible endpoint (`S3_URL`); null keeps audio objects as files under the data dir. */
@@ -52,6 +59,11 @@ export interface Config {
   readonly mqttUrl: string | null;
   readonly mqttAdminUsername: string | null;
   readonly mqttAdminPassword: string | null;
+  /**
+   * Largest MQTT packet a logged-in satellite may send to the embedded broker
+   * (`MQTT_MAX_PACKET_BYTES`, default 512 KiB; not below the largest legal audio chunk).
+   */
+  readonly mqttMaxPacketBytes: number;
   /** Largest mobile app package an upload may carry (`MOBILE_MAX_BYTES`, default 200 MB). */
   readonly mobileMaxBytes: number;
   /**
@@ -95,7 +107,7 @@ export interface AbuseLimits {
   readonly tokenGuesses: RateRule;
   /** API keys created per person. */
   readonly apiKeys: RateRule;
-  /** Refused MQTT logins per address on the embedded broker. */
+  /** Refused MQTT logins per client id and client address on the embedded broker. */
   readonly mqttFailures: RateRule;
 }
 
@@ -223,7 +235,8 @@ function readMqtt(env: Env, mode: HubMode) {
   if (mqttPort !== 0 && mqttPort === mqttWsPort) throw new ConfigError(`MQTT_PORT and MQTT_WS_PORT must differ, both are ${mqttPort}`);
   const mqttHost = env.MQTT_HOST || '0.0.0.0';
   if (/[\s/]/.test(mqttHost)) throw new ConfigError(`MQTT_HOST must be a host name or address, got "${mqttHost}"`);
-  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword };
+  const mqttMaxPacketBytes = readInt(env, 'MQTT_MAX_PACKET_BYTES', MQTT_MAX_PACKET_BYTES, AUDIO_PACKET_MAX_BYTES, 256 * 1024 * 1024);
+  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword, mqttMaxPacketBytes };
 }
 
 /**
@@ -244,8 +257,6 @@ function resolveSecret(env: Env, dataDir: string): string {
 }
 
 export interface AlertDeliveryConfig {
-  /** `WEBHOOK_ALLOW_HOSTS`: host names, addresses or CIDRs outbound requests may reach although private (default none). */
-  readonly allowHosts: string;
   /** `WEBHOOK_TIMEOUT_MS`: one attempt, connect to last byte. */
   readonly timeoutMs: number;
   /** `WEBHOOK_MAX_ATTEMPTS`: attempts before a delivery is failed for good. */
@@ -256,9 +267,18 @@ export interface AlertDeliveryConfig {
   readonly telegramApiUrl: string;
 }
 
+function readOutboundAllowHosts(env: Env): string {
+  const joined = [env.OUTBOUND_ALLOW_HOSTS, env.WEBHOOK_ALLOW_HOSTS].filter((v) => v && v.trim() !== '').join(',');
+  try {
+    parseAllowList(joined);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return joined;
+}
+
 function readAlerts(env: Env): AlertDeliveryConfig {
   return Object.freeze({
-    allowHosts: env.WEBHOOK_ALLOW_HOSTS ?? '',
     timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
     maxAttempts: readInt(env, 'WEBHOOK_MAX_ATTEMPTS', 5, 1, 20),
     backoffMs: readInt(env, 'WEBHOOK_BACKOFF_MS', 2_000, 1, 3_600_000),
@@ -346,6 +366,7 @@ export function loadConfig(env: Env = process.env): Config {
     sessionTtlSeconds: readInt(env, 'SESSION_TTL_SECONDS', 30 * 24 * 3600, 60, 365 * 24 * 3600),
     kvPrefix: env.CHORUS_KV_PREFIX || 'chorus:',
     alerts: readAlerts(env),
+    outboundAllowHosts: readOutboundAllowHosts(env),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 20_000, 1000, 600_000),
     mobileMaxBytes: readInt(env, 'MOBILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     migrate: readOneOf(env, 'CHORUS_MIGRATE', ['on', 'off'] as const, 'on') === 'on',

@@ -51,6 +51,7 @@ import { createJobsService } from './modules/jobs/service.ts';
 import { createMobileService } from './modules/mobile/service.ts';
 import { createFieldNotesService } from './modules/field-notes/service.ts';
 import { createSpeciesImagesService } from './modules/species-images/service.ts';
+import { parseAllowList } from './infra/outbound/index.ts';
 import { createSensitiveSpecies } from './modules/sensitive/service.ts';
 import { createPublicPagesService } from './modules/public/service.ts';
 import { createStatsService } from './modules/stats/service.ts';
@@ -98,6 +99,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     queue: infra.queue,
     storage,
     config: config.images,
+    allow: parseAllowList(config.outboundAllowHosts),
     scientificName: async (code) => (await species.find(code))?.scientificName ?? null,
   });
   const systemStatus = createSystemStatusService({

@@ -20,6 +20,7 @@ import { defaultWebhookBody, renderTemplate, SAMPLE_PAYLOAD, validateTemplate } 
 import { sendOnce, type SendOptions } from '../src/modules/alerts/delivery/send.ts';
 import type { AlertPayload } from '../src/modules/alerts/delivery/types.ts';
 import { type Answer, closedPort, type Receiver, startReceiver } from './helpers/receivers.ts';
+import { BLOCKED_URLS } from './helpers/ssrf.ts';
 
 const SECRET = 'whsec-correct-horse-battery-staple';
 const LOCAL = parseAllowList('127.0.0.1');
@@ -126,6 +127,34 @@ describe('templates', () => {
     assert.ok(!out.includes('&quot;'));
   });
 
+  test('a branch that renders only when a field is empty is checked too, with hostile text in the other fields', () => {
+    // Before, this branch only rendered for the all-null sample, where the link is null too.
+    const unquoted = '{{^species}}{"l": 1{{link}}}{{/species}}{{#species}}{}{{/species}}';
+    assert.match(validateTemplate(unquoted) ?? '', /does not render valid JSON when species is empty/);
+    assert.match(
+      validateTemplate('{"a": 1{{^data.confidence}}{{detectionId}}{{/data.confidence}}}') ?? '',
+      /when data\.confidence is empty/,
+    );
+    // Both branches of a conditional are fine on their own, though never together.
+    assert.equal(validateTemplate('{"s": {{#species}}"{{species}}"{{/species}}{{^species}}null{{/species}}, "m": "{{message}}"}'), null);
+    const many = ['event', 'ruleName', 'teamName', 'message', 'species', 'commonName', 'confidence', 'satelliteName', 'link'];
+    assert.match(validateTemplate(`{ ${many.map((n) => `{{#${n}}}{{/${n}}}`).join('')} }`) ?? '', /more than 8 different fields/);
+  });
+
+  test('unescaped tags are escaped too: a value cannot close its string and add keys', () => {
+    const template = '{{^species}}{"sat": "{{{satelliteName}}}", "by": "{{& ruleName}}"}{{/species}}{{#species}}{}{{/species}}';
+    assert.equal(validateTemplate(template), null);
+    const injected = 'Garden", "admin": true, "x": "';
+    const out = renderTemplate(template, {
+      ...SAMPLE_PAYLOAD,
+      event: 'satellite_offline',
+      species: null,
+      satelliteName: injected,
+      ruleName: injected,
+    });
+    assert.deepEqual(JSON.parse(out), { sat: injected, by: injected });
+  });
+
   test('the view has no prototype to reach through', () => {
     assert.equal(renderTemplate('{{constructor}}|{{toString}}|{{data.constructor}}', SAMPLE_PAYLOAD), '||');
   });
@@ -134,8 +163,8 @@ describe('templates', () => {
     assert.equal(validateTemplate('{"text": "{{message}}", "species": "{{species}}", "link": "{{link}}"}'), null);
     assert.match(validateTemplate('{"a": {{confidence}}') ?? '', /valid JSON/);
     assert.match(validateTemplate('{"a": "{{#message}}"}') ?? '', /syntax/);
-    // Unescaped output lets hostile text break the JSON: caught by the hostile sample.
-    assert.match(validateTemplate('{"a": "{{{commonName}}}"}') ?? '', /valid JSON/);
+    // Hostile text outside a string breaks the JSON: caught by the hostile sample.
+    assert.match(validateTemplate('{"a": {{commonName}}}') ?? '', /valid JSON/);
     // Absent values render empty: a bare number slot breaks for a satellite_offline alert.
     assert.match(validateTemplate('{"a": {{confidence}}}') ?? '', /empty/);
     assert.match(validateTemplate(`{"a": "${'x'.repeat(9000)}"}`) ?? '', /longer than/);
@@ -149,19 +178,7 @@ describe('SSRF policy', () => {
   });
   after(() => receiver.close());
 
-  const blocked = [
-    'http://127.0.0.1/',
-    'http://[::1]/',
-    'http://10.1.2.3/',
-    'http://169.254.169.254/latest/meta-data/',
-    'http://192.168.0.1/',
-    'http://localhost/',
-    'http://[::ffff:127.0.0.1]/',
-    'http://0x7f.1/',
-    'http://100.64.0.1/',
-    'http://[fd00::1]/',
-  ];
-  for (const url of blocked) {
+  for (const url of BLOCKED_URLS) {
     test(`refuses ${url} with an empty allow list`, async () => {
       await assert.rejects(checkUrl(url, NONE), (e: unknown) => e instanceof OutboundRefused && e.code === 'URL_NOT_ALLOWED');
       const r = await postJson(url, '{}', {}, { allow: NONE, timeoutMs: 2000 });

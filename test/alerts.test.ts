@@ -117,6 +117,56 @@ describe('alerts', () => {
       assert.equal((await post(`/alert-rules/channels/${ch.id}/test`, {}, otherOwner)).status, 404);
     });
 
+    test('below Admin, webhook URLs keep only scheme and host and email addresses are masked; admins see the stored form', async () => {
+      const hook = await webhook('http://127.0.0.1:9/hooks/path-token-4711/in?key=q');
+      const bare = await webhook('http://127.0.0.1:9/');
+      const mail = await post(
+        '/alert-rules/channels',
+        { tenantId: team.id, type: 'email', name: 'Mail', config: { addresses: ['anna.birder@example.org', 'b@lists.example.net'] } },
+        admin,
+      );
+      assert.equal(mail.status, 201, mail.text);
+      const configs = async (as: TestUser) => {
+        const list = await get(`/alert-rules/channels?tenantId=${team.id}`, as);
+        assert.equal(list.status, 200, list.text);
+        const byId = new Map(list.body.channels.map((c: { id: string; config: unknown }) => [c.id, c.config]));
+        return { hook: byId.get(hook.id), bare: byId.get(bare.id), mail: byId.get(mail.body.id), text: list.text as string };
+      };
+      for (const as of [viewer, member]) {
+        const seenBy = await configs(as);
+        assert.deepEqual(seenBy.hook, { url: 'http://127.0.0.1:9/…' });
+        assert.deepEqual(seenBy.bare, { url: 'http://127.0.0.1:9/' });
+        assert.deepEqual(seenBy.mail, { addresses: ['a***@example.org', 'b***@lists.example.net'] });
+        assert.ok(!seenBy.text.includes('path-token-4711'), 'no path token');
+        assert.ok(!seenBy.text.includes('anna.birder'), 'no address');
+      }
+      for (const as of [admin, owner]) {
+        const seenBy = await configs(as);
+        assert.deepEqual(seenBy.hook, { url: 'http://127.0.0.1:9/hooks/path-token-4711/in?…' });
+        assert.deepEqual(seenBy.mail, { addresses: ['anna.birder@example.org', 'b@lists.example.net'] });
+      }
+    });
+
+    test('a template section that renders only when a field is empty is checked at save; unescaped tags are accepted and render JSON', async () => {
+      const base = { tenantId: team.id, name: 'x', type: 'webhook', config: { url: 'http://127.0.0.1:9/' } };
+      const hidden = await post(
+        '/alert-rules/channels',
+        { ...base, payload_template: '{{^species}}{"l": 1{{link}}}{{/species}}{{#species}}{}{{/species}}' },
+        admin,
+      );
+      assertError(hidden, 400, 'INVALID_TEMPLATE');
+      assert.match(hidden.body.error.message, /when species is empty/);
+
+      const r = await receiver();
+      const template = '{{^species}}{"sat": "{{{satelliteName}}}"}{{/species}}{{#species}}{"rule": "{{& ruleName}}"}{{/species}}';
+      const ch = await post('/alert-rules/channels', { ...base, config: { url: `${r.url}/t` }, payload_template: template }, admin);
+      assert.equal(ch.status, 201, ch.text);
+      const tested = await post(`/alert-rules/channels/${ch.body.id}/test`, {}, admin);
+      assert.equal(tested.status, 200, tested.text);
+      const sent = JSON.parse(r.received.at(-1)!.body.toString());
+      assert.deepEqual(sent, { rule: 'Channel test' });
+    });
+
     test('private, loopback, link-local and metadata addresses are refused at save unless listed', async () => {
       for (const url of [
         'http://10.1.2.3/',

@@ -230,7 +230,13 @@ describe('loadConfig', () => {
     assert.equal(loadConfig(env({ SHUTDOWN_TIMEOUT_MS: '5000' })).shutdownTimeoutMs, 5000);
     refuses(env({ SHUTDOWN_TIMEOUT_MS: '10' }), /SHUTDOWN_TIMEOUT_MS must be between 1000 and 600000/);
     const a = loadConfig(env()).alerts;
-    assert.deepEqual(a, { allowHosts: '', timeoutMs: 10_000, maxAttempts: 5, backoffMs: 2000, telegramApiUrl: 'https://api.telegram.org' });
-    assert.equal(loadConfig(env({ WEBHOOK_ALLOW_HOSTS: '10.0.0.0/8' })).alerts.allowHosts, '10.0.0.0/8');
+    assert.deepEqual(a, { timeoutMs: 10_000, maxAttempts: 5, backoffMs: 2000, telegramApiUrl: 'https://api.telegram.org' });
+    assert.equal(loadConfig(env()).outboundAllowHosts, '');
+    assert.equal(loadConfig(env({ WEBHOOK_ALLOW_HOSTS: '10.0.0.0/8' })).outboundAllowHosts, '10.0.0.0/8');
+    assert.equal(
+      loadConfig(env({ OUTBOUND_ALLOW_HOSTS: 'mirror.lan', WEBHOOK_ALLOW_HOSTS: '10.0.0.0/8' })).outboundAllowHosts,
+      'mirror.lan,10.0.0.0/8',
+    );
+    refuses(env({ OUTBOUND_ALLOW_HOSTS: '10.0.0.0/33' }), /OUTBOUND_ALLOW_HOSTS: "10\.0\.0\.0\/33" is not a valid CIDR/);
   });
 });

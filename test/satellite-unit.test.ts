@@ -16,6 +16,8 @@ import { cutChunks, openSource, syntheticSource, wavFileSource, wavFolderSource 
 import { MB, Outbox, type OutboxCaps } from '../src/satellite/outbox.ts';
 import { SilenceGate, loadFilterStats, saveFilterStats, emptyFilterStats } from '../src/satellite/gate.ts';
 import { DEFAULT_CONFIG, Journal, isRecordingTime, mergeConfig } from '../src/satellite/client.ts';
+import { logResponse } from '../src/satellite/journal.ts';
+import { AUDIO_PACKET_MAX_BYTES, LOG_RESPONSE_MAX_BYTES } from '../src/protocol/limits.ts';
 import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, checkChunkWav, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { satelliteConfig } from '../src/modules/settings/satellite-config.ts';
 
@@ -392,6 +394,20 @@ describe('config and journal', () => {
     assert.deepEqual(j.tail(2), ['2030-01-01T00:00:00.000Z info  line 3', '2030-01-01T00:00:00.000Z info  line 4']);
     assert.equal(j.tail(10).length, 3);
     assert.equal(lines.length, 5);
+  });
+
+  test('a log response fits the broker cap: the oldest lines go first (issue 33)', () => {
+    const ids = { requestId: null, satelliteId: 's', tenantId: 't' };
+    const long = Array.from({ length: 2000 }, (_, i) => `${String(i).padStart(4, '0')} ${'x'.repeat(300)}`);
+    const body = logResponse(ids, long);
+    assert.ok(Buffer.byteLength(JSON.stringify(body)) <= LOG_RESPONSE_MAX_BYTES);
+    assert.ok(LOG_RESPONSE_MAX_BYTES < AUDIO_PACKET_MAX_BYTES, 'well inside the packet cap');
+    assert.ok(body.lines.length > 100, `${body.lines.length} lines kept`);
+    assert.equal(body.lines.at(-1), long.at(-1), 'the newest line is kept');
+    assert.deepEqual(body.lines, long.slice(-body.lines.length));
+    assert.equal(body.text, body.lines.join('\n'));
+    const short = logResponse(ids, ['a', 'b']);
+    assert.deepEqual(short.lines, ['a', 'b']);
   });
 });
 

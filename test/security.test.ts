@@ -34,7 +34,8 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
   let hub: Hub;
   let api: ReturnType<typeof client>;
   let f: ReturnType<typeof factories>;
-  const newIp = ipSequence('192.0.2');
+  // Two octets: the sequence adds two more (a longer prefix would make values that are not addresses).
+  const newIp = ipSequence('192.0');
 
   before(async () => {
     hub = await startHub({
@@ -198,6 +199,60 @@ describe('security on a default hub (proxy trust: loopback only), with small abu
       assert.equal(await login('wrong-1'), 4, 'bad credentials');
       assert.equal(await login('wrong-2'), 4, 'bad credentials');
       assert.equal(await login('wrong-3'), 5, 'not authorized: the address spent its budget');
+    });
+  });
+
+  describe('forwarded addresses: only IP addresses, IPv6 clients by their /64', () => {
+    test('an X-Forwarded-For value that is not an IP address is never the client address: audit entry and last-login IP', async () => {
+      const signIn = async (forwarded: string) => {
+        const u = await f.user();
+        const res = await api.call('POST', '/auth/login', {
+          body: { email: u.email, password: u.password },
+          headers: { 'x-forwarded-for': forwarded },
+        });
+        assert.equal(res.status, 200, res.text);
+        const audit = await hub.sql.one<{ ip: string | null }>(
+          `SELECT ip FROM audit_log WHERE action = 'user.login' AND actor_user_id = $1`,
+          [u.id],
+        );
+        const user = await hub.sql.one<{ last_login_ip: string }>('SELECT last_login_ip FROM users WHERE id = $1', [u.id]);
+        assert.equal(audit.ip, user.last_login_ip);
+        return audit.ip;
+      };
+      // The nearest value is the bad one: the socket peer (the local proxy) is the client.
+      assert.equal(await signIn('<script>alert(1)</script>'), '127.0.0.1');
+      assert.equal(await signIn('192.0.2.202, unknown'), '127.0.0.1');
+      assert.equal(await signIn('198.51.100.3:4711'), '127.0.0.1');
+      // A bad value further away is dropped with all before it; the real address next to the proxy stands.
+      assert.equal(await signIn('not-an-ip, 192.0.2.201'), '192.0.2.201');
+      assert.equal(await signIn('2001:db8::5'), '2001:db8::5');
+    });
+
+    test('two IPv6 addresses in one /64 share a limit: registrations and the sign-in ledger; another /64 does not', async () => {
+      const fresh = () => ({
+        email: `v6-${crypto.randomBytes(4).toString('hex')}@example.org`,
+        password: 'a-long-password-1',
+        name: 'Six',
+      });
+      assert.equal((await post('/auth/register', fresh(), '2001:db8:33:7::1')).status, 201);
+      assert.equal((await post('/auth/register', fresh(), '2001:db8:33:7::2')).status, 201);
+      assert.equal((await post('/auth/register', fresh(), '2001:db8:33:7:ffff:ffff:ffff:3')).status, 201);
+      assertError(await post('/auth/register', fresh(), '2001:db8:33:7::4'), 429, 'RATE_LIMITED');
+      assert.equal((await post('/auth/register', fresh(), '2001:db8:33:8::1')).status, 201, 'the next /64 is another client');
+
+      // The sign-in ledger (20 per 15 minutes) counts the /64 as one client.
+      const wrong = (i: number) => ({ email: `v6-nobody-${i}@example.org`, password: 'whatever-password' });
+      for (let i = 0; i < 20; i++) assert.equal((await post('/auth/login', wrong(i), `2001:db8:44:1::${(i % 2) + 1}`)).status, 401);
+      assertError(await post('/auth/login', wrong(20), '2001:db8:44:1::99'), 429, 'RATE_LIMITED');
+      assert.equal((await post('/auth/login', wrong(21), '2001:db8:44:2::1')).status, 401);
+    });
+
+    test('an IPv4-mapped IPv6 address counts as the IPv4 address it carries', async () => {
+      const get = (path: string, from: string) => api.call('GET', path, { headers: { 'x-forwarded-for': from } });
+      assertError(await get('/share/detection/m1/forged', '::ffff:192.0.2.251'), 403, 'INVALID_SHARE_LINK');
+      assertError(await get('/share/detection/m2/forged', '::ffff:c000:2fb'), 403, 'INVALID_SHARE_LINK');
+      assertError(await get('/share/detection/m3/forged', '192.0.2.251'), 403, 'INVALID_SHARE_LINK');
+      assertError(await get('/share/detection/m4/forged', '192.0.2.251'), 429, 'RATE_LIMITED');
     });
   });
 

@@ -8,20 +8,46 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories } from './helpers/factories.ts';
 import { assertError, client, type Credential } from './helpers/http.ts';
 import { birdJpeg, birdPixels, bombPng, startFakeProviders, type Bird, type FakeProviders } from './helpers/photo-providers.ts';
-import { startReceiver, type Answer } from './helpers/receivers.ts';
+import { startReceiver, type Answer, type Received } from './helpers/receivers.ts';
 import { allowedLicence } from '../src/modules/species-images/providers/licence.ts';
 import { createFetcher, RefusedImage } from '../src/modules/species-images/providers/fetch.ts';
+import { UpstreamError } from '../src/modules/species-images/providers/types.ts';
+import { parseAllowList } from '../src/infra/outbound/index.ts';
+import { BLOCKED_URLS } from './helpers/ssrf.ts';
 import { checkImage } from '../src/modules/species-images/image.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const ROBIN_COMMONS: Bird = { width: 900, height: 500, x: 0.85, y: 0.6 };
 const ROBIN_INAT: Bird = { width: 600, height: 900, x: 0.25, y: 0.12, noisy: true };
+const LOCAL = parseAllowList('127.0.0.1');
+
+/** A service on 127.0.0.2 (loopback, but not the listed 127.0.0.1): what an SSRF would be after. */
+async function startInternalServer(body: Buffer): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.alloc(0) });
+    res.writeHead(200, { 'content-type': 'image/jpeg' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.2', resolve));
+  return {
+    url: `http://127.0.0.2:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
 
 /** Dark pixels (the bird) in a JPEG, as a fraction of its pixels. */
 async function darkFraction(jpeg: Buffer): Promise<number> {
@@ -255,6 +281,35 @@ describe('species photos', () => {
     assert.match(error.error, /not a JPEG, PNG or WebP/);
   });
 
+  test('outbound policy: a photo on a private address and a redirect to one are refused, nothing reaches it; an allowed redirect is followed', async () => {
+    // An internal service on another loopback address, which OUTBOUND_ALLOW_HOSTS (127.0.0.1) does not list.
+    const internal = await startInternalServer(await birdJpeg({ width: 400, height: 300, x: 0.5, y: 0.5 }));
+    try {
+      fake.commonsPhotos.set('Parus major', [
+        { id: 30, file: 'tit.jpg', licence: 'CC BY 4.0', author: 'Iris Internal', url: `${internal.url}/tit.jpg` },
+        { id: 31, file: 'tit-moved.jpg', licence: 'CC BY 4.0', author: 'Max Moved' },
+      ]);
+      fake.redirects.set('tit-moved.jpg', `${internal.url}/moved.jpg`);
+      const tit = await settle('gretit1');
+      assert.equal(tit.status, 'failed');
+      assert.deepEqual(internal.received, [], 'nothing reached the internal address');
+      assert.equal(fake.commons.received.filter((r) => r.path === '/files/tit-moved.jpg').length, 1, 'the redirect was asked once');
+      assert.equal((await hub.sql.one<{ n: number }>(`SELECT count(*)::int AS n FROM species_images WHERE species_code = 'gretit1'`)).n, 0);
+      const { error } = await hub.sql.one<{ error: string }>(`SELECT error FROM species_image_status WHERE species_code = 'gretit1'`);
+      assert.match(error, /File:tit\.jpg: 127\.0\.0\.2:\d+: 127\.0\.0\.2 is a private, local or reserved address/);
+      assert.match(error, /File:tit-moved\.jpg: 127\.0\.0\.1:\d+: 127\.0\.0\.2 is a private, local or reserved address/);
+
+      // A redirect to an allowed host passes the same check and is followed.
+      fake.commonsPhotos.set('Fringilla coelebs', [{ id: 32, file: 'chaffinch.jpg', licence: 'CC BY 4.0', author: 'Finn Finch' }]);
+      fake.redirects.set('chaffinch.jpg', `${fake.commons.url}/files/swallow.jpg`);
+      const chaffinch = await settle('comcha');
+      assert.equal(chaffinch.status, 'ready');
+      assert.equal(chaffinch.author, 'Finn Finch');
+    } finally {
+      await internal.close();
+    }
+  });
+
   test('upstream trouble is retried, then failed; the hub admin re-queues failed downloads', async () => {
     fake.down.commons = true;
     fake.down.inat = true;
@@ -354,11 +409,11 @@ describe('species photo building blocks', () => {
         : { status: 200, headers: { 'content-length': String(big.length) }, body: big },
     );
     try {
-      const http = createFetcher({ intervalMs: 100, timeoutMs: 5000, userAgent: 'test' });
+      const http = createFetcher({ intervalMs: 100, timeoutMs: 5000, userAgent: 'test', allow: LOCAL });
       await assert.rejects(http.bytes(`${r.url}/declared`, 1000), RefusedImage);
       await assert.rejects(http.bytes(`${r.url}/chunked`, 1000), RefusedImage);
       await assert.rejects(http.bytes('file:///etc/passwd', 1000), RefusedImage);
-      const paced = createFetcher({ intervalMs: 100, timeoutMs: 5000, userAgent: 'test' });
+      const paced = createFetcher({ intervalMs: 100, timeoutMs: 5000, userAgent: 'test', allow: LOCAL });
       const t0 = Date.now();
       await paced.bytes(`${r.url}/a`, 1_000_000);
       await paced.bytes(`${r.url}/a`, 1_000_000);
@@ -367,6 +422,54 @@ describe('species photo building blocks', () => {
     } finally {
       await r.close();
     }
+  });
+
+  describe('the photo fetcher follows the outbound policy of webhook deliveries', () => {
+    const NONE = parseAllowList('');
+    for (const url of BLOCKED_URLS) {
+      test(`refuses ${url} with an empty allow list, for an image and for a provider's JSON`, async () => {
+        const http = createFetcher({ intervalMs: 0, timeoutMs: 2000, userAgent: 'test', allow: NONE });
+        const refused = (e: unknown) => e instanceof RefusedImage && /private, local or reserved/.test(e.message);
+        await assert.rejects(http.bytes(url, 1000), refused);
+        await assert.rejects(http.json(url), refused);
+      });
+    }
+
+    test('the local server is refused, then reached once listed; redirects are re-checked, capped, and timed', async () => {
+      const internal = await startInternalServer(Buffer.from('internal secret'));
+      const r = await startReceiver((req): Answer => {
+        if (req.path === '/to-internal') return { status: 302, headers: { location: `${internal.url}/meta` } };
+        if (req.path === '/to-mapped') return { status: 301, headers: { location: 'http://[::ffff:127.0.0.2]/' } };
+        if (req.path === '/to-local') return { status: 307, headers: { location: '/img' } };
+        if (req.path === '/loop') return { status: 302, headers: { location: '/loop' } };
+        if (req.path === '/hang') return 'hang';
+        return { status: 200, headers: { 'content-type': 'image/png' }, body: 'img' };
+      });
+      try {
+        await assert.rejects(
+          createFetcher({ intervalMs: 0, timeoutMs: 2000, userAgent: 't', allow: NONE }).bytes(`${r.url}/img`, 100),
+          RefusedImage,
+        );
+        assert.equal(r.received.length, 0, 'nothing reached the unlisted server');
+        const http = createFetcher({ intervalMs: 0, timeoutMs: 2000, userAgent: 't', allow: LOCAL });
+        assert.deepEqual(await http.bytes(`${r.url}/img`, 100), { body: Buffer.from('img'), contentType: 'image/png' });
+        await assert.rejects(http.bytes(`${r.url}/to-internal`, 100), /127\.0\.0\.2 is a private, local or reserved address/);
+        await assert.rejects(http.bytes(`${r.url}/to-mapped`, 100), /private, local or reserved/);
+        assert.deepEqual(internal.received, [], 'no redirect reached the internal address');
+        assert.deepEqual(await http.bytes(`${r.url}/to-local`, 100), { body: Buffer.from('img'), contentType: 'image/png' });
+        const loops = r.received.length;
+        await assert.rejects(http.bytes(`${r.url}/loop`, 100), /answered 302/);
+        assert.equal(r.received.length - loops, 4, 'the first request and three redirects');
+        const slow = createFetcher({ intervalMs: 0, timeoutMs: 200, userAgent: 't', allow: LOCAL });
+        await assert.rejects(
+          slow.bytes(`${r.url}/hang`, 100),
+          (e: unknown) => e instanceof UpstreamError && /timed out after 200 ms/.test(e.message),
+        );
+      } finally {
+        await r.close();
+        await internal.close();
+      }
+    });
   });
 
   test('checkImage: bombs, lies and non-images are refused before decoding', async () => {

@@ -4,6 +4,7 @@
  * client address (rate limits, the lockout ledger, last-login IP, audit entries, the Secure
  * cookie decision) follows this one rule.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -66,6 +67,37 @@ function normalise(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   if (net.isIP(address) === 0) return null;
   const parsed = ipaddr.parse(address);
   return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+}
+
+/**
+ * Cuts X-Forwarded-For at its nearest entry that is not an IP address (garbage, a host name, an
+ * address with a port): that entry and every one before it are dropped, so no such value is ever
+ * taken as the client address. The trust walk then ends at the last real address, which is the
+ * socket peer when the nearest entry is the bad one. Runs before anything reads `req.ip`.
+ */
+export function keepAddressForwards(headers: IncomingHttpHeaders): void {
+  const raw = headers['x-forwarded-for'];
+  if (raw === undefined) return;
+  const entries = (Array.isArray(raw) ? raw.join(',') : raw).split(',').map((e) => e.trim());
+  let first = entries.length;
+  while (first > 0 && net.isIP(entries[first - 1]) !== 0) first--;
+  if (first === 0) return;
+  if (first === entries.length) delete headers['x-forwarded-for'];
+  else headers['x-forwarded-for'] = entries.slice(first).join(', ');
+}
+
+/**
+ * The key an abuse limit counts a client address under: an IPv6 client by its /64 (one household
+ * or host is routinely given a whole /64, so per-address keys would let it rotate freely), an
+ * IPv4 or IPv4-mapped client by its address. Anything that is not an address (a user id, a
+ * composite key) is returned as it is.
+ */
+export function limitKey(key: string): string {
+  if (net.isIP(key) !== 6) return key;
+  const ip = ipaddr.parse(key) as ipaddr.IPv6;
+  if (ip.isIPv4MappedAddress()) return ip.toIPv4Address().toString();
+  const prefix = ip.parts.slice(0, 4).map((p) => p.toString(16));
+  return `${prefix.join(':')}::/64`;
 }
 
 /**

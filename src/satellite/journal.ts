@@ -5,6 +5,7 @@
  */
 import type { BrokerConnection } from './connection.ts';
 import type { LogLevel, SatelliteContext } from './types.ts';
+import { LOG_RESPONSE_MAX_BYTES } from '../protocol/limits.ts';
 
 /** The satellite's own journal: the last `capacity` lines, each also handed to `sink`. */
 export class Journal {
@@ -39,6 +40,19 @@ export async function answerLogRequest(
   const tail = Number.isInteger(body.tail) && (body.tail as number) > 0 ? Math.min(body.tail as number, 10_000) : 100;
   ctx.log('info', `log request ${requestId ?? '(no id)'}: sending the last ${tail} lines`);
   ctx.emit('log-request', body);
-  const lines = journal.tail(tail);
-  await connection.publish('log-response', { requestId, satelliteId: ctx.id, tenantId: ctx.tenantId, text: lines.join('\n'), lines }, 1);
+  await connection.publish('log-response', logResponse({ requestId, satelliteId: ctx.id, tenantId: ctx.tenantId }, journal.tail(tail)), 1);
+}
+
+/**
+ * The log-response body, its oldest lines dropped until it fits LOG_RESPONSE_MAX_BYTES: the
+ * broker closes a satellite that sends more than its packet cap (issue 33), and the newest lines
+ * are the ones asked about.
+ */
+export function logResponse(ids: { requestId: string | null; satelliteId: string; tenantId: string }, all: string[]) {
+  let lines = all;
+  for (;;) {
+    const body = { ...ids, text: lines.join('\n'), lines };
+    if (lines.length === 0 || Buffer.byteLength(JSON.stringify(body)) <= LOG_RESPONSE_MAX_BYTES) return body;
+    lines = lines.slice(Math.ceil(lines.length / 10));
+  }
 }

@@ -80,6 +80,16 @@ function grantAdminAndAddDynsecOnly(file: string, admin: string) {
 
 export const DYNSEC_ONLY = 'dynsec-only';
 
+/** The caps deploy/mosquitto/mosquitto.conf sets on what clients send, so tests run against the shipped ones. */
+const CAP_SETTINGS = /^(max_packet_size|message_size_limit|retain_available|max_inflight_bytes|max_queued_bytes)\s/;
+export function deployedCaps(): string[] {
+  const conf = fs.readFileSync(path.resolve(import.meta.dirname, '../../deploy/mosquitto/mosquitto.conf'), 'utf8');
+  return conf
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => CAP_SETTINGS.test(l));
+}
+
 export interface RunningMosquitto {
   url: string;
   port: number;
@@ -119,6 +129,7 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Runni
         'allow_anonymous false',
         ...(opts.persistence ? ['persistence true', `persistence_location ${dir}/`] : ['persistence false']),
         'log_dest stderr',
+        ...deployedCaps(),
         `listener ${port} 127.0.0.1`,
         `plugin ${plugin}`,
         `plugin_opt_config_file ${dynsec}`,

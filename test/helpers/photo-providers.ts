@@ -96,6 +96,8 @@ export interface FakePhoto {
   licence: string | null;
   author: string;
   file: string;
+  /** The image URL the provider names instead of its own /files/<file> (another host, a private address). */
+  url?: string;
 }
 
 export interface FakeProviders {
@@ -107,6 +109,8 @@ export interface FakeProviders {
   /** Commons search results and iNaturalist taxon photos by scientific name. */
   commonsPhotos: Map<string, FakePhoto[]>;
   inatPhotos: Map<string, FakePhoto[]>;
+  /** Redirects by file name: /files/<name> answers 302 to this Location on both servers. */
+  redirects: Map<string, string>;
   /** Answer 503 to everything while set. */
   down: { commons: boolean; inat: boolean };
   close(): Promise<void>;
@@ -116,10 +120,14 @@ export async function startFakeProviders(): Promise<FakeProviders> {
   const files = new Map<string, { body: Buffer; type: string }>();
   const commonsPhotos = new Map<string, FakePhoto[]>();
   const inatPhotos = new Map<string, FakePhoto[]>();
+  const redirects = new Map<string, string>();
   const down = { commons: false, inat: false };
   const json = (v: unknown): Answer => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(v) });
   const file = (path: string): Answer => {
-    const f = files.get(decodeURIComponent(path.slice('/files/'.length)));
+    const name = decodeURIComponent(path.slice('/files/'.length));
+    const to = redirects.get(name);
+    if (to) return { status: 302, headers: { location: to } };
+    const f = files.get(name);
     return f ? { status: 200, headers: { 'content-type': f.type }, body: f.body } : { status: 404 };
   };
   let commonsUrl = '';
@@ -138,8 +146,8 @@ export async function startFakeProviders(): Promise<FakeProviders> {
         index: index + 1,
         imageinfo: [
           {
-            thumburl: `${commonsUrl}/files/${p.file}`,
-            url: `${commonsUrl}/files/${p.file}`,
+            thumburl: p.url ?? `${commonsUrl}/files/${p.file}`,
+            url: p.url ?? `${commonsUrl}/files/${p.file}`,
             descriptionurl: `${commonsUrl}/wiki/File:${p.file}`,
             mime: files.get(p.file)?.type ?? 'image/jpeg',
             extmetadata: {
@@ -173,7 +181,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
                 id: p.id,
                 license_code: p.licence,
                 attribution: `(c) ${p.author}, some rights reserved`,
-                large_url: `${inatUrl}/files/${p.file}`,
+                large_url: p.url ?? `${inatUrl}/files/${p.file}`,
               },
             })),
           },
@@ -190,8 +198,16 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     files,
     commonsPhotos,
     inatPhotos,
+    redirects,
     down,
-    env: { IMAGES_WIKIMEDIA_URL: commons.url, IMAGES_INATURALIST_URL: inat.url, IMAGES_PROVIDER_INTERVAL_MS: '0', QUEUE_BACKOFF_MS: '20' },
+    // The fake providers listen on 127.0.0.1: listed as an operator would list a LAN mirror.
+    env: {
+      IMAGES_WIKIMEDIA_URL: commons.url,
+      IMAGES_INATURALIST_URL: inat.url,
+      IMAGES_PROVIDER_INTERVAL_MS: '0',
+      QUEUE_BACKOFF_MS: '20',
+      OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
+    },
     close: async () => {
       await commons.close();
       await inat.close();

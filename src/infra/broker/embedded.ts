@@ -13,10 +13,15 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Aedes, type AedesPublishPacket, type AuthenticateError, type Client } from 'aedes';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { Broker, BrokerLog, MessageHandler, SatelliteCredentialCheck } from './types.ts';
 import { silentLog } from './hub-client.ts';
+import { PacketGuard, type PacketViolation } from './packet-guard.ts';
+import { peerAddressRule, type PeerAddress } from './peer.ts';
+import { limitKey } from '../../core/client-address.ts';
 import type { RateLimit } from '../../core/rate-limit.ts';
+import { MQTT_MAX_CONNECT_BYTES, MQTT_MAX_PACKET_BYTES } from '../../protocol/limits.ts';
 import { isTopicSegment, isUnderPrefix, isValidFilter, satellitePrefix, topicMatches, type Qos } from '../../protocol/topics.ts';
 
 export interface EmbeddedBrokerOptions {
@@ -30,8 +35,15 @@ export interface EmbeddedBrokerOptions {
   readonly publicUrl: string;
   readonly check: SatelliteCredentialCheck;
   readonly log?: BrokerLog;
-  /** Refused logins per peer address; once spent, that address is refused before any check. */
+  /**
+   * Refused logins per client id and client address; once a pair spent it, that pair is refused
+   * before any check (other client ids from the same address still log in).
+   */
   readonly failures?: RateLimit;
+  /** Names a client's address (default: the socket peer); see peer.ts for the WebSocket proxy rule. */
+  readonly peerAddress?: PeerAddress;
+  /** Largest packet a logged-in satellite may send (default MQTT_MAX_PACKET_BYTES); larger ones close it. */
+  readonly maxPacketBytes?: number;
 }
 
 /** The name the hub's own login had; refused, as any name that is not a topic level. */
@@ -50,12 +62,7 @@ function authError(returnCode: number, message: string): AuthenticateError {
   return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
 }
 
-/** The socket peer: the TCP socket itself, or the HTTP upgrade request of a WebSocket client. */
-function peerAddress(client: Client): string {
-  const direct = (client.conn as { remoteAddress?: string }).remoteAddress;
-  const upgraded = (client.req as { socket?: { remoteAddress?: string } } | undefined)?.socket?.remoteAddress;
-  return direct ?? upgraded ?? 'unknown';
-}
+const PACKET_TYPES: Record<number, string> = { 1: 'CONNECT', 3: 'PUBLISH', 8: 'SUBSCRIBE' };
 
 function advertisedHost(bindHost: string, publicUrl: string): string {
   if (bindHost === '0.0.0.0' || bindHost === '::' || bindHost === '') return new URL(publicUrl).hostname;
@@ -76,6 +83,9 @@ function listen(server: net.Server, port: number, host: string, what: string): P
 
 export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise<Broker> {
   const log = opts.log ?? silentLog;
+  const addressOf = opts.peerAddress ?? peerAddressRule({ kind: 'none' });
+  const peerAddress = (client: Client) =>
+    addressOf((client.conn as { remoteAddress?: string }).remoteAddress, client.req as http.IncomingMessage | undefined);
   const identities = new WeakMap<Client, Identity>();
   /** Satellites whose access was revoked in this process; provisioning lifts it. */
   const revoked = new Set<string>();
@@ -109,6 +119,7 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
           tenantId: found.tenantId,
           prefix: satellitePrefix(found.tenantId, username),
         });
+        if (client.conn instanceof PacketGuard) client.conn.loginSucceeded();
         done(null, true);
       },
       (err) => {
@@ -124,17 +135,20 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
     maxClientsIdLength: 128,
 
     authenticate(client, username, password, done) {
-      const address = peerAddress(client);
+      // Per client id and address: a flood of bad logins behind a shared NAT or proxy spends its
+      // own pair's budget, not the fleet's (issue 33 item 6).
+      // An IPv6 client counts by its /64, as the HTTP limits count it.
+      const key = `${limitKey(peerAddress(client))} ${client.id}`;
       const refuse = (returnCode: number, message: string) => {
-        opts.failures?.hit(address).catch((err: unknown) => log.warn({ err }, 'broker: failure count not kept'));
+        opts.failures?.hit(key).catch((err: unknown) => log.warn({ err }, 'broker: failure count not kept'));
         done(authError(returnCode, message), null);
       };
       if (!opts.failures) return checkLogin(client, username, password, done, refuse);
-      opts.failures.spent(address).then(
+      opts.failures.spent(key).then(
         (wait) =>
           wait === null
             ? checkLogin(client, username, password, done, refuse)
-            : done(authError(NOT_AUTHORIZED, `too many refused logins from this address; retry in ${wait} s`), null),
+            : done(authError(NOT_AUTHORIZED, `too many refused logins for this client id from this address; retry in ${wait} s`), null),
         () => checkLogin(client, username, password, done, refuse),
       );
     },
@@ -145,6 +159,12 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
       if (!id) return callback(new Error('not authenticated'));
       if (packet.topic.startsWith('$')) return callback(new Error(`${packet.topic}: reserved topic`));
       if (!isUnderPrefix(id.prefix, packet.topic)) return callback(new Error(`${packet.topic}: outside ${id.prefix}`));
+      // Aedes would keep a retained message in memory and hand it to every later subscriber: the
+      // protocol uses none, so a satellite asking for one is misbehaving (issue 33 item 5).
+      if (packet.retain) {
+        log.warn({ satelliteId: id.satelliteId, topic: packet.topic }, 'broker: retained publish refused; closing the client');
+        return callback(new Error(`${packet.topic}: retained messages are refused`));
+      }
       callback(null);
     },
 
@@ -168,21 +188,30 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
     );
   }
 
-  // Listeners.
+  // Listeners. Each connection passes a size check before Aedes parses it (packet-guard.ts).
+  const caps = { beforeLogin: MQTT_MAX_CONNECT_BYTES, afterLogin: opts.maxPacketBytes ?? MQTT_MAX_PACKET_BYTES };
+  const guard = (inner: Duplex, address: () => string) =>
+    new PacketGuard(inner, caps, (v: PacketViolation) =>
+      log.warn(
+        { address: address(), packet: v.type === null ? 'malformed' : (PACKET_TYPES[v.type] ?? v.type), bytes: v.bytes, limit: v.limit, loggedIn: v.loggedIn },
+        'broker: packet over the size cap; connection closed',
+      ),
+    );
   const sockets = new Set<net.Socket>();
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    aedes.handle(socket);
+    aedes.handle(guard(socket, () => addressOf(socket.remoteAddress, undefined)));
   });
   const web = http.createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' }).end(`MQTT over WebSocket at ${WS_PATH}\n`);
   });
-  const wss = new WebSocketServer({ server: web, path: WS_PATH, perMessageDeflate: false });
+  // maxPayload: ws refuses a larger frame from its header; the guard catches a packet split over frames.
+  const wss = new WebSocketServer({ server: web, path: WS_PATH, perMessageDeflate: false, maxPayload: caps.afterLogin });
   wss.on('connection', (ws, req) => {
     const stream = createWebSocketStream(ws);
     stream.on('error', () => {}); // an abrupt close; aedes sees the stream end
-    aedes.handle(stream, req);
+    aedes.handle(guard(stream, () => addressOf(undefined, req)), req);
   });
   wss.on('error', (err) => log.warn({ err }, 'broker: websocket server error'));
 

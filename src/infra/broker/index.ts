@@ -6,6 +6,7 @@
 import { createEmbeddedBroker } from './embedded.ts';
 import { createMosquittoBroker } from './mosquitto.ts';
 import { hubIdOf } from './hub-claim.ts';
+import { peerAddressRule } from './peer.ts';
 import type { Broker, BrokerConfig, BrokerLog, SatelliteCredentialCheck } from './types.ts';
 import type { RateLimit } from '../../core/rate-limit.ts';
 
@@ -47,5 +48,7 @@ export async function createBroker(
     check,
     log: opts.log,
     failures: opts.failures,
+    peerAddress: peerAddressRule(config.trustProxy),
+    maxPacketBytes: config.mqttMaxPacketBytes,
   });
 }

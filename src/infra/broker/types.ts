@@ -61,5 +61,14 @@ export interface Broker {
 
 export type BrokerConfig = Pick<
   Config,
-  'publicUrl' | 'mqttPort' | 'mqttWsPort' | 'mqttHost' | 'mqttUrl' | 'mqttAdminUsername' | 'mqttAdminPassword' | 'secret'
+  | 'publicUrl'
+  | 'mqttPort'
+  | 'mqttWsPort'
+  | 'mqttHost'
+  | 'mqttUrl'
+  | 'mqttAdminUsername'
+  | 'mqttAdminPassword'
+  | 'secret'
+  | 'mqttMaxPacketBytes'
+  | 'trustProxy'
 >;

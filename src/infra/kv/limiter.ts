@@ -6,16 +6,18 @@
  */
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { limitKey } from '../../core/client-address.ts';
 import type { RateLimit, RateRule } from '../../core/rate-limit.ts';
 
 const waitSeconds = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 
+/** Every limit keyed by a client address counts an IPv6 client by its /64 (limitKey); other keys pass as they are. */
 function wrap(limiter: RateLimiterAbstract, rule: RateRule): RateLimit {
   return {
     rule,
     async hit(key) {
       try {
-        await limiter.consume(key);
+        await limiter.consume(limitKey(key));
         return null;
       } catch (err) {
         // A refusal is a RateLimiterRes; anything else is a store failure and reaches the caller.
@@ -24,7 +26,7 @@ function wrap(limiter: RateLimiterAbstract, rule: RateRule): RateLimit {
       }
     },
     async spent(key) {
-      const res = await limiter.get(key);
+      const res = await limiter.get(limitKey(key));
       return res && res.consumedPoints >= rule.points ? waitSeconds(res) : null;
     },
   };

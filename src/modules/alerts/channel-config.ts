@@ -49,6 +49,40 @@ export function redactUrl(raw: string): string {
   }
 }
 
+/** Scheme and host only: receivers put tokens in paths too, and members below Admin need only know where alerts go. */
+function hostOnlyUrl(stored: string): string {
+  try {
+    const u = new URL(stored);
+    return `${u.protocol}//${u.host}/${u.pathname.length > 1 || u.search ? '…' : ''}`;
+  } catch {
+    return '';
+  }
+}
+
+/** `anna@example.org` → `a***@example.org`: the receiving domain stays recognisable, the person does not. */
+export function maskEmail(address: string): string {
+  const at = address.lastIndexOf('@');
+  if (at < 1) return '***';
+  return `${Array.from(address)[0]}***${address.slice(at)}`;
+}
+
+const EMAIL_IN_TEXT = /[^\s@;:,<>()"']+@[^\s@;:,<>()"']+/g;
+
+/** Email addresses inside free text (a delivery error names the address that failed), masked. */
+export const maskEmailsIn = (text: string): string => text.replace(EMAIL_IN_TEXT, maskEmail);
+
+/**
+ * The config a member below Admin sees: the same fields, with the webhook URL cut to scheme and
+ * host and email addresses masked. Admins, who may change the channel, see the stored form.
+ */
+export function configForViewer(config: ChannelConfig): ChannelConfig {
+  return {
+    ...config,
+    ...(config.url !== undefined ? { url: hostOnlyUrl(config.url) } : {}),
+    ...(config.addresses !== undefined ? { addresses: config.addresses.map(maskEmail) } : {}),
+  };
+}
+
 const hostOf = (raw: string) => {
   try {
     return new URL(raw).host;

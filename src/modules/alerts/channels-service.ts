@@ -1,11 +1,11 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { TeamActor } from '../../core/actor.ts';
+import { roleAtLeast, type TeamActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { createAlertsRepo, type ChannelRow, type DeliveryRow } from './repo.ts';
-import { hasSecret, splitConfig, urlToCheck, type SplitConfig } from './channel-config.ts';
+import { configForViewer, hasSecret, maskEmailsIn, splitConfig, urlToCheck, type SplitConfig } from './channel-config.ts';
 import type { ChannelConfigInput, ChannelCreateInput, ChannelUpdateInput } from './schemas.ts';
 import type { ChannelType } from './delivery/types.ts';
 import { checkUrl, OutboundRefused, type AllowList } from './delivery/outbound.ts';
@@ -38,18 +38,22 @@ export function createChannelsService(deps: {
   const { db, clock, audit, dispatcher } = deps;
   const repo = createAlertsRepo(db);
 
-  const present = (c: ChannelRow, split: SplitConfig, last: DeliveryRow | null) => ({
-    id: c.id,
-    tenantId: c.tenantId,
-    type: c.type,
-    name: c.name,
-    config: split.config,
-    payload_template: c.payloadTemplate,
-    hasSecret: hasSecret(c.type, split.secrets),
-    lastDelivery: last ? presentDelivery(last) : null,
-    createdAt: iso(c.createdAt),
-    updatedAt: iso(c.updatedAt),
-  });
+  /** `full`: for Admin and above; below, URLs keep only scheme and host and email addresses are masked. */
+  const present = (c: ChannelRow, split: SplitConfig, last: DeliveryRow | null, full = true) => {
+    const delivery = last ? presentDelivery(last) : null;
+    return {
+      id: c.id,
+      tenantId: c.tenantId,
+      type: c.type,
+      name: c.name,
+      config: full ? split.config : configForViewer(split.config),
+      payload_template: c.payloadTemplate,
+      hasSecret: hasSecret(c.type, split.secrets),
+      lastDelivery: delivery && !full && delivery.error ? { ...delivery, error: maskEmailsIn(delivery.error) } : delivery,
+      createdAt: iso(c.createdAt),
+      updatedAt: iso(c.updatedAt),
+    };
+  };
 
   async function checkOutbound(url: string | null) {
     if (!url) return;
@@ -114,10 +118,11 @@ export function createChannelsService(deps: {
   }
 
   return {
-    async list(tenantId: string) {
-      const [rows, last] = await Promise.all([repo.listChannels(tenantId), repo.lastDeliveries(tenantId)]);
+    async list(actor: TeamActor) {
+      const [rows, last] = await Promise.all([repo.listChannels(actor.teamId), repo.lastDeliveries(actor.teamId)]);
       const lastOf = new Map(last.map((d) => [d.channelId, d]));
-      return rows.map((c) => present(c, dispatcher.openChannel(c), lastOf.get(c.id) ?? null));
+      const full = roleAtLeast(actor.teamRole, 'admin');
+      return rows.map((c) => present(c, dispatcher.openChannel(c), lastOf.get(c.id) ?? null, full));
     },
     create: (actor: TeamActor, input: ChannelCreateInput) => save(actor, null, input),
     async update(actor: TeamActor, id: string, input: ChannelUpdateInput) {

@@ -34,7 +34,7 @@ export function createAlerting(deps: {
   queue: JobQueue;
   /** Delivery attempts and rule findings by outcome (GET /metrics). */
   metrics?: Pick<Metrics, 'alertDelivery' | 'alertFinding'>;
-  config: Pick<Config, 'alerts' | 'secret' | 'publicUrl'>;
+  config: Pick<Config, 'alerts' | 'outboundAllowHosts' | 'secret' | 'publicUrl'>;
   timeZone: (tenantId: string) => Promise<string>;
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
   categoryOf: (speciesCode: string) => string;
@@ -45,7 +45,7 @@ export function createAlerting(deps: {
   isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
 }) {
   const { db, clock, audit, bus, config } = deps;
-  const allow = parseAllowList(config.alerts.allowHosts);
+  const allow = parseAllowList(config.outboundAllowHosts);
   const dispatcher = createDispatcher({
     db,
     clock,

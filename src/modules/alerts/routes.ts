@@ -135,7 +135,7 @@ export function alertRulesRoutes(rules: RulesService, channels: ChannelsService)
       summary: 'Channels of the team; secrets never shown (hasSecret instead)',
       tags: ['alerts'],
       schema: { querystring: TeamQuery, response: { 200: AlertChannelList } },
-      handler: async ({ actor }) => ({ channels: await channels.list(actor.teamId) }),
+      handler: async ({ actor }) => ({ channels: await channels.list(actor) }),
     }),
     defineRoute({
       method: 'POST',

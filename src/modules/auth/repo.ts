@@ -1,4 +1,5 @@
 import { col, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
+import { limitKey } from '../../core/client-address.ts';
 
 export const ResetTokenRow = shape({ id: col.text(), userId: col.text(), expiresAt: col.date(), usedAt: col.nullable(col.date()) });
 export type ResetTokenRow = RowOf<typeof ResetTokenRow>;
@@ -48,16 +49,18 @@ export function createAuthRepo(db: Db) {
     /**
      * Takes a place in the per-IP window before the slow checks run, so a burst of attempts
      * cannot all pass the count at once; a place over the limit is given back (null). The kept
-     * row is the attempt's ledger entry, a failure until settleAttempt says otherwise.
+     * row is the attempt's ledger entry, a failure until settleAttempt says otherwise. The row
+     * keeps the address as abuse limits count it (an IPv6 client's /64: limitKey).
      */
     async reserveAttempt(
       kind: 'login' | 'forgot_password',
-      ip: string,
+      address: string,
       email: string,
       at: Date,
       since: Date,
       limit: number,
     ): Promise<string | null> {
+      const ip = limitKey(address);
       const { id } = await db.one(
         AttemptId,
         'INSERT INTO login_attempts (kind, ip, email, success, created_at) VALUES ($1, $2, $3, false, $4) RETURNING id::text AS id',

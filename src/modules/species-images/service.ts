@@ -9,6 +9,7 @@ import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
 import type { ImagesConfig } from '../../config.ts';
 import type { Db } from '../../infra/db/index.ts';
+import type { AllowList } from '../../infra/outbound/index.ts';
 import type { JobQueue } from '../../infra/queue/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import type { AuditWriter } from '../audit/writer.ts';
@@ -69,13 +70,15 @@ export function createSpeciesImagesService(deps: {
   config: ImagesConfig;
   /** The scientific name the providers are searched by; null for a code the hub does not know. */
   scientificName: (code: string) => Promise<string | null>;
+  /** What the photo fetcher may reach although private (OUTBOUND_ALLOW_HOSTS, shared with webhook deliveries). */
+  allow: AllowList;
   /** Tests and the benchmark may pass their own; by default from the configuration. */
   providers?: ProviderSet;
   cropCacheBytes?: number;
 }) {
   const { db, clock, audit, queue, storage, config } = deps;
   const repo = createSpeciesImagesRepo(db);
-  const providers = deps.providers ?? createProviders(config, 'Chorus hub (species photos; https://github.com/chorus)');
+  const providers = deps.providers ?? createProviders(config, 'Chorus hub (species photos; https://github.com/chorus)', deps.allow);
   const crops = createCropCache(deps.cropCacheBytes ?? 64 * 1024 * 1024);
   const limits = { maxBytes: config.maxBytes, maxPixels: config.maxPixels };
 

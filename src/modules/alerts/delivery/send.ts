@@ -92,6 +92,8 @@ export async function sendOnce(target: ChannelTarget, p: AlertPayload, o: SendOp
       let body: string;
       try {
         body = target.payloadTemplate ? renderTemplate(target.payloadTemplate, p) : defaultWebhookBody(p);
+        // Checked at save in every branch; a template saved before that check is held to it here.
+        if (target.payloadTemplate) JSON.parse(body);
       } catch (err) {
         // Saved templates were validated; one that still fails will fail on every retry.
         return refusal(`the payload template does not render: ${(err as Error).message}`, '');

@@ -1,4 +1,5 @@
 import type { ImagesConfig } from '../../../config.ts';
+import type { AllowList } from '../../../infra/outbound/index.ts';
 import { createFetcher, type Fetcher } from './fetch.ts';
 import { inaturalistProvider } from './inaturalist.ts';
 import type { PhotoProvider, ProviderName } from './types.ts';
@@ -13,13 +14,13 @@ export interface ProviderSet {
   fetcherOf(name: ProviderName): Fetcher;
 }
 
-/** The configured providers in IMAGES_PROVIDERS order, each with its own paced fetcher. */
-export function createProviders(config: ImagesConfig, userAgent: string): ProviderSet {
+/** The configured providers in IMAGES_PROVIDERS order, each with its own paced fetcher under the outbound policy. */
+export function createProviders(config: ImagesConfig, userAgent: string, allow: AllowList): ProviderSet {
   const fetchers = new Map<ProviderName, Fetcher>();
   const fetcherOf = (name: ProviderName) => {
     let f = fetchers.get(name);
     if (!f) {
-      f = createFetcher({ intervalMs: config.intervalMs, timeoutMs: 20_000, userAgent });
+      f = createFetcher({ intervalMs: config.intervalMs, timeoutMs: 20_000, userAgent, allow });
       fetchers.set(name, f);
     }
     return f;

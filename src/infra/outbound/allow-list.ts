@@ -1,6 +1,7 @@
 /**
- * WEBHOOK_ALLOW_HOSTS and the address policy: public unicast only, unless the operator lists a
- * host name, an address or a range (a LAN receiver, a test server).
+ * OUTBOUND_ALLOW_HOSTS (and its older name WEBHOOK_ALLOW_HOSTS) and the address policy: public
+ * unicast only, unless the operator lists a host name, an address or a range (a LAN receiver, a
+ * local mirror, a test server).
  */
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -19,7 +20,7 @@ const HOST_NAME = /^(?=.{1,253}$)([a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)(\.[a-z0
 export const bare = (host: string): string => host.replace(/^\[(.*)\]$/, '$1');
 export const nameKey = (host: string): string => host.toLowerCase().replace(/\.$/, '');
 
-/** Reads WEBHOOK_ALLOW_HOSTS: comma-separated host names, addresses and CIDRs. */
+/** Reads OUTBOUND_ALLOW_HOSTS: comma-separated host names, addresses and CIDRs. */
 export function parseAllowList(spec: string): AllowList {
   const names = new Set<string>();
   const ranges: Array<readonly [Address, number]> = [];
@@ -31,12 +32,12 @@ export function parseAllowList(spec: string): AllowList {
     if (family !== 0) {
       const max = family === 4 ? 32 : 128;
       const n = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-      if (extra !== undefined || !(n >= 0 && n <= max)) throw new Error(`WEBHOOK_ALLOW_HOSTS: "${raw.trim()}" is not a valid CIDR`);
+      if (extra !== undefined || !(n >= 0 && n <= max)) throw new Error(`OUTBOUND_ALLOW_HOSTS: "${raw.trim()}" is not a valid CIDR`);
       ranges.push([ipaddr.parse(address), n]);
     } else if (bits === undefined && HOST_NAME.test(entry.replace(/\.$/, ''))) {
       names.add(nameKey(entry));
     } else {
-      throw new Error(`WEBHOOK_ALLOW_HOSTS: "${raw.trim()}" is not a host name, an address or a CIDR`);
+      throw new Error(`OUTBOUND_ALLOW_HOSTS: "${raw.trim()}" is not a host name, an address or a CIDR`);
     }
   }
   return { names, ranges };
