@@ -33,11 +33,15 @@ export interface AppOptions extends ServiceOptions {
   logger?: boolean;
 }
 
-/** Refusals that mean a guessed secret: forged or unknown share links, unknown invite tokens. */
+/** Refusals that mean a guessed secret: forged or unknown share links, unknown invite and email-change tokens. */
 const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/share/`, isGuess: (e) => e.status === 403 || e.status === 404 },
   { urlPrefix: `${API_PREFIX}/auth/invites/accept`, isGuess: (e) => e.code === 'INVALID_INVITE' },
   { urlPrefix: `${API_PREFIX}/auth/register`, isGuess: (e) => e.code === 'INVALID_INVITE' },
+  // Unknown, used and expired invite links answer the same 404 here: each counts (issue 33 item 8).
+  { urlPrefix: `${API_PREFIX}/auth/invites/summary/`, isGuess: (e) => e.status === 404 },
+  // The confirm and undo links of an address change (issue 33 item 3).
+  { urlPrefix: `${API_PREFIX}/auth/email-change/`, isGuess: (e) => e.code === 'INVALID_TOKEN' },
 ];
 
 /**

@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { parseAddressList, parseTrustProxy, type TrustProxy } from './core/client-address.ts';
 import type { RateRule } from './core/rate-limit.ts';
 import { AUDIO_PACKET_MAX_BYTES, MQTT_MAX_PACKET_BYTES } from './protocol/limits.ts';
-import { parseAllowList } from './infra/outbound/allow-list.ts';
+import { parseAllowList } from './core/outbound-allow-list.ts';
 
 export type HubMode = 'full' | 'dispatcher' | 'api' | 'worker';
 

@@ -7,6 +7,7 @@ import type { RouteDef } from './core/permissions.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { mfaRoutes } from './modules/mfa/routes.ts';
 import { accountRoutes } from './modules/account/routes.ts';
+import { emailChangeRoutes } from './modules/email-change/routes.ts';
 import { speciesRoutes } from './modules/species/routes.ts';
 import { speciesCatalog } from './modules/species/catalog.ts';
 import { satellitesRoutes } from './modules/satellites/routes.ts';
@@ -66,6 +67,7 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...authRoutes(auth),
     ...mfaRoutes(mfa),
     ...accountRoutes(users, settings),
+    ...emailChangeRoutes(s.emailChanges),
     ...teamsRoutes(teams),
     ...invitesRoutes(invites),
     ...apiKeysRoutes(apiKeys),

@@ -12,7 +12,9 @@ import { createGuard } from './core/guard.ts';
 import { createAuthService } from './modules/auth/service.ts';
 import { createSessionStore } from './modules/auth/sessions.ts';
 import { createMfaService } from './modules/mfa/service.ts';
+import { createEnrollmentGate } from './modules/mfa/enrollment-gate.ts';
 import { createUserAccounts, createUsersService } from './modules/users/service.ts';
+import { createEmailChangeService } from './modules/email-change/service.ts';
 import { createSettingsService } from './modules/settings/service.ts';
 import { createSettingReleases } from './modules/settings/releases.ts';
 import { createSatellitesService } from './modules/satellites/service.ts';
@@ -205,7 +207,18 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     sessions: sessionStore,
     secondFactor: mfa.secondFactor,
   });
-  const users = createUsersService({ db, clock, audit, teams, settings, auditLog, sessions: sessionStore, mfa });
+  const emailChanges = createEmailChangeService({
+    db,
+    clock,
+    audit,
+    mail,
+    publicUrl: config.publicUrl,
+    users: accounts,
+    sessions: sessionStore,
+    // Each change mails two inboxes: the per-account budget of reset mails, counted apart.
+    requestLimit: kv.limiter('email-change', config.limits.resetMail),
+  });
+  const users = createUsersService({ db, clock, audit, teams, settings, auditLog, sessions: sessionStore, mfa, emailChanges });
 
   // 6. Audio and detections.
   const audio = createAudioService({ db, storage });
@@ -397,6 +410,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
+    callerGate: createEnrollmentGate(settings),
   });
 
   return {
@@ -414,6 +428,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     auth,
     mfa,
     users,
+    emailChanges,
     resolver,
     credentials,
     guard,

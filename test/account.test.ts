@@ -236,23 +236,25 @@ describe('account', () => {
   });
 
   describe('PUT /auth/me/profile', () => {
-    test('name and email change; the new email signs in', async () => {
+    test('the name changes at once; a new email waits for its confirmation link (test/email-change.test.ts)', async () => {
       const u = await f.user();
       const email = `renamed-${Date.now()}@example.org`;
       const res = await api.put('/auth/me/profile', { name: '  Renamed Person ', email }, u);
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.user.name, 'Renamed Person');
-      assert.equal(res.body.user.email, email);
+      assert.equal(res.body.user.email, u.email, 'the answer shows the current address');
+      assert.equal(res.body.emailChange.newEmail, email);
 
       const row = await hub.sql.one<{ name: string; email: string }>('SELECT name, email FROM users WHERE id = $1', [u.id]);
-      assert.deepEqual(row, { name: 'Renamed Person', email });
-      assert.equal((await me(u)).body.user.email, email);
-      assert.equal((await login(email, u.password)).status, 200);
-      assertError(await login(u.email, u.password), 401, 'INVALID_CREDENTIALS');
+      assert.deepEqual(row, { name: 'Renamed Person', email: u.email });
+      assert.equal((await me(u)).body.user.email, u.email);
+      assertError(await login(email, u.password), 401, 'INVALID_CREDENTIALS');
+      assert.equal((await login(u.email, u.password)).status, 200);
 
       const entries = await audit(`action = 'user.profile_updated' AND actor_user_id = $1`, [u.id]);
       assert.equal(entries.length, 1);
       assert.equal(entries[0].target_id, u.id);
+      assert.equal((await audit(`action = 'user.email_change_requested' AND actor_user_id = $1`, [u.id])).length, 1);
     });
 
     test('the name alone changes and the email stays', async () => {

@@ -274,6 +274,40 @@ describe('auth', () => {
       assertError(await login(u.email, u.password, ip), 423, 'ACCOUNT_LOCKED');
     });
 
+    test('40 simultaneous wrong passwords: exactly 5 are checked, the other 35 meet the lock (issue 33)', async () => {
+      const u = await f.user();
+      // Each from its own address, so only the account lock stands in the way.
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => login(u.email, `wrong-${i}-password`, newIp())));
+      const statuses = results.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 401).length, 5, statuses.join(','));
+      assert.equal(statuses.filter((s) => s === 423).length, 35, statuses.join(','));
+      for (const r of results) if (r.status === 423) assert.ok(r.body.error.details.lockedUntil, 'a lock says until when');
+      const reasons = (await audit(`action = 'user.login_failed' AND actor_user_id = $1`, [u.id])).map((r) => r.details.reason);
+      assert.equal(reasons.filter((r) => r === 'invalid_credentials').length, 5);
+      assert.equal(reasons.filter((r) => r === 'locked').length, 35);
+      const row = await userRow(u.id);
+      assert.ok(row.locked_until && new Date(row.locked_until) > hub.clock.now());
+      assertError(await login(u.email, u.password, newIp()), 423, 'ACCOUNT_LOCKED');
+    });
+
+    test('a right password that still needs its second factor does not count toward the lock', async () => {
+      const u = await f.user();
+      await hub.sql.query('UPDATE users SET failed_login_attempts = 4 WHERE id = $1', [u.id]);
+      const begin = await api.post('/auth/mfa/totp/begin', undefined, u);
+      assert.equal(begin.status, 200, begin.text);
+      const { generate } = await import('otplib');
+      const code = await generate({ secret: begin.body.manualKey, epoch: Math.floor(hub.clock.now().getTime() / 1000) });
+      assert.equal((await api.post('/auth/mfa/totp/confirm', { code }, u)).status, 200);
+      const res = await login(u.email, u.password, newIp());
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.body.mfaRequired, true);
+      const row = await userRow(u.id);
+      assert.equal(row.locked_until, null, 'the fifth check was right: no lock');
+      assert.equal(row.failed_login_attempts, 4, 'and the earlier failures still count');
+      assertError(await login(u.email, 'not-the-password', newIp()), 401, 'INVALID_CREDENTIALS');
+      assertError(await login(u.email, u.password, newIp()), 423, 'ACCOUNT_LOCKED');
+    });
+
     test('20 attempts per IP per 15 minutes, then 429; moving past the window frees the address', async () => {
       const ip = newIp();
       const u = await f.user();

@@ -58,4 +58,24 @@ describe('invite summary', () => {
     await hub.sql.query('UPDATE invites SET expires_at = $2 WHERE id = $1', [old.id, hub.clock.now()]);
     assertError(await api.get(`/auth/invites/summary/${old.token}`, null), 404, 'NOT_FOUND');
   });
+
+  test('unknown links spend the guess limit of invite and share tokens: past it 429, even for a real link; other addresses pass', async () => {
+    const real = await invite('viewer');
+    const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+    const ip = '198.18.33.8';
+    const budget = hub.infra.config.limits.tokenGuesses.points;
+    for (let i = 0; i < budget; i++) {
+      const guess = i.toString(16).padStart(64, '0');
+      assertError(await api.call('GET', `/auth/invites/summary/${guess}`, from(ip)), 404, 'NOT_FOUND');
+    }
+    assertError(await api.call('GET', `/auth/invites/summary/${'f'.repeat(64)}`, from(ip)), 429, 'RATE_LIMITED');
+    assertError(await api.call('GET', `/auth/invites/summary/${real.token}`, from(ip)), 429, 'RATE_LIMITED');
+    // The same budget as invite acceptance: spent here, spent there.
+    assertError(
+      await api.call('POST', '/auth/invites/accept', { ...from(ip), body: { token: real.token }, as: owner }),
+      429,
+      'RATE_LIMITED',
+    );
+    assert.equal((await api.call('GET', `/auth/invites/summary/${real.token}`, from('198.18.33.9'))).status, 200);
+  });
 });

@@ -82,6 +82,12 @@ describe('multi-factor sign-in', () => {
     return res.body.mfa;
   };
 
+  /** The hub switch require_admin_mfa, set with the internal key (an unenrolled hub admin could not turn it off). */
+  async function setRequireAdminMfa(on: boolean) {
+    const res = await api.put('/settings/platform', { require_admin_mfa: on }, f.internal);
+    assert.equal(res.status, 200, res.text);
+  }
+
   /** Enrolls TOTP over HTTP; the next code must come from a later step. */
   async function enroll(u: TestUser): Promise<{ secret: string; backupCodes: string[] }> {
     const begin = await api.post('/auth/mfa/totp/begin', undefined, u);
@@ -481,16 +487,51 @@ describe('multi-factor sign-in', () => {
       assertError(await api.post('/auth/mfa/disable', { password: u.password }, u), 409, 'MFA_NOT_ENABLED');
     });
 
-    test('hub admins must enroll (enrollmentRequired) and cannot disable MFA: 403', async () => {
+    test('enrollmentRequired follows the hub switch require_admin_mfa (off by default); hub admins cannot disable MFA: 403', async () => {
       const admin = await f.user({ admin: true });
-      assert.equal((await mfaOf(admin)).enrollmentRequired, true);
-      await enroll(admin);
-      const m = await mfaOf(admin);
-      assert.equal(m.enabled, true);
-      assert.equal(m.enrollmentRequired, false);
+      assert.equal((await mfaOf(admin)).enrollmentRequired, false, 'off by default: advice, not a requirement');
+      assert.equal((await api.get('/admin/users', admin)).status, 200);
+      await setRequireAdminMfa(true);
+      try {
+        assert.equal((await mfaOf(admin)).enrollmentRequired, true);
+        assert.equal((await mfaOf(await f.user())).enrollmentRequired, false, 'people who are not hub admins are not asked');
+        await enroll(admin);
+        const m = await mfaOf(admin);
+        assert.equal(m.enabled, true);
+        assert.equal(m.enrollmentRequired, false);
+      } finally {
+        await setRequireAdminMfa(false);
+      }
       assertError(await api.post('/auth/mfa/disable', { password: admin.password }, admin), 403, 'HUB_ADMIN_MFA_REQUIRED');
       assert.equal((await mfaOf(admin)).enabled, true);
       assert.equal((await audit('auth.mfa_disabled_self', admin.id)).length, 0);
+    });
+
+    test('with require_admin_mfa on, an unenrolled hub admin reaches only the own account and MFA enrolment until enrolled', async () => {
+      const admin = await f.user({ admin: true });
+      const person = await f.user();
+      await setRequireAdminMfa(true);
+      try {
+        // Everything but the own account answers 403 MFA_ENROLLMENT_REQUIRED, by JWT and by cookie alike.
+        assertError(await api.get('/admin/users', admin), 403, 'MFA_ENROLLMENT_REQUIRED');
+        assertError(await api.get('/settings/platform', admin), 403, 'MFA_ENROLLMENT_REQUIRED');
+        assertError(await api.post('/auth/create-tenant', { name: 'Admin Team' }, admin), 403, 'MFA_ENROLLMENT_REQUIRED');
+        const signedIn = await login(admin);
+        assert.equal(signedIn.status, 200, signedIn.text);
+        assertError(await api.get('/admin/users', { cookie: cookieFrom(signedIn) }), 403, 'MFA_ENROLLMENT_REQUIRED');
+        // The own account and enrolment stay open.
+        assert.equal((await api.get('/auth/me', admin)).status, 200);
+        assert.equal((await api.put('/auth/me/profile', { name: 'Admin Enrolling' }, admin)).status, 200);
+        // Others are not held back: a person who is not a hub admin, and the internal key.
+        assert.equal((await api.post('/auth/create-tenant', { name: 'Person Team' }, person)).status, 201);
+        assert.equal((await api.get('/admin/users', f.internal)).status, 200);
+        await enroll(admin);
+        assert.equal((await api.get('/admin/users', admin)).status, 200);
+      } finally {
+        await setRequireAdminMfa(false);
+      }
+      const other = await f.user({ admin: true });
+      assert.equal((await api.get('/admin/users', other)).status, 200, 'with the switch off, advice only');
     });
 
     test('regenerating backup codes needs the password; the old set stops working', async () => {

@@ -13,6 +13,12 @@ export const AUDIT_ACTIONS = [
   'user.preferences_updated',
   'user.mfa_challenge_issued',
   'user.mfa_login_failed',
+  // Not in spec §6 (issue 33 item 3): an address change waits for a link to the new address, and the old one may undo it.
+  'user.email_change_requested',
+  'user.email_change_confirmed',
+  'user.email_change_cancelled',
+  'user.email_change_undone',
+  'user.email_change_failed',
   'admin.user_blocked',
   'admin.user_unblocked',
   'admin.user_deleted',

@@ -21,6 +21,8 @@ export interface GuardDeps {
   teamExists: (tenantId: string) => Promise<boolean>;
   /** Facts for the device rule; null when no such satellite exists. */
   deviceFacts: (satelliteId: string) => Promise<DeviceFacts | null>;
+  /** Refuses a signed-in caller before any other rule (a hub admin who must enrol a second factor first). */
+  callerGate?: (auth: Auth, perm: Permission) => Promise<void>;
 }
 
 export const TEAM_OUT_OF_REACH = 'Team or item not found';
@@ -105,6 +107,7 @@ export function createGuard(deps: GuardDeps) {
       return base(auth ?? anonymousAuth(), null, null);
     }
     if (!auth) throw unauthenticated();
+    if (deps.callerGate) await deps.callerGate(auth, perm);
     // Spec §5: a satellite key outside its declared routes is refused.
     if (isSatelliteKey(auth) && !perm.satelliteKey) {
       throw forbidden('A satellite key may not do this');

@@ -11,6 +11,7 @@ import { LanguageProvider, SessionProvider, ToastProvider, useSession, useTheme,
 import { ErrorText, Loading } from './components/ui';
 import { SignIn } from './pages/SignIn';
 import { ForgotPassword, ResetPassword } from './pages/Password';
+import { ConfirmEmail, UndoEmailChange } from './pages/EmailChange';
 import { Register } from './pages/Register';
 import { Detections } from './pages/Detections';
 import { Shared } from './pages/Shared';
@@ -36,7 +37,7 @@ const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 const Stats = lazy(() => import('./pages/stats/Stats'));
 
-const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register'];
+const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register', '/confirm-email', '/undo-email-change'];
 
 export function App() {
   const me = useMe();
@@ -67,6 +68,8 @@ export function App() {
             <Route path="/sign-in" element={<SignIn />} />
             <Route path="/forgot-password" element={<ForgotPassword />} />
             <Route path="/reset-password" element={<ResetPassword />} />
+            <Route path="/confirm-email" element={<ConfirmEmail />} />
+            <Route path="/undo-email-change" element={<UndoEmailChange />} />
             <Route path="/register" element={<Register />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
             <Route path="/t/:slug" element={<PublicTeam />} />
@@ -205,9 +208,11 @@ function ShellPage() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {me.mfa.enrollmentRequired ? (
-          <p className="card banner" role="note">
-            {t('account.mfaRequired')} <NavLink to="/account">{t('account.mfaEnroll')}</NavLink>
+        {me.mfa.enrollmentRequired || (isAdmin && !me.mfa.enabled) ? (
+          // Required only when the hub switch require_admin_mfa is on (the hub refuses everything else then); advice otherwise.
+          <p className="card banner" role="note" data-testid="mfa-banner">
+            {t(me.mfa.enrollmentRequired ? 'account.mfaRequired' : 'account.mfaAdvised')}{' '}
+            <NavLink to="/account">{t('account.mfaEnroll')}</NavLink>
           </p>
         ) : null}
         <Suspense fallback={<Loading />}>
@@ -234,6 +239,8 @@ function ShellPage() {
             <Route path="/admin" element={isAdmin ? <Admin /> : <Navigate to="/detections" replace />} />
             <Route path="/admin/models/install" element={isAdmin ? <InstallModel /> : <Navigate to="/detections" replace />} />
             <Route path="/reset-password" element={<ResetPassword />} />
+            <Route path="/confirm-email" element={<ConfirmEmail />} />
+            <Route path="/undo-email-change" element={<UndoEmailChange />} />
             <Route path="/share/detection/:id/:token" element={<Shared />} />
             <Route path="/t/:slug" element={<PublicTeam />} />
             <Route path="/stats/*" element={<Stats />} />

@@ -15,9 +15,9 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { type AllowList, bare, isAddressAllowed, nameKey } from './allow-list.ts';
+import { type AllowList, bare, isAddressAllowed, nameKey } from '../../core/outbound-allow-list.ts';
 
-export { type AllowList, isAddressAllowed, parseAllowList } from './allow-list.ts';
+export { type AllowList, isAddressAllowed, parseAllowList } from '../../core/outbound-allow-list.ts';
 
 /** Policy, not the network, stopped the request: trying again cannot help. */
 export class OutboundRefused extends Error {

@@ -56,8 +56,9 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
       url: '/auth/me/profile',
       action: 'account.profile.update',
       access: access.session,
-      audit: ['user.profile_updated'],
-      summary: 'Changes name and/or email',
+      audit: ['user.profile_updated', 'user.email_change_requested'],
+      summary:
+        'Changes the name at once; a new email takes effect once confirmed through the link mailed to it (24 h), and the old address is told, with a 7-day undo link. The answer shows the current address and emailChange (the change waiting, or null)',
       tags: ['account'],
       schema: {
         body: Type.Object(
@@ -66,7 +67,7 @@ export function accountRoutes(users: UsersService, settings: SettingsService) {
         ),
         response: { 200: ProfileReply },
       },
-      handler: async ({ actor, body }) => ({ user: await users.updateProfile(actor, body) }),
+      handler: ({ actor, body }) => users.updateProfile(actor, body),
     }),
 
     defineRoute({

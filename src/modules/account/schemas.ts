@@ -3,6 +3,7 @@ import { Open, Nullable } from '../../core/schemas.ts';
 import { MembershipView } from '../teams/schemas.ts';
 import { PasskeyView, RememberedDeviceView } from '../mfa/schemas.ts';
 import { UserFields, UserView } from '../users/schemas.ts';
+import { PendingEmailChange } from '../email-change/schemas.ts';
 
 /**
  * GET /auth/me as users.me returns it: the response schema documents it for the dashboard's
@@ -44,7 +45,8 @@ export const PreferencesView = Open({
 
 export const PreferencesReply = Open({ preferences: PreferencesView });
 
-export const ProfileReply = Open({ user: UserView });
+/** The user as it is (the current email) and the address change waiting for its link, if any. */
+export const ProfileReply = Open({ user: UserView, emailChange: PendingEmailChange });
 
 export const MeView = Open({
   user: Nullable(MeUser),
@@ -52,4 +54,6 @@ export const MeView = Open({
   tenants: Type.Array(MembershipView),
   preferences: Nullable(PreferencesView),
   mfa: MeMfa,
+  /** An address change waiting for the link mailed to the new address (issue 33 item 3), else null. */
+  emailChange: PendingEmailChange,
 });

@@ -1,7 +1,6 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { type Actor, type Role, roleAtLeast, type TeamActor } from '../../core/actor.ts';
-import type { ApiKeyPrincipal } from '../auth/resolver.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId, randomHex, sha256Hex } from '../../core/crypto.ts';
 import { badRequest, forbidden, notFound } from '../../core/errors.ts';
@@ -52,7 +51,7 @@ export function createApiKeysService(deps: {
   return {
     /** The auth resolver's key lookups, once per request presenting a key (auth/resolver.ts CredentialStore). */
     credential: {
-      async findApiKeyByHash(keyHash: string, now: Date): Promise<ApiKeyPrincipal | null> {
+      async findApiKeyByHash(keyHash: string, now: Date) {
         const k = await repo.activeByHash(keyHash, now);
         const role = k && effectiveKeyRole(k.role, k.creatorRole);
         return k && role ? { id: k.id, tenantId: k.tenantId, satelliteId: k.satelliteId, role, lastUsedAt: k.lastUsedAt } : null;

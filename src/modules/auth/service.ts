@@ -55,7 +55,7 @@ export function createAuthService(deps: {
   audit: AuditWriter;
   mail: Mailer;
   jwt: JwtService;
-  users: Pick<UserAccounts, 'findByEmail' | 'findById' | 'insert' | 'update' | 'recordFailedLogin'>;
+  users: Pick<UserAccounts, 'findByEmail' | 'findById' | 'insert' | 'update' | 'claimPasswordCheck' | 'releasePasswordCheck'>;
   settings: Pick<SettingsService, 'hubSetting'>;
   invites: Pick<InvitesService, 'consume'>;
   teams: Pick<TeamsService, 'join'>;
@@ -142,24 +142,26 @@ export function createAuthService(deps: {
         await burnPasswordCheck(input.password);
         return refuseLogin(actor, email, null, 'invalid_credentials', invalid);
       }
-      if (user.lockedUntil && new Date(user.lockedUntil) > now) {
+      // The check is claimed (and counted as a failure) before it runs: see claimPasswordCheck.
+      const claim = await users.claimPasswordCheck(user.id, LOCK_AFTER_FAILURES, new Date(now.getTime() + LOCK_MS), now);
+      if (!claim) {
+        const lockedUntil = (await users.findById(user.id))?.lockedUntil ?? now;
         return refuseLogin(
           actor,
           email,
           user,
           'locked',
           locked('This account is locked after repeated failed sign-ins; try again later', 'ACCOUNT_LOCKED', {
-            lockedUntil: new Date(user.lockedUntil).toISOString(),
+            lockedUntil: new Date(lockedUntil).toISOString(),
           }),
         );
       }
       if (!(await verifyPassword(user.passwordHash, input.password))) {
-        return refuseLogin(actor, email, user, 'invalid_credentials', invalid, (tx) =>
-          users.recordFailedLogin(tx, user.id, LOCK_AFTER_FAILURES, new Date(now.getTime() + LOCK_MS), now),
-        );
+        return refuseLogin(actor, email, user, 'invalid_credentials', invalid);
       }
+      const release = (tx: Db) => users.releasePasswordCheck(tx, user.id, claim, LOCK_AFTER_FAILURES, now);
       if (user.status === 'blocked') {
-        return refuseLogin(actor, email, user, 'blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'));
+        return refuseLogin(actor, email, user, 'blocked', forbidden('This account is blocked', 'ACCOUNT_BLOCKED'), release);
       }
 
       const second = deps.secondFactor;
@@ -168,6 +170,7 @@ export function createAuthService(deps: {
         // The failure count is not reset here: only a passed second factor clears it, so
         // password-then-wrong-code rounds still reach the lock.
         return db.tx(async (tx) => {
+          await release(tx);
           await repo.settleAttempt(tx, attemptId, true);
           const challenge = await second.issueChallenge(tx, { ...actor, userId: user.id, email: user.email }, user.id, {
             wantToken: input.wantToken,

@@ -43,6 +43,8 @@ export function createSessionStore(deps: { db: Db; clock: Clock; sessionTtlSecon
     revokeUserSessions: repo.revokeUserSessions,
     /** Login attempts no longer name an erased person's email. */
     forgetEmail: repo.forgetEmail,
+    /** Every open reset link of the person dies (an undone address change: the link may have gone to the other address). */
+    useResetTokens: repo.useResetTokens,
   };
 }
 

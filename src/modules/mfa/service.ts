@@ -241,7 +241,7 @@ export function createMfaService(deps: {
     secondFactor,
 
     /** The `mfa` object of GET /auth/me. */
-    async summary(userId: string, isHubAdmin: boolean): Promise<MfaSummary> {
+    async summary(userId: string, mustEnrol: boolean): Promise<MfaSummary> {
       const now = clock.now();
       const account = await repo.findAccount(userId);
       const enabled = Boolean(account?.enrolledAt && account.totpSecret);
@@ -252,8 +252,8 @@ export function createMfaService(deps: {
         enabled,
         enrolledAt: enabled ? iso(account!.enrolledAt) : null,
         backupCodesRemaining,
-        // Decision: hub admins must enroll; the flag asks the client to lead them there.
-        enrollmentRequired: isHubAdmin && !enabled,
+        // A hub admin on a hub with require_admin_mfa on: the flag asks the client to lead them there.
+        enrollmentRequired: mustEnrol && !enabled,
         available: true,
         passkeys: passkeys.map(presentPasskey),
         rememberedDevices: devices.map(presentDevice),

@@ -122,6 +122,7 @@ export const SETTINGS: readonly SettingDef[] = [
   hubOnly('allow_public_pages', false, 'Teams may publish a public page'),
   hubOnly('allow_public_teams', false, 'The team directory lists teams accepting newcomers'),
   hubOnly('retention_enabled', true, 'Clean-up of expired tentative detections and old audio runs'),
+  hubOnly('require_admin_mfa', false, 'Hub admins without a second factor may only enrol one until they do'),
   at(['hub'], {
     key: 'satellite_releases',
     type: 'releases',

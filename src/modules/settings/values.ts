@@ -42,6 +42,7 @@ export const SETTING_VALUES = {
   allow_public_pages: bool(),
   allow_public_teams: bool(),
   retention_enabled: bool(),
+  require_admin_mfa: bool(),
   satellite_releases: Type.Record(Type.String(), Type.String()),
   device_inference: bool(),
   recording_profile: col.oneOf(RECORDING_PROFILES),

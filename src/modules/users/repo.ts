@@ -24,6 +24,7 @@ export const UserTeam = shape({ id: col.text(), name: col.text(), slug: col.text
 export type UserTeam = RowOf<typeof UserTeam>;
 
 const OwnedTeam = shape({ id: col.text(), name: col.text() });
+const PasswordCheck = shape({ locking: col.bool() });
 
 export interface UserListFilter {
   search?: string;
@@ -95,6 +96,44 @@ export function createUsersRepo(db: Db) {
          WHERE id = $1`,
         [id, lockAfter, lockUntil, at],
       );
+    },
+
+    /**
+     * Takes one of the account's password checks before the (slow) check runs, counting it as a
+     * failure until it passes: simultaneous sign-ins cannot all see the account unlocked, so
+     * exactly lockAfter checks run before the lock (issue 33 item 8). The check that reaches
+     * lockAfter locks the account at once and restarts the count. Null while the account is
+     * locked; `locking` says this check set the lock.
+     */
+    claimPasswordCheck: (id: string, lockAfter: number, lockUntil: Date, at: Date) =>
+      db.maybeOne(
+        PasswordCheck,
+        `UPDATE users SET
+           locked_until = CASE WHEN failed_login_attempts + 1 >= $2 THEN $3 ELSE locked_until END,
+           failed_login_attempts = CASE WHEN failed_login_attempts + 1 >= $2 THEN 0 ELSE failed_login_attempts + 1 END,
+           updated_at = $4
+         WHERE id = $1 AND (locked_until IS NULL OR locked_until <= $4)
+         RETURNING (locked_until IS NOT NULL AND locked_until > $4) AS locking`,
+        [id, lockAfter, lockUntil, at],
+      ),
+
+    /**
+     * Gives back a claimed check whose password was right but whose sign-in does not end here
+     * (a second factor is due, the account is blocked): the count is as if it never ran.
+     */
+    async releasePasswordCheck(tx: Db, id: string, claim: { locking: boolean }, lockAfter: number, at: Date) {
+      if (claim.locking) {
+        // The claim locked and restarted the count: unlock, and put back the failures before it.
+        await tx.run(
+          'UPDATE users SET locked_until = NULL, failed_login_attempts = failed_login_attempts + $2, updated_at = $3 WHERE id = $1',
+          [id, lockAfter - 1, at],
+        );
+      } else {
+        await tx.run('UPDATE users SET failed_login_attempts = greatest(failed_login_attempts - 1, 0), updated_at = $2 WHERE id = $1', [
+          id,
+          at,
+        ]);
+      }
     },
 
     delete: (tx: Db, id: string) => tx.run('DELETE FROM users WHERE id = $1', [id]),

@@ -2552,6 +2552,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/email-change/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirms a new email address with the token of the link mailed to it (24 hours, single use); sessions stay */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            email: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/email-change/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** With the token mailed to the old address (7 days, single use): cancels the change or restores the old address, ends every session and replaces the password (reset it through forgot-password) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/forgot-password": {
         parameters: {
             query?: never;
@@ -3178,6 +3262,10 @@ export interface paths {
                             } & {
                                 [key: string]: unknown;
                             };
+                            emailChange: {
+                                expiresAt: string;
+                                newEmail: string;
+                            } | null;
                             mfa: {
                                 available: boolean;
                                 backupCodesRemaining: number;
@@ -3256,6 +3344,40 @@ export interface paths {
                     };
                 };
             };
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/me/email-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Withdraws the address change waiting for confirmation; 204 also when none is waiting */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
             responses: {
                 /** @description No content */
                 204: {
@@ -3384,7 +3506,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Changes name and/or email */
+        /** Changes the name at once; a new email takes effect once confirmed through the link mailed to it (24 h), and the old address is told, with a 7-day undo link. The answer shows the current address and emailChange (the change waiting, or null) */
         put: {
             parameters: {
                 query?: never;
@@ -3409,6 +3531,10 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            emailChange: {
+                                expiresAt: string;
+                                newEmail: string;
+                            } | null;
                             user: {
                                 createdAt: string;
                                 email: string;

@@ -267,7 +267,21 @@ export const de: Record<Key, string> = {
   'account.mfa': 'Zwei-Faktor-Anmeldung',
   'account.mfaOn': 'Aktiv seit {date}; noch {n, plural, one {# Backup-Code} other {# Backup-Codes}}.',
   'account.mfaOff': 'Aus.',
-  'account.mfaRequired': 'Hub-Admins müssen sich mit einem zweiten Faktor anmelden.',
+  'account.mfaRequired': 'Dieser Hub verlangt von Hub-Admins einen zweiten Faktor: richte ihn vor allem anderen ein.',
+  'account.mfaAdvised': 'Hub-Admins sollten sich mit einem zweiten Faktor anmelden.',
+  'account.emailPending':
+    'Bestätigung an {email} gesendet: die Adresse ändert sich, sobald der Link in dieser Mail geöffnet wird (bis {date}).',
+  'account.emailCancel': 'Änderung abbrechen',
+  'emailChange.confirmTitle': 'Neue E-Mail-Adresse bestätigen',
+  'emailChange.confirm': 'Diese Adresse verwenden',
+  'emailChange.confirmed': 'Dein Konto verwendet jetzt {email}.',
+  'emailChange.undoTitle': 'E-Mail-Änderung rückgängig machen',
+  'emailChange.undoText':
+    'Das behält deine alte Adresse oder stellt sie wieder her, meldet alle Geräte ab und verlangt ein neues Passwort.',
+  'emailChange.undo': 'Änderung rückgängig machen',
+  'emailChange.undone':
+    'Die Änderung ist rückgängig gemacht, alle Geräte sind abgemeldet. Wähle ein neues Passwort, um dich wieder anzumelden:',
+  'emailChange.noToken': 'Dieser Link enthält kein Token.',
   'account.mfaEnroll': 'Authenticator-App einrichten',
   'account.mfaScan': 'Scanne diesen Code mit deiner Authenticator-App oder gib den Schlüssel von Hand ein.',
   'account.mfaManual': 'Schlüssel',

@@ -1,7 +1,7 @@
 /** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
 import { useState, type FormEvent } from 'react';
 import { useLanguageName, useT } from '../i18n';
-import { useChangePassword, useSavePreferences, useSaveProfile } from '../api/hooks/account';
+import { useCancelEmailChange, useChangePassword, useSavePreferences, useSaveProfile } from '../api/hooks/account';
 import { useForgetDevice, usePasskeyMutations, useTotpMutations } from '../api/hooks/mfa';
 import { useCatalogLanguages } from '../api/hooks/species';
 import { useFormat, useSession } from '../session';
@@ -20,6 +20,8 @@ export default function Account() {
   const [name, setName] = useState(me.user.name);
   const [email, setEmail] = useState(me.user.email);
   const profile = useSaveProfile();
+  const cancelEmailChange = useCancelEmailChange();
+  const pending = me.emailChange;
 
   const p = me.preferences;
   const secondary = p.secondaryLanguages ?? [];
@@ -67,7 +69,8 @@ export default function Account() {
 
   function saveProfile(e: FormEvent) {
     e.preventDefault();
-    profile.mutate({ name, email });
+    // The field goes back to the current address: a new one waits for its link (shown below the form).
+    profile.mutate({ name, email }, { onSuccess: () => setEmail(me.user.email) });
   }
 
   return (
@@ -84,6 +87,15 @@ export default function Account() {
         <button type="submit" disabled={profile.isPending}>
           {t('common.save')}
         </button>
+        {pending ? (
+          <p role="status" data-testid="email-pending">
+            {t('account.emailPending', { email: pending.newEmail, date: fmt.dateTime(pending.expiresAt) })}{' '}
+            <button type="button" className="secondary" disabled={cancelEmailChange.isPending} onClick={() => cancelEmailChange.mutate()}>
+              {t('account.emailCancel')}
+            </button>
+          </p>
+        ) : null}
+        <ErrorText error={cancelEmailChange.error} />
       </form>
 
       <h2>{t('account.password')}</h2>

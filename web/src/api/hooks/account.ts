@@ -67,11 +67,20 @@ export function useCreateTeam(onCreated: (team: { id: string; name: string }) =>
   });
 }
 
-/** Saves the person's name and email; settles once the person has been refetched. */
+/** Saves the person's name at once and asks for a new email (which waits for its link); settles once the person has been refetched. */
 export function useSaveProfile() {
   const qc = useQueryClient();
   return useMutation({
     mutationFn: (profile: { name: string; email: string }) => data(api.PUT('/api/auth/me/profile', { body: profile })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: accountKeys.me }),
+  });
+}
+
+/** Withdraws the address change waiting for its confirmation link; settles once the person has been refetched. */
+export function useCancelEmailChange() {
+  const qc = useQueryClient();
+  return useMutation({
+    mutationFn: () => data(api.DELETE('/api/auth/me/email-change')),
     onSuccess: () => qc.invalidateQueries({ queryKey: accountKeys.me }),
   });
 }
