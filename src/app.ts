@@ -33,7 +33,7 @@ export interface AppOptions extends ServiceOptions {
   logger?: boolean;
 }
 
-/** Refusals that mean a guessed secret: forged or unknown share links, unknown invite and email-change tokens. */
+/** Refusals that mean a guessed secret: forged or unknown share links, unknown invite and email-change tokens, unknown published recordings. */
 const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/share/`, isGuess: (e) => e.status === 403 || e.status === 404 },
   { urlPrefix: `${API_PREFIX}/auth/invites/accept`, isGuess: (e) => e.code === 'INVALID_INVITE' },
@@ -42,6 +42,8 @@ const GUESS_RULES: GuessRule[] = [
   { urlPrefix: `${API_PREFIX}/auth/invites/summary/`, isGuess: (e) => e.status === 404 },
   // The confirm and undo links of an address change (issue 33 item 3).
   { urlPrefix: `${API_PREFIX}/auth/email-change/`, isGuess: (e) => e.code === 'INVALID_TOKEN' },
+  // Published recordings (issue 34 item 4): malformed, forged and revoked links all answer this 404.
+  { urlPrefix: `${API_PREFIX}/public/audio/`, isGuess: (e) => e.status === 404 },
 ];
 
 /**

@@ -32,6 +32,7 @@ import { modelInstallRoutes } from './modules/models/install-routes.ts';
 import { workersRoutes } from './modules/workers/routes.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
 import { exportsRoutes } from './modules/exports/routes.ts';
+import { publishedAudioRoutes } from './modules/published-audio/routes.ts';
 import { retentionRoutes } from './modules/audio/retention-routes.ts';
 import { storageUsageRoutes } from './modules/storage-usage/routes.ts';
 import { jobsRoutes } from './modules/jobs/routes.ts';
@@ -92,6 +93,7 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...alertsRoutes(alerting.alerts),
     ...alertRulesRoutes(alerting.rules, alerting.channels),
     ...exportsRoutes(exportsService, scheduledExports),
+    ...publishedAudioRoutes(s.publishedAudio),
     ...retentionRoutes(retention),
     ...storageUsageRoutes(storageUsage),
     ...jobsRoutes(jobs),

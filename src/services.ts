@@ -47,6 +47,7 @@ import { createAlerting } from './modules/alerts/index.ts';
 import { createAlertsService } from './modules/alerts/alerts-service.ts';
 import { createExportsService } from './modules/exports/service.ts';
 import { createScheduledExports } from './modules/exports/scheduled.ts';
+import { createPublishedAudio } from './modules/published-audio/service.ts';
 import { createRetentionService } from './modules/audio/retention.ts';
 import { createStorageUsageService } from './modules/storage-usage/service.ts';
 import { createJobsService } from './modules/jobs/service.ts';
@@ -300,8 +301,20 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
 
   // 8. Exports, mobile releases, retention, failed jobs.
   const teamTimeZone = (tenantId: string) => settings.teamSetting(tenantId, 'time_zone');
+  // Public links to the recordings a team's submitted files name (issue 34 item 4).
+  const publishedAudio = createPublishedAudio({
+    db,
+    clock,
+    audit,
+    secret: config.secret,
+    publicUrl: config.publicUrl,
+    audio,
+    settings,
+    sensitiveCodes: sensitive.codesOf,
+  });
   const exportsService = createExportsService({
     sensitiveCodes: sensitive.codesOf,
+    publishing: publishedAudio,
     db,
     clock,
     queue: infra.queue,
@@ -310,6 +323,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     audio: audio.bytesOf,
     timeZone: teamTimeZone,
     teamName: teams.teamName,
+    license: (tenantId) => settings.teamSetting(tenantId, 'publication_license'),
     publicUrl: config.publicUrl,
   });
   const scheduledExports = createScheduledExports({
@@ -407,6 +421,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       exportJob: exportsService.teamOfJob,
       scheduledExport: scheduledExports.teamOfScheduled,
       fieldNote: fieldNotes.teamOfNote,
+      publishedAudio: publishedAudio.teamOf,
     },
     teamExists: teams.teamExists,
     deviceFacts: satellites.deviceFacts,
@@ -443,6 +458,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     alerting,
     exports: exportsService,
     scheduledExports,
+    publishedAudio,
     retention,
     jobs,
     mobile,

@@ -117,16 +117,17 @@ function sizeAndRetainContract(getCtx: () => Ctx) {
     const sat = await RawSatellite.register(hub, owner, team);
     const telemetry = (extra: Record<string, unknown>) =>
       JSON.stringify({ satelliteId: sat.id, tenantId: team.id, uptimeSeconds: 5, timestamp: new Date().toISOString(), ...extra });
-    const rows = () =>
-      hub.sql.query<{ uptime_seconds: number }>('SELECT uptime_seconds FROM telemetry WHERE satellite_id = $1', [sat.id]);
+    const rows = () => hub.sql.query<{ uptime_seconds: number }>('SELECT uptime_seconds FROM telemetry WHERE satellite_id = $1', [sat.id]);
 
     const closed = closesWithin(sat.mqtt, TIMEOUT);
     let acked = false;
     // Telemetry with a padding field the ingester ignores: had the broker passed it on, a row would be stored.
-    sat.mqtt.publishAsync(sat.topic('telemetry'), telemetry({ uptimeSeconds: 1, padding: 'x'.repeat(MQTT_MAX_PACKET_BYTES + 1) }), { qos: 1 }).then(
-      () => (acked = true),
-      () => {},
-    );
+    sat.mqtt
+      .publishAsync(sat.topic('telemetry'), telemetry({ uptimeSeconds: 1, padding: 'x'.repeat(MQTT_MAX_PACKET_BYTES + 1) }), { qos: 1 })
+      .then(
+        () => (acked = true),
+        () => {},
+      );
     assert.equal(await closed, true, 'the oversized publish did not close the connection');
     assert.equal(acked, false, 'the oversized publish was acknowledged');
 
@@ -282,10 +283,7 @@ describe('refused logins with TRUST_PROXY=false: X-Forwarded-For is not believed
       const forged = { wsOptions: { headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } } };
       assert.equal(await refusal(wsUrl, { ...satLogin(sat, 'wrong'), ...forged }), BAD_USERNAME_OR_PASSWORD);
     }
-    assert.equal(
-      await refusal(wsUrl, { ...satLogin(sat), wsOptions: { headers: { 'x-forwarded-for': '203.0.113.99' } } }),
-      NOT_AUTHORIZED,
-    );
+    assert.equal(await refusal(wsUrl, { ...satLogin(sat), wsOptions: { headers: { 'x-forwarded-for': '203.0.113.99' } } }), NOT_AUTHORIZED);
   });
 });
 

@@ -64,7 +64,9 @@ describe('state changes signed in by cookie come only from the hub’s origins',
     assert.match(body.error.message, /evil\.example/);
     const keys = await hub.sql.query<{ expires_at: Date | null }>('SELECT expires_at FROM api_keys WHERE satellite_id = $1', [sat.id]);
     assert.deepEqual(keys, [{ expires_at: null }], 'one key, the old one, still unexpired');
-    const audited = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'admin.satellite_api_key_rotated' AND target_id = $1`, [sat.id]);
+    const audited = await hub.sql.query(`SELECT 1 FROM audit_log WHERE action = 'admin.satellite_api_key_rotated' AND target_id = $1`, [
+      sat.id,
+    ]);
     assert.equal(audited.length, 0);
     const again = await api.post(`/satellites/${sat.id}/rotate-api-key`, undefined, { token: key });
     assert.equal(again.status, 200, 'the old key still works');

@@ -10,9 +10,12 @@ import os from 'node:os';
 import { parse } from 'csv-parse/sync';
 import yauzl from 'yauzl';
 import type { ExportContext, ExportRow, RowSource } from '../src/modules/exports/types.ts';
+import { LICENSES } from '../src/modules/exports/licenses.ts';
 import { DETECTIONS_CSV_COLUMNS, detectionsCsv, detectionsJson } from '../src/modules/exports/formats/csv.ts';
-import { ebirdChecklist } from '../src/modules/exports/formats/ebird.ts';
-import { INATURALIST_COLUMNS, inaturalistCsv } from '../src/modules/exports/formats/inaturalist.ts';
+import { EBIRD_COLUMNS, EBIRD_MAX_FILE_BYTES, ebirdChecklist, ebirdValue } from '../src/modules/exports/formats/ebird.ts';
+import { INATURALIST_COLUMNS, INATURALIST_MAX_ROWS, inaturalistCsv, latin1Text } from '../src/modules/exports/formats/inaturalist.ts';
+import { renderExport } from '../src/modules/exports/render.ts';
+import { webhookContent } from '../src/modules/alerts/file-delivery.ts';
 import { darwinCoreArchive } from '../src/modules/exports/formats/dwca.ts';
 import { XENO_CANTO_COLUMNS, xenoCantoZip } from '../src/modules/exports/formats/xenocanto.ts';
 import { SkipTally, localTime } from '../src/modules/exports/formats/shared.ts';
@@ -26,6 +29,7 @@ const ctx: ExportContext = {
   audioUrl: (chunkId) => `https://chorus.example/api/audio/${chunkId}`,
   recordist: 'Hedge Watchers',
   license: 'CC BY-NC-SA 4.0',
+  licenseInfo: LICENSES['CC-BY-NC-SA-4.0'],
 };
 
 const SPECIES: Record<string, [string, string, string]> = {
@@ -70,11 +74,31 @@ async function* source(rows: ExportRow[], size = 2): RowSource {
   for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
 }
 
-async function text(gen: AsyncIterable<string>): Promise<string> {
+/** A writer's output as one string (eBird yields each checklist's lines as an array). */
+async function text(gen: AsyncIterable<string | string[]>): Promise<string> {
   let out = '';
-  for await (const s of gen) out += s;
+  for await (const s of gen) out += typeof s === 'string' ? s : s.join('');
   return out;
 }
+
+/**
+ * An eBird file read as its import help describes it: CRLF lines, split on commas, no quotation
+ * marks and no line breaks inside values, so every line is exactly 19 fields.
+ */
+function ebirdLines(csv: string): string[][] {
+  assert.ok(!csv.includes('"'), 'no quotation marks anywhere in the file');
+  if (csv === '') return [];
+  assert.ok(csv.endsWith('\r\n'));
+  const lines = csv.slice(0, -2).split('\r\n');
+  return lines.map((l) => {
+    assert.ok(!/[\r\n]/.test(l), `a line break inside a value: ${JSON.stringify(l)}`);
+    const fields = l.split(',');
+    assert.equal(fields.length, EBIRD_COLUMNS.length, l);
+    return fields;
+  });
+}
+
+const noAudio = { audio: async () => null };
 
 async function bytes(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -122,8 +146,7 @@ describe('eBird checklist', () => {
   test('19 fields, no header, one checklist per satellite and local day, eBird names', async () => {
     const out = ebirdChecklist(source(rows), ctx);
     const csv = await text(out.chunks);
-    assert.ok(csv.endsWith('\r\n'));
-    const lines = parse(csv, { relax_column_count: true }) as string[][];
+    const lines = ebirdLines(csv);
     assert.equal(lines.length, 4);
     for (const l of lines) {
       assert.equal(l.length, 19, l.join('|'));
@@ -133,7 +156,9 @@ describe('eBird checklist', () => {
       assert.equal(l[12], 'Stationary');
       assert.equal(l[13], '1');
       assert.equal(l[15], 'N');
-      assert.deepEqual([l[10], l[11], l[16], l[17]], ['', '', '', '']);
+      assert.deepEqual([l[16], l[17]], ['', '']);
+      // State and Country from the position, offline (test/export-places.test.ts): Berlin, and Santiago de Chile.
+      assert.deepEqual([l[10], l[11]], l[5] === 'Pond' ? ['RM', 'CL'] : ['BE', 'DE']);
       assert.equal(l[3], 'X');
     }
     const byChecklist = new Map<string, string[][]>();
@@ -154,9 +179,9 @@ describe('eBird checklist', () => {
     // 04:00:00Z to the last call's end at 21:59:03Z.
     assert.equal(first[0][14], String(Math.ceil((17 * 3600 + 59 * 60 + 3) / 60)));
     assert.deepEqual([first[0][6], first[0][7]], ['52.520000', '13.405000']);
-    assert.match(first[0][4], /^Detected acoustically by Chorus \(model birdnet-2\.4-ft, best confidence 0\.95\); 2 calls; /);
+    assert.match(first[0][4], /^Detected acoustically by Chorus \(model birdnet-2\.4-ft; best confidence 0\.95\); 2 calls; /);
     assert.equal(first[0][4].match(/https:\/\/chorus\.example\/detections\//g)?.length, 2);
-    assert.match(first[0][18], /Chorus satellite "North Hedge"/);
+    assert.match(first[0][18], /Chorus satellite 'North Hedge'/);
     const pond = byChecklist.get('Pond|05/01/2026|07:00')!;
     assert.deepEqual([pond[0][0], pond[0][6], pond[0][7], pond[0][14]], ['European Robin', '-33.500000', '-70.250000', '1']);
     assert.equal(byChecklist.get('North Hedge|05/02/2026|00:01')![0][0], 'Eurasian Blackbird');
@@ -172,7 +197,7 @@ describe('eBird checklist', () => {
   });
 
   test('counts: X by default, the number of calls on request', async () => {
-    const lines = parse(await text(ebirdChecklist(source(rows), ctx, { counts: 'calls' }).chunks)) as string[][];
+    const lines = ebirdLines(await text(ebirdChecklist(source(rows), ctx, { counts: 'calls' }).chunks));
     assert.deepEqual(
       lines.map((l) => `${l[8]} ${l[0]} ${l[3]}`),
       [
@@ -193,7 +218,7 @@ describe('eBird checklist', () => {
       }
     }
     const seen: [number, string][] = [];
-    for await (const chunk of ebirdChecklist(days(), ctx).chunks) seen.push([read, (parse(chunk) as string[][])[0][8]]);
+    for await (const chunk of ebirdChecklist(days(), ctx).chunks) seen.push([read, ebirdLines(chunk.join(''))[0][8]]);
     assert.equal(seen.length, 5);
     // Day 1 closes when day 3 arrives (one day stays open behind the current one).
     assert.deepEqual(seen[0], [3, '05/01/2026']);
@@ -204,6 +229,113 @@ describe('eBird checklist', () => {
     const out = ebirdChecklist(source([]), ctx);
     assert.equal(await text(out.chunks), '');
     assert.deepEqual(out.skipped(), []);
+  });
+
+  test('the file as eBird reads it: nothing quoted, 19 comma-split fields a line, the formula guard kept, Duration filled', async () => {
+    const nasty = 'Kottenforst, "Weiher"\r\nSüd';
+    const rows = [
+      row('eurbla', '2026-05-01T04:00:00Z', { satelliteName: nasty, modelId: 'birdnet,"2.4"' }),
+      // The call runs on for 150 s: the checklist ends with it.
+      row('comred', '2026-05-01T04:10:00Z', { satelliteName: nasty, endAt: '2026-05-01T04:12:30.000Z' }),
+      row('eurbla', '2026-05-01T05:00:00Z', {
+        satelliteId: 'sat-b',
+        satelliteName: '\t=HYPERLINK("x")',
+        latitude: -33.5,
+        longitude: -70.25,
+      }),
+    ];
+    const out = await renderExport('checklist', source(rows), { ...ctx, teamName: 'Hedge, "Watchers"' }, noAudio);
+    assert.equal(out.contentType, 'text/csv; charset=utf-8');
+    assert.match(out.filename, /-ebird\.csv$/);
+    const lines = ebirdLines((await bytes(out.body)).toString('utf8'));
+    assert.equal(lines.length, 3);
+    const garden = lines.filter((l) => l[5] === "Kottenforst; 'Weiher' Süd");
+    assert.equal(garden.length, 2, 'commas become semicolons, double quotes single quotes, line breaks one space');
+    // 04:00:00 to the redpoll call's end at 04:12:30: 12.5 minutes, rounded up.
+    for (const l of garden) assert.equal(l[14], '13');
+    assert.match(garden[0][4], /\(model birdnet;'2\.4'; best confidence 0\.80\)/);
+    assert.match(garden[0][18], /Chorus satellite 'Kottenforst; 'Weiher' Süd' \(team Hedge; 'Watchers'\)/);
+    const pond = lines.find((l) => l[7] === '-70.250000')!;
+    assert.equal(pond[5], `'=HYPERLINK('x')`, 'a formula still gets its apostrophe, found after the tab is gone');
+    assert.equal(pond[6], '-33.500000', 'coordinates are numbers, not neutralised');
+    assert.equal(pond[14], '1', 'one 3-second call: a minute');
+    for (const l of lines) assert.match(l[14], /^[1-9]\d*$/);
+  });
+
+  test('ebirdValue: what eBird cannot take inside a value', () => {
+    assert.equal(ebirdValue('a,b "c"\n\td\u2028e'), "a;b 'c' d e");
+    assert.equal(ebirdValue(' @sum(1)'), "'@sum(1)");
+    assert.equal(ebirdValue('Süd – Łódź'), 'Süd – Łódź', 'eBird reads UTF-8: names are left as they are');
+  });
+
+  /** 60 satellites, 20 days, 3 species: 1,200 checklists of 3 lines, about 1.5 MB. */
+  function manyChecklists(): ExportRow[] {
+    const out: ExportRow[] = [];
+    for (let d = 0; d < 20; d++)
+      for (let sat = 0; sat < 60; sat++)
+        ['eurbla', 'comred', 'eurrob1'].forEach((code, k) =>
+          out.push(
+            row(code, new Date(Date.UTC(2026, 4, 1 + d, 6, sat, k * 20)).toISOString(), {
+              satelliteId: `sat-${sat}`,
+              satelliteName: `Hedge, "no. ${sat}"`,
+            }),
+          ),
+        );
+    return out;
+  }
+
+  test('more than 1 MB: a zip of parts of at most 1 MB each, every checklist whole in one part, nothing lost', async () => {
+    const rows = manyChecklists();
+    const whole = await text(ebirdChecklist(source(rows, 5000), ctx).chunks);
+    assert.ok(Buffer.byteLength(whole) > EBIRD_MAX_FILE_BYTES, `${Buffer.byteLength(whole)} bytes`);
+    const out = await renderExport('checklist', source(rows, 5000), ctx, noAudio);
+    assert.equal(out.contentType, 'application/zip');
+    assert.match(out.filename, /-ebird\.zip$/);
+    const files = await unzip(await bytes(out.body));
+    const names = [...files.keys()];
+    assert.deepEqual(
+      names,
+      names.map((_, i) => `ebird-part-${i + 1}.csv`),
+    );
+    assert.equal(names.length, 2);
+    const partOf = new Map<string, string>();
+    let joined = '';
+    for (const [name, buf] of files) {
+      assert.ok(buf.length <= EBIRD_MAX_FILE_BYTES, `${name}: ${buf.length} bytes`);
+      const csv = buf.toString('utf8');
+      joined += csv;
+      for (const l of ebirdLines(csv)) {
+        const checklist = `${l[5]}|${l[8]}|${l[9]}`;
+        assert.equal(partOf.get(checklist) ?? name, name, `checklist ${checklist} split across parts`);
+        partOf.set(checklist, name);
+        assert.equal(l[14], '1');
+      }
+    }
+    assert.equal(partOf.size, 1200);
+    assert.equal(joined, whole, 'the parts in order are the file');
+  });
+
+  test('a checklist larger than a whole part is split between its lines', async () => {
+    const rows = manyChecklists().slice(0, 6);
+    const out = await renderExport('checklist', source(rows), ctx, { ...noAudio, partLimit: { bytes: 1000 } });
+    assert.equal(out.contentType, 'application/zip');
+    const files = await unzip(await bytes(out.body));
+    let lines = 0;
+    for (const [name, buf] of files) {
+      assert.ok(buf.length <= 1000, `${name}: ${buf.length} bytes`);
+      lines += ebirdLines(buf.toString('utf8')).length;
+    }
+    assert.equal(lines, 6);
+    assert.ok(files.size >= 3);
+  });
+
+  test('up to 1 MB: one plain CSV', async () => {
+    const rows = manyChecklists().slice(0, 3 * 600);
+    const out = await renderExport('checklist', source(rows), ctx, noAudio);
+    assert.equal(out.contentType, 'text/csv; charset=utf-8');
+    const buf = await bytes(out.body);
+    assert.ok(buf.length <= EBIRD_MAX_FILE_BYTES && buf.length > EBIRD_MAX_FILE_BYTES / 3, `${buf.length} bytes`);
+    assert.equal(ebirdLines(buf.toString('utf8')).length, 1800);
   });
 });
 
@@ -237,6 +369,96 @@ describe('iNaturalist CSV', () => {
       ['dogdog'],
     );
   });
+});
+
+describe('iNaturalist file as its importer reads it (ISO-8859-1, fewer than 10,000 rows)', () => {
+  test('Latin-1 bytes: Latin-1 letters as they are, everything else transliterated, the formula guard after it', async () => {
+    const rows = [
+      row('eurbla', '2026-05-01T04:00:00Z', { satelliteName: 'Kottenforst – Łódź’s “Süd”', commonName: 'Grünfink 金翅雀 Зяблик' }),
+      row('eurbla', '2026-05-01T05:00:00Z', { satelliteName: '–=cmd' }),
+      // u + combining diaeresis: composed to ü, which Latin-1 has.
+      row('eurbla', '2026-05-01T06:00:00Z', { satelliteName: 'Su\u0308d\u0085' }),
+    ];
+    const out = await renderExport('inaturalist', source(rows), ctx, noAudio);
+    assert.equal(out.contentType, 'text/csv; charset=iso-8859-1');
+    assert.match(out.filename, /-inaturalist\.csv$/);
+    const buf = await bytes(out.body);
+    // What iNaturalist does: read the bytes as ISO-8859-1.
+    const read = buf.toString('latin1');
+    assert.ok(Buffer.from(read, 'latin1').equals(buf));
+    assert.ok(!buf.includes(Buffer.from('ü', 'utf8')), 'no UTF-8 sequence that would read as Ã¼');
+    assert.ok(buf.includes(Buffer.from([0x53, 0xfc, 0x64])), '"Süd" is S, 0xFC, d');
+    const lines = parse(read) as string[][];
+    assert.deepEqual(lines[0], [...INATURALIST_COLUMNS]);
+    assert.equal(lines[1][3], `Kottenforst - Lodz's "Süd"`);
+    assert.match(lines[1][2], /^Grünfink JinChiQue Zyablik, detected acoustically by Chorus/);
+    assert.equal(lines[2][3], "'-=cmd", 'transliterated first, then neutralised');
+    assert.equal(lines[3][3], 'Süd');
+  });
+
+  test('a scheduled webhook carries the file as text read in its own charset, a zip of parts as base64', async () => {
+    const out = await renderExport('inaturalist', source([row('eurbla', '2026-05-01T04:00:00Z', { satelliteName: 'Süd' })]), ctx, noAudio);
+    const sent = webhookContent(out.contentType, await bytes(out.body));
+    assert.equal(sent.contentEncoding, 'text');
+    assert.equal((parse(sent.content) as string[][])[1][3], 'Süd');
+    const zip = Buffer.from('PK\u0003\u0004 not text', 'latin1');
+    assert.deepEqual(webhookContent('application/zip', zip), { content: zip.toString('base64'), contentEncoding: 'base64' });
+  });
+
+  test('latin1Text', () => {
+    assert.equal(latin1Text('Łódź – „Weiher“ … 5€'), 'Lodz - "Weiher" ... 5EUR');
+    assert.equal(
+      latin1Text('Kraków’s “Žabí” potok'),
+      `Kraków's "Zabi" potok`,
+      'a word with a letter outside Latin-1 is spelled in ASCII whole',
+    );
+    assert.equal(latin1Text('Straße, Genève, Søndre'), 'Straße, Genève, Søndre');
+    assert.equal(latin1Text('plain'), 'plain');
+  });
+
+  for (const [n, parts] of [
+    [INATURALIST_MAX_ROWS, null],
+    [2 * INATURALIST_MAX_ROWS + 3, [INATURALIST_MAX_ROWS, INATURALIST_MAX_ROWS, 3]],
+  ] as const) {
+    test(`${n} observations: ${parts ? `a zip of ${parts.length} parts` : 'one CSV'}, fewer than 10,000 rows a file`, async () => {
+      const rows: ExportRow[] = [];
+      for (let i = 0; i < n; i++) {
+        rows.push(row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString()));
+        // Rows left out are not counted against the limit.
+        if (i % 1000 === 0) rows.push(row('dogdog', new Date(Date.UTC(2026, 4, 1) + i * 1000 + 1).toISOString()));
+      }
+      const out = await renderExport('inaturalist', source(rows, 5000), ctx, noAudio);
+      const buf = await bytes(out.body);
+      const read = (b: Buffer) => parse(b.toString('latin1')) as string[][];
+      if (!parts) {
+        assert.equal(out.contentType, 'text/csv; charset=iso-8859-1');
+        const lines = read(buf);
+        assert.deepEqual(lines[0], [...INATURALIST_COLUMNS]);
+        assert.equal(lines.length - 1, n);
+        return;
+      }
+      assert.equal(out.contentType, 'application/zip');
+      assert.match(out.filename, /-inaturalist\.zip$/);
+      const files = await unzip(buf);
+      assert.deepEqual(
+        [...files.keys()],
+        parts.map((_, i) => `inaturalist-part-${i + 1}.csv`),
+      );
+      const ids: string[] = [];
+      [...files.values()].forEach((b, i) => {
+        const lines = read(b);
+        assert.deepEqual(lines[0], [...INATURALIST_COLUMNS], 'each part has the header');
+        assert.equal(lines.length - 1, parts[i]);
+        assert.ok(lines.length - 1 < 10_000);
+        for (const l of lines.slice(1)) ids.push(/detections\/(det-\d+)/.exec(l[2])![1]);
+      });
+      assert.deepEqual(
+        ids,
+        rows.filter((r) => r.speciesCode === 'eurbla').map((r) => r.id),
+        'every observation once, in order',
+      );
+    });
+  }
 });
 
 describe('detections CSV and JSON', () => {
@@ -363,7 +585,7 @@ describe('Darwin Core Archive', () => {
     assert.equal(lines[0][col('associatedMedia')], `https://chorus.example/api/audio/${rows[0].chunkId}`);
     assert.equal(lines[1][col('decimalLatitude')], '');
     assert.equal(lines[1][col('geodeticDatum')], '');
-    assert.equal(lines[2][col('identificationVerificationStatus')], 'confirmed');
+    assert.equal(lines[2][col('identificationVerificationStatus')], 'verified');
 
     const ext = meta.match(/<extension ([^>]*)>([\s\S]*?)<\/extension>/)!;
     assert.match(ext[1], /rowType="http:\/\/rs\.gbif\.org\/terms\/1\.0\/Multimedia"/);
@@ -383,11 +605,11 @@ describe('Darwin Core Archive', () => {
       assert.ok(ids.has(m[0]), `coreid ${m[0]}`);
       assert.equal(m[media[0].indexOf('type')], 'Sound');
       assert.equal(m[media[0].indexOf('format')], 'audio/wav');
-      assert.equal(m[media[0].indexOf('license')], 'CC BY-NC-SA 4.0');
+      assert.equal(m[media[0].indexOf('license')], 'http://creativecommons.org/licenses/by-nc-sa/4.0/legalcode');
     }
 
     const eml = files.get('eml.xml')!.toString('utf8');
-    assert.match(eml, /eml:\/\/ecoinformatics\.org\/eml-2\.1\.1/);
+    assert.match(eml, /https:\/\/eml\.ecoinformatics\.org\/eml-2\.2\.0/);
     for (const tag of ['title', 'creator', 'pubDate', 'abstract', 'intellectualRights', 'contact'])
       assert.match(eml, new RegExp(`<${tag}>`));
     assert.match(eml, /<pubDate>2026-05-03<\/pubDate>/);
@@ -493,7 +715,7 @@ describe('xeno-canto zip', () => {
         '2026-05-01',
         '06:00',
         'Turdus merula',
-        'uncertain',
+        '',
         'Chorus satellite North Hedge, 48 kHz mono',
         'CC BY-NC-SA 4.0',
       ],

@@ -129,6 +129,7 @@ describe('scheduled exports', () => {
     assert.equal(body.event, 'scheduled_export');
     assert.equal(body.data.rows, 3);
     assert.equal(body.data.content.trim().split('\n').length, 1, 'one eBird line: one species on one satellite-day');
+    assert.equal(body.data.contentEncoding, 'text');
 
     const list = await api.get(`/exports/scheduled?tenantId=${team.id}`, owner);
     const mailRow = list.body.scheduled.find((s: any) => s.id === byMail.body.id);

@@ -202,21 +202,31 @@ describe('exports', () => {
   test('eBird checklist: 19 columns, no header, MM/DD/YYYY, Stationary, one checklist per satellite and day; the preview names what eBird cannot take', async () => {
     const res = await fetchBytes(hub, `/export/checklist?tenantId=${team.id}&${window}`, member);
     assert.equal(res.status, 200);
-    const lines: string[][] = parse(res.body, { relax_column_count: false });
+    assert.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8');
+    // As eBird's import reads it: comma-delimited, no quotation marks, no line breaks inside values.
+    const text = res.body.toString('utf8');
+    assert.ok(!text.includes('"'), 'no quotation marks in the data');
+    assert.ok(text.endsWith('\r\n'));
+    const lines = text
+      .slice(0, -2)
+      .split('\r\n')
+      .map((l) => l.split(','));
     assert.ok(lines.length >= 2);
     for (const l of lines) {
-      assert.equal(l.length, 19);
+      assert.equal(l.length, 19, l.join(','));
+      assert.ok(!l.some((v) => /[\r\n]/.test(v)));
       assert.match(l[8]!, /^\d\d\/\d\d\/\d{4}$/);
       assert.equal(l[12], 'Stationary');
     }
     assert.ok(!lines.some((l) => l[0] === 'Common Name'), 'no header');
-    assert.deepEqual([...new Set(lines.map((l) => l[5]))].sort(), ['Garden, "north"', 'Pond']);
+    // The satellite 'Garden, "north"' as eBird can take it.
+    assert.deepEqual([...new Set(lines.map((l) => l[5]))].sort(), ["Garden; 'north'", 'Pond']);
     assert.ok(!lines.some((l) => l[0] === 'Edible Frog'), 'a frog is no bird on an eBird checklist');
     // Duration runs from the first call's start to the last call's end, in whole minutes, rounded up:
     // Garden from the robin (0:00) to the greenfinch's end (5:03), Pond over the chiffchaff's call (0:00 to 2:30).
     for (const l of lines) assert.match(l[14]!, /^[1-9]\d*$/, `Duration of ${l[5]}`);
     const duration = (satellite: string) => [...new Set(lines.filter((l) => l[5] === satellite).map((l) => l[14]))];
-    assert.deepEqual(duration('Garden, "north"'), [String(Math.ceil((callEnd.nasty.getTime() - at(0).getTime()) / 60_000))]);
+    assert.deepEqual(duration("Garden; 'north'"), [String(Math.ceil((callEnd.nasty.getTime() - at(0).getTime()) / 60_000))]);
     assert.deepEqual(duration('Pond'), [String(Math.ceil((callEnd.pond.getTime() - at(10).getTime()) / 60_000))]);
     assert.deepEqual(duration('Pond'), ['3']);
     const preview = await api.get(`/export/preview?tenantId=${team.id}&kind=checklist&${window}`, member);
@@ -227,10 +237,16 @@ describe('exports', () => {
     assert.ok(skipped.includes('x-formula:not_in_ebird_taxonomy'));
   });
 
-  test('iNaturalist CSV: its import columns in order', async () => {
+  test('iNaturalist CSV: its import columns in order, ISO-8859-1 as its importer reads it', async () => {
     const res = await fetchBytes(hub, `/export/observation?tenantId=${team.id}&${window}`, member);
     assert.equal(res.status, 200);
-    const [header] = parse(res.body, { to_line: 1 }) as string[][];
+    assert.equal(res.headers.get('content-type'), 'text/csv; charset=iso-8859-1');
+    // iNaturalist reads the bytes as ISO-8859-1: ü is one byte, the Chinese name spelled in ASCII.
+    const lines = parse(res.body.toString('latin1')) as string[][];
+    const greenfinch = lines.find((l) => l[0] === 'Chloris chloris')!;
+    assert.ok(greenfinch[2].startsWith('Grünfink, "Chloris"\nJinChiQue, detected acoustically'), greenfinch[2]);
+    assert.ok(res.body.includes(Buffer.from([0x47, 0x72, 0xfc, 0x6e])), '"Grün" in Latin-1 bytes');
+    const [header] = lines;
     assert.deepEqual(header, [
       'Taxon name',
       'Date observed',

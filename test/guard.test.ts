@@ -68,6 +68,7 @@ function resolvers(): Record<Resource, TeamResolver> {
     exportJob: fixed({}),
     scheduledExport: fixed({}),
     fieldNote: fixed({}),
+    publishedAudio: fixed({}),
   };
 }
 

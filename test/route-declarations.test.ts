@@ -29,6 +29,7 @@ const guard = createGuard({
     exportJob: none,
     scheduledExport: none,
     fieldNote: none,
+    publishedAudio: none,
   },
   teamExists: async () => false,
   deviceFacts: async () => null,

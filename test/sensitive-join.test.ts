@@ -167,6 +167,7 @@ describe('sensitive species: no join to a precise row', () => {
     const json = JSON.parse(got.find((d: any) => d.format === 'json').content) as Record<string, unknown>[];
     const jEagle = json.find((r) => r.speciesCode === 'goleag')!;
     assert.equal(jEagle.detectedAt, hourStart);
+    assert.equal(jEagle.endAt, new Date(Date.parse(hourStart) + HOUR).toISOString(), 'ends with its hour');
     assert.equal(json.indexOf(jEagle), json.length - 1, 'last of its hour');
     assertNoLink(JSON.stringify(jEagle), 'scheduled JSON');
   });
@@ -202,11 +203,13 @@ describe('sensitive species: no join to a precise row', () => {
     assert.equal(eagle[col('associatedMedia')], '');
     assert.match(eagle[col('dataGeneralizations')], /0\.1 degree, time to the hour/);
     assert.match(eagle[col('informationWithheld')], /recording withheld/);
-    assert.equal(robin[col('associatedMedia')].endsWith(sharedChunk), true);
+    // Issue 34: a file names a recording only by a public link the export published, and the chunk the eagle was heard in is never published.
+    assert.equal(robin[col('associatedMedia')], '');
+    assert.ok(!files.get('occurrence.txt')!.toString('utf8').includes(sharedChunk), 'the shared chunk is named nowhere');
     assertNoLink(eagle.join('\t'), 'Darwin Core occurrence');
     const media = files.get('multimedia.txt')!.toString('utf8');
     assert.ok(!media.includes(eagleId), 'no multimedia line for the eagle');
-    assert.ok(media.includes(robinId));
+    assert.ok(!media.includes(robinId), 'nor for the robin heard in its chunk');
   });
 
   test('eBird checklist: the eagle in a withheld checklist starting on the hour', async () => {
@@ -217,6 +220,7 @@ describe('sensitive species: no join to a precise row', () => {
     assert.equal(eagle[5], 'withheld');
     assert.equal(eagle[6], '52.500000');
     assert.equal(eagle[9], hourStart.slice(11, 16));
+    assert.equal(eagle[14], '60', 'Duration: the hour it was heard in');
     assert.notEqual(eagle[9], robin[9]);
     assertNoLink(eagle.join(','), 'eBird');
   });

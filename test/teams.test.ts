@@ -854,15 +854,24 @@ describe('teams', () => {
       const w = await f.world();
       const key = await f.apiKey(w.team, w.admin, 'admin');
       const channel = (name: string) =>
-        api.post('/alert-rules/channels', { tenantId: w.team.id, type: 'email', name, config: { addresses: ['a@example.org'] } }, keyCred(key.token));
+        api.post(
+          '/alert-rules/channels',
+          { tenantId: w.team.id, type: 'email', name, config: { addresses: ['a@example.org'] } },
+          keyCred(key.token),
+        );
       assert.equal((await channel('before')).status, 201);
 
       assert.equal((await api.put(`/admin/members/${w.admin.membershipId}/role`, { role: 'viewer' }, w.owner)).status, 200);
       assertError(await channel('after demotion'), 403, 'FORBIDDEN');
       assert.equal((await api.get(`/detections?tenantId=${w.team.id}`, keyCred(key.token))).status, 200, 'still reads as a viewer');
       const viaKey = await api.get('/tenants', keyCred(key.token));
-      assert.deepEqual(viaKey.body.tenants.map((t: { role: string }) => t.role), ['viewer']);
-      const listed = (await api.get(`/auth/api-keys?tenantId=${w.team.id}`, w.owner)).body.apiKeys.find((k: { id: string }) => k.id === key.id);
+      assert.deepEqual(
+        viaKey.body.tenants.map((t: { role: string }) => t.role),
+        ['viewer'],
+      );
+      const listed = (await api.get(`/auth/api-keys?tenantId=${w.team.id}`, w.owner)).body.apiKeys.find(
+        (k: { id: string }) => k.id === key.id,
+      );
       assert.deepEqual([listed.role, listed.effectiveRole], ['admin', 'viewer'], 'the list shows both');
 
       assert.equal((await api.put(`/admin/members/${w.admin.membershipId}/role`, { role: 'admin' }, w.owner)).status, 200);
@@ -870,7 +879,9 @@ describe('teams', () => {
 
       assert.equal((await api.post(`/admin/users/${w.admin.id}/block`, undefined, w.hubAdmin)).status, 200);
       assertError(await api.get('/tenants', keyCred(key.token)), 401, 'UNAUTHENTICATED');
-      const blocked = (await api.get(`/auth/api-keys?tenantId=${w.team.id}`, w.owner)).body.apiKeys.find((k: { id: string }) => k.id === key.id);
+      const blocked = (await api.get(`/auth/api-keys?tenantId=${w.team.id}`, w.owner)).body.apiKeys.find(
+        (k: { id: string }) => k.id === key.id,
+      );
       assert.equal(blocked.effectiveRole, null);
       assert.equal((await api.post(`/admin/users/${w.admin.id}/block`, undefined, w.hubAdmin)).status, 200, 'unblocked');
       assert.equal((await api.get('/tenants', keyCred(key.token))).status, 200);

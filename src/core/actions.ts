@@ -162,6 +162,9 @@ export const ACTIONS = [
   'exports.scheduled.create',
   'exports.scheduled.update',
   'exports.scheduled.delete',
+  'exports.published_audio.list',
+  'exports.published_audio.revoke',
+  'exports.published_audio.revoke_all',
   // Mobile releases (issue 22)
   'mobile.latest',
   'mobile.download',
@@ -217,6 +220,7 @@ export const ACTIONS = [
   // Public team pages (issue 20)
   'public.team_page',
   'public.team_og',
+  'public.audio',
   // The first hour (issue 23)
   'system.info',
   'settings.definitions',

@@ -96,6 +96,10 @@ export const AUDIT_ACTIONS = [
   'auth.mfa_device_revoked',
   'field_note.deleted',
   'satellite.listened_live',
+  // Not in spec §6 (issue 34 item 4): an export published recordings as public links; a team admin revoked one or all.
+  'audio.published',
+  'admin.published_audio_revoked',
+  'admin.published_audio_revoked_all',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

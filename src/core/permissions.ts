@@ -44,6 +44,7 @@ export const RESOURCES = [
   'exportJob',
   'scheduledExport',
   'fieldNote',
+  'publishedAudio',
 ] as const;
 export type Resource = (typeof RESOURCES)[number];
 

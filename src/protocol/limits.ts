@@ -19,8 +19,7 @@ const MQTT_OVERHEAD_MAX_BYTES = 128;
 export const AUDIO_WAV_MAX_BYTES = Math.ceil(CHUNK_MAX_MS * BYTES_PER_MS * (1 + DURATION_TOLERANCE)) + WAV_HEADERS_MAX_BYTES;
 
 /** The whole MQTT packet of the largest legal audio chunk (about 437 KB; live-audio chunks are smaller). */
-export const AUDIO_PACKET_MAX_BYTES =
-  4 * Math.ceil(AUDIO_WAV_MAX_BYTES / 3) + AUDIO_FIELDS_MAX_BYTES + MQTT_OVERHEAD_MAX_BYTES;
+export const AUDIO_PACKET_MAX_BYTES = 4 * Math.ceil(AUDIO_WAV_MAX_BYTES / 3) + AUDIO_FIELDS_MAX_BYTES + MQTT_OVERHEAD_MAX_BYTES;
 
 /**
  * The default cap on a logged-in satellite's packets (MQTT_MAX_PACKET_BYTES): the largest audio

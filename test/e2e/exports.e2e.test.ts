@@ -4,7 +4,9 @@
  * seeded rows; one row reads "1 detection"), sees the species an eBird checklist leaves out,
  * and runs an export in the background until its file can be downloaded; an admin's scheduled
  * export with a bad cron expression shows the hub's reason, a good one through an email channel
- * is listed with its next run; a viewer has no Export entry.
+ * is listed with its next run; a viewer has no Export entry. Submission formats start from
+ * confirmed detections, say how many unconfirmed rows they would carry, and Darwin Core shows
+ * the team's licence, with GBIF's refusal once an admin picks one it does not take (issue 34).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -127,6 +129,11 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
 
   test('eBird lists the species it leaves out and why', async () => {
     await page.getByRole('radio', { name: 'eBird checklist' }).check();
+    // A submission format starts from confirmed detections (none here): widen it to every status.
+    const filters = page.getByRole('form', { name: 'Filters' });
+    assert.equal(await filters.getByLabel('Verification').inputValue(), 'confirmed');
+    await filters.getByLabel('Verification').selectOption('');
+    await filters.getByRole('button', { name: 'Apply' }).click();
     const skipped = page.getByTestId('export-skipped');
     await skipped.waitFor();
     assert.match((await skipped.textContent()) ?? '', /Left out of the eBird checklist/);
@@ -164,6 +171,68 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     assert.equal(jobs.length, 1);
     assert.equal(jobs[0].status, 'done');
     assert.equal(jobs[0].format, 'json');
+  });
+
+  test("Darwin Core: confirmed preselected, the team's licence with a link to the settings, the unconfirmed rows, GBIF's refusal", async () => {
+    const total = page.getByTestId('export-total');
+    await page.getByRole('radio', { name: 'Detections (CSV)' }).check();
+    await total.filter({ hasText: '6 detections' }).waitFor();
+    await page.getByRole('checkbox', { name: 'Run in the background' }).uncheck();
+    await page.getByRole('radio', { name: 'Darwin Core Archive' }).check();
+    const filters = page.getByRole('form', { name: 'Filters' });
+    await total.filter({ hasText: '0 detections' }).waitFor();
+    assert.equal(await filters.getByLabel('Verification').inputValue(), 'confirmed');
+    const href = (await page.getByRole('link', { name: 'Download', exact: true }).getAttribute('href')) ?? '';
+    assert.match(href, /^\/api\/export\/observation\?/);
+    assert.match(href, /format=dwca/);
+    assert.match(href, /verificationStatus=confirmed/);
+
+    const license = page.getByTestId('export-license');
+    await license.waitFor();
+    assert.match((await license.textContent()) ?? '', /Licence: CC BY 4\.0/);
+    assert.equal(
+      await license.getByRole('link', { name: 'CC BY 4.0' }).getAttribute('href'),
+      'http://creativecommons.org/licenses/by/4.0/legalcode',
+    );
+    assert.equal(await license.getByRole('link', { name: 'Team admins choose it in the team settings.' }).getAttribute('href'), '/team');
+    assert.equal(await page.getByTestId('export-warning').count(), 0, 'GBIF takes CC BY 4.0');
+    assert.equal(await page.getByTestId('export-unverified').count(), 0, 'confirmed rows only');
+
+    // Every status: the six seeded rows, none confirmed, the lowest at 80 %.
+    await filters.getByLabel('Verification').selectOption('');
+    await filters.getByRole('button', { name: 'Apply' }).click();
+    await total.filter({ hasText: '6 detections' }).waitFor();
+    const note = page.getByTestId('export-unverified');
+    await note.waitFor();
+    assert.match(
+      (await note.textContent()) ?? '',
+      /^6 rows have not been confirmed by anyone \(lowest confidence 80%\): they would be submitted/,
+    );
+
+    // An admin picks a licence GBIF does not take in the team settings: the Export page says GBIF will refuse it.
+    const { ctx, page: a } = await signedIn(browser, hub.url, owner, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
+    try {
+      await a.getByRole('heading', { name: 'Detections' }).waitFor();
+      await a.goto('/export?what=dwca');
+      await a.getByTestId('export-license').getByRole('link', { name: 'Team admins choose it in the team settings.' }).click();
+      const row = a.getByTestId('setting-publication_license');
+      await row.getByLabel('Licence of published data').selectOption('CC-BY-NC-SA-4.0');
+      await row.getByRole('button', { name: 'Save' }).click();
+      await row.getByTestId('value').filter({ hasText: 'CC-BY-NC-SA-4.0' }).waitFor();
+    } finally {
+      await ctx.close();
+    }
+    assert.equal((await api.get(`/settings/tenant?tenantId=${team.id}`, member)).body.publication_license, 'CC-BY-NC-SA-4.0');
+    await page.reload();
+    const warning = page.getByTestId('export-warning');
+    await warning.waitFor();
+    assert.equal(
+      await warning.textContent(),
+      'GBIF will refuse this archive: it publishes only CC0 1.0, CC BY 4.0 and CC BY-NC 4.0, not CC BY-NC-SA 4.0.',
+    );
+    assert.match((await page.getByTestId('export-license').textContent()) ?? '', /Licence: CC BY-NC-SA 4\.0/);
+    assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { publication_license: null }, owner)).status, 200);
+    await page.getByRole('radio', { name: 'Detections (CSV)' }).check();
   });
 
   test("an admin's scheduled export: a bad cron shows the hub's reason, a good one is listed with its next run", async () => {

@@ -32,9 +32,10 @@ describe('security in the dashboard (e2e): cross-origin requests, capped keys', 
 
   const rotations = async () =>
     (
-      await hub.sql.query(`SELECT 1 FROM audit_log WHERE action IN ('satellite.api_key_rotated', 'admin.satellite_api_key_rotated') AND target_id = $1`, [
-        sat.id,
-      ])
+      await hub.sql.query(
+        `SELECT 1 FROM audit_log WHERE action IN ('satellite.api_key_rotated', 'admin.satellite_api_key_rotated') AND target_id = $1`,
+        [sat.id],
+      )
     ).length;
 
   /** The hub's own count of 403 answers on the rotate route (its metrics, as a scrape reads them). */

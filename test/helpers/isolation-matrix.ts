@@ -156,6 +156,18 @@ const RESOURCE_FIXTURES: Record<string, (c: FixtureContext) => Promise<string>> 
     );
     return id;
   },
+  // A published recording (issue 34): a stored chunk of the world's team and its publication row.
+  publishedAudio: async ({ hub, w }) => {
+    const chunk = await makeChunk(hub, { team: w.team, durationMs: 100, audio: makeWav(4800) });
+    const id = newId();
+    await hub.sql.query('INSERT INTO published_audio (id, tenant_id, chunk_id, published_at) VALUES ($1, $2, $3, $4)', [
+      id,
+      w.team.id,
+      chunk.id,
+      hub.clock.now(),
+    ]);
+    return id;
+  },
   alert: async ({ hub, w }) => {
     const id = newId();
     await hub.sql.query(
@@ -236,6 +248,11 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   },
   // Items that belong to the caller and not to a team: an unknown id answers the handler's 404.
   { match: (u) => u.startsWith('/auth/mfa/'), make: async () => '00000000-0000-4000-8000-000000000000' },
+  // A published recording's public link (issue 34): public, so every caller gets the WAV.
+  {
+    match: (u, n) => n === 'token' && u.startsWith('/public/audio/'),
+    make: async (c) => c.hub.services.publishedAudio.tokenFor(await RESOURCE_FIXTURES.publishedAudio(c)),
+  },
   // Public team pages (issue 20): the world's team by its slug (public: every caller passes; the page answers 404 while off).
   { match: (u, n) => n === 'slug' && u.startsWith('/public/teams/'), make: async ({ w }) => w.team.slug },
   // Statistics (issue 19): a species of the bundled catalog.

@@ -193,7 +193,13 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   const guard = (inner: Duplex, address: () => string) =>
     new PacketGuard(inner, caps, (v: PacketViolation) =>
       log.warn(
-        { address: address(), packet: v.type === null ? 'malformed' : (PACKET_TYPES[v.type] ?? v.type), bytes: v.bytes, limit: v.limit, loggedIn: v.loggedIn },
+        {
+          address: address(),
+          packet: v.type === null ? 'malformed' : (PACKET_TYPES[v.type] ?? v.type),
+          bytes: v.bytes,
+          limit: v.limit,
+          loggedIn: v.loggedIn,
+        },
         'broker: packet over the size cap; connection closed',
       ),
     );
@@ -211,7 +217,10 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
   wss.on('connection', (ws, req) => {
     const stream = createWebSocketStream(ws);
     stream.on('error', () => {}); // an abrupt close; aedes sees the stream end
-    aedes.handle(guard(stream, () => addressOf(undefined, req)), req);
+    aedes.handle(
+      guard(stream, () => addressOf(undefined, req)),
+      req,
+    );
   });
   wss.on('error', (err) => log.warn({ err }, 'broker: websocket server error'));
 

@@ -23,7 +23,13 @@ export function peerAddressRule(rule: TrustProxy): PeerAddress {
     const peer = socketPeer ?? upgrade?.socket?.remoteAddress ?? 'unknown';
     const header = upgrade?.headers['x-forwarded-for'];
     if (!upgrade || !header) return peer;
-    const hops = [peer, ...(Array.isArray(header) ? header.join(',') : header).split(',').map((s) => s.trim()).reverse()];
+    const hops = [
+      peer,
+      ...(Array.isArray(header) ? header.join(',') : header)
+        .split(',')
+        .map((s) => s.trim())
+        .reverse(),
+    ];
     let at = 0;
     while (at < hops.length - 1 && trusted(hops[at], at) && net.isIP(hops[at + 1]) !== 0) at++;
     return hops[at];

@@ -36,6 +36,17 @@ export interface FileMail {
   }): Promise<void>;
 }
 
+/**
+ * A file in a JSON body: text as text, read in the charset its media type names (an iNaturalist
+ * file is ISO-8859-1), anything else (a zip of parts) as base64.
+ */
+export function webhookContent(contentType: string, content: Buffer): { content: string; contentEncoding: 'text' | 'base64' } {
+  const text = /^(text\/|application\/json)/i.test(contentType);
+  if (!text) return { content: content.toString('base64'), contentEncoding: 'base64' };
+  const latin1 = /charset=(iso-8859-1|latin1)/i.test(contentType);
+  return { content: content.toString(latin1 ? 'latin1' : 'utf8'), contentEncoding: 'text' };
+}
+
 /** Channel types that can carry a file. */
 export const FILE_CHANNEL_TYPES: readonly ChannelType[] = ['email', 'webhook'];
 
@@ -93,7 +104,7 @@ export function createFileDelivery(deps: {
           filename: file.filename,
           contentType: file.contentType,
           rows: file.rows,
-          content: file.content ? file.content.toString('utf8') : null,
+          ...(file.content ? webhookContent(file.contentType, file.content) : { content: null, contentEncoding: null }),
           link: file.link,
         },
       });

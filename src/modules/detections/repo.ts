@@ -206,6 +206,7 @@ export type DetectionWithAudio = RowOf<typeof DetectionWithAudio>;
 
 const SpeciesTallyRow = shape({ speciesCode: col.text(), commonName: col.text(), category: col.text(), count: col.int() });
 const TeamOf = shape({ tenantId: col.text() });
+const ChunkId = shape({ id: col.text() });
 
 export function createDetectionsRepo(db: Db) {
   return {
@@ -358,6 +359,29 @@ export function createDetectionsRepo(db: Db) {
         p.values,
       );
     },
+
+    /**
+     * The chunks a call's audio lies in, oldest first (xeno-canto's whole-call recording): from
+     * the first to the last chunk that any of its rows' windows spans (span_chunk_ids, else its
+     * own chunk), and every chunk of the satellite recorded between them, so a stitched call's
+     * gap of up to one chunk is heard too. At most `limit`.
+     */
+    callChunkIds: async (tenantId: string, detectionId: string, limit: number) =>
+      (
+        await db.query(
+          ChunkId,
+          `WITH span AS (
+             SELECT unnest(coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])) AS id FROM detections d
+             WHERE d.tenant_id = $1 AND (d.id = $2 OR d.call_id = $2)
+           ), ends AS (
+             SELECT c.satellite_id, min(c.recorded_at) AS lo, max(c.recorded_at) AS hi
+             FROM chunks c JOIN span ON span.id = c.id WHERE c.tenant_id = $1 GROUP BY c.satellite_id
+           )
+           SELECT c.id FROM chunks c JOIN ends e ON c.satellite_id = e.satellite_id AND c.recorded_at BETWEEN e.lo AND e.hi
+           WHERE c.tenant_id = $1 ORDER BY c.recorded_at, c.id LIMIT $3`,
+          [tenantId, detectionId, limit],
+        )
+      ).map((r) => r.id),
 
     /** Detections per species under a filter (what an export would list): the eBird checklist's skip report. */
     speciesTally(f: DetectionListFilter) {

@@ -119,6 +119,9 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
       }
     },
 
+    /** The chunks of a call's audio, oldest first, at most `limit` (the xeno-canto export's whole-call recording). */
+    callChunkIds: (tenantId: string, detectionId: string, limit: number) => repo.callChunkIds(tenantId, detectionId, limit),
+
     /** Per species, what an export under this filter lists, and how many. */
     async exportTally(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>) {
       const categories = await readers.visibility.of(f.tenantIds);

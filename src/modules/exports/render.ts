@@ -1,15 +1,18 @@
 /**
  * One export kind → its file: media type, a file name, and the body as a stream. Text formats
- * stream as the rows arrive; the PDF report folds every row into its aggregates first.
+ * stream as the rows arrive; the PDF report folds every row into its aggregates first. eBird and
+ * iNaturalist files are one file within their importer's limit, else a zip of parts
+ * (formats/parts.ts): their media type is known once the first part is full or the rows end.
  */
 import { PassThrough, Readable } from 'node:stream';
 import type { ExportContext, RowSource } from './types.ts';
 import type { ExportKind } from './schemas.ts';
 import { detectionsCsv, detectionsJson } from './formats/csv.ts';
-import { ebirdChecklist } from './formats/ebird.ts';
-import { inaturalistCsv, type Geoprivacy } from './formats/inaturalist.ts';
+import { EBIRD_MAX_FILE_BYTES, ebirdChecklist } from './formats/ebird.ts';
+import { INATURALIST_MAX_ROWS, inaturalistHeader, inaturalistLines, type Geoprivacy } from './formats/inaturalist.ts';
+import { partedText, type PartLimit } from './formats/parts.ts';
 import { darwinCoreArchive } from './formats/dwca.ts';
-import { xenoCantoZip } from './formats/xenocanto.ts';
+import { type CallChunks, xenoCantoZip } from './formats/xenocanto.ts';
 import { ebirdTaxon } from './formats/ebird-names.ts';
 import type { SkippedSpecies } from './formats/shared.ts';
 import { createReportAccumulator } from './report/data.ts';
@@ -22,6 +25,8 @@ export interface RenderOptions {
   period?: { start: string; end: string };
   paperSize?: 'a4' | 'letter';
   language?: 'en' | 'de';
+  /** Tests only: a smaller limit per file than the importer's (eBird bytes, iNaturalist rows). */
+  partLimit?: PartLimit;
 }
 
 export interface Rendered {
@@ -42,12 +47,16 @@ const slug = (s: string) =>
     .toLowerCase()
     .slice(0, 40) || 'team';
 
-export function renderExport(
+export async function renderExport(
   kind: ExportKind,
   rows: RowSource,
   ctx: ExportContext,
-  opts: RenderOptions & { audio: (chunkId: string) => Promise<Buffer | null> },
-): Rendered {
+  opts: RenderOptions & {
+    audio: (chunkId: string) => Promise<Buffer | null>;
+    /** The chunks of a row's call, oldest first (xeno-canto); the row's own chunk when absent. */
+    callChunks?: CallChunks;
+  },
+): Promise<Rendered> {
   const base = `chorus-${slug(ctx.teamName)}-${stamp(ctx.generatedAt)}`;
   switch (kind) {
     case 'csv':
@@ -63,21 +72,34 @@ export function renderExport(
         body: Readable.from(detectionsJson(rows, ctx), AHEAD),
       };
     case 'checklist':
-      return {
-        contentType: 'text/csv; charset=utf-8',
-        filename: `${base}-ebird.csv`,
-        body: Readable.from(ebirdChecklist(rows, ctx, { counts: opts.counts }).chunks, AHEAD),
-      };
+      // UTF-8, up to 1 MB a file: a zip of ebird-part-N.csv past that, whole checklists kept in one part.
+      return partedText({
+        lines: ebirdChecklist(rows, ctx, { counts: opts.counts }).chunks,
+        together: true,
+        limit: opts.partLimit ?? { bytes: EBIRD_MAX_FILE_BYTES },
+        encoding: 'utf8',
+        single: { contentType: 'text/csv; charset=utf-8', filename: `${base}-ebird.csv` },
+        zip: { filename: `${base}-ebird.zip`, part: (n) => `ebird-part-${n}.csv` },
+      });
     case 'inaturalist':
-      return {
-        contentType: 'text/csv; charset=utf-8',
-        filename: `${base}-inaturalist.csv`,
-        body: Readable.from(inaturalistCsv(rows, ctx, { geoprivacy: opts.geoprivacy }), AHEAD),
-      };
+      // Latin-1 (what its importer reads), up to 9,999 observations a file: a zip of inaturalist-part-N.csv past that.
+      return partedText({
+        lines: inaturalistLines(rows, ctx, { geoprivacy: opts.geoprivacy }),
+        together: false,
+        header: inaturalistHeader(),
+        limit: opts.partLimit ?? { rows: INATURALIST_MAX_ROWS },
+        encoding: 'latin1',
+        single: { contentType: 'text/csv; charset=iso-8859-1', filename: `${base}-inaturalist.csv` },
+        zip: { filename: `${base}-inaturalist.zip`, part: (n) => `inaturalist-part-${n}.csv` },
+      });
     case 'dwca':
       return { contentType: 'application/zip', filename: `${base}-dwca.zip`, body: darwinCoreArchive(rows, ctx) };
     case 'recording':
-      return { contentType: 'application/zip', filename: `${base}-xeno-canto.zip`, body: xenoCantoZip(rows, ctx, opts.audio) };
+      return {
+        contentType: 'application/zip',
+        filename: `${base}-xeno-canto.zip`,
+        body: xenoCantoZip(rows, ctx, opts.audio, { callChunks: opts.callChunks }),
+      };
     case 'report':
       return { contentType: 'application/pdf', filename: `${base}-report.pdf`, body: reportStream(rows, ctx, opts) };
   }

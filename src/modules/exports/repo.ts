@@ -5,9 +5,9 @@ import type { RenderOptions } from './render.ts';
 /**
  * What a job keeps of its request (export_jobs.filters): the filters, and for a job that runs
  * here the render options and whether unconfirmed recordings are in (a scheduled export's file,
- * stored as a finished job, keeps the filters only).
+ * stored as a finished job, keeps the filters only), and whether it publishes its recordings (issue 34).
  */
-export type JobFilters = ExportFilters & { options?: RenderOptions; includeUnverified?: boolean };
+export type JobFilters = ExportFilters & { options?: RenderOptions; includeUnverified?: boolean; publishAudio?: boolean };
 
 const JOB = `id, tenant_id AS "tenantId", requested_by AS "requestedBy", format, filters, status, rows_done AS "rowsDone",
   rows_total AS "rowsTotal", storage_key AS "storageKey", filename, content_type AS "contentType", bytes::float8 AS bytes, error,

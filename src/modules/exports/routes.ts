@@ -92,7 +92,7 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
       action: 'exports.observation',
       access: access.role('member'),
       team,
-      audit: [],
+      audit: ['audio.published'],
       summary: "iNaturalist's CSV import (format=inaturalist, default) or a Darwin Core Archive for GBIF (format=dwca)",
       tags: ['exports'],
       schema: { querystring: ObservationExportQuery, response: fileResponses('text/csv', 'iNaturalist CSV, or a zip (application/zip)') },
@@ -100,7 +100,12 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
         answer(
           exportsSvc,
           actor,
-          { kind: query.format === 'dwca' ? 'dwca' : 'inaturalist', filters: filtersOf(query), options: { geoprivacy: query.geoprivacy } },
+          {
+            kind: query.format === 'dwca' ? 'dwca' : 'inaturalist',
+            filters: filtersOf(query),
+            options: { geoprivacy: query.geoprivacy },
+            publishAudio: isTrue(query.publishAudio),
+          },
           isTrue(query.background),
           reply,
         ),
@@ -111,7 +116,7 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
       action: 'exports.recording',
       access: access.role('member'),
       team,
-      audit: [],
+      audit: ['audio.published'],
       summary: "A xeno-canto submission: metadata.csv and each recording's audio in a zip; confirmed detections unless includeUnverified",
       tags: ['exports'],
       schema: { querystring: RecordingExportQuery, response: fileResponses('application/zip', 'Zip of metadata.csv and audio/*.wav') },
@@ -119,7 +124,13 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
         answer(
           exportsSvc,
           actor,
-          { kind: 'recording', filters: filtersOf(query), options: {}, includeUnverified: isTrue(query.includeUnverified) },
+          {
+            kind: 'recording',
+            filters: filtersOf(query),
+            options: {},
+            includeUnverified: isTrue(query.includeUnverified),
+            publishAudio: isTrue(query.publishAudio),
+          },
           isTrue(query.background),
           reply,
         ),
@@ -147,12 +158,14 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
       access: access.role('member'),
       team,
       audit: [],
-      summary: 'The first rows an export would hold, its total, whether it runs in the background, and what an eBird checklist leaves out',
+      summary:
+        "The first rows an export would hold, its total, whether it runs in the background, what an eBird checklist leaves out, the team's licence (with a warning when GBIF would refuse it) and, for submission formats, the rows nobody confirmed",
       tags: ['exports'],
       schema: { querystring: PreviewQuery, response: { 200: ExportPreview } },
       handler: ({ actor, query }) => {
-        const kind = query.kind === 'detections' ? 'csv' : query.kind === 'observation' ? 'inaturalist' : query.kind;
-        return exportsSvc.preview(actor.teamId, { kind, filters: filtersOf(query), options: {} }, query.limit ?? 10);
+        const kind = query.kind === 'detections' ? 'csv' : query.kind === 'observation' ? (query.format ?? 'inaturalist') : query.kind;
+        const includeUnverified = isTrue(query.includeUnverified);
+        return exportsSvc.preview(actor.teamId, { kind, filters: filtersOf(query), options: {}, includeUnverified }, query.limit ?? 10);
       },
     }),
     defineRoute({

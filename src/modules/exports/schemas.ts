@@ -18,6 +18,17 @@ export const ExportFilterFields = {
 export const ExportFilters = Type.Object(ExportFilterFields, { additionalProperties: false });
 export type ExportFilters = Static<typeof ExportFilters>;
 
+/**
+ * Issue 34 item 4: publish the recordings the file names as public links (the team setting
+ * publish_audio must be on: 409 AUDIO_PUBLISHING_OFF otherwise). Without it the file's media
+ * URLs are empty.
+ */
+const PublishAudio = Type.Optional(
+  Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')], {
+    description: "Publish the recordings as public links (team setting publish_audio); else the file's media URLs are empty",
+  }),
+);
+
 const Background = Type.Optional(
   Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')], {
     description: 'Run as a background job (202 with the job); large exports do so by themselves',
@@ -42,6 +53,7 @@ export const ObservationExportQuery = Type.Object(
     tenantId: Type.Optional(Uuid),
     format: Type.Optional(OneOf(['inaturalist', 'dwca'] as const)),
     geoprivacy: Type.Optional(OneOf(['open', 'obscured', 'private'] as const)),
+    publishAudio: PublishAudio,
     background: Background,
     ...ExportFilterFields,
   },
@@ -52,6 +64,7 @@ export const RecordingExportQuery = Type.Object(
     tenantId: Type.Optional(Uuid),
     /** Default: only confirmed detections (what an archive should receive). */
     includeUnverified: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')])),
+    publishAudio: PublishAudio,
     background: Background,
     ...ExportFilterFields,
   },
@@ -65,6 +78,10 @@ export const PreviewQuery = Type.Object(
   {
     tenantId: Type.Optional(Uuid),
     kind: OneOf(['detections', 'checklist', 'observation', 'recording', 'report'] as const),
+    /** kind=observation: the file it previews, as GET /export/observation takes it (default inaturalist). */
+    format: Type.Optional(OneOf(['inaturalist', 'dwca'] as const)),
+    /** kind=recording: as GET /export/recording takes it (default: confirmed detections only). */
+    includeUnverified: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('true'), Type.Literal('0'), Type.Literal('false')])),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10 })),
     ...ExportFilterFields,
   },
@@ -91,7 +108,17 @@ export const ExportJobView = Open({
 });
 export const ExportJobList = Open({ jobs: Type.Array(ExportJobView) });
 
-export const ExportPreview = Open({ rows: Type.Array(Open({})), total: Type.Integer(), background: Type.Boolean() });
+export const ExportPreview = Open({
+  rows: Type.Array(Open({})),
+  total: Type.Integer(),
+  background: Type.Boolean(),
+  /** The team's publication licence (setting publication_license) and whether GBIF takes it. */
+  license: Open({ id: Type.String(), name: Type.String(), title: Type.String(), url: Nullable(Type.String()), gbif: Type.Boolean() }),
+  /** What would make an importer refuse the file (Darwin Core: a licence GBIF does not take). */
+  warnings: Type.Array(Open({ code: Type.String(), message: Type.String() })),
+  /** Submission formats: rows nobody confirmed, and the lowest model confidence among them (null when none). */
+  unverified: Type.Optional(Open({ rows: Type.Integer(), lowestConfidence: Nullable(Type.Number()) })),
+});
 
 export const SCHEDULED_FORMATS = ['csv', 'json', 'checklist', 'observation'] as const;
 

@@ -21,7 +21,12 @@ import { createExportsRepo, type ExportJobRow } from './repo.ts';
 import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
 import { renderExport, skippedOf, type RenderOptions } from './render.ts';
+import { MAX_CALL_CHUNKS } from './formats/xenocanto.ts';
 import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
+import type { PublishedAudio } from '../published-audio/service.ts';
+import type { AuditActor } from '../audit/writer.ts';
+import { findSetting } from '../settings/registry.ts';
+import { GBIF_LICENSE_WARNING, gbifLicenseWarning, licenseOf, type PublicationLicenseId } from './licenses.ts';
 
 export const EXPORT_QUEUE = 'export';
 /** Recording archives carry audio: past this many recordings they run as a background job. */
@@ -36,9 +41,21 @@ export interface ExportRequest {
   options: RenderOptions;
   /** Recording archives: confirmed detections only unless asked. */
   includeUnverified?: boolean;
+  /** Publish the recordings the file names as public links (issue 34 item 4; team setting publish_audio too). */
+  publishAudio?: boolean;
 }
 
 export type Audience = 'team' | 'outside';
+
+/**
+ * The formats whose media URL importers fetch without signing in (Darwin Core multimedia,
+ * iNaturalist, xeno-canto): they carry a recording's public link when the export published it,
+ * else nothing; never the team's /api/audio link, which answers 401 outside (issue 34 item 4).
+ */
+export const MEDIA_KINDS: ReadonlySet<ExportKind> = new Set(['inaturalist', 'dwca', 'recording']);
+
+/** Statuses of rows no one has confirmed (a submission file sends them unreviewed). */
+const UNREVIEWED = ['unverified', 'pending_review'] as const;
 
 /**
  * The formats made to be submitted elsewhere (eBird, iNaturalist, GBIF, xeno-canto): whoever
@@ -106,13 +123,17 @@ export function createExportsService(deps: {
   clock: Clock;
   queue: JobQueue;
   storage: Pick<ObjectStorage, 'putFile' | 'stream' | 'delete'>;
-  detections: Pick<DetectionsService, 'exportBatches' | 'exportTally' | 'list'>;
+  detections: Pick<DetectionsService, 'exportBatches' | 'exportTally' | 'list' | 'callChunkIds'>;
   audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
   timeZone: (tenantId: string) => Promise<string>;
   teamName: (tenantId: string) => Promise<string | null>;
   publicUrl: string;
   /** Sensitive species of a team (lower-case codes): generalised in exports that leave the team. */
   sensitiveCodes?: (tenantId: string) => Promise<ReadonlySet<string>>;
+  /** Public links to recordings (src/modules/published-audio); without it the media kinds name no recording. */
+  publishing?: Pick<PublishedAudio, 'enabled' | 'requireEnabled' | 'publish'>;
+  /** The team's publication licence (setting publication_license); without it, the registry default. */
+  license?: (tenantId: string) => Promise<PublicationLicenseId>;
 }) {
   const { clock } = deps;
   const repo = createExportsRepo(deps.db);
@@ -135,8 +156,15 @@ export function createExportsService(deps: {
     };
   }
 
+  const teamLicense = async (tenantId: string) =>
+    licenseOf(deps.license ? await deps.license(tenantId) : (findSetting('publication_license')!.default as PublicationLicenseId));
+
   async function contextOf(tenantId: string): Promise<ExportContext> {
-    const [teamName, timeZone] = await Promise.all([deps.teamName(tenantId).then((n) => n ?? ''), deps.timeZone(tenantId)]);
+    const [teamName, timeZone, licenseInfo] = await Promise.all([
+      deps.teamName(tenantId).then((n) => n ?? ''),
+      deps.timeZone(tenantId),
+      teamLicense(tenantId),
+    ]);
     return {
       teamName,
       timeZone,
@@ -145,7 +173,27 @@ export function createExportsService(deps: {
       // A withheld chunk (a sensitive species outside the team) has no audio link.
       audioUrl: (chunkId) => (chunkId ? `${deps.publicUrl}/api/audio/${chunkId}` : ''),
       recordist: teamName,
-      license: 'CC BY-NC-SA 4.0',
+      license: licenseInfo.name,
+      licenseInfo,
+    };
+  }
+
+  /**
+   * Rows under the filter that nobody confirmed (unverified, or votes pending) and the lowest
+   * model confidence among them: what a submission file would send as an observation unreviewed.
+   * Counted on the listed rows (rejected ones, left out of every submission file, are not counted).
+   */
+  async function unverifiedOf(filter: ReturnType<typeof filterOf>) {
+    const statuses = UNREVIEWED.filter((s) => !filter.verificationStatus || filter.verificationStatus === s);
+    const pages = await Promise.all(
+      statuses.map((verificationStatus) =>
+        deps.detections.list({ ...filter, verificationStatus, sortBy: 'confidence', sortDir: 'asc', limit: 1, offset: 0, withCount: true }),
+      ),
+    );
+    const lowest = pages.flatMap((p) => p.detections.map((d) => d.confidence));
+    return {
+      rows: pages.reduce((n, p) => n + (p.total ?? 0), 0),
+      lowestConfidence: lowest.length ? Math.min(...lowest) : null,
     };
   }
 
@@ -180,22 +228,56 @@ export function createExportsService(deps: {
    * or `outside` (a scheduled export sent to a channel, and every submission format), where
    * sensitive species are generalised.
    */
-  async function render(tenantId: string, request: ExportRequest, onRows: (n: number) => void = () => {}, asked: Audience = 'team') {
+  async function render(
+    tenantId: string,
+    request: ExportRequest,
+    onRows: (n: number) => void = () => {},
+    asked: Audience = 'team',
+    by?: AuditActor,
+  ) {
     const req = withReportWindow(request);
     const audience = audienceOf(req.kind, asked);
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
-    const rows = counted(source, onRows);
-    const ctx = await contextOf(tenantId);
+    const { rows, ctx } = await withMedia(tenantId, req, counted(source, onRows), await contextOf(tenantId), by);
     // A withheld recording (chunkId '') has no audio.
     return renderExport(req.kind, rows, ctx, {
       ...req.options,
       audio: (chunkId) => (chunkId ? deps.audio(tenantId, chunkId) : Promise.resolve(null)),
+      // xeno-canto's recording is the whole call: every chunk it spans (formats/xenocanto.ts).
+      callChunks: (r) => (r.chunkId ? deps.detections.callChunkIds(tenantId, r.id, MAX_CALL_CHUNKS + 1) : Promise.resolve([])),
     });
   }
 
+  /**
+   * The media URL of the formats importers fetch from (MEDIA_KINDS): each batch's recordings are
+   * published before the writers see the batch (created by `by`, audited), and ctx.audioUrl names
+   * their public links. The writers read a batch whole before pulling the next (the sources are
+   * pull-based generators), so the links of the batch in hand are the ones they ask for. Without
+   * publishing (not asked, the team setting off, or a scheduled export) the URL is empty.
+   */
+  async function withMedia(tenantId: string, req: ExportRequest, rows: RowSource, ctx: ExportContext, by?: AuditActor) {
+    if (!MEDIA_KINDS.has(req.kind)) return { rows, ctx };
+    const publishing = deps.publishing;
+    if (!req.publishAudio || !by || !publishing || !(await publishing.enabled(tenantId)))
+      return { rows, ctx: { ...ctx, audioUrl: () => '' } };
+    let links = new Map<string, string>();
+    const published = (async function* () {
+      for await (const batch of rows) {
+        links = await publishing.publish(
+          by,
+          tenantId,
+          batch.map((r) => r.chunkId),
+          req.kind,
+        );
+        yield batch;
+      }
+    })();
+    return { rows: published, ctx: { ...ctx, audioUrl: (chunkId: string) => links.get(chunkId) ?? '' } };
+  }
+
   /** Writes an export to a temp file; the caller moves it and removes the file. */
-  async function toFile(tenantId: string, req: ExportRequest, onRows: (n: number) => void, audience: Audience = 'team') {
+  async function toFile(tenantId: string, req: ExportRequest, onRows: (n: number) => void, audience: Audience = 'team', by?: AuditActor) {
     let rows = 0;
     const out = await render(
       tenantId,
@@ -205,6 +287,7 @@ export function createExportsService(deps: {
         onRows(n);
       },
       audience,
+      by,
     );
     const file = path.join(os.tmpdir(), `chorus-export-${newId()}`);
     try {
@@ -225,7 +308,12 @@ export function createExportsService(deps: {
       tenantId,
       requestedBy: actor?.userId ?? null,
       format: req.kind,
-      filters: { ...req.filters, options: req.options, includeUnverified: req.includeUnverified ?? false },
+      filters: {
+        ...req.filters,
+        options: req.options,
+        includeUnverified: req.includeUnverified ?? false,
+        publishAudio: req.publishAudio ?? false,
+      },
       rowsTotal,
       createdAt: now,
       expiresAt: new Date(now.getTime() + JOB_TTL_MS),
@@ -238,16 +326,26 @@ export function createExportsService(deps: {
   async function runJob(id: string) {
     const job = await repo.jobById(id);
     if (!job || !(await repo.startJob(id))) return;
-    const { options = {}, includeUnverified, ...filters } = job.filters;
-    const req: ExportRequest = { kind: job.format, filters, options, includeUnverified };
+    const { options = {}, includeUnverified, publishAudio, ...filters } = job.filters;
+    const req: ExportRequest = { kind: job.format, filters, options, includeUnverified, publishAudio };
+    // Links a job publishes are audited as the person who started it, as retention runs are.
+    const by: AuditActor | undefined = job.requestedBy
+      ? { kind: 'session', userId: job.requestedBy, apiKeyId: null, email: null, ip: '', teamId: job.tenantId, declaredAudit: null }
+      : undefined;
     let last = 0;
     try {
-      const out = await toFile(job.tenantId, req, (n) => {
-        if (n - last >= 5000) {
-          last = n;
-          void repo.progress(id, n).catch(() => {});
-        }
-      });
+      const out = await toFile(
+        job.tenantId,
+        req,
+        (n) => {
+          if (n - last >= 5000) {
+            last = n;
+            void repo.progress(id, n).catch(() => {});
+          }
+        },
+        'team',
+        by,
+      );
       const key = `exports/${job.tenantId}/${id}/${out.filename}`;
       try {
         await deps.storage.putFile(key, out.file, out.contentType);
@@ -277,22 +375,35 @@ export function createExportsService(deps: {
     async open(actor: TeamActor, req: ExportRequest, background: boolean): Promise<Opened> {
       const tenantId = actor.teamId;
       filterOf(tenantId, req.filters, req); // refuses a bad window before anything runs
+      if (req.publishAudio && MEDIA_KINDS.has(req.kind)) await deps.publishing?.requireEnabled(tenantId);
       const count = background || req.kind === 'recording' ? await total(tenantId, req) : null;
       if (background || (req.kind === 'recording' && (count ?? 0) > RECORDINGS_INLINE_MAX)) {
         return { mode: 'job', job: await startJob(actor, tenantId, req, count) };
       }
-      return { mode: 'stream', ...(await render(tenantId, req)) };
+      return { mode: 'stream', ...(await render(tenantId, req, undefined, 'team', actor)) };
     },
 
-    /** The first rows of what an export under these filters lists, the total, and (checklists) what eBird cannot take. */
+    /**
+     * The first rows of what an export under these filters lists, the total, (checklists) what
+     * eBird cannot take, the team's licence, and (submission formats) how many rows nobody has
+     * confirmed with the lowest confidence among them; a Darwin Core preview warns when GBIF would
+     * refuse the licence (issue 34).
+     */
     async preview(tenantId: string, req: ExportRequest, limit: number) {
       const filter = filterOf(tenantId, req.filters, req);
-      const page = await deps.detections.list({ ...filter, sortBy: 'date', sortDir: 'asc', limit, offset: 0, withCount: true });
+      const [page, license] = await Promise.all([
+        deps.detections.list({ ...filter, sortBy: 'date', sortDir: 'asc', limit, offset: 0, withCount: true }),
+        teamLicense(tenantId),
+      ]);
       const count = page.total ?? 0;
+      const warnings = req.kind === 'dwca' && !license.gbif ? [{ code: GBIF_LICENSE_WARNING, message: gbifLicenseWarning(license) }] : [];
       return {
         rows: page.detections,
         total: count,
         background: req.kind === 'recording' && count > RECORDINGS_INLINE_MAX,
+        license,
+        warnings,
+        ...(SUBMISSION_KINDS.has(req.kind) ? { unverified: await unverifiedOf(filter) } : {}),
         ...(req.kind === 'checklist' ? { skipped: skippedOf(await deps.detections.exportTally(filter)) } : {}),
       };
     },

@@ -4,6 +4,7 @@
  * need to know about the team.
  */
 import type { DetectionExportRow } from '../detections/service.ts';
+import type { PublicationLicense } from './licenses.ts';
 
 export type VerificationStatus = DetectionExportRow['verificationStatus'];
 
@@ -28,8 +29,10 @@ export interface ExportContext {
   audioUrl(chunkId: string): string;
   /** Who the recordings are credited to (xeno-canto recordist, DwC recordedBy/rightsHolder). */
   recordist: string;
-  /** Licence of the recordings (xeno-canto, DwC multimedia), e.g. "CC BY-NC-SA 4.0". */
+  /** Short name of the team's licence (team setting publication_license), e.g. "CC BY 4.0": xeno-canto's licence field. */
   license: string;
+  /** The same licence in full: its URL (Darwin Core's license columns and eml.xml) and whether GBIF takes it. */
+  licenseInfo: PublicationLicense;
 }
 
 /** The rows, batch by batch, oldest first. */

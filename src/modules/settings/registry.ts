@@ -103,6 +103,19 @@ export const DATE_FORMATS_SECONDARY = ['none', ...DATE_FORMATS] as const;
 export const TIME_FORMATS = ['24h', '12h'] as const;
 export const WEEK_STARTS = ['monday', 'sunday', 'saturday'] as const;
 export const PAPER_SIZES = ['a4', 'letter'] as const;
+/**
+ * Licences a team may publish records and recordings under (SPDX ids; src/modules/exports/licenses.ts
+ * names them): GBIF takes the first three only.
+ */
+export const PUBLICATION_LICENSES = [
+  'CC0-1.0',
+  'CC-BY-4.0',
+  'CC-BY-NC-4.0',
+  'CC-BY-SA-4.0',
+  'CC-BY-NC-SA-4.0',
+  'CC-BY-NC-ND-4.0',
+  'all-rights-reserved',
+] as const;
 
 const at = (levels: readonly Level[], body: SettingBody): SettingDef => ({ ...body, levels });
 const hubOnly = (key: string, def: boolean, description: string) => at(['hub'], { key, type: 'boolean', default: def, description });
@@ -421,6 +434,23 @@ export const SETTINGS: readonly SettingDef[] = [
     maxItems: CATEGORIES.length,
     default: ['bird', 'amphibian', 'insect', 'other_animal'],
     description: 'Detection categories the team shows',
+  }),
+  // Exports (issue 34): the licence in Darwin Core (column and eml.xml) and xeno-canto files
+  team({
+    key: 'publication_license',
+    type: 'enum',
+    options: PUBLICATION_LICENSES,
+    default: 'CC-BY-4.0',
+    description:
+      'Licence of the records and recordings the team publishes (Darwin Core, xeno-canto); GBIF accepts only CC0-1.0, CC-BY-4.0 and CC-BY-NC-4.0',
+  }),
+  // Issue 34 item 4: public links to recordings in submitted files, only while this is on and an export asks
+  teamOnly({
+    key: 'publish_audio',
+    type: 'boolean',
+    default: false,
+    description:
+      'Exports for GBIF, iNaturalist and xeno-canto may publish their recordings as public links (never a sensitive species); admins revoke them on the Export page',
   }),
 
   // Account preferences (hub sets the defaults)

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { errorBody } from '../../core/errors.ts';
 import { IdParams, NotJson } from '../../core/schemas.ts';
+import { answerAudio } from '../audio/routes.ts';
 import { SpectrogramQuery } from '../audio/spectrogram-routes.ts';
 import { SPECTROGRAM_LIMITS as L, spectrogramHeaders } from '../audio/spectrogram.ts';
 import type { ShareService } from './service.ts';
@@ -117,13 +117,7 @@ export function shareRoutes(share: ShareService) {
         response: { 200: NotJson('audio/wav', 'The whole WAV'), 206: NotJson('audio/wav', 'The range asked for') },
       },
       handler: async ({ params, req, reply }) => {
-        const res = await share.audio(params.id, params.token, req.headers.range);
-        reply.code(res.status).headers(res.headers);
-        if (res.status === 416) {
-          reply.header('content-type', 'application/json; charset=utf-8');
-          return errorBody('RANGE_NOT_SATISFIABLE', `The requested range lies outside the audio (${res.headers['content-range']})`);
-        }
-        return res.body;
+        return answerAudio(reply, await share.audio(params.id, params.token, req.headers.range));
       },
     }),
 

@@ -5540,6 +5540,8 @@ export interface paths {
                     format?: "inaturalist" | "dwca";
                     geoprivacy?: "open" | "obscured" | "private";
                     minConfidence?: number;
+                    /** @description Publish the recordings as public links (team setting publish_audio); else the file's media URLs are empty */
+                    publishAudio?: "1" | "true" | "0" | "false";
                     satelliteId?: string;
                     /** @description Species code */
                     species?: string;
@@ -5604,13 +5606,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The first rows an export would hold, its total, whether it runs in the background, and what an eBird checklist leaves out */
+        /** The first rows an export would hold, its total, whether it runs in the background, what an eBird checklist leaves out, the team's licence (with a warning when GBIF would refuse it) and, for submission formats, the rows nobody confirmed */
         get: {
             parameters: {
                 query: {
                     category?: string;
                     /** @description Exclusive */
                     end?: string;
+                    format?: "inaturalist" | "dwca";
+                    includeUnverified?: "1" | "true" | "0" | "false";
                     kind: "detections" | "checklist" | "observation" | "recording" | "report";
                     limit?: number;
                     minConfidence?: number;
@@ -5635,9 +5639,88 @@ export interface paths {
                     content: {
                         "application/json": {
                             background: boolean;
+                            license: {
+                                gbif: boolean;
+                                id: string;
+                                name: string;
+                                title: string;
+                                url: string | null;
+                            } & {
+                                [key: string]: unknown;
+                            };
                             rows: {
                                 [key: string]: unknown;
                             }[];
+                            total: number;
+                            unverified?: {
+                                lowestConfidence: number | null;
+                                rows: number;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                            warnings: ({
+                                code: string;
+                                message: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/published-audio": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's published recordings (public links its exports created), newest first, with their links */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    offset?: number;
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            recordings: ({
+                                chunkId: string;
+                                id: string;
+                                /** Format: date-time */
+                                publishedAt: string;
+                                publishedBy: string | null;
+                                /** Format: date-time */
+                                recordedAt: string;
+                                satelliteName: string;
+                                species: string[];
+                                url: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
                             total: number;
                         } & {
                             [key: string]: unknown;
@@ -5648,6 +5731,87 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/published-audio/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes one public recording link: it answers 404 from now on (files already sent keep naming it) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/export/published-audio/revoke-all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes every public recording link of the team: {revoked: n} */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        tenantId: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            revoked: number;
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -5672,6 +5836,8 @@ export interface paths {
                     end?: string;
                     includeUnverified?: "1" | "true" | "0" | "false";
                     minConfidence?: number;
+                    /** @description Publish the recordings as public links (team setting publish_audio); else the file's media URLs are empty */
+                    publishAudio?: "1" | "true" | "0" | "false";
                     satelliteId?: string;
                     /** @description Species code */
                     species?: string;
@@ -6761,6 +6927,53 @@ export interface paths {
                         } & {
                             [key: string]: unknown;
                         };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/audio/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A published recording as WAV for importers (GBIF, iNaturalist): no sign-in, HTTP ranges, cacheable for an hour; 404 for an unknown, revoked or sensitive one (each counts as a token guess) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The whole WAV */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "audio/wav": string;
+                    };
+                };
+                /** @description The range asked for */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "audio/wav": string;
                     };
                 };
             };

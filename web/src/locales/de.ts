@@ -728,6 +728,13 @@ export const de: Record<Key, string> = {
   'export.counts.present': 'Anwesend (X)',
   'export.counts.calls': 'Anzahl der Rufe',
   'export.includeUnverified': 'Unbestätigte Aufnahmen einschließen',
+  'export.license': 'Lizenz:',
+  'export.license.about':
+    'Beobachtungen und Aufnahmen in dieser Datei werden unter der Lizenz des Teams veröffentlicht: Darwin Core nennt sie in jeder Zeile und in eml.xml, xeno-canto in seinem Lizenzfeld. GBIF nimmt nur CC0 1.0, CC BY 4.0 und CC BY-NC 4.0.',
+  'export.license.change': 'Team-Admins wählen sie in den Teameinstellungen.',
+  'export.license.notGbif': 'GBIF wird dieses Archiv ablehnen: Es veröffentlicht nur CC0 1.0, CC BY 4.0 und CC BY-NC 4.0, nicht {name}.',
+  'export.unverifiedRows':
+    '{n, plural, one {# Zeile wurde} other {# Zeilen wurden}} von niemandem bestätigt (niedrigste Konfidenz {lowest}): Sie würden als Beobachtungen eingereicht. Filtern Sie nach dem Status „Bestätigt“, um nur geprüfte Erkennungen zu senden.',
   'export.confirmedOnly': 'In ein xeno-canto-Archiv kommen nur bestätigte Erkennungen, außer Sie schließen unbestätigte ein.',
   'export.category': 'Kategorie',
   'export.category.any': 'Jede Kategorie',
@@ -756,6 +763,26 @@ export const de: Record<Key, string> = {
   'export.start': 'Export starten',
   'export.started': 'Export gestartet: Verfolgen Sie ihn unter „Letzte Exporte“.',
   'export.empty': 'Keine Erkennung passt zu diesen Filtern: Die Datei wird leer sein.',
+  'export.publishAudio': 'Aufnahmen als öffentliche Links veröffentlichen',
+  'export.publishAudio.about':
+    'GBIF, iNaturalist und xeno-canto holen Medien ohne Anmeldung: Die Datei nennt jede Aufnahme mit einem Link, den jeder abspielen kann, der ihn hat. Aufnahmen, in denen eine schützenswerte Art zu hören war, werden nie veröffentlicht. Team-Admins widerrufen Links weiter unten.',
+  'export.publishAudio.off':
+    'Dieses Team veröffentlicht keine Aufnahmen, also nennt die Datei keine (GBIF kann keinen Link abrufen, der eine Anmeldung verlangt). Ein Team-Admin schaltet „Aufnahmen in Exporten veröffentlichen“ in den Team-Einstellungen ein.',
+  'published.title': 'Veröffentlichte Aufnahmen',
+  'published.intro':
+    'Öffentliche Links, die eure Exporte angelegt haben. Wer einen Link hat, kann die Aufnahme abspielen; ein Widerruf beendet ihn sofort (eine anderswo gespeicherte Kopie kann bis zu einer Stunde weiterlaufen).',
+  'published.none': 'Keine Aufnahmen veröffentlicht. Exporte für GBIF, iNaturalist oder xeno-canto veröffentlichen sie auf Wunsch.',
+  'published.total': '{n, plural, one {# veröffentlichte Aufnahme} other {# veröffentlichte Aufnahmen}}',
+  'published.col.recorded': 'Aufgenommen',
+  'published.col.species': 'Gehört',
+  'published.col.published': 'Veröffentlicht',
+  'published.col.link': 'Link',
+  'published.open': 'Abspielen',
+  'published.copy': 'Link kopieren',
+  'published.revoke': 'Widerrufen',
+  'published.revokeAll': 'Alle widerrufen',
+  'published.revokeAll.confirm':
+    '{n, plural, one {# Link} other {Alle # Links}} widerrufen? Bereits eingereichte Dateien nennen sie weiter.',
   'export.jobs': 'Letzte Exporte',
   'export.jobs.none':
     'Keine Hintergrund-Exporte in den letzten 24 Stunden. Große Exporte laufen im Hintergrund und erscheinen hier mit ihrer Datei.',

@@ -52,6 +52,8 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     time_zone: 'Time zone',
     town_opt_in: 'Show towns',
     visible_categories: 'Shown categories',
+    publication_license: 'Licence of published data',
+    publish_audio: 'Publish recordings in exports',
     primaryLanguage: 'Language',
     secondaryLanguages: 'Extra languages',
     dateFormatPrimary: 'Date format',
@@ -116,6 +118,8 @@ export const SETTING_LABELS: Record<'en' | 'de', Record<string, string>> = {
     time_zone: 'Zeitzone',
     town_opt_in: 'Orte zeigen',
     visible_categories: 'Angezeigte Kategorien',
+    publication_license: 'Lizenz veröffentlichter Daten',
+    publish_audio: 'Aufnahmen in Exporten veröffentlichen',
     primaryLanguage: 'Sprache',
     secondaryLanguages: 'Weitere Sprachen',
     dateFormatPrimary: 'Datumsformat',
@@ -184,6 +188,8 @@ export const SETTING_HELP_DE: Record<string, string> = {
   time_zone: 'Die Zeitzone des Teams: Ruhezeiten der Alarme, Tagesfenster und Statistiken',
   town_opt_in: 'Orte erscheinen auf der öffentlichen Seite',
   visible_categories: 'Erkennungskategorien, die das Team zeigt',
+  publication_license:
+    'Lizenz der Beobachtungen und Aufnahmen, die das Team veröffentlicht (Darwin Core, xeno-canto); GBIF nimmt nur CC0-1.0, CC-BY-4.0 und CC-BY-NC-4.0',
   primaryLanguage: 'Sprache der Artnamen und der Oberfläche',
   secondaryLanguages: 'Weitere Sprachen neben den Artnamen',
   dateFormatPrimary: 'Datumsformat',
@@ -198,6 +204,8 @@ export const SETTING_HELP_DE: Record<string, string> = {
   map_tile_url:
     'Rasterkachel-URL für die Statistikkarte, z. B. https://tile.example.org/{z}/{x}/{y}.png (leer: nur der Weltumriss, offline)',
   hub_name: 'Der Name dieses Hubs, gezeigt bei geteilten Erkennungen',
+  publish_audio:
+    'Exporte für GBIF, iNaturalist und xeno-canto dürfen ihre Aufnahmen als öffentliche Links veröffentlichen (nie eine schützenswerte Art); Admins widerrufen sie auf der Export-Seite',
   public_place_name: 'Der Ort, der bei geteilten Erkennungen statt eines groben Gebiets genannt wird, z. B. „Niedersachsen, Deutschland“',
   town: 'Der Ort, in dem der Satellit steht; erscheint auf der öffentlichen Seite, wenn das Team zustimmt',
 };

@@ -4,20 +4,28 @@
  * out), then download. A direct download is a plain link (the session cookie goes with a
  * same-origin GET); a large archive, or any export on request, runs as a background job listed
  * under "Recent exports" with its progress and, once done, its file until it expires.
+ *
+ * Submission formats (eBird, iNaturalist, Darwin Core, xeno-canto) start from confirmed
+ * detections, and the preview says how many unconfirmed rows the file would still carry; the
+ * formats that name a licence show the team's (issue 34).
  */
 import { useMemo, useState, type FormEvent } from 'react';
-import { useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import {
   EXPORT_CHOICES,
   exportUrl,
-  previewKindOf,
+  LICENSED_CHOICES,
+  MEDIA_CHOICES,
+  previewOf,
   RECORDINGS_INLINE_MAX,
+  SUBMISSION_CHOICES,
   useExportJobs,
   useExportPreview,
   useStartExport,
   type ExportChoice,
   type ExportFilters,
   type ExportJob,
+  type ExportPreview,
   type SkippedSpecies,
   type VerificationStatus,
 } from '../api/hooks/exports';
@@ -31,6 +39,8 @@ import { FilterFields, readFilters } from '../components/exports/FilterFields';
 import { presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
 import { NoTeam } from '../components/NoTeam';
+import { PublishAudioOption, PublishedRecordings } from '../components/exports/PublishedAudio';
+import { usePublishesAudio } from '../api/hooks/published-audio';
 
 const FILTER_KEYS = ['satelliteId', 'species', 'minConfidence', 'verificationStatus', 'category', 'start', 'end'] as const;
 
@@ -65,11 +75,13 @@ export default function Export() {
   const [counts, setCounts] = useState<'present' | 'calls'>('present');
   const [includeUnverified, setIncludeUnverified] = useState(false);
   const [background, setBackground] = useState(false);
+  const [publishAudio, setPublishAudio] = useState(false);
 
   const allowed = atLeast(role, 'member');
   const satellites = useSatellites(allowed ? tenantId : null);
-  const preview = useExportPreview(allowed ? tenantId : null, previewKindOf(what, includeUnverified), filters);
+  const preview = useExportPreview(allowed ? tenantId : null, previewOf(what, includeUnverified), filters);
   const start = useStartExport(tenantId);
+  const publishes = usePublishesAudio(allowed ? tenantId : null);
 
   if (!team) return <NoTeam />;
   if (!allowed) return <p className="card banner">{t('export.membersOnly')}</p>;
@@ -78,6 +90,9 @@ export default function Export() {
     setWhat(c);
     const next = new URLSearchParams(params);
     next.set('what', c);
+    // What is submitted elsewhere starts from what people confirmed; the status filter can widen it.
+    if (SUBMISSION_CHOICES.has(c) && !SUBMISSION_CHOICES.has(what) && !next.get('verificationStatus'))
+      next.set('verificationStatus', 'confirmed');
     setParams(next, { replace: true });
   }
 
@@ -99,7 +114,7 @@ export default function Export() {
     setParams(next);
   }
 
-  const options = { counts, includeUnverified };
+  const options = { counts, includeUnverified, publishAudio: publishAudio && publishes === true };
   const fresh = preview.data && !preview.isPlaceholderData ? preview.data : null;
   const forcedBackground =
     fresh !== null && (fresh.background || (what === 'recording' && includeUnverified && fresh.total > RECORDINGS_INLINE_MAX));
@@ -150,6 +165,8 @@ export default function Export() {
         </label>
       ) : null}
 
+      {MEDIA_CHOICES.has(what) ? <PublishAudioOption publishes={publishes} checked={publishAudio} onChange={setPublishAudio} /> : null}
+
       <details className="filters" open>
         <summary>{t('det.filters')}</summary>
         <form onSubmit={apply} key={filterKey} className="grid" aria-label={t('det.filters')}>
@@ -164,6 +181,8 @@ export default function Export() {
       </details>
       <ErrorText error={satellites.error} />
 
+      {LICENSED_CHOICES.has(what) && preview.data ? <LicenseNote preview={preview.data} /> : null}
+
       <h2>{t('export.preview')}</h2>
       <ErrorText error={preview.error} />
       {preview.isLoading ? <Loading /> : null}
@@ -173,6 +192,7 @@ export default function Export() {
           total={total}
           skipped={what === 'checklist' ? preview.data.skipped : undefined}
           unverifiedNote={what === 'recording' && !includeUnverified && !filters.verificationStatus}
+          unconfirmed={SUBMISSION_CHOICES.has(what) ? preview.data.unverified : undefined}
         />
       ) : null}
 
@@ -209,7 +229,36 @@ export default function Export() {
 
       <h2>{t('export.jobs')}</h2>
       <Jobs tenantId={team.id} />
+      {atLeast(role, 'admin') ? <PublishedRecordings tenantId={team.id} /> : null}
     </section>
+  );
+}
+
+/** The team's licence, what it means for the file, where to change it, and GBIF's refusal when it applies. */
+function LicenseNote({ preview }: { preview: ExportPreview }) {
+  const t = useT();
+  const l = preview.license;
+  return (
+    <div className="card" data-testid="export-license">
+      <p>
+        <strong>{t('export.license')}</strong>{' '}
+        {l.url ? (
+          <a href={l.url} target="_blank" rel="noreferrer">
+            {l.name}
+          </a>
+        ) : (
+          l.name
+        )}
+      </p>
+      <p className="muted small">
+        {t('export.license.about')} <Link to="/team">{t('export.license.change')}</Link>
+      </p>
+      {preview.warnings.map((w) => (
+        <p key={w.code} className="banner" role="alert" data-testid="export-warning">
+          {w.code === 'LICENSE_NOT_ACCEPTED_BY_GBIF' ? t('export.license.notGbif', { name: l.name }) : w.message}
+        </p>
+      ))}
+    </div>
   );
 }
 
@@ -218,11 +267,13 @@ function Preview({
   total,
   skipped,
   unverifiedNote,
+  unconfirmed,
 }: {
   rows: Detection[];
   total: number | null;
   skipped: SkippedSpecies[] | undefined;
   unverifiedNote: boolean;
+  unconfirmed: ExportPreview['unverified'];
 }) {
   const t = useT();
   const fmt = useFormat();
@@ -234,6 +285,14 @@ function Preview({
         {total !== null && total > rows.length ? <span className="muted"> · {t('export.firstRows', { n: rows.length })}</span> : null}
       </p>
       {unverifiedNote ? <p className="muted small">{t('export.confirmedOnly')}</p> : null}
+      {unconfirmed && unconfirmed.rows > 0 ? (
+        <p className="banner" role="note" data-testid="export-unverified">
+          {t('export.unverifiedRows', {
+            n: unconfirmed.rows,
+            lowest: unconfirmed.lowestConfidence !== null ? fmt.pct(unconfirmed.lowestConfidence) : '—',
+          })}
+        </p>
+      ) : null}
       {rows.length > 0 ? (
         <div className="table-wrap">
           <table aria-label={t('export.preview')}>

@@ -6,6 +6,11 @@
  * become spaces. Both data files are written to temp files while the rows stream (one pass
  * fills both), then zipped. individualCount is left out: one call says nothing about how
  * many birds called. Rejected detections and sounds that are no species are left out.
+ *
+ * The licence is the team's (setting publication_license, exports/licenses.ts): its URL in the
+ * `license` columns and in eml.xml's intellectualRights link, where GBIF reads it (issue 34).
+ * eml.xml follows GBIF's metadata profile 1.3 (EML 2.2.0), checked against its schema in
+ * test/export-gbif.test.ts.
  */
 import type { Readable } from 'node:stream';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
@@ -35,6 +40,15 @@ const eventDate = (iso: string, ctx: ExportContext) => {
   return `${t.date}T${t.time}${t.offset}`;
 };
 
+/**
+ * Whether people checked the machine's identification: `verified` once the team's review
+ * confirmed it, else `unverified` (not reviewed, or votes pending). Rejected rows never get here.
+ */
+const verification = (r: ExportRow) => (r.verificationStatus === 'confirmed' ? 'verified' : 'unverified');
+
+/** A licence as GBIF reads it: its URL; "all rights reserved" has none and is written as its name. */
+const licenseText = (ctx: ExportContext) => ctx.licenseInfo.url ?? ctx.licenseInfo.name;
+
 /** What GBIF users read about a sensitive species' occurrence (DwC dataGeneralizations, informationWithheld). */
 const GENERALISED = 'Sensitive species: coordinates rounded to 0.1 degree, time to the hour';
 const WITHHELD_INFO = 'Recorder name, exact time and recording withheld';
@@ -60,7 +74,7 @@ export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
   ['occurrenceStatus', `${DWC}occurrenceStatus`, () => 'present'],
   ['recordedBy', `${DWC}recordedBy`, text((_r, ctx) => ctx.recordist)],
   ['identifiedBy', `${DWC}identifiedBy`, text((r) => `Chorus ${r.modelId}`)],
-  ['identificationVerificationStatus', `${DWC}identificationVerificationStatus`, (r) => r.verificationStatus],
+  ['identificationVerificationStatus', `${DWC}identificationVerificationStatus`, (r) => verification(r)],
   [
     'identificationRemarks',
     `${DWC}identificationRemarks`,
@@ -70,6 +84,8 @@ export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
   ['dataGeneralizations', `${DWC}dataGeneralizations`, (r) => (isGeneralised(r) ? GENERALISED : '')],
   ['informationWithheld', `${DWC}informationWithheld`, (r) => (isGeneralised(r) ? WITHHELD_INFO : '')],
   ['references', `${DC}references`, (r, ctx) => ctx.detectionUrl(r.id)],
+  ['license', `${DC}license`, (_r, ctx) => licenseText(ctx)],
+  ['rightsHolder', `${DC}rightsHolder`, text((_r, ctx) => ctx.recordist)],
 ];
 
 /** multimedia.txt after its coreid column (the occurrenceID). */
@@ -81,7 +97,7 @@ export const MULTIMEDIA_FIELDS: readonly [string, string, Value][] = [
   ['title', `${DC}title`, text((r) => `${r.commonName} (${r.scientificName}), Chorus satellite ${r.satelliteName}`)],
   ['created', `${DC}created`, (r, ctx) => eventDate(r.detectedAt, ctx)],
   ['creator', `${DC}creator`, text((_r, ctx) => ctx.recordist)],
-  ['license', `${DC}license`, (_r, ctx) => ctx.license],
+  ['license', `${DC}license`, (_r, ctx) => licenseText(ctx)],
   ['rightsHolder', `${DC}rightsHolder`, text((_r, ctx) => ctx.recordist)],
 ];
 
@@ -114,22 +130,42 @@ ${fieldsXml(MULTIMEDIA_FIELDS, 1)}
 `;
 }
 
-/** A minimal EML 2.1.1 dataset: the elements GBIF requires, in the schema's order. */
+/** The GBIF metadata profile eml.xml follows (test/fixtures/gbif-eml holds its schema). */
+export const EML_NAMESPACE = 'https://eml.ecoinformatics.org/eml-2.2.0';
+export const EML_PROFILE_SCHEMA = 'https://rs.gbif.org/schema/eml-gbif-profile/1.3/eml.xsd';
+
+/**
+ * The dataset description, in the profile's element order: title, creator and metadataProvider
+ * (the team; profile 1.1 requires both before pubDate), pubDate, language, abstract, the
+ * licence twice (intellectualRights with the link GBIF reads, and 1.3's `licensed`), contact.
+ */
 export function emlXml(ctx: ExportContext): string {
-  const team = xml(ctx.teamName);
+  // agentType wants a non-empty organizationName.
+  const team = xml(ctx.teamName.trim() || 'Chorus');
+  const agent = `<organizationName>${team}</organizationName>`;
   const day = ctx.generatedAt.toISOString().slice(0, 10);
+  const l = ctx.licenseInfo;
+  const holder = xml(ctx.recordist.trim() || ctx.teamName.trim() || 'Chorus');
+  const rights = l.url
+    ? `This work is licensed under a <ulink url="${xml(l.url)}"><citetitle>${xml(l.title)}</citetitle></ulink>. Rights holder: ${holder}.`
+    : `${xml(l.name)}. Rights holder: ${holder}.`;
+  const licensed = l.url
+    ? `<licensed><licenseName>${xml(l.title)}</licenseName><url>${xml(l.url)}</url><identifier>${xml(l.id)}</identifier></licensed>`
+    : `<licensed><licenseName>${xml(l.name)}</licenseName></licensed>`;
   return `<?xml version="1.0" encoding="UTF-8"?>
-<eml:eml xmlns:eml="eml://ecoinformatics.org/eml-2.1.1" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
-  xsi:schemaLocation="eml://ecoinformatics.org/eml-2.1.1 http://rs.gbif.org/schema/eml-gbif-profile/1.1/eml.xsd"
+<eml:eml xmlns:eml="${EML_NAMESPACE}" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+  xsi:schemaLocation="${EML_NAMESPACE} ${EML_PROFILE_SCHEMA}"
   packageId="chorus-export-${ctx.generatedAt.getTime()}" system="chorus" scope="system" xml:lang="en">
   <dataset>
     <title>${team}: acoustic bird detections (Chorus)</title>
-    <creator><organizationName>${team}</organizationName></creator>
+    <creator>${agent}</creator>
+    <metadataProvider>${agent}</metadataProvider>
     <pubDate>${day}</pubDate>
     <language>en</language>
-    <abstract><para>Species detected in sound recorded by the automated recorders of ${team}, identified by machine-learning models in the Chorus hub. Each occurrence is one call; identificationRemarks gives the model and its confidence, multimedia the recording. Generated ${xml(ctx.generatedAt.toISOString())}.</para></abstract>
-    <intellectualRights><para>Recordings: ${xml(ctx.license)}, ${xml(ctx.recordist)}.</para></intellectualRights>
-    <contact><organizationName>${team}</organizationName></contact>
+    <abstract><para>Species detected in sound recorded by the automated recorders of ${team}, identified by machine-learning models in the Chorus hub. Each occurrence is one call; identificationVerificationStatus says whether the team's review confirmed it, identificationRemarks gives the model and its confidence, multimedia the recording. Generated ${xml(ctx.generatedAt.toISOString())}.</para></abstract>
+    <intellectualRights><para>${rights}</para></intellectualRights>
+    ${licensed}
+    <contact>${agent}</contact>
   </dataset>
 </eml:eml>
 `;
@@ -154,8 +190,9 @@ export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { s
           continue;
         }
         occ += line(OCCURRENCE_FIELDS.map(([, , value]) => value(r, ctx)));
-        // A sensitive species' recording is withheld (its chunk would place it): no media line.
-        if (!isGeneralised(r)) media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
+        // A sensitive species' recording is withheld (its chunk would place it), and an unpublished one has no
+        // link an importer could fetch (issue 34): no media line.
+        if (!isGeneralised(r) && ctx.audioUrl(r.chunkId)) media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
       }
       if (occ) await occurrence.write(occ);
       if (media) await multimedia.write(media);

@@ -7,13 +7,18 @@
  * call's end. eBird merges lines sharing location, date, start time and protocol, so each
  * checklist has one start time (its first detection) on all its lines.
  *
- * Country and State are left empty: a satellite carries coordinates, not a country or a
- * subdivision, and eBird's import asks for the location (and fills both) when they are missing.
+ * Country and State come from the satellite's position, looked up offline (ebirdPlace); both
+ * are empty for a position off the mapped land, and eBird's import then asks for them.
  * Only birds in eBird's taxonomy are written; everything else is counted in skipped().
+ *
+ * eBird's import splits lines on commas and wants no quotation marks and no line breaks in the
+ * data (FORMATS.md), so no value is ever quoted: each is written so that it needs no quoting
+ * (ebirdValue). Files of more than 1 MB are split by the renderer (parts.ts).
  */
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
 import { ebirdTaxon, type EbirdTaxon } from './ebird-names.ts';
-import { conf, coord, csvLine, localTime, SkipTally, type SkippedSpecies } from './shared.ts';
+import { placeAt } from '../../places/index.ts';
+import { conf, coord, localTime, neutralise, Raw, SkipTally, type SkippedSpecies } from './shared.ts';
 
 export const EBIRD_COLUMNS = [
   'Common Name',
@@ -37,14 +42,58 @@ export const EBIRD_COLUMNS = [
   'Submission Comments',
 ] as const;
 
+/** eBird's import takes files up to 1 MB (FORMATS.md); counted in bytes of UTF-8, decimal megabyte to be safe. */
+export const EBIRD_MAX_FILE_BYTES = 1_000_000;
+
+/**
+ * A value that needs no quoting in eBird's comma-split lines: line breaks and tabs become one
+ * space, double quotes single quotes, commas semicolons; then the formula guard (a spreadsheet
+ * opens this file too), after trimming, so a value that started with a space or tab before `=`
+ * is still caught.
+ */
+export function ebirdValue(text: string): string {
+  const plain = text
+    .replace(/[\r\n\t\v\f\u0085\u2028\u2029]+/g, ' ')
+    .replace(/"/g, "'")
+    .replace(/,/g, ';')
+    .replace(/ {2,}/g, ' ')
+    .trim();
+  return neutralise(plain);
+}
+
+/**
+ * State/Province and Country Code from the satellite's position, offline (src/modules/places):
+ * the country as ISO 3166-1 alpha-2 ("DE"), the state as the ISO 3166-2 first-level code
+ * without its country prefix ("NW" for DE-NW), the short code eBird's Record Format asks for
+ * beside the country (FORMATS.md: "NY" with "US"). Both empty off the mapped land.
+ */
+export function ebirdPlace(latitude: number | null, longitude: number | null): { state: string; country: string } {
+  const p = placeAt(latitude, longitude);
+  if (!p) return { state: '', country: '' };
+  return { state: p.subdivision.slice(p.country.length + 1), country: p.country };
+}
+
+type EbirdCell = string | number | Raw;
+
+/** One line of 19 comma-separated values, CRLF-terminated, nothing quoted. */
+function ebirdLine(cells: readonly EbirdCell[]): string {
+  let out = '';
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells[i]!;
+    if (i) out += ',';
+    out += c instanceof Raw ? c.text : typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '') : ebirdValue(c);
+  }
+  return out + '\r\n';
+}
+
 export interface EbirdOptions {
   /** 'presence' (default): Number is `X`. 'calls': the number of calls (rows) that day. */
   counts?: 'presence' | 'calls';
 }
 
 export interface EbirdExport {
-  /** The file, one string per finished checklist. */
-  chunks: AsyncGenerator<string>;
+  /** The file's lines, one array per finished checklist (a part never splits one that fits whole). */
+  chunks: AsyncGenerator<string[]>;
   /** Species left out and why; complete once `chunks` has been read to the end. */
   skipped(): SkippedSpecies[];
   /** Checklists written so far. */
@@ -98,44 +147,48 @@ function addRow(list: Checklist, taxon: EbirdTaxon, r: ExportRow): void {
   if (s.top.length > 3) s.top.length = 3;
 }
 
-function render(list: Checklist, ctx: ExportContext, opts: EbirdOptions): string {
+function render(list: Checklist, ctx: ExportContext, opts: EbirdOptions): string[] {
   // At least a minute (eBird wants a positive effort), at most a day (a stationary count's limit).
   const minutes = Math.min(1440, Math.max(1, Math.ceil((list.lastEndMs - list.firstMs) / 60_000)));
-  const models = [...list.models].sort().join(', ');
+  // Written without commas or double quotes: ebirdValue would replace them anyway.
+  const models = [...list.models].sort().join('; ');
   const submission =
-    `Automated acoustic monitoring by Chorus satellite "${list.satelliteName}" (team ${ctx.teamName}). ` +
+    `Automated acoustic monitoring by Chorus satellite '${list.satelliteName}' (team ${ctx.teamName}). ` +
     `Species identified by machine learning (${list.models.size > 1 ? 'models' : 'model'} ${models}) from ${list.calls} ` +
     `${list.calls === 1 ? 'call' : 'calls'}; an automated recorder does not report every species present.`;
-  let out = '';
+  const place = ebirdPlace(list.latitude, list.longitude);
+  const out: string[] = [];
   const species = [...list.species.values()].sort((a, b) => a.taxon.taxonomicOrder - b.taxon.taxonomicOrder);
   for (const s of species) {
     const sci = s.taxon.scientificName;
     const cut = sci.indexOf(' ');
     const links = s.top.map((t) => ctx.detectionUrl(t.id)).join(' ');
     const comment =
-      `Detected acoustically by Chorus (model ${s.bestModel}, best confidence ${conf(s.bestConfidence)}); ` +
+      `Detected acoustically by Chorus (model ${s.bestModel}; best confidence ${conf(s.bestConfidence)}); ` +
       `${s.calls} ${s.calls === 1 ? 'call' : 'calls'}; ${links}`;
-    out += csvLine([
-      s.taxon.commonName,
-      cut > 0 ? sci.slice(0, cut) : sci,
-      cut > 0 ? sci.slice(cut + 1) : '',
-      opts.counts === 'calls' ? s.calls : 'X',
-      comment,
-      list.satelliteName,
-      coord(list.latitude),
-      coord(list.longitude),
-      list.date,
-      list.startTime,
-      '',
-      '',
-      'Stationary',
-      1,
-      minutes,
-      'N',
-      '',
-      '',
-      submission,
-    ]);
+    out.push(
+      ebirdLine([
+        s.taxon.commonName,
+        cut > 0 ? sci.slice(0, cut) : sci,
+        cut > 0 ? sci.slice(cut + 1) : '',
+        opts.counts === 'calls' ? s.calls : 'X',
+        comment,
+        list.satelliteName,
+        coord(list.latitude),
+        coord(list.longitude),
+        list.date,
+        list.startTime,
+        place.state,
+        place.country,
+        'Stationary',
+        1,
+        minutes,
+        'N',
+        '',
+        '',
+        submission,
+      ]),
+    );
   }
   return out;
 }
@@ -150,10 +203,10 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
   const skips = new SkipTally();
   let written = 0;
 
-  async function* chunks(): AsyncGenerator<string> {
+  async function* chunks(): AsyncGenerator<string[]> {
     const open = new Map<string, Checklist>();
     let latestDay = -Infinity;
-    const flush = function* (before: number): Generator<string> {
+    const flush = function* (before: number): Generator<string[]> {
       const done = [...open.entries()].filter(([, l]) => l.day < before);
       done.sort(([, a], [, b]) => a.day - b.day || a.firstMs - b.firstMs || a.satelliteName.localeCompare(b.satelliteName));
       for (const [key, list] of done) {
@@ -164,7 +217,7 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
       }
     };
     for await (const batch of rows) {
-      let out = '';
+      const out: string[][] = [];
       for (const r of batch) {
         if (r.verificationStatus === 'rejected') {
           skips.add(r, 'rejected');
@@ -182,7 +235,7 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
         const t = localTime(r.detectedAt, ctx.timeZone);
         if (t.day > latestDay) {
           latestDay = t.day;
-          for (const text of flush(t.day - 1)) out += text;
+          for (const lines of flush(t.day - 1)) out.push(lines);
         }
         // Withheld rows (sensitive species) share one satellite id: their grid cell keeps places apart.
         const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${t.day}`;
@@ -206,9 +259,9 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
         }
         addRow(list, taxon, r);
       }
-      if (out) yield out;
+      yield* out;
     }
-    for (const text of flush(Infinity)) yield text;
+    yield* flush(Infinity);
   }
 
   return { chunks: chunks(), skipped: () => skips.list(), checklists: () => written };

@@ -26,7 +26,7 @@ export class TempText {
     this.ws.on('error', (err) => (this.error = err));
   }
 
-  async write(text: string): Promise<void> {
+  async write(text: string | Buffer): Promise<void> {
     if (this.error) throw this.error;
     if (!this.ws.write(text)) await once(this.ws, 'drain');
   }

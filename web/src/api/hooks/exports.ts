@@ -14,6 +14,7 @@ export type ScheduledBody = Omit<RequestBody<'/api/exports/scheduled', 'post'>, 
 export type ScheduledFormat = ScheduledBody['format'];
 export type ScheduledFilters = NonNullable<ScheduledBody['filters']>;
 export type PreviewKind = Query<'/api/export/preview', 'get'>['kind'];
+export type PreviewFormat = NonNullable<Query<'/api/export/preview', 'get'>['format']>;
 export type VerificationStatus = NonNullable<Query<'/api/export/preview', 'get'>['verificationStatus']>;
 
 /** The filters every export takes (all optional; `start` and `end` ISO, `end` exclusive). */
@@ -35,43 +36,76 @@ export interface SkippedSpecies {
   count: number;
 }
 
-/** What the preview answers: the first rows (as GET /detections lists them), the total, and for eBird what is left out. */
+/** The team's publication licence (team setting publication_license) and whether GBIF takes it. */
+export interface PublicationLicense {
+  id: string;
+  name: string;
+  title: string;
+  url: string | null;
+  gbif: boolean;
+}
+
+/**
+ * What the preview answers: the first rows (as GET /detections lists them), the total, for eBird
+ * what is left out, the team's licence with what an importer would refuse (warnings), and for
+ * the submission formats the rows nobody confirmed with their lowest confidence.
+ */
 export interface ExportPreview {
   rows: Detection[];
   total: number;
   background: boolean;
   skipped?: SkippedSpecies[];
+  license: PublicationLicense;
+  warnings: { code: string; message: string }[];
+  unverified?: { rows: number; lowestConfidence: number | null };
 }
 
 /** What can be exported, each with its route, its fixed query and the preview kind that lists the same rows. */
 export const EXPORT_CHOICES = ['csv', 'json', 'checklist', 'inaturalist', 'dwca', 'recording', 'report'] as const;
 export type ExportChoice = (typeof EXPORT_CHOICES)[number];
 
-const ROUTES: Record<ExportChoice, { path: string; query: Record<string, string>; preview: PreviewKind }> = {
+/**
+ * The formats submitted elsewhere (eBird, iNaturalist, GBIF, xeno-canto): the page preselects
+ * confirmed detections for them, and says how many unconfirmed rows a file would carry.
+ */
+export const SUBMISSION_CHOICES: ReadonlySet<ExportChoice> = new Set(['checklist', 'inaturalist', 'dwca', 'recording']);
+/** The formats that name a licence (Darwin Core's license columns and eml.xml, xeno-canto's licence field). */
+export const LICENSED_CHOICES: ReadonlySet<ExportChoice> = new Set(['dwca', 'recording']);
+
+const ROUTES: Record<ExportChoice, { path: string; query: Record<string, string>; preview: PreviewKind; format?: PreviewFormat }> = {
   csv: { path: '/api/export/detections', query: { format: 'csv' }, preview: 'detections' },
   json: { path: '/api/export/detections', query: { format: 'json' }, preview: 'detections' },
   checklist: { path: '/api/export/checklist', query: {}, preview: 'checklist' },
-  inaturalist: { path: '/api/export/observation', query: { format: 'inaturalist' }, preview: 'observation' },
-  dwca: { path: '/api/export/observation', query: { format: 'dwca' }, preview: 'observation' },
+  inaturalist: { path: '/api/export/observation', query: { format: 'inaturalist' }, preview: 'observation', format: 'inaturalist' },
+  dwca: { path: '/api/export/observation', query: { format: 'dwca' }, preview: 'observation', format: 'dwca' },
   recording: { path: '/api/export/recording', query: {}, preview: 'recording' },
   report: { path: '/api/export/report', query: {}, preview: 'report' },
 };
 
-/**
- * The preview kind listing the rows of `choice`. The recording preview lists confirmed
- * detections only (what an archive holds by default): with unverified ones included, the
- * detections preview lists the same rows as the archive.
- */
-export const previewKindOf = (choice: ExportChoice, includeUnverified = false): PreviewKind =>
-  choice === 'recording' && includeUnverified ? 'detections' : ROUTES[choice].preview;
+/** What the preview of `choice` asks for: the same rows as the file (a xeno-canto archive: confirmed ones unless asked). */
+export interface PreviewTarget {
+  kind: PreviewKind;
+  format?: PreviewFormat;
+  includeUnverified?: boolean;
+}
+
+export const previewOf = (choice: ExportChoice, includeUnverified = false): PreviewTarget => ({
+  kind: ROUTES[choice].preview,
+  ...(ROUTES[choice].format ? { format: ROUTES[choice].format } : {}),
+  ...(choice === 'recording' && includeUnverified ? { includeUnverified: true } : {}),
+});
 
 /** Past this many recordings a xeno-canto archive runs in the background by itself (the hub's RECORDINGS_INLINE_MAX). */
 export const RECORDINGS_INLINE_MAX = 300;
 
-/** Options of one format: eBird counts, xeno-canto's unverified recordings. */
+/** The formats whose media URL importers fetch: their recordings may be published as public links (issue 34). */
+export const MEDIA_CHOICES: ReadonlySet<ExportChoice> = new Set(['inaturalist', 'dwca', 'recording']);
+
+/** Options of one format: eBird counts, xeno-canto's unverified recordings, publishing the recordings. */
 export interface ExportOptions {
   counts?: 'present' | 'calls';
   includeUnverified?: boolean;
+  publishAudio?: boolean;
 }
 
 /**
@@ -84,26 +118,35 @@ export function exportUrl(tenantId: string, choice: ExportChoice, filters: Expor
   for (const [k, v] of Object.entries(filters)) if (v !== undefined && v !== '') q.set(k, String(v));
   if (choice === 'checklist' && options.counts) q.set('counts', options.counts);
   if (choice === 'recording' && options.includeUnverified) q.set('includeUnverified', '1');
+  if (MEDIA_CHOICES.has(choice) && options.publishAudio) q.set('publishAudio', '1');
   if (background) q.set('background', '1');
   return `${path}?${q.toString()}`;
 }
 
 export const exportKeys = {
-  preview: (tenantId: string | null, kind: PreviewKind, filters: ExportFilters) => ['export-preview', tenantId, kind, filters] as const,
+  preview: (tenantId: string | null, target: PreviewTarget, filters: ExportFilters) =>
+    ['export-preview', tenantId, target, filters] as const,
   jobs: (tenantId: string | null) => ['export-jobs', tenantId] as const,
   scheduled: (tenantId: string | null) => ['export-scheduled', tenantId] as const,
 };
 
-/** The first rows an export would hold and their total. */
-export function useExportPreview(tenantId: string | null, kind: PreviewKind, filters: ExportFilters) {
+/** The first rows an export would hold, their total, the licence and the unconfirmed rows. */
+export function useExportPreview(tenantId: string | null, target: PreviewTarget, filters: ExportFilters) {
   return useQuery({
-    queryKey: exportKeys.preview(tenantId, kind, filters),
+    queryKey: exportKeys.preview(tenantId, target, filters),
     enabled: tenantId !== null,
     placeholderData: keepPreviousData,
-    queryFn: async () =>
-      (await data(
-        api.GET('/api/export/preview', { params: { query: { tenantId: tenantId!, kind, limit: 10, ...filters } } }),
-      )) as unknown as ExportPreview,
+    queryFn: async () => {
+      const { includeUnverified, ...rest } = target;
+      const query = {
+        tenantId: tenantId!,
+        ...rest,
+        ...(includeUnverified ? { includeUnverified: '1' as const } : {}),
+        limit: 10,
+        ...filters,
+      };
+      return (await data(api.GET('/api/export/preview', { params: { query } }))) as unknown as ExportPreview;
+    },
   });
 }
 
