@@ -152,6 +152,8 @@ describe('statistics dashboard (e2e)', { skip, timeout: 300_000 }, () => {
     await leader.first().waitFor();
     assert.match((await leader.first().textContent()) ?? '', /Mia Member\s*2\s*1\s*1\s*0/);
     const acc = page.getByTestId('accuracy-row');
+    // The accuracy table loads apart from the leaderboard: wait for its rows before counting them.
+    await acc.nth(1).waitFor();
     assert.equal(await acc.count(), 2);
     assert.equal(await acc.filter({ hasText: 'European Robin' }).getByTestId('accuracy').textContent(), '100%');
     assert.equal(await acc.filter({ hasText: 'Common Chiffchaff' }).getByTestId('accuracy').textContent(), '0%');
