@@ -23,11 +23,13 @@ import { joiningRoutes } from './modules/joining/routes.ts';
 import { auditRoutes } from './modules/audit/routes.ts';
 import { detectionsRoutes } from './modules/detections/routes.ts';
 import { calibrationRoutes } from './modules/calibration/routes.ts';
+import { speciesThresholdsRoutes } from './modules/species-thresholds/routes.ts';
 import { sessionsRoutes } from './modules/sessions/routes.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
 import { infoRoutes, statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
 import { latestRelease } from './modules/system/releases.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
+import { rangeRoutes } from './modules/range/routes.ts';
 import { modelInstallRoutes } from './modules/models/install-routes.ts';
 import { workersRoutes } from './modules/workers/routes.ts';
 import { alertRulesRoutes, alertsRoutes } from './modules/alerts/routes.ts';
@@ -82,12 +84,14 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...shareRoutes(share),
     ...detectionsRoutes(detections),
     ...calibrationRoutes(calibration),
+    ...speciesThresholdsRoutes(s.speciesThresholds),
     ...sessionsRoutes(sessions),
     ...detectionReviewRoutes(review, detectionSummary),
     ...speciesRoutes(speciesCatalog, species),
     ...auditRoutes(auditLog),
     ...settingsRoutes(settings),
     ...modelsRoutes(models),
+    ...rangeRoutes(s.range),
     ...modelInstallRoutes(s.modelInstaller),
     ...workersRoutes(workers),
     ...alertsRoutes(alerting.alerts),

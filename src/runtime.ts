@@ -143,6 +143,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     stops.push(
       () => reporter.stop(),
       () => models.close(),
+      () => services.range.close(),
     );
     const worker = startInferenceWorker(
       {
@@ -159,6 +160,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
         failures: services.jobs,
         voicePrivacy: services.audio,
         classified: services.audio,
+        range: services.range,
         metrics: inferenceMetrics,
         log: { warn: (obj, msg) => log.warn?.(obj, msg) },
         windowWaitMs: infra.config.inferenceWindowWaitMs,

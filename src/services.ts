@@ -33,6 +33,7 @@ import { createJoiningService } from './modules/joining/service.ts';
 import { createAuditLogService } from './modules/audit/service.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { createCalibrationService } from './modules/calibration/service.ts';
+import { createSpeciesThresholds } from './modules/species-thresholds/service.ts';
 import { createSessionsService } from './modules/sessions/service.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
@@ -40,6 +41,7 @@ import { createSystemStatusService } from './modules/system/status.ts';
 import { createMetrics } from './infra/metrics/index.ts';
 import { installCollectors } from './metrics-collectors.ts';
 import { createModelsService } from './modules/models/service.ts';
+import { createRangeService } from './modules/range/service.ts';
 import { createModelInstaller } from './modules/models/install-service.ts';
 import { createWorkersService } from './modules/workers/service.ts';
 import { createLiveHub } from './modules/live/hub.ts';
@@ -225,6 +227,8 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   const audio = createAudioService({ db, storage });
   const spectrograms = createSpectrogramService({ db, storage });
   const calibration = createCalibrationService({ db, clock, audit });
+  // Per-species thresholds (issue 35 item 2): learned on votes, applied when recording and alerting.
+  const speciesThresholds = createSpeciesThresholds({ db, clock, audit, settings });
   // One reader of what each team shows, for every list, count, summary and share.
   const visibility = createCategoryVisibility(settings);
   const sessions = createSessionsService({ db, calibrated: calibration.calibrated, visibility });
@@ -236,6 +240,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       aggregationRule: settings.aggregationRule,
       visibility,
       modelAttribution: (id) => models.attributionOf(id),
+      speciesThresholds: speciesThresholds.appliedFor,
     },
   });
   const review = createReviewService({
@@ -247,6 +252,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       const detection = await detections.announcementOf(tenantId, id);
       if (detection) await bus.publish('detection.announced', { trigger: 'confirmed', detection });
     },
+    onVerifiedChanged: async (tenantId, speciesCode) => void (await speciesThresholds.recompute(tenantId, speciesCode)),
   });
   const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
 
@@ -294,6 +300,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     calibrated: async (tenantId, modelId, confidence) =>
       modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
+    speciesThreshold: speciesThresholds.thresholdOf,
     teamName: (tenantId) => teams.teamName(tenantId),
     sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
     warn: (obj, msg) => infra.log.warn(obj, msg),
@@ -394,12 +401,14 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       ? createEbirdClient({ baseUrl: sources.ebirdApiUrl, apiKey: sources.ebirdApiKey, timeoutMs: sources.timeoutMs })
       : null,
   });
+  // The range filter (issue 35): the hub's range model judges what the worker heard; the expected-species view reads it.
+  const range = createRangeService({ db, clock, storage, models, devices, settings, catalog: speciesCatalog, ebird });
   const geoStats = createGeoStatsService({
     clock,
     settings,
     map: createMapService({ db, devices, visibility }),
     weather: createWeatherCorrelationService({ db, devices, visibility, weather }),
-    expected: createExpectedSpeciesService({ db, devices, visibility, ebird, catalog: speciesCatalog }),
+    expected: createExpectedSpeciesService({ db, devices, visibility, ebird, range, catalog: speciesCatalog }),
   });
   const stats = createStatsService({ db, clock, settings, visibility });
   const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
@@ -452,6 +461,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     detections,
     share,
     models,
+    range,
     modelInstaller,
     workers,
     limits,
@@ -474,6 +484,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     // Read by the route list only.
     auditLog,
     calibration,
+    speciesThresholds,
     sessions,
     review,
     detectionSummary,

@@ -100,6 +100,10 @@ export const AUDIT_ACTIONS = [
   'audio.published',
   'admin.published_audio_revoked',
   'admin.published_audio_revoked_all',
+  // Not in spec §6 (issue 35 item 2): a team admin pinned a species' threshold, reset it to none, or gave it back to the votes.
+  'admin.species_threshold_pinned',
+  'admin.species_threshold_reset',
+  'admin.species_threshold_learned',
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -53,6 +53,7 @@ import { speciesCatalog, type SpeciesCatalog } from '../modules/species/catalog.
 import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store.ts';
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
+import { rangeSettingsOf, type RangeService, type RangeSettings } from '../modules/range/service.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
 import { holdpoint } from '../core/failpoints.ts';
 import { PartUnavailable } from '../core/errors.ts';
@@ -94,6 +95,8 @@ export interface InferenceWorkerDeps {
   voicePrivacy?: { removeVoiceAudio(tenantId: string, chunkId: string, at: Date): Promise<boolean> };
   /** Where a chunk is marked classified, detections or none, so a restart does not offer it again (src/modules/audio). */
   classified?: { markClassified(tenantId: string, chunkId: string, at: Date): Promise<void> };
+  /** The range filter (src/modules/range): flags species out of range at the satellite that week; none: nothing flagged. */
+  range?: Pick<RangeService, 'judge'>;
   /** Tests: a classifier used instead of the team's model. */
   loadClassifier?: () => Promise<Classifier>;
   modelId?: string;
@@ -116,6 +119,8 @@ interface InferenceSettings {
   overlapMs: number;
   /** The voice confidence at which the chunk's audio is removed; null: the team keeps voices. */
   voiceThreshold: number | null;
+  /** The range filter's threshold and the team's include/exclude lists. */
+  range: RangeSettings;
 }
 
 /** What the handler reads of a job; the storage key and the rest come from the chunk row. */
@@ -214,6 +219,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       minConfidence: deps.minConfidence ?? num(v?.inference_min_confidence, DEFAULT_MIN_CONFIDENCE),
       overlapMs: Math.round(1000 * num(v?.inference_overlap_sec, 0)),
       voiceThreshold: v?.remove_human_voice_audio === false ? null : num(v?.human_voice_threshold, DEFAULT_VOICE_THRESHOLD),
+      range: rangeSettingsOf(v),
     };
   }
 
@@ -342,11 +348,39 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
         embedding,
       });
     }
+    await judgeRange(tenantId, chunk, heard, opts.range);
     // Voice privacy: the audio goes before anything is recorded, so no retry can find it playable.
     if (opts.voiceThreshold !== null && voice >= opts.voiceThreshold && deps.voicePrivacy) {
       await deps.voicePrivacy.removeVoiceAudio(tenantId, chunkId, deps.clock.now());
     }
     return recordHeard(job, place, chunk, modelId, heard, opts);
+  }
+
+  /**
+   * The range filter: species out of range at the satellite that week are flagged, never dropped
+   * (docs/model.md "Range filter"). A range model that fails flags nothing: the detections are
+   * worth more than the flag.
+   */
+  async function judgeRange(tenantId: string, chunk: ChunkToClassify, heard: HeardSpecies[], settings: RangeSettings): Promise<void> {
+    if (!deps.range || heard.length === 0) return;
+    try {
+      const position =
+        chunk.latitude !== null && chunk.longitude !== null ? { latitude: chunk.latitude, longitude: chunk.longitude } : null;
+      const verdicts = await deps.range.judge({
+        tenantId,
+        satelliteId: chunk.satelliteId,
+        position,
+        at: new Date(chunk.recordedAt),
+        species: heard,
+        settings,
+      });
+      for (const h of heard) {
+        const v = verdicts.get(h.speciesCode);
+        if (v) Object.assign(h, { outOfRange: v.outOfRange, rangeSource: v.source, rangeScore: v.score });
+      }
+    } catch (err) {
+      log.warn({ err, tenantId }, 'inference: the range filter failed; the chunk is recorded unflagged');
+    }
   }
 
   async function recordHeard(
@@ -377,6 +411,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
 
     // After the commit: the satellite and the team's sockets hear of each detection recorded for
     // the Detections page (docs/decisions.md "Announcements").
+    const outOfRange = new Set(recorded.outOfRange ?? []);
     for (const m of recorded.announced) {
       try {
         await broker.publish(topicOf(tenantId, m.satelliteId, 'detection'), JSON.stringify(m), { qos: 1 });
@@ -388,6 +423,8 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       } catch (err) {
         log.warn({ err, chunkId, detectionId: m.id }, 'inference: could not send the detection event');
       }
+      // Out of range: listed and flagged, but no alert rule hears of it (docs/decisions.md "Range filter").
+      if (outOfRange.has(m.id)) continue;
       try {
         await deps.bus?.publish('detection.announced', { trigger: 'announced', detection: announcement(m, modelId) });
       } catch (err) {

@@ -257,6 +257,8 @@ const PARAM_FIXTURES: Array<{ match: (url: string, name: string) => boolean; mak
   { match: (u, n) => n === 'slug' && u.startsWith('/public/teams/'), make: async ({ w }) => w.team.slug },
   // Statistics (issue 19): a species of the bundled catalog.
   { match: (u, n) => n === 'code' && u.startsWith('/stats/species/'), make: async () => 'eurrob1' },
+  // Per-species thresholds (issue 35): a species of the bundled catalog.
+  { match: (u, n) => n === 'code' && u.startsWith('/species-thresholds/'), make: async () => 'eurrob1' },
 ];
 
 async function fixtureFor(p: Permission, name: string, c: FixtureContext): Promise<string> {

@@ -162,3 +162,59 @@ export function sigmoidOf(logit: number, sensitivity: number): number {
   const x = Math.max(-20, Math.min(20, Math.fround(logit)));
   return 1 / (1 + Math.exp(-sensitivity * x));
 }
+
+/**
+ * A species-range model of BirdNET's shape (its "meta model", issue 35) (input [1, 3]: latitude, longitude, week; output [1, 2]):
+ * label 0 (blackbird) scores 0.9 north of 50° and 0.001 south of it; label 1 (great tit) scores
+ * week / 48, so it is out of range (< 0.03) in week 1 only.
+ */
+export function rangeModel(): Buffer {
+  const f = (name: string, values: number[], dims: number[] = []) =>
+    onnx.TensorProto.create({
+      name,
+      dims,
+      dataType: onnx.TensorProto.DataType.FLOAT,
+      rawData: new Uint8Array(Float32Array.from(values).buffer),
+    });
+  const i64 = (name: string, values: number[]) =>
+    onnx.TensorProto.create({
+      name,
+      dims: [values.length],
+      dataType: onnx.TensorProto.DataType.INT64,
+      rawData: new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer),
+    });
+  const n = (opType: string, input: string[], output: string, attribute: InstanceType<typeof onnx.AttributeProto>[] = []) =>
+    onnx.NodeProto.create({ opType, input, output: [output], name: output, attribute });
+  return encodeModel(
+    onnx.GraphProto.create({
+      name: 'range',
+      node: [
+        n('Slice', ['x', 'i0', 'i1', 'axis1'], 'lat'),
+        n('Slice', ['x', 'i2', 'i3', 'axis1'], 'week'),
+        n('Sub', ['lat', 'fifty'], 'latOff'),
+        n('Mul', ['latOff', 'steep'], 'latSteep'),
+        n('Sigmoid', ['latSteep'], 'north'),
+        n('Mul', ['north', 'span'], 'northSpan'),
+        n('Add', ['northSpan', 'floor'], 's0'),
+        n('Div', ['week', 'weeks'], 's1'),
+        n('Concat', ['s0', 's1'], 'scores', [
+          onnx.AttributeProto.create({ name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT }),
+        ]),
+      ],
+      initializer: [
+        i64('i0', [0]),
+        i64('i1', [1]),
+        i64('i2', [2]),
+        i64('i3', [3]),
+        i64('axis1', [1]),
+        f('fifty', [50]),
+        f('steep', [100]),
+        f('span', [0.899]),
+        f('floor', [0.001]),
+        f('weeks', [48]),
+      ],
+      input: [valueInfo('x', [1, 3])],
+      output: [valueInfo('scores', [1, 2])],
+    }),
+  );
+}

@@ -76,8 +76,9 @@ export class RawSatellite {
     as: TestUser,
     team: TestTeam,
     name = `Sat ${crypto.randomBytes(3).toString('hex')}`,
+    position?: { latitude: number; longitude: number },
   ): Promise<RawSatellite> {
-    const res = await client(hub.url).post('/satellites', { tenantId: team.id, name }, as);
+    const res = await client(hub.url).post('/satellites', { tenantId: team.id, name, ...position }, as);
     assert.equal(res.status, 201, `register: ${res.status} ${res.text}`);
     const c = await mqtt.connectAsync(res.body.mqtt.brokerUrl, {
       clientId: `satellite-${res.body.id}`,

@@ -80,6 +80,8 @@ export function createAlertEngine(deps: {
   warn: (obj: object, msg: string) => void;
   /** Sensitive species (issue 20): a delivery about one names no satellite; the team's own alert keeps it. */
   isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
+  /** The species' threshold in force for the team (issue 35): no rule fires for a detection below it. */
+  speciesThreshold?: (tenantId: string, speciesCode: string) => Promise<number | null>;
 }) {
   const { db, clock } = deps;
 
@@ -202,6 +204,9 @@ export function createAlertEngine(deps: {
     async onDetection(trigger: DetectionTrigger, d: AnnouncedDetection): Promise<AlertRow[]> {
       const rules = (await rulesOf(d.tenantId)).filter((r) => r.type === 'detection');
       if (rules.length === 0) return [];
+      // Below its species threshold a detection is not trusted yet, whichever way it reached the rules.
+      const threshold = (await deps.speciesThreshold?.(d.tenantId, d.speciesCode)) ?? null;
+      if (threshold !== null && d.confidence < threshold) return [];
       const facts = { ...d, category: deps.categoryOf(d.speciesCode) };
       const needsCalibrated = rules.some((r) => r.conditions.confidenceKind === 'calibrated' && r.conditions.minConfidence !== undefined);
       const calibrated = needsCalibrated ? await deps.calibrated(d.tenantId, d.modelId, d.confidence) : d.confidence;

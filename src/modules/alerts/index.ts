@@ -43,6 +43,8 @@ export function createAlerting(deps: {
   warn: (obj: object, msg: string) => void;
   /** Whether a species is sensitive for the team: its deliveries then name no satellite. */
   isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
+  /** The species' threshold in force for the team (src/modules/species-thresholds); null: none. */
+  speciesThreshold?: (tenantId: string, speciesCode: string) => Promise<number | null>;
 }) {
   const { db, clock, audit, bus, config } = deps;
   const allow = parseAllowList(config.outboundAllowHosts);
@@ -69,6 +71,7 @@ export function createAlerting(deps: {
     publicUrl: config.publicUrl,
     warn: deps.warn,
     isSensitive: deps.isSensitive,
+    speciesThreshold: deps.speciesThreshold,
   });
   const scheduler = createAlertScheduler({
     db,

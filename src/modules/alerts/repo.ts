@@ -254,7 +254,7 @@ export function createAlertsRepo(db: Db) {
         await db.one(
           LastActivity,
           `SELECT max(detected_at) AS at FROM detections
-           WHERE tenant_id = $1 AND NOT tentative AND call_id IS NULL AND ($2::uuid IS NULL OR satellite_id = $2::uuid)
+           WHERE tenant_id = $1 AND NOT tentative AND call_id IS NULL AND NOT out_of_range AND ($2::uuid IS NULL OR satellite_id = $2::uuid)
              AND ($3::text[] IS NULL OR lower(species_code) = ANY($3::text[]) OR lower(scientific_name) = ANY($3::text[]))`,
           [tenantId, satelliteId, species],
         )
@@ -263,7 +263,7 @@ export function createAlertsRepo(db: Db) {
       db.one(
         WindowCounts,
         `SELECT count(*)::int AS detections, count(DISTINCT species_code)::int AS species FROM detections
-         WHERE tenant_id = $1 AND NOT tentative AND call_id IS NULL AND detected_at >= $3 AND detected_at < $4
+         WHERE tenant_id = $1 AND NOT tentative AND call_id IS NULL AND NOT out_of_range AND detected_at >= $3 AND detected_at < $4
            AND ($2::uuid[] IS NULL OR satellite_id = ANY($2::uuid[]))`,
         [tenantId, satelliteIds, from, to],
       ),

@@ -67,9 +67,17 @@ const endOf = (d: { detectedAt: Date; startMs: number; endMs: number }) => new D
  */
 export async function aggregate(
   tx: Db,
-  input: { tenantId: string; satelliteId: string; rows: InsertedDetection[]; rule: AggregationRule },
+  input: {
+    tenantId: string;
+    satelliteId: string;
+    rows: InsertedDetection[];
+    rule: AggregationRule;
+    /** New rows held below their species threshold (stored tentative already): never stitched, counted or promoted. */
+    held?: ReadonlySet<string>;
+  },
 ): Promise<AggregationOutcome> {
   const { tenantId, satelliteId, rows } = input;
+  const held = input.held ?? new Set<string>();
   const outcome: AggregationOutcome = { tentative: [], promoted: [], stitched: new Map() };
   if (rows.length === 0) return outcome;
   const ids = rows.map((r) => r.id);
@@ -84,13 +92,14 @@ export async function aggregate(
     `SELECT DISTINCT ON (species_code) id, call_id AS "callId", species_code AS "speciesCode", detected_at AS "detectedAt", start_ms AS "startMs", end_ms AS "endMs"
      FROM detections
      WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at < $4 AND detected_at >= $5
-       AND id <> ALL($6::uuid[])
+       AND id <> ALL($6::uuid[]) AND below_threshold IS NULL
      ORDER BY species_code, detected_at DESC, id DESC`,
     // A row starting up to one minute earlier can still end within the gap (chunks are ~3 s).
     [tenantId, satelliteId, codes, new Date(last), new Date(first - 60_000), ids],
   );
   const prevBySpecies = new Map(previous.map((p) => [p.speciesCode, p]));
   for (const r of rows) {
+    if (held.has(r.id)) continue;
     const p = prevBySpecies.get(r.speciesCode);
     if (!p || new Date(p.detectedAt) >= new Date(r.detectedAt)) continue;
     if (new Date(r.detectedAt).getTime() - endOf(p).getTime() > STITCH_GAP_MS) continue;
@@ -114,6 +123,7 @@ export async function aggregate(
     `SELECT species_code AS "speciesCode", count(*)::int AS n, coalesce(bool_or(NOT tentative AND id <> ALL($5::uuid[])), false) AS "promotedBefore"
      FROM detections
      WHERE tenant_id = $1 AND satellite_id = $2 AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $6
+       AND below_threshold IS NULL
      GROUP BY species_code`,
     [tenantId, satelliteId, codes, new Date(first - windowMs), ids, new Date(last)],
   );
@@ -121,9 +131,9 @@ export async function aggregate(
   const promote: string[] = [];
   for (const code of codes) {
     const g = bySpecies.get(code);
-    const high = rows.some((r) => r.speciesCode === code && r.confidence >= rule.confidenceHigh);
+    const high = rows.some((r) => r.speciesCode === code && !held.has(r.id) && r.confidence >= rule.confidenceHigh);
     if (high || (g && (g.n >= rule.count || g.promotedBefore))) promote.push(code);
-    else outcome.tentative.push(...rows.filter((r) => r.speciesCode === code).map((r) => r.id));
+    else outcome.tentative.push(...rows.filter((r) => r.speciesCode === code && !held.has(r.id)).map((r) => r.id));
   }
   if (outcome.tentative.length > 0) {
     await tx.run('UPDATE detections SET tentative = true, promoted = false WHERE id = ANY($1::uuid[])', [outcome.tentative]);
@@ -133,6 +143,7 @@ export async function aggregate(
       Id,
       `UPDATE detections SET tentative = false, promoted = true
        WHERE tenant_id = $1 AND satellite_id = $2 AND tentative AND species_code = ANY($3::text[]) AND detected_at >= $4 AND detected_at <= $5
+         AND below_threshold IS NULL
        RETURNING id`,
       [tenantId, satelliteId, promote, new Date(first - windowMs), new Date(last)],
     );
@@ -148,13 +159,20 @@ export async function sweepTentative(deps: {
   settings: Pick<SettingsService, 'aggregationRule'>;
 }): Promise<Record<string, number>> {
   const { db, clock, settings } = deps;
-  const teams = await db.query(TeamId, 'SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative');
+  // Rows held below a species threshold are the team's to review, not the aggregation rule's: never swept.
+  const teams = await db.query(
+    TeamId,
+    'SELECT DISTINCT tenant_id AS "tenantId" FROM detections WHERE tentative AND below_threshold IS NULL',
+  );
   const removed: Record<string, number> = {};
   for (const { tenantId } of teams) {
     const rule = await settings.aggregationRule(tenantId);
     if (rule.retentionHours === null) continue;
     const cutoff = new Date(clock.now().getTime() - rule.retentionHours * 3_600_000);
-    const gone = await db.run('DELETE FROM detections WHERE tenant_id = $1 AND tentative AND detected_at < $2', [tenantId, cutoff]);
+    const gone = await db.run(
+      'DELETE FROM detections WHERE tenant_id = $1 AND tentative AND below_threshold IS NULL AND detected_at < $2',
+      [tenantId, cutoff],
+    );
     if (gone > 0) removed[tenantId] = gone;
   }
   return removed;

@@ -8,6 +8,8 @@
  *   decisions of one team).
  * - First of day / of season: firsts.ts. Rare: judged from the team's own record before the
  *   detection (rarity.ts). Tentative or promoted: aggregation.ts.
+ * - Below its species threshold (src/modules/species-thresholds): stored tentative with the
+ *   threshold in below_threshold, never announced, stitched or promoted.
  */
 import type { Db } from '../../infra/db/index.ts';
 import type { AnnouncedDetection } from '../../infra/bus/index.ts';
@@ -92,17 +94,31 @@ export interface HeardSpecies {
   padded?: boolean;
   /** The window's embedding (models with an embedding output), stored beside the detection. */
   embedding?: Float32Array | null;
+  /** The range filter's verdict (src/modules/range): out of range at the satellite that week. */
+  outOfRange?: boolean;
+  /** What judged it: the range model, eBird's recent reports, or a team list (null: nothing). */
+  rangeSource?: 'range_model' | 'ebird' | 'team_list' | null;
+  /** The range model's score for the species there (null: no range model judged it). */
+  rangeScore?: number | null;
 }
 
 /** What recording one chunk did: the rows it stored, and the detection messages to send. */
 export interface RecordedChunk {
   stored: NewDetection[];
   announced: DetectionMessage[];
+  /** Of the announced, the ids flagged out of range: no alert rule hears of them. */
+  outOfRange?: string[];
 }
 
 const NOTHING: RecordedChunk = Object.freeze({ stored: [], announced: [] }) as RecordedChunk;
 
-export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregationRule: (tenantId: string) => Promise<AggregationRule> }) {
+export function createDetectionRecorder(deps: {
+  db: Db;
+  clock: Clock;
+  aggregationRule: (tenantId: string) => Promise<AggregationRule>;
+  /** The team's per-species thresholds in force for these codes (none: no thresholds). */
+  speciesThresholds?: (tenantId: string, codes: readonly string[]) => Promise<Map<string, number>>;
+}) {
   const { db, clock } = deps;
   const repo = createDetectionsRepo(db);
 
@@ -152,11 +168,21 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
         createdAt: clock.now(),
         padded: h.padded ?? false,
         spanChunkIds: h.spanChunkIds && h.spanChunkIds.length > 1 ? [...h.spanChunkIds] : null,
+        outOfRange: h.outOfRange ?? false,
+        rangeSource: h.rangeSource ?? null,
+        rangeScore: h.rangeScore ?? null,
       }));
       if (found.length === 0) return NOTHING;
       const detectedAt = new Date(chunkStart);
       // Read before the transaction opens: on PGlite a read outside it would wait for it forever.
       const rule = input.rule ?? (await deps.aggregationRule(tenantId));
+      const thresholds =
+        (await deps.speciesThresholds?.(tenantId, [...new Set(found.map((d) => d.speciesCode))])) ?? new Map<string, number>();
+      const below = new Map<string, number>();
+      for (const d of found) {
+        const t = thresholds.get(d.speciesCode);
+        if (t !== undefined && d.confidence < t) below.set(d.id, t);
+      }
 
       const { rows: stored, outcome } = await db.tx(async (tx) => {
         // One team at a time: the idempotence check and the first-of-day/season reads see every
@@ -189,8 +215,9 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
             return vector ? [{ detectionId: r.id, modelId, vector }] : [];
           }),
         );
+        await repo.holdBelowThreshold(tx, below);
         // Stitching and the team's aggregation rule (aggregation.ts) decide tentative or promoted.
-        const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule });
+        const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule, held: new Set(below.keys()) });
         // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
         const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
         return { rows: [...rows, ...promotedHeads], outcome };
@@ -200,7 +227,7 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
       // The satellite and the team's sockets hear of each detection the Detections page now lists
       // (docs/decisions.md "Announcements"): not tentative ones, not a stitched call's
       // continuations, not categories the team hides.
-      const silent = new Set([...outcome.tentative, ...outcome.stitched.keys()]);
+      const silent = new Set([...outcome.tentative, ...outcome.stitched.keys(), ...below.keys()]);
       const visible = input.visibleCategories;
       const announced = stored.filter((d) => !silent.has(d.id) && (visible === null || visible.includes(d.category)));
       const messages = announced.map<DetectionMessage>((d) => ({
@@ -219,7 +246,11 @@ export function createDetectionRecorder(deps: { db: Db; clock: Clock; aggregatio
         detectedAt: new Date(d.detectedAt).toISOString(),
         audioChunkId: d.chunkId,
       }));
-      return { stored: stored.filter((d) => d.chunkId === chunkId), announced: messages };
+      return {
+        stored: stored.filter((d) => d.chunkId === chunkId),
+        announced: messages,
+        outOfRange: announced.filter((d) => d.outOfRange).map((d) => d.id),
+      };
     },
   };
 }

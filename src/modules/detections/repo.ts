@@ -21,6 +21,12 @@ const STORED = {
   rareReason: col.nullable(col.text()),
   /** The window ran past the chunks that came: completed with silence (migration 0026). */
   padded: col.bool(),
+  /** The range filter flagged the species out of range at the satellite that week (migration 0033). */
+  outOfRange: col.bool(),
+  /** What judged its range (range_model, ebird, team_list); null when nothing did. */
+  rangeSource: col.nullable(col.oneOf(['range_model', 'ebird', 'team_list'] as const)),
+  /** The range model's score for it there; null unless the range model judged it. */
+  rangeScore: col.nullable(col.num()),
 };
 
 export const VERIFICATION_STATUSES = ['unverified', 'pending_review', 'confirmed', 'rejected'] as const;
@@ -46,6 +52,8 @@ export const DetectionRow = shape({
   callEndAt: col.text(),
   /** Every chunk the detection's window spans, its own chunk first (one for a window inside its chunk). */
   spanChunkIds: col.array(col.text()),
+  /** The species threshold it fell below when recorded, and was held tentative for (migration 0034); null: none. */
+  belowThreshold: col.nullable(col.num()),
 });
 export type DetectionRow = RowOf<typeof DetectionRow>;
 
@@ -83,6 +91,8 @@ export interface DetectionListFilter {
   categories?: VisibleCategories;
   /** One category (exports' filter). */
   category?: string;
+  /** true: only detections flagged out of range; false: only the others; absent: both (issue 35). */
+  outOfRange?: boolean;
 }
 
 /** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
@@ -98,7 +108,9 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
   d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", ${utcIso('d.created_at')} AS "createdAt",
   d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
-  ${utcIso(CALL_END)} AS "callEndAt", d.padded, coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])::text[] AS "spanChunkIds"`;
+  ${utcIso(CALL_END)} AS "callEndAt", d.padded, coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])::text[] AS "spanChunkIds",
+  d.out_of_range AS "outOfRange", d.range_source AS "rangeSource", d.range_score::float8 AS "rangeScore",
+  d.below_threshold AS "belowThreshold"`;
 
 /**
  * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):
@@ -156,6 +168,9 @@ const COLUMNS = [
   'created_at',
   'padded',
   'span_chunk_ids',
+  'out_of_range',
+  'range_source',
+  'range_score',
 ] as const;
 
 /**
@@ -175,6 +190,9 @@ export const ChunkToClassify = shape({
   voiceRemoved: col.bool(),
   /** When the hub stored it (its clock): a window waiting for the chunk after it counts from here. */
   receivedAt: col.date(),
+  /** Where it was recorded, when the satellite said (the range filter's position before the satellite's). */
+  latitude: col.nullable(col.num()),
+  longitude: col.nullable(col.num()),
 });
 export type ChunkToClassify = RowOf<typeof ChunkToClassify>;
 
@@ -215,7 +233,8 @@ export function createDetectionsRepo(db: Db) {
         ChunkToClassify,
         `SELECT c.satellite_id AS "satelliteId", s.name AS "satelliteName", c.recorded_at AS "recordedAt", c.duration_ms AS "durationMs", c.storage_key AS "storageKey",
            (c.classified_at IS NOT NULL OR EXISTS (SELECT 1 FROM detections d WHERE d.chunk_id = c.id)) AS done, c.inference_failed_at IS NOT NULL AS failed,
-           c.audio_removed_reason IS NOT DISTINCT FROM 'human_voice' AS "voiceRemoved", c.received_at AS "receivedAt"
+           c.audio_removed_reason IS NOT DISTINCT FROM 'human_voice' AS "voiceRemoved", c.received_at AS "receivedAt",
+           c.latitude, c.longitude
          FROM chunks c LEFT JOIN satellites s ON s.id = c.satellite_id
          WHERE c.id = $1 AND c.tenant_id = $2`,
         [chunkId, tenantId],
@@ -292,12 +311,25 @@ export function createDetectionsRepo(db: Db) {
           r.createdAt,
           r.padded,
           r.spanChunkIds,
+          r.outOfRange,
+          r.rangeSource,
+          r.rangeScore,
         ];
         const start = params.length;
         params.push(...v);
         return `(${v.map((_, i) => `$${start + i + 1}`).join(', ')})`;
       });
       await tx.run(`INSERT INTO detections (${COLUMNS.join(', ')}) VALUES ${values.join(', ')}`, params);
+    },
+
+    /** Holds new rows below their species threshold: tentative, not promoted, the threshold kept (id → threshold). */
+    holdBelowThreshold: async (tx: Db, held: ReadonlyMap<string, number>) => {
+      if (held.size === 0) return;
+      await tx.run(
+        `UPDATE detections d SET tentative = true, promoted = false, below_threshold = h.threshold
+         FROM unnest($1::uuid[], $2::float8[]) AS h (id, threshold) WHERE d.id = h.id`,
+        [[...held.keys()], [...held.values()]],
+      );
     },
 
     /** The window embeddings of stored detections (float32 little-endian), one multi-row insert. */
@@ -325,7 +357,7 @@ export function createDetectionsRepo(db: Db) {
            scientific_name AS "scientificName", common_name AS "commonName", category, confidence, detected_at AS "detectedAt",
            start_ms AS "startMs", end_ms AS "endMs", model_id AS "modelId", is_first_of_season AS "isFirstOfSeason",
            is_first_of_day AS "isFirstOfDay", is_rare AS "isRare", rare_reason AS "rareReason", created_at AS "createdAt",
-           padded, span_chunk_ids::text[] AS "spanChunkIds"
+           padded, span_chunk_ids::text[] AS "spanChunkIds", out_of_range AS "outOfRange", range_source AS "rangeSource", range_score::float8 AS "rangeScore"
          FROM detections WHERE id = ANY($1::uuid[]) AND call_id IS NULL ORDER BY detected_at, id`,
         [ids],
       ),
@@ -345,19 +377,9 @@ export function createDetectionsRepo(db: Db) {
      * One batch of what an export lists, oldest first after `after` (keyset on detected_at, id,
      * which the team's time index reads in order): the list's rows as an export writes them.
      */
-    scanForExport(f: DetectionListFilter, after: { detectedAt: string; id: string } | null, limit: number) {
-      const p = new Params();
-      let where = whereOf(f, p, f.start, f.end);
-      if (after) {
-        const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
-        where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
-      }
-      return db.query(
-        DetectionExportRow,
-        `SELECT ${EXPORT_ROW} FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         ${where} ORDER BY d.detected_at, d.id LIMIT ${p.add(limit)}`,
-        p.values,
-      );
+    scanForExport(f: DetectionListFilter, after: ExportKeyset | null, limit: number) {
+      const q = exportScanStatement(f, after, limit);
+      return db.query(DetectionExportRow, q.sql, q.params);
     },
 
     /**
@@ -425,6 +447,30 @@ export function createDetectionsRepo(db: Db) {
   };
 }
 
+/** Where the export's scan goes on from: the last row of the batch before. */
+export interface ExportKeyset {
+  detectedAt: string;
+  id: string;
+}
+
+/**
+ * The statement of one export batch (scanForExport): the rows after `after`, oldest first, at most
+ * `limit`. Exported so the export bench runs the very same text under COPY as its floor.
+ */
+export function exportScanStatement(f: DetectionListFilter, after: ExportKeyset | null, limit: number): { sql: string; params: unknown[] } {
+  const p = new Params();
+  let where = whereOf(f, p, f.start, f.end);
+  if (after) {
+    const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
+    where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
+  }
+  return {
+    sql: `SELECT ${EXPORT_ROW} FROM detections d JOIN satellites s ON s.id = d.satellite_id
+         ${where} ORDER BY d.detected_at, d.id LIMIT ${p.add(limit)}`,
+    params: p.values,
+  };
+}
+
 /** Positional parameters of one statement. */
 class Params {
   readonly values: unknown[] = [];
@@ -458,6 +504,7 @@ function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: 
   if (to) where.push(`d.detected_at < ${p.add(to)}`);
   if (f.categories) where.push(categoryCondition(f.categories, f.tenantIds, (v) => p.add(v)));
   if (f.category) where.push(`d.category = ${p.add(f.category)}`);
+  if (f.outOfRange !== undefined) where.push(f.outOfRange ? 'd.out_of_range' : 'NOT d.out_of_range');
   return where.length ? `WHERE ${where.join(' AND ')}` : '';
 }
 
@@ -476,7 +523,13 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
   const p = new Params();
   const exact = (from: Date | undefined, to: Date | undefined) => `(SELECT count(*) FROM detections d ${whereOf(f, p, from, to)})`;
   // The day counts hold the team, each satellite and each species, not both at once.
-  const rollable = !f.callId && !f.speciesSearch && f.minConfidence === undefined && !f.verificationStatus && !(f.satelliteId && f.species);
+  const rollable =
+    !f.callId &&
+    !f.speciesSearch &&
+    f.minConfidence === undefined &&
+    !f.verificationStatus &&
+    !(f.satelliteId && f.species) &&
+    f.outOfRange === undefined;
   const fullFrom = f.start ? dayCeil(f.start) : undefined;
   const fullTo = f.end ? dayFloor(f.end) : undefined;
   if (!rollable || (fullFrom && fullTo && fullFrom >= fullTo))

@@ -35,7 +35,12 @@ export const AnnotationRow = shape({
 });
 export type AnnotationRow = RowOf<typeof AnnotationRow>;
 
-const LockedDetection = shape({ id: col.text(), verificationStatus: col.oneOf(VERIFICATION_STATUSES), pinnedAt: col.nullable(col.date()) });
+const LockedDetection = shape({
+  id: col.text(),
+  speciesCode: col.text(),
+  verificationStatus: col.oneOf(VERIFICATION_STATUSES),
+  pinnedAt: col.nullable(col.date()),
+});
 const Found = shape({ found: col.int() });
 const VoteRow = shape({ vote: col.oneOf(VOTE_VALUES), decisive: col.bool() });
 const UserVote = shape({ detectionId: col.text(), vote: col.oneOf(VOTE_VALUES) });
@@ -76,7 +81,7 @@ export function createReviewRepo(db: Db) {
     lockDetection: (tx: Db, tenantId: string, id: string) =>
       tx.maybeOne(
         LockedDetection,
-        `SELECT id, verification_status AS "verificationStatus", pinned_at AS "pinnedAt" FROM detections
+        `SELECT id, species_code AS "speciesCode", verification_status AS "verificationStatus", pinned_at AS "pinnedAt" FROM detections
          WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
         [tenantId, id],
       ),

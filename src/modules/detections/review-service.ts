@@ -99,9 +99,18 @@ export function createReviewService(deps: {
   settings: Pick<SettingsService, 'teamSetting'>;
   /** After the commit, when votes move a detection to confirmed (alert rules that wait for verification). */
   onConfirmed?: (tenantId: string, detectionId: string) => Promise<void>;
+  /** After the commit, when votes move a detection into, out of or between confirmed and rejected (species thresholds). */
+  onVerifiedChanged?: (tenantId: string, speciesCode: string) => Promise<void>;
 }) {
   const { db, clock, audit, settings } = deps;
-  const confirmed = async (tenantId: string, r: { id: string; verificationStatus: string; previousStatus: string }) => {
+  const settled = (s: string) => s === 'confirmed' || s === 'rejected';
+  const confirmed = async (
+    tenantId: string,
+    r: { id: string; speciesCode: string; verificationStatus: string; previousStatus: string },
+  ) => {
+    if (r.verificationStatus !== r.previousStatus && (settled(r.verificationStatus) || settled(r.previousStatus))) {
+      await deps.onVerifiedChanged?.(tenantId, r.speciesCode);
+    }
     if (r.verificationStatus === 'confirmed' && r.previousStatus !== 'confirmed') await deps.onConfirmed?.(tenantId, r.id);
   };
   const repo = createReviewRepo(db);
@@ -118,7 +127,14 @@ export function createReviewService(deps: {
     const votes = await repo.votesOf(tx, detectionId);
     const status = consensus(votes, quorum);
     if (status !== d.verificationStatus) await repo.setStatus(tx, detectionId, status);
-    return { id: detectionId, verificationStatus: status, previousStatus: d.verificationStatus, votes: countVotes(votes), myVote: vote };
+    return {
+      id: detectionId,
+      speciesCode: d.speciesCode,
+      verificationStatus: status,
+      previousStatus: d.verificationStatus,
+      votes: countVotes(votes),
+      myVote: vote,
+    };
   }
 
   const quorumOf = (tenantId: string) => settings.teamSetting(tenantId, 'verification_quorum');
@@ -143,7 +159,7 @@ export function createReviewService(deps: {
         return r;
       });
       await confirmed(tenantId, r);
-      const { previousStatus: _, ...out } = r;
+      const { previousStatus: _, speciesCode: __, ...out } = r;
       return out;
     },
 

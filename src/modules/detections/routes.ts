@@ -42,6 +42,7 @@ export function detectionsRoutes(detections: DetectionsService) {
             includeTentative: Type.Optional(Bool),
             callId: Type.Optional(Uuid),
             withCount: Type.Optional(Bool),
+            outOfRange: Type.Optional(Bool),
             ...Paging,
           },
           { additionalProperties: false },
@@ -65,6 +66,7 @@ export function detectionsRoutes(detections: DetectionsService) {
           limit: query.limit ?? 50,
           offset: query.offset ?? 0,
           withCount: query.withCount === undefined ? true : isTrue(query.withCount),
+          outOfRange: query.outOfRange === undefined ? undefined : isTrue(query.outOfRange),
         }),
     }),
 

@@ -43,6 +43,14 @@ export const DetectionView = Type.Object({
   spanChunkIds: Type.Array(Type.String({ format: 'uuid' })),
   /** The window's later chunk never came (or its audio was gone): the rest of the window was silence. */
   padded: Type.Boolean(),
+  /** The species threshold the detection fell below when recorded (it is then tentative); null: none (issue 35). */
+  belowThreshold: Nullable(Type.Number()),
+  /** The range filter flagged the species out of range at the satellite that week (issue 35): listed, no alert. */
+  outOfRange: Type.Boolean(),
+  /** What judged its range: the range model, eBird's recent reports near it (no range model installed), or a team list; null: nothing did. */
+  rangeSource: Nullable(Type.Union([Type.Literal('range_model'), Type.Literal('ebird'), Type.Literal('team_list')])),
+  /** The range model's score for the species there; null unless the range model judged it. */
+  rangeScore: Nullable(Type.Number()),
 });
 
 /** A team's aggregation rule (spec §2 Team), as the list's `aggregation` member maps it. */

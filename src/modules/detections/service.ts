@@ -1,7 +1,8 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
-import { createDetectionsRepo, type DetectionExportRow, type DetectionListFilter, type DetectionRow } from './repo.ts';
+import { createDetectionsRepo, type DetectionExportRow, type DetectionListFilter, type DetectionRow, type ExportKeyset } from './repo.ts';
+import type { VisibleCategories } from './category-sql.ts';
 
 export type { DetectionExportRow };
 import { createReviewRepo } from './review-repo.ts';
@@ -18,6 +19,8 @@ export interface DetectionReaders {
   visibility: Pick<CategoryVisibility, 'of'>;
   /** The credit the model's licence asks for beside its detections (models service attributionOf). */
   modelAttribution(modelId: string): Promise<string | null>;
+  /** The team's per-species thresholds in force (src/modules/species-thresholds appliedFor); absent: none. */
+  speciesThresholds?: (tenantId: string, codes: readonly string[]) => Promise<Map<string, number>>;
 }
 
 /**
@@ -55,6 +58,36 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     callEndAt: r.callEndAt,
     spanChunkIds: r.spanChunkIds,
     padded: r.padded,
+    belowThreshold: r.belowThreshold,
+    outOfRange: r.outOfRange,
+    rangeSource: r.rangeSource,
+    rangeScore: r.rangeScore,
+  };
+}
+
+/** One row of an export: the repository's export row and the confidence as calibrated for the team and model. */
+export type ExportRow = DetectionExportRow & { calibratedConfidence: number };
+
+/** What an export is filtered by: the list's filter without its paging and order. */
+export type ExportFilter = Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>;
+
+/**
+ * Rows per statement of an export's scan. The next batch is read ahead, so memory holds two; with the round trip
+ * hidden behind the writer, 250, 1,000 and 5,000 rows read at the same rate (docs/exports.md "Performance").
+ */
+export const EXPORT_BATCH_ROWS = 1000;
+
+/** The list filter an export scans with (exportBatches; the export bench's COPY floor builds its statement from it). */
+export function exportListFilter(f: ExportFilter, categories: VisibleCategories): DetectionListFilter {
+  return {
+    ...f,
+    includeTentative: false,
+    categories,
+    sortBy: 'date',
+    sortDir: 'asc',
+    limit: EXPORT_BATCH_ROWS,
+    offset: 0,
+    withCount: false,
   };
 }
 
@@ -63,7 +96,12 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
   const repo = createDetectionsRepo(db);
   const review = createReviewRepo(db);
   // The inference worker's side: what the model heard in a chunk becomes rows and announcements.
-  const recorder = createDetectionRecorder({ db, clock, aggregationRule: readers.aggregationRule });
+  const recorder = createDetectionRecorder({
+    db,
+    clock,
+    aggregationRule: readers.aggregationRule,
+    speciesThresholds: readers.speciesThresholds,
+  });
 
   /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */
   async function rulesOfTentative(rows: DetectionRow[]): Promise<Record<string, AggregationRule>> {
@@ -93,29 +131,36 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     /**
      * What an export lists (issue 18), batch by batch, oldest first: the list's rows under its
      * filter (promoted, one per stitched call, categories the team shows), with calibrated
-     * confidence and the satellite's position. Memory holds one batch at a time.
+     * confidence and the satellite's position. The next batch is read while the caller writes
+     * the one in hand (the database and the writer work at once), so memory holds two batches.
      */
-    async *exportBatches(f: Omit<DetectionListFilter, 'sortBy' | 'sortDir' | 'limit' | 'offset' | 'withCount'>, batchSize = 5000) {
-      const categories = await readers.visibility.of(f.tenantIds);
-      const filter: DetectionListFilter = {
-        ...f,
-        includeTentative: false,
-        categories,
-        sortBy: 'date',
-        sortDir: 'asc',
-        limit: batchSize,
-        offset: 0,
-        withCount: false,
-      };
-      let after: { detectedAt: string; id: string } | null = null;
-      for (;;) {
+    async *exportBatches(f: ExportFilter, batchSize = EXPORT_BATCH_ROWS) {
+      const filter = exportListFilter(f, await readers.visibility.of(f.tenantIds));
+      const read = async (after: ExportKeyset | null) => {
         const rows = await repo.scanForExport(filter, after, batchSize);
-        if (rows.length === 0) return;
-        const calibrated = await readers.calibrated(rows);
-        yield rows.map((r, i) => ({ ...r, calibratedConfidence: calibrated[i] ?? r.confidence }));
-        if (rows.length < batchSize) return;
-        const last = rows[rows.length - 1]!;
-        after = { detectedAt: last.detectedAt, id: last.id };
+        const calibrated = rows.length ? await readers.calibrated(rows) : [];
+        // The rows are the driver's fresh objects: completed in place, not copied.
+        const out = rows as ExportRow[];
+        for (let i = 0; i < out.length; i++) out[i]!.calibratedConfidence = calibrated[i] ?? out[i]!.confidence;
+        return out;
+      };
+      let next: Promise<ExportRow[]> | null = read(null);
+      try {
+        while (next) {
+          const rows: ExportRow[] = await next;
+          next = null;
+          if (rows.length === 0) return;
+          if (rows.length === batchSize) {
+            const last = rows[rows.length - 1]!;
+            next = read({ detectedAt: last.detectedAt, id: last.id });
+            // Caught here, thrown where awaited: a reader gone away must not leave an unhandled rejection.
+            next.catch(() => {});
+          }
+          yield rows;
+        }
+      } finally {
+        // Abandoned with a read in flight: let it finish (its connection back to the pool) before returning.
+        if (next) await next.catch(() => {});
       }
     },
 

@@ -32,6 +32,8 @@ export const ModelRow = shape({
   attribution: col.nullable(col.text()),
   /** Where an installed file came from (an http(s) URL), null for uploads. */
   sourceUrl: col.nullable(col.text()),
+  /** `classifier` (hears audio) or `range` (a species-range model: position and week → one score per label; migration 0033). */
+  kind: col.oneOf(['classifier', 'range'] as const),
 });
 export type ModelRow = RowOf<typeof ModelRow>;
 
@@ -43,7 +45,7 @@ const ROW = `id, name, version, description, enabled, is_default AS "isDefault",
   uploaded_by AS "uploadedBy", created_at AS "createdAt", updated_at AS "updatedAt", labels_version AS "labelsVersion",
   family, sample_rate AS "sampleRate", window_ms AS "windowMs", input_samples AS "inputSamples",
   embedding_output AS "embeddingOutput", embedding_size AS "embeddingSize",
-  known_family AS "knownFamily", attribution, source_url AS "sourceUrl"`;
+  known_family AS "knownFamily", attribution, source_url AS "sourceUrl", kind`;
 
 export function createModelsRepo(db: Db) {
   return {
@@ -58,17 +60,17 @@ export function createModelsRepo(db: Db) {
     resolve: (picked: string | null) =>
       db.maybeOne(
         ModelRow,
-        `SELECT ${ROW} FROM inference_models WHERE (id = $1 AND enabled) OR is_default ORDER BY (id = $1 AND enabled) DESC LIMIT 1`,
+        `SELECT ${ROW} FROM inference_models WHERE kind = 'classifier' AND ((id = $1 AND enabled) OR is_default) ORDER BY (id = $1 AND enabled) DESC LIMIT 1`,
         [picked ?? ''],
       ),
 
     insert: (tx: Db, m: Omit<ModelRow, 'isDefault' | 'enabled' | 'updatedAt' | 'labelsVersion'>) =>
       tx.run(
         `INSERT INTO inference_models (id, name, version, description, enabled, is_default, model_key, labels_key, model_bytes, model_sha256, label_count, unknown_labels, uploaded_by, created_at, updated_at,
-           family, sample_rate, window_ms, input_samples, embedding_output, embedding_size, known_family, attribution, source_url)
-         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+           family, sample_rate, window_ms, input_samples, embedding_output, embedding_size, known_family, attribution, source_url, kind)
+         VALUES ($1, $2, $3, $4, true, false, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
         [m.id, m.name, m.version, m.description, m.modelKey, m.labelsKey, m.modelBytes, m.modelSha256, m.labelCount, JSON.stringify(m.unknownLabels), m.uploadedBy, m.createdAt,
-          m.family, m.sampleRate, m.windowMs, m.inputSamples, m.embeddingOutput, m.embeddingSize, m.knownFamily, m.attribution, m.sourceUrl],
+          m.family, m.sampleRate, m.windowMs, m.inputSamples, m.embeddingOutput, m.embeddingSize, m.knownFamily, m.attribution, m.sourceUrl, m.kind],
       ),
 
     /** A label was remapped: the row's edit time and its mapping version move. */
@@ -95,6 +97,10 @@ export function createModelsRepo(db: Db) {
       await tx.run('UPDATE inference_models SET is_default = true, updated_at = $2 WHERE id = $1', [id, at]);
       return before?.id ?? null;
     },
+
+    /** The range model the hub judges with: the newest enabled one (null: none installed). */
+    activeRange: () =>
+      db.maybeOne(ModelRow, `SELECT ${ROW} FROM inference_models WHERE kind = 'range' AND enabled ORDER BY created_at DESC, id DESC LIMIT 1`),
 
     remove: (tx: Db, id: string) => tx.run('DELETE FROM inference_models WHERE id = $1', [id]),
 

@@ -17,6 +17,9 @@ const ModelView = Open({
   enabled: Type.Boolean(),
   isDefault: Type.Boolean(),
   builtin: Type.Boolean(),
+  kind: Type.Union([Type.Literal('classifier'), Type.Literal('range')], {
+    description: 'classifier: hears audio; range: a species-range model (latitude, longitude, week → one score per label) that flags out-of-range detections',
+  }),
   labelCount: Type.Integer(),
   unknownLabelCount: Type.Integer(),
   unknownLabels: Type.Array(Type.String()),
@@ -75,7 +78,7 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
       labels: { maxBytes: MAX_LABELS_BYTES, missing: { code: 'INVALID_LABELS', message: 'The "labels" file (.txt) is required' } },
     },
     fields: {
-      names: ['name', 'version', 'description', 'sampleRate', 'windowSeconds', 'knownFamily', 'attribution'],
+      names: ['name', 'version', 'description', 'sampleRate', 'windowSeconds', 'knownFamily', 'attribution', 'kind'],
       maxBytes: 2000,
       read: (fields) => {
         const name = fields.name?.trim();
@@ -84,6 +87,9 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
         if (fields.attribution !== undefined && fields.attribution.length > 300) throw badRequest('attribution may have at most 300 characters');
         const sampleRate = numberField(fields.sampleRate, 'sampleRate');
         const windowSeconds = numberField(fields.windowSeconds, 'windowSeconds');
+        const kind = fields.kind?.trim() || 'classifier';
+        if (kind !== 'classifier' && kind !== 'range') throw badRequest('kind must be "classifier" or "range"');
+        const modelKind: 'classifier' | 'range' = kind;
         // The range checks are the classifier's (family.ts), which knows the model's input length.
         return {
           name,
@@ -93,6 +99,7 @@ async function readModelUpload(req: FastifyRequest): Promise<ModelUpload> {
           windowMs: windowSeconds === undefined ? undefined : Math.round(windowSeconds * 1000),
           knownFamily: fields.knownFamily?.trim() || null,
           attribution: fields.attribution?.trim() || null,
+          kind: modelKind,
         };
       },
     },
@@ -115,7 +122,7 @@ export function modelsRoutes(models: ModelsService) {
         const { models: all } = await models.list();
         return {
           models: all
-            .filter((m) => m.enabled)
+            .filter((m) => m.enabled && m.kind === 'classifier')
             .map(({ id, name, version, description, isDefault, builtin, labelCount, knownFamily, attribution }) => ({
               id, name, version, description, isDefault, builtin, labelCount, knownFamily, attribution,
             })),
@@ -143,7 +150,8 @@ export function modelsRoutes(models: ModelsService) {
       audit: ['admin.birdnet_model_uploaded'],
       summary:
         'Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), ' +
-        'knownFamily? (a family of GET /admin/models/known), attribution?, files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output)',
+        'knownFamily? (a family of GET /admin/models/known), attribution?, kind? (classifier, the default, or range: a species-range model with input [1, 3] latitude, longitude, week), ' +
+        'files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output)',
       tags: ['admin', 'models'],
       schema: { response: { 201: ModelView } },
       handler: async ({ actor, req, reply }) => {

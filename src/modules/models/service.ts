@@ -20,6 +20,7 @@ import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { BUILTIN_LABELS_PATH, Model } from '../../infra/classifier/onnx.ts';
+import { RangeModel } from '../../infra/classifier/range.ts';
 import { ModelError } from '../../infra/classifier/types.ts';
 import { parseLabels } from '../../infra/classifier/labels.ts';
 import { BUILTIN_MODEL_ID } from './model-store.ts';
@@ -56,6 +57,8 @@ export interface ModelUpload {
   sampleRate?: number;
   /** The model's window in ms (the upload's windowSeconds × 1000). */
   windowMs?: number;
+  /** `range`: a species-range model (position and week → one score per label), not a classifier. Default classifier. */
+  kind?: 'classifier' | 'range';
 }
 
 /** The line a model's detections credit: its own attribution, else its family's, else none. */
@@ -71,6 +74,7 @@ export function presentModel(m: ModelRow) {
     enabled: m.enabled,
     isDefault: m.isDefault,
     builtin: m.id === BUILTIN_MODEL_ID,
+    kind: m.kind,
     labelCount: m.labelCount,
     unknownLabelCount: m.unknownLabels.length,
     unknownLabels: m.unknownLabels.slice(0, UNKNOWN_LISTED),
@@ -136,12 +140,16 @@ export function createModelsService(deps: {
     /** The model a team's pick runs: the pick when enabled, else the hub default (the worker's model store). */
     resolve: repo.resolve,
 
+    /** The range model the hub judges with (the newest enabled one), null when none (src/modules/range). */
+    activeRange: repo.activeRange,
+
     get: async (id: string) => presentModel(await require(id)),
 
     /** The settings writer's check of `inference_model` values: the model must exist and be enabled. */
     async refuseModelRef(id: string): Promise<string | null> {
       const m = await repo.find(id);
       if (!m) return `names no model (${id})`;
+      if (m.kind !== 'classifier') return `names a range model (${id}), not a classifier`;
       return m.enabled ? null : `names a disabled model (${id})`;
     },
 
@@ -160,17 +168,25 @@ export function createModelsService(deps: {
         throw badRequest(`The labels file is refused: ${(err as Error).message}`, 'INVALID_LABELS');
       }
       if (labels.length === 0) throw badRequest('The labels file is empty', 'INVALID_LABELS');
+      const kind = input.kind ?? 'classifier';
       let loaded: Pick<Model, 'window' | 'embeddingOutput' | 'embeddingSize'>;
       try {
-        const model = await Model.load({
-          model: new Uint8Array(input.model),
-          labels: labels.map((l) => l.label),
-          name: 'the uploaded model',
-          threads: 1,
-          window: { sampleRate: input.sampleRate, windowMs: input.windowMs },
-        });
-        loaded = model;
-        await model.close();
+        if (kind === 'range') {
+          const range = await RangeModel.load({ model: new Uint8Array(input.model), labelCount: labels.length, name: 'the uploaded range model' });
+          await range.close();
+          // A range model hears no audio: its window columns keep placeholders (migration 0033).
+          loaded = { window: { family: 'custom', sampleRate: 0, windowMs: 0, inputSamples: 3 }, embeddingOutput: null, embeddingSize: 0 };
+        } else {
+          const model = await Model.load({
+            model: new Uint8Array(input.model),
+            labels: labels.map((l) => l.label),
+            name: 'the uploaded model',
+            threads: 1,
+            window: { sampleRate: input.sampleRate, windowMs: input.windowMs },
+          });
+          loaded = model;
+          await model.close();
+        }
       } catch (err) {
         if (err instanceof ModelError) throw badRequest(err.message, 'INVALID_MODEL');
         throw err;
@@ -191,7 +207,7 @@ export function createModelsService(deps: {
             labelCount: labels.length, unknownLabels, uploadedBy: actor.userId, createdAt: clock.now(),
             family: loaded.window.family, sampleRate: loaded.window.sampleRate, windowMs: loaded.window.windowMs,
             inputSamples: loaded.window.inputSamples, embeddingOutput: loaded.embeddingOutput, embeddingSize: loaded.embeddingSize,
-            knownFamily: input.knownFamily ?? null, attribution: input.attribution ?? null, sourceUrl: input.sourceUrl ?? null,
+            knownFamily: input.knownFamily ?? null, attribution: input.attribution ?? null, sourceUrl: input.sourceUrl ?? null, kind,
           });
           // Its labels map into the species table now, so its detections' codes are fixed from the start.
           await mapModelLabels(tx, catalog, id, labels, clock.now());
@@ -200,7 +216,7 @@ export function createModelsService(deps: {
             details: {
               name: input.name, version: input.version ?? null, labelCount: labels.length, unknownLabelCount: unknownLabels.length, modelBytes: input.model.length,
               family: loaded.window.family, sampleRate: loaded.window.sampleRate, windowMs: loaded.window.windowMs,
-              knownFamily: input.knownFamily ?? null, sourceUrl: input.sourceUrl ?? null,
+              knownFamily: input.knownFamily ?? null, sourceUrl: input.sourceUrl ?? null, kind,
             },
           });
         });
@@ -225,6 +241,7 @@ export function createModelsService(deps: {
       await db.tx(async (tx) => {
         const m = await require(id, tx);
         if (!m.enabled) throw conflict('A disabled model cannot be the default: enable it first', 'MODEL_DISABLED');
+        if (m.kind !== 'classifier') throw conflict('A range model cannot be the default classifier', 'MODEL_IS_RANGE');
         const previous = await repo.setDefault(tx, id, clock.now());
         await audit.write(tx, actor, { action: 'admin.birdnet_model_set_default', targetType: 'model', targetId: id, details: { previous } });
       });

@@ -375,6 +375,30 @@ export const SETTINGS: readonly SettingDef[] = [
     lockableAt: ['hub'],
     description: "A chunk holds a human voice when the model's voice confidence reaches this",
   }),
+  // The range filter (issue 35, docs/model.md "Range filter"): species scoring below the threshold
+  // at a satellite's position that week are flagged out of range; the lists override the model.
+  team({
+    key: 'range_filter_threshold',
+    type: 'number',
+    min: 0.0001,
+    max: 0.99,
+    default: 0.03,
+    description: "A species whose range-model score at the satellite's position that week is below this is out of range",
+  }),
+  teamOnly({
+    key: 'range_include_species',
+    type: 'speciesList',
+    maxItems: 2000,
+    default: [],
+    description: 'Species codes never flagged out of range, whatever the range model says',
+  }),
+  teamOnly({
+    key: 'range_exclude_species',
+    type: 'speciesList',
+    maxItems: 2000,
+    default: [],
+    description: 'Species codes always flagged out of range (with or without a range model)',
+  }),
   team({
     key: 'inference_overlap_sec',
     unit: 's',
@@ -400,6 +424,15 @@ export const SETTINGS: readonly SettingDef[] = [
     max: 20,
     default: 1,
     description: 'Confirm votes must outnumber reject votes by this many to confirm a detection (and the reverse to reject it)',
+  }),
+  // Per-species thresholds (issue 35 item 2, src/modules/species-thresholds): the precision they keep.
+  team({
+    key: 'species_threshold_target',
+    type: 'number',
+    min: 0.5,
+    max: 0.99,
+    default: 0.9,
+    description: 'Per-species thresholds keep the share of confirmed detections at or above this',
   }),
 
   // Team fields

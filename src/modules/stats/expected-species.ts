@@ -8,6 +8,7 @@ import type { Db } from '../../infra/db/index.ts';
 import type { CategoryVisibility } from '../detections/visibility.ts';
 import type { DeviceService } from '../satellites/device-service.ts';
 import type { EbirdService } from '../ebird/service.ts';
+import type { RangeService } from '../range/service.ts';
 import type { EbirdObservation } from '../ebird/client.ts';
 import type { SourceFailure } from '../weather/client.ts';
 import { createGeoRepo } from './geo-repo.ts';
@@ -49,6 +50,8 @@ export function createExpectedSpeciesService(deps: {
   devices: Pick<DeviceService, 'positions'>;
   visibility: Pick<CategoryVisibility, 'of'>;
   ebird: Pick<EbirdService, 'recent' | 'configured'>;
+  /** The hub's range model (issue 35): when one is installed, it says what is expected instead of eBird. */
+  range?: Pick<RangeService, 'hasRangeModel' | 'expectedCodesAt'>;
   catalog: () => CodeCatalog;
 }) {
   const repo = createGeoRepo(deps.db);
@@ -62,8 +65,10 @@ export function createExpectedSpeciesService(deps: {
         distKm: opts.distKm,
         backDays: opts.backDays,
       };
-      const empty = { satellites: [], expectedAndHeard: [], expectedNotHeard: [], heardNotExpected: [] };
-      if (!deps.ebird.configured)
+      const fromRange = deps.range ? await deps.range.hasRangeModel() : false;
+      const source = fromRange ? ('range_model' as const) : ('ebird' as const);
+      const empty = { source, satellites: [], expectedAndHeard: [], expectedNotHeard: [], heardNotExpected: [] };
+      if (!fromRange && !deps.ebird.configured)
         return { ...frame, available: false, reason: 'not_configured', detail: 'No eBird API key is set (EBIRD_API_KEY)', ...empty };
       const [sats, visible] = await Promise.all([deps.devices.positions(w.tenantIds, w.satelliteId), deps.visibility.of(w.tenantIds)]);
       const located = sats.map((s) => ({ s, at: positionOf(s) })).filter((x) => x.at.latitude !== null && x.at.longitude !== null);
@@ -84,6 +89,26 @@ export function createExpectedSpeciesService(deps: {
       let failure: SourceFailure | null = null;
       for (const { s, at } of located) {
         const base = { satelliteId: s.satelliteId, name: s.name, latitude: at.latitude, longitude: at.longitude };
+        if (fromRange) {
+          // The range model's species for the satellite's position in the window's last week.
+          const codes = (await deps.range!.expectedCodesAt(at.latitude!, at.longitude!, w.end)) ?? new Set<string>();
+          satellites.push({ ...base, available: true });
+          for (const code of codes) {
+            const known = catalog.byCode(code);
+            if (known && known.category !== 'bird') continue;
+            const o = {
+              speciesCode: code,
+              comName: known?.commonName ?? code,
+              sciName: known?.scientificName ?? '',
+              obsDt: null,
+              howMany: null,
+              lat: null,
+              lng: null,
+            };
+            addReport(expected, canon(code), o, catalog);
+          }
+          continue;
+        }
         const answer = await deps.ebird.recent(at.latitude!, at.longitude!, opts.distKm, opts.backDays, {
           cachedOnly: failure ?? undefined,
         });
@@ -134,6 +159,7 @@ export function createExpectedSpeciesService(deps: {
       const mostDetected = (a: ExpectedItem, b: ExpectedItem) => b.detections - a.detections || byName(a, b);
       return {
         ...frame,
+        source,
         available: true,
         satellites,
         expectedAndHeard: expectedAndHeard.sort(mostDetected),

@@ -81,6 +81,8 @@ const ExpectedItem = Type.Object({
 export const ExpectedSpecies = Type.Object({
   ...WindowFields,
   ...Unavailable,
+  /** Where "expected" comes from: the hub's range model when one is installed (issue 35), else eBird's recent reports. */
+  source: Type.Union([Type.Literal('range_model'), Type.Literal('ebird')]),
   distKm: Type.Integer(),
   backDays: Type.Integer(),
   satellites: Type.Array(Type.Object({ satelliteId: Uuid, name: Type.String(), ...Position, ...Unavailable })),

@@ -346,6 +346,8 @@ export interface paths {
                                 id: string;
                                 inputSamples: number;
                                 isDefault: boolean;
+                                /** @description classifier: hears audio; range: a species-range model (latitude, longitude, week → one score per label) that flags out-of-range detections */
+                                kind: "classifier" | "range";
                                 knownFamily: string | null;
                                 labelCount: number;
                                 modelBytes: number;
@@ -370,7 +372,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), knownFamily? (a family of GET /admin/models/known), attribution?, files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output) */
+        /** Upload a model: multipart fields name, version?, description?, sampleRate? and windowSeconds? (a model whose input length is neither 144000 nor 160000 samples), knownFamily? (a family of GET /admin/models/known), attribution?, kind? (classifier, the default, or range: a species-range model with input [1, 3] latitude, longitude, week), files model (.onnx) and labels (.txt: BirdNET labels or eBird codes, one per output) */
         post: {
             parameters: {
                 query?: never;
@@ -400,6 +402,8 @@ export interface paths {
                             id: string;
                             inputSamples: number;
                             isDefault: boolean;
+                            /** @description classifier: hears audio; range: a species-range model (latitude, longitude, week → one score per label) that flags out-of-range detections */
+                            kind: "classifier" | "range";
                             knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
@@ -477,6 +481,8 @@ export interface paths {
                             id: string;
                             inputSamples: number;
                             isDefault: boolean;
+                            /** @description classifier: hears audio; range: a species-range model (latitude, longitude, week → one score per label) that flags out-of-range detections */
+                            kind: "classifier" | "range";
                             knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
@@ -567,6 +573,8 @@ export interface paths {
                             id: string;
                             inputSamples: number;
                             isDefault: boolean;
+                            /** @description classifier: hears audio; range: a species-range model (latitude, longitude, week → one score per label) that flags out-of-range detections */
+                            kind: "classifier" | "range";
                             knownFamily: string | null;
                             labelCount: number;
                             modelBytes: number;
@@ -4409,6 +4417,7 @@ export interface paths {
                     limit?: number;
                     minConfidence?: number;
                     offset?: number;
+                    outOfRange?: "true" | "false" | "1" | "0";
                     satelliteId?: string;
                     sortBy?: "date" | "confidence" | "species";
                     sortDir?: "asc" | "desc";
@@ -4444,6 +4453,7 @@ export interface paths {
                             detections: {
                                 /** Format: uuid */
                                 audioChunkId: string;
+                                belowThreshold: number | null;
                                 calibrated_confidence: number;
                                 callChunks: number;
                                 /** Format: date-time */
@@ -4464,9 +4474,12 @@ export interface paths {
                                 isFirstOfSeason: boolean;
                                 isRare: boolean;
                                 modelId: string;
+                                outOfRange: boolean;
                                 padded: boolean;
                                 pinned: boolean;
                                 promoted: boolean;
+                                rangeScore: number | null;
+                                rangeSource: ("range_model" | "ebird" | "team_list") | (never | null);
                                 rareReason: string | null;
                                 /** Format: uuid */
                                 satelliteId: string;
@@ -4523,6 +4536,7 @@ export interface paths {
                             annotationCount: number;
                             /** Format: uuid */
                             audioChunkId: string;
+                            belowThreshold: number | null;
                             calibrated_confidence: number;
                             callChunks: number;
                             /** Format: date-time */
@@ -4546,9 +4560,12 @@ export interface paths {
                             modelAttribution: string | null;
                             modelId: string;
                             myVote: string | null;
+                            outOfRange: boolean;
                             padded: boolean;
                             pinned: boolean;
                             promoted: boolean;
+                            rangeScore: number | null;
+                            rangeSource: ("range_model" | "ebird" | "team_list") | (never | null);
                             rareReason: string | null;
                             /** Format: uuid */
                             satelliteId: string;
@@ -7660,6 +7677,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/satellites/{id}/expected-species": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Species the range model expects at the satellite's position in a week (default this week), at or above the team's range threshold; the team's include list added, its exclude list taken out */
+        get: {
+            parameters: {
+                query?: {
+                    week?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            available: boolean;
+                            excluded: string[];
+                            latitude: number | null;
+                            longitude: number | null;
+                            model: ({
+                                id: string;
+                                name: string;
+                            } & {
+                                [key: string]: unknown;
+                            }) | null;
+                            positionSource: string | null;
+                            reason: string | null;
+                            satelliteId: string;
+                            source: ("range_model" | "ebird") | (never | null);
+                            species: ({
+                                code: string;
+                                commonName: string;
+                                reason: "range_model" | "ebird" | "include_list";
+                                scientificName: string;
+                                score: number | null;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            threshold: number;
+                            /** @description BirdNET's week: 1-48, four per month */
+                            week: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/satellites/{id}/logs": {
         parameters: {
             query?: never;
@@ -8804,6 +8890,199 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/species-thresholds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's per-species minimum confidences (learned from votes, pinned or reset by an admin) and the rules */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            minEach: number;
+                            minVotes: number;
+                            target: number;
+                            tenantId: string;
+                            thresholds: ({
+                                computedAt: string | null;
+                                confirmed: number;
+                                learned: number | null;
+                                mode: "learned" | "pinned" | "none";
+                                pinned: number | null;
+                                precision: number | null;
+                                rejected: number;
+                                speciesCode: string;
+                                threshold: number | null;
+                                votes: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            wilsonZ: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/species-thresholds/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One species' threshold in force and its recomputations, newest first (at most 100) */
+        get: {
+            parameters: {
+                query?: {
+                    tenantId?: string;
+                };
+                header?: never;
+                path: {
+                    code: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            computedAt: string | null;
+                            confirmed: number;
+                            history: ({
+                                computedAt: string;
+                                confirmed: number;
+                                lowerBound: number | null;
+                                precision: number | null;
+                                reason: string;
+                                rejected: number;
+                                target: number;
+                                threshold: number | null;
+                                votes: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            learned: number | null;
+                            minEach: number;
+                            minVotes: number;
+                            mode: "learned" | "pinned" | "none";
+                            pinned: number | null;
+                            precision: number | null;
+                            rejected: number;
+                            speciesCode: string;
+                            target: number;
+                            tenantId: string;
+                            threshold: number | null;
+                            votes: number;
+                            wilsonZ: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        /** Pins a species' threshold (mode pinned with threshold), resets it to none (mode none) or follows the votes again (mode learned) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    code: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        mode: "learned" | "pinned" | "none";
+                        /** Format: uuid */
+                        tenantId?: string;
+                        threshold?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            computedAt: string | null;
+                            confirmed: number;
+                            history: ({
+                                computedAt: string;
+                                confirmed: number;
+                                lowerBound: number | null;
+                                precision: number | null;
+                                reason: string;
+                                rejected: number;
+                                target: number;
+                                threshold: number | null;
+                                votes: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            learned: number | null;
+                            minEach: number;
+                            minVotes: number;
+                            mode: "learned" | "pinned" | "none";
+                            pinned: number | null;
+                            precision: number | null;
+                            rejected: number;
+                            speciesCode: string;
+                            target: number;
+                            tenantId: string;
+                            threshold: number | null;
+                            votes: number;
+                            wilsonZ: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/species/image-cache/clear": {
         parameters: {
             query?: never;
@@ -9828,6 +10107,7 @@ export interface paths {
                                 /** Format: uuid */
                                 satelliteId: string;
                             }[];
+                            source: "range_model" | "ebird";
                             /** @description IANA zone of the local days and hours */
                             timeZone: string;
                             /**

@@ -44,16 +44,25 @@ export function ModelsAdmin() {
                   {m.name} {m.version ? <span className="small">{m.version}</span> : null}{' '}
                   {m.isDefault ? <span className="badge">{t('models.default')}</span> : null}
                   {!m.enabled ? <span className="badge">{t('models.disabled')}</span> : null}
+                  {m.kind === 'range' ? (
+                    <span className="badge" data-testid="model-kind-range">
+                      {t('models.kind.range')}
+                    </span>
+                  ) : null}
                 </th>
                 <td>
                   {m.labelCount}
                   {m.unknownLabelCount > 0 ? <span className="small"> ({t('models.unknown', { n: m.unknownLabelCount })})</span> : null}
                 </td>
-                <td>
-                  {t('models.family', { seconds: fmt.number(m.windowSeconds, 3), khz: fmt.number(m.sampleRate / 1000, 3) })}
-                  {m.family === 'custom' ? <span className="small"> ({t('models.familyCustom')})</span> : null}
-                  {m.embeddingOutput ? <div className="small">{t('models.embedding', { size: m.embeddingSize })}</div> : null}
-                </td>
+                {m.kind === 'range' ? (
+                  <td>{t('models.rangeInput')}</td>
+                ) : (
+                  <td>
+                    {t('models.family', { seconds: fmt.number(m.windowSeconds, 3), khz: fmt.number(m.sampleRate / 1000, 3) })}
+                    {m.family === 'custom' ? <span className="small"> ({t('models.familyCustom')})</span> : null}
+                    {m.embeddingOutput ? <div className="small">{t('models.embedding', { size: m.embeddingSize })}</div> : null}
+                  </td>
+                )}
                 <td>{m.builtin ? t('models.builtin') : fmt.bytes(m.modelBytes)}</td>
                 <td>
                   <div className="row tight">
@@ -65,7 +74,7 @@ export function ModelsAdmin() {
                     >
                       {t('models.showLabels')}
                     </button>
-                    {!m.isDefault && m.enabled ? (
+                    {!m.isDefault && m.enabled && m.kind !== 'range' ? (
                       <button type="button" className="secondary" onClick={() => setDefault.mutate(m.id)}>
                         {t('models.makeDefault')}
                       </button>
@@ -100,6 +109,14 @@ export function ModelsAdmin() {
         <h3>{t('models.upload')}</h3>
         <Field label={t('models.name')}>{(id) => <input id={id} name="name" required maxLength={LIMITS.modelName.maxLength} />}</Field>
         <Field label={t('models.version')}>{(id) => <input id={id} name="version" maxLength={LIMITS.modelVersion.maxLength} />}</Field>
+        <Field label={t('models.kind')} hint={t('models.kindHint')}>
+          {(id) => (
+            <select id={id} name="kind" defaultValue="classifier">
+              <option value="classifier">{t('models.kind.classifier')}</option>
+              <option value="range">{t('models.kind.range')}</option>
+            </select>
+          )}
+        </Field>
         <Field label={t('models.onnx')}>{(id) => <input id={id} name="model" type="file" accept=".onnx" required />}</Field>
         <Field label={t('models.labelsFile')} hint={t('models.labelsHint')}>
           {(id) => <input id={id} name="labels" type="file" accept=".txt,text/plain" required />}

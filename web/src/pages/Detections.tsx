@@ -33,6 +33,7 @@ const FILTERS = [
   'start',
   'end',
   'includeTentative',
+  'outOfRange',
   'sortBy',
   'sortDir',
 ] as const;
@@ -69,6 +70,7 @@ export function Detections() {
       ...filters,
       minConfidence: filters.minConfidence ? Number(filters.minConfidence) : undefined,
       includeTentative: filters.includeTentative === 'true' ? 'true' : undefined,
+      outOfRange: filters.outOfRange === 'true' || filters.outOfRange === 'false' ? filters.outOfRange : undefined,
       sortBy: filters.sortBy as 'date' | 'confidence' | 'species' | undefined,
       sortDir: filters.sortDir as 'asc' | 'desc' | undefined,
       verificationStatus: filters.verificationStatus as DetectionList['detections'][number]['verificationStatus'] | undefined,
@@ -309,6 +311,15 @@ export function Detections() {
               </select>
             )}
           </Field>
+          <Field label={t('det.range')}>
+            {(id) => (
+              <select id={id} name="outOfRange" defaultValue={filters.outOfRange ?? ''}>
+                <option value="">{t('det.range.any')}</option>
+                <option value="false">{t('det.range.inRange')}</option>
+                <option value="true">{t('det.range.outOfRange')}</option>
+              </select>
+            )}
+          </Field>
           <label className="check">
             <input type="checkbox" name="includeTentative" defaultChecked={filters.includeTentative === 'true'} />
             {t('det.includeTentative')}
@@ -398,6 +409,21 @@ export function Detections() {
                 {d.isFirstOfSeason ? <span className="badge season">{t('det.badge.firstOfSeason')}</span> : null}
                 {d.isRare ? <span className="badge rare">{t('det.badge.rare')}</span> : null}
                 {d.tentative ? <span className="badge tentative">{t('det.badge.tentative')}</span> : null}
+                {d.outOfRange ? (
+                  <span
+                    className="badge out-of-range"
+                    data-testid="out-of-range"
+                    title={
+                      d.rangeScore !== null
+                        ? t('det.badge.outOfRangeScore', { score: d.rangeScore.toFixed(3) })
+                        : d.rangeSource === 'ebird'
+                          ? t('det.badge.outOfRangeEbird')
+                          : t('det.badge.outOfRangeList')
+                    }
+                  >
+                    {t('det.badge.outOfRange')}
+                  </span>
+                ) : null}
                 <span className={`badge status-${d.verificationStatus}`} data-testid="status">
                   {t(`det.status.${d.verificationStatus}`)}
                 </span>

@@ -19,6 +19,7 @@ import { atLeast } from '../roles';
 import { useSession } from '../session';
 import { SettingsTable, sourceName } from '../components/SettingsTable';
 import { FieldNotes } from '../components/notes/FieldNotes';
+import { ExpectedSpecies } from '../components/ExpectedSpecies';
 import { messageOf } from '../api/client';
 import { LIMITS } from '../limits';
 
@@ -117,6 +118,8 @@ export default function SatelliteDetail() {
         satellite={{ id: s.id, latitude: s.latitude, longitude: s.longitude }}
         compose
       />
+
+      <ExpectedSpecies satelliteId={s.id} />
 
       <h2>{t('fleet.overrides')}</h2>
       <SettingsTable scope={{ satelliteId: id }} disabled={!manage} onSaved={refreshHistory} />

@@ -15,6 +15,8 @@ import { EmptyNote, ErrorText, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 import { useSpeciesPhotos } from '../api/hooks/species-images';
 import { SpeciesThumb } from '../components/SpeciesPhoto';
+import { SpeciesThresholdCell } from '../components/SpeciesThreshold';
+import { useSpeciesThresholds } from '../api/hooks/species-thresholds';
 
 type Timeline = Body<'/api/detections/species-timeline', 'get'>;
 type Bucket = Timeline['species'][number]['buckets'][number];
@@ -83,6 +85,7 @@ export default function Species() {
   const rows = useMemo(() => summary.data?.species ?? [], [summary.data]);
   const names = useSpeciesNames(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
   const photos = useSpeciesPhotos(useMemo(() => rows.map((r) => r.speciesCode), [rows]));
+  const thresholds = useSpeciesThresholds(tenantId);
   const bucketsOf = useMemo(() => new Map((timeline.data?.species ?? []).map((s) => [s.speciesCode, s.buckets])), [timeline.data]);
 
   if (!team) return <NoTeam />;
@@ -116,6 +119,7 @@ export default function Species() {
                 <th scope="col">{t('species.first')}</th>
                 <th scope="col">{t('species.last')}</th>
                 <th scope="col">{t('species.activity')}</th>
+                <th scope="col">{t('species.threshold')}</th>
               </tr>
             </thead>
             <tbody>
@@ -146,6 +150,9 @@ export default function Species() {
                           label={t('species.activityOf', { name: n.primary, unit: t(`species.unit.${timeline.data.bucket}`) })}
                         />
                       ) : null}
+                    </td>
+                    <td>
+                      <SpeciesThresholdCell code={r.speciesCode} name={n.primary} summary={thresholds.byCode.get(r.speciesCode)} />
                     </td>
                   </tr>
                 );
