@@ -115,8 +115,10 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
       const onData = (d: Buffer) => {
         out += d;
         if (!out.includes('listening on')) return;
-        // Keep draining the pipe (warnings) so the hub never blocks on a full stdout.
-        child.stdout!.off('data', onData).resume();
+        // Keep draining the pipe (warnings) so the hub never blocks on a full stdout; BENCH_HUB_STDOUT keeps it in a file.
+        child.stdout!.off('data', onData);
+        if (process.env.BENCH_HUB_STDOUT) child.stdout!.pipe(fs.createWriteStream(process.env.BENCH_HUB_STDOUT));
+        else child.stdout!.resume();
         resolve();
       };
       child.stdout!.on('data', onData);

@@ -264,6 +264,7 @@ describe('eBird checklist', () => {
 
   test('ebirdValue: what eBird cannot take inside a value', () => {
     assert.equal(ebirdValue('a,b "c"\n\td\u2028e'), "a;b 'c' d e");
+    assert.equal(ebirdValue('\u00a0=1+2\u00a0'), "'=1+2", 'any white space around a value is trimmed before the formula guard');
     assert.equal(ebirdValue(' @sum(1)'), "'@sum(1)");
     assert.equal(ebirdValue('Süd – Łódź'), 'Süd – Łódź', 'eBird reads UTF-8: names are left as they are');
   });
@@ -459,6 +460,74 @@ describe('iNaturalist file as its importer reads it (ISO-8859-1, fewer than 10,0
       );
     });
   }
+
+  /** The first chunk of a body, or a failure once `ms` pass without one (it waited for a part to fill). */
+  async function firstChunk(body: NodeJS.ReadableStream, ms = 3000): Promise<{ chunk: Buffer; rest: () => Promise<Buffer> }> {
+    const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    let timer: NodeJS.Timeout | undefined;
+    const first = await Promise.race([
+      it.next(),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no byte while the rows were still coming')), ms))),
+    ]).finally(() => clearTimeout(timer));
+    assert.ok(!first.done);
+    return {
+      chunk: first.value,
+      rest: async () => {
+        const chunks = [first.value];
+        for (let n = await it.next(); !n.done; n = await it.next()) chunks.push(n.value);
+        return Buffer.concat(chunks);
+      },
+    };
+  }
+
+  /** Two rows, then a wait until `release()`, then the rest: the first bytes must not wait for the rest. */
+  function gated(rows: ExportRow[]) {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    async function* rowsOf(): RowSource {
+      yield rows.slice(0, 2);
+      await gate;
+      yield rows.slice(2);
+    }
+    return { source: rowsOf(), release };
+  }
+
+  test('with the rows counted up front (listed), a file within the limit is one CSV streamed from its first line', async () => {
+    const rows = [0, 1, 2].map((i) => row('eurbla', new Date(Date.UTC(2026, 4, 1, 5, i)).toISOString()));
+    const g = gated(rows);
+    const out = await renderExport('inaturalist', g.source, ctx, { ...noAudio, partLimit: { rows: 3 }, listed: 3 });
+    assert.equal(out.contentType, 'text/csv; charset=iso-8859-1');
+    const first = await firstChunk(out.body);
+    g.release();
+    const lines = parse((await first.rest()).toString('latin1')) as string[][];
+    assert.deepEqual(lines[0], [...INATURALIST_COLUMNS]);
+    assert.equal(lines.length - 1, 3);
+  });
+
+  test('with more rows listed than a file takes, a zip of parts streams at once; rows left out still count, so a zip may hold one part', async () => {
+    const rows = [0, 1, 2].map((i) => row('eurbla', new Date(Date.UTC(2026, 4, 1, 5, i)).toISOString()));
+    const g = gated(rows);
+    const out = await renderExport('inaturalist', g.source, ctx, { ...noAudio, partLimit: { rows: 2 }, listed: 3 });
+    assert.equal(out.contentType, 'application/zip');
+    const first = await firstChunk(out.body);
+    g.release();
+    const files = await unzip(await first.rest());
+    assert.deepEqual([...files.keys()], ['inaturalist-part-1.csv', 'inaturalist-part-2.csv']);
+    assert.deepEqual(
+      [...files.values()].map((b) => (parse(b.toString('latin1')) as string[][]).length - 1),
+      [2, 1],
+    );
+
+    // Three rows listed, one a dog (no species): two lines fit one file, but the count decided a zip.
+    const mixed = [
+      row('eurbla', '2026-05-01T05:00:00.000Z'),
+      row('dogdog', '2026-05-01T05:01:00.000Z'),
+      row('eurbla', '2026-05-01T05:02:00.000Z'),
+    ];
+    const zipped = await renderExport('inaturalist', source(mixed), ctx, { ...noAudio, partLimit: { rows: 2 }, listed: 3 });
+    assert.equal(zipped.contentType, 'application/zip');
+    assert.deepEqual([...(await unzip(await bytes(zipped.body))).keys()], ['inaturalist-part-1.csv']);
+  });
 });
 
 describe('detections CSV and JSON', () => {

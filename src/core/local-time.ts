@@ -72,3 +72,24 @@ export function localTime(at: string | Date, timeZone: string): LocalTime {
     day: Math.floor(wall.getTime() / 86_400_000),
   };
 }
+
+/**
+ * localTime's date and time as one `YYYY-MM-DD HH:MM:SS` (an export writes one on every row):
+ * one Date and its ISO string instead of localTime's parts, for years 0–9999.
+ */
+export function localStamp(at: string, timeZone: string): string {
+  const ms = Date.parse(at);
+  const wall = Math.floor(ms / 1000) * 1000 + offsetMinutes(ms, timeZone) * 60_000;
+  if (!(wall >= -62_167_219_200_000 && wall < 253_402_300_800_000)) {
+    const t = localTime(at, timeZone);
+    return `${t.date} ${t.time}`;
+  }
+  const iso = new Date(wall).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+}
+
+/** localTime's `day` alone (days since 1970-01-01 of the local date): what a writer compares on every row. */
+export function localDay(at: string, timeZone: string): number {
+  const ms = Date.parse(at);
+  return Math.floor((Math.floor(ms / 1000) * 1000 + offsetMinutes(ms, timeZone) * 60_000) / 86_400_000);
+}

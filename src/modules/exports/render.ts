@@ -2,7 +2,8 @@
  * One export kind → its file: media type, a file name, and the body as a stream. Text formats
  * stream as the rows arrive; the PDF report folds every row into its aggregates first. eBird and
  * iNaturalist files are one file within their importer's limit, else a zip of parts
- * (formats/parts.ts): their media type is known once the first part is full or the rows end.
+ * (formats/parts.ts): an eBird file's media type is known once the first part is full or the
+ * rows end; iNaturalist's from the count of rows listed when the caller gives it (`listed`).
  */
 import { PassThrough, Readable } from 'node:stream';
 import type { ExportContext, RowSource } from './types.ts';
@@ -35,8 +36,8 @@ export interface Rendered {
   body: Readable;
 }
 
-/** Pieces read ahead of the socket: a CSV piece is a whole 5,000-row batch, so two, not Node's default sixteen. */
-const AHEAD = { highWaterMark: 2 };
+/** Pieces read ahead of the socket: a piece is up to PIECE_CHARS (formats/shared.ts), so eight of them stay below a megabyte. */
+const AHEAD = { highWaterMark: 8 };
 
 const stamp = (d: Date) => d.toISOString().slice(0, 10);
 const slug = (s: string) =>
@@ -55,6 +56,8 @@ export async function renderExport(
     audio: (chunkId: string) => Promise<Buffer | null>;
     /** The chunks of a row's call, oldest first (xeno-canto); the row's own chunk when absent. */
     callChunks?: CallChunks;
+    /** How many rows the filter lists, when counted up front: iNaturalist decides one file or a zip from it (parts.ts). */
+    listed?: number;
   },
 ): Promise<Rendered> {
   const base = `chorus-${slug(ctx.teamName)}-${stamp(ctx.generatedAt)}`;
@@ -88,6 +91,7 @@ export async function renderExport(
         together: false,
         header: inaturalistHeader(),
         limit: opts.partLimit ?? { rows: INATURALIST_MAX_ROWS },
+        listed: opts.listed,
         encoding: 'latin1',
         single: { contentType: 'text/csv; charset=iso-8859-1', filename: `${base}-inaturalist.csv` },
         zip: { filename: `${base}-inaturalist.zip`, part: (n) => `inaturalist-part-${n}.csv` },

@@ -118,6 +118,25 @@ export function presentJob(j: ExportJobRow) {
   };
 }
 
+/** The detections filter of an export request (a bad window is refused); the export bench builds its floor's statement from it too. */
+export function exportFilterOf(tenantId: string, f: ExportFilters, req?: Pick<ExportRequest, 'kind' | 'includeUnverified'>) {
+  const start = f.start ? new Date(f.start) : undefined;
+  const end = f.end ? new Date(f.end) : undefined;
+  if (start && end && start >= end) throw badRequest('start must be before end', 'VALIDATION_FAILED');
+  const confirmedOnly = req?.kind === 'recording' && !req.includeUnverified && !f.verificationStatus;
+  return {
+    tenantIds: [tenantId],
+    satelliteId: f.satelliteId,
+    species: f.species,
+    minConfidence: f.minConfidence,
+    verificationStatus: confirmedOnly ? ('confirmed' as const) : f.verificationStatus,
+    category: f.category,
+    start,
+    end,
+    includeTentative: false,
+  };
+}
+
 export function createExportsService(deps: {
   db: Db;
   clock: Clock;
@@ -138,23 +157,7 @@ export function createExportsService(deps: {
   const { clock } = deps;
   const repo = createExportsRepo(deps.db);
 
-  function filterOf(tenantId: string, f: ExportFilters, req?: Pick<ExportRequest, 'kind' | 'includeUnverified'>) {
-    const start = f.start ? new Date(f.start) : undefined;
-    const end = f.end ? new Date(f.end) : undefined;
-    if (start && end && start >= end) throw badRequest('start must be before end', 'VALIDATION_FAILED');
-    const confirmedOnly = req?.kind === 'recording' && !req.includeUnverified && !f.verificationStatus;
-    return {
-      tenantIds: [tenantId],
-      satelliteId: f.satelliteId,
-      species: f.species,
-      minConfidence: f.minConfidence,
-      verificationStatus: confirmedOnly ? ('confirmed' as const) : f.verificationStatus,
-      category: f.category,
-      start,
-      end,
-      includeTentative: false,
-    };
-  }
+  const filterOf = exportFilterOf;
 
   const teamLicense = async (tenantId: string) =>
     licenseOf(deps.license ? await deps.license(tenantId) : (findSetting('publication_license')!.default as PublicationLicenseId));
@@ -240,9 +243,12 @@ export function createExportsService(deps: {
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const { rows, ctx } = await withMedia(tenantId, req, counted(source, onRows), await contextOf(tenantId), by);
+    // iNaturalist's one-file-or-zip is decided from the count, so its first byte waits for no part to fill (docs/exports.md "Performance").
+    const listed = req.kind === 'inaturalist' && !req.options.partLimit ? await total(tenantId, req) : undefined;
     // A withheld recording (chunkId '') has no audio.
     return renderExport(req.kind, rows, ctx, {
       ...req.options,
+      listed,
       audio: (chunkId) => (chunkId ? deps.audio(tenantId, chunkId) : Promise.resolve(null)),
       // xeno-canto's recording is the whole call: every chunk it spans (formats/xenocanto.ts).
       callChunks: (r) => (r.chunkId ? deps.detections.callChunkIds(tenantId, r.id, MAX_CALL_CHUNKS + 1) : Promise.resolve([])),

@@ -3,8 +3,8 @@
  * MachineObservation per detection) and multimedia.txt (Simple Multimedia: the recording).
  *
  * DwC text files are tab-separated and cannot quote, so tabs and line breaks inside values
- * become spaces. Both data files are written to temp files while the rows stream (one pass
- * fills both), then zipped. individualCount is left out: one call says nothing about how
+ * become spaces. One pass over the rows fills both data files: occurrence.txt streams into the
+ * zip as it is written, multimedia.txt follows from a temp file. individualCount is left out: one call says nothing about how
  * many birds called. Rejected detections and sounds that are no species are left out.
  *
  * The licence is the team's (setting publication_license, exports/licenses.ts): its URL in the
@@ -14,7 +14,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { conf, coord, isGeneralised, isOrganism, localTime, neutralise, type SkipTally } from './shared.ts';
+import { conf, coord, isGeneralised, isOrganism, localTime, neutralise, PIECE_CHARS, type SkipTally } from './shared.ts';
 import { zipStream } from './zip.ts';
 
 const DWC = 'http://rs.tdwg.org/dwc/terms/';
@@ -102,8 +102,19 @@ export const MULTIMEDIA_FIELDS: readonly [string, string, Value][] = [
 ];
 
 /** DwC text cannot quote: a tab or line break would split the record. */
-const clean = (v: string) => v.replace(/[\t\r\n]+/g, ' ');
+const BREAKS = /[\t\r\n]/;
+const clean = (v: string) => (BREAKS.test(v) ? v.replace(/[\t\r\n]+/g, ' ') : v);
 const line = (cells: string[]) => cells.map(clean).join('\t') + '\n';
+
+/** One record of `fields` for a row, built as one string (a million rows make no cell arrays). */
+function record(fields: readonly [string, string, Value][], r: ExportRow, ctx: ExportContext, first?: string): string {
+  let out = first === undefined ? '' : clean(first);
+  for (let i = 0; i < fields.length; i++) {
+    if (i > 0 || first !== undefined) out += '\t';
+    out += clean(fields[i]![2](r, ctx));
+  }
+  return out + '\n';
+}
 
 const xml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] as string);
@@ -171,14 +182,18 @@ export function emlXml(ctx: ExportContext): string {
 `;
 }
 
-/** The archive as a zip stream. Rows left out are counted in `opts.skipped` when given. */
+/**
+ * The archive as a zip stream: occurrence.txt streams as its entry while the rows come (deflated
+ * on the fly); multimedia.txt, filled in the same pass, waits in a temp file and follows it.
+ * Rows left out are counted in `opts.skipped` when given.
+ */
 export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { skipped?: SkipTally } = {}): Readable {
   return zipStream(async (job) => {
     job.zip.addBuffer(Buffer.from(metaXml()), 'meta.xml');
     job.zip.addBuffer(Buffer.from(emlXml(ctx)), 'eml.xml');
-    const occurrence = job.temp('occurrence.txt');
+    const occurrence = job.entry('occurrence.txt');
     const multimedia = job.temp('multimedia.txt');
-    await occurrence.write(line(OCCURRENCE_FIELDS.map(([name]) => name)));
+    await occurrence.write(Buffer.from(line(OCCURRENCE_FIELDS.map(([name]) => name))));
     await multimedia.write(line(['coreid', ...MULTIMEDIA_FIELDS.map(([name]) => name)]));
     for await (const batch of rows) {
       job.check();
@@ -189,17 +204,20 @@ export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { s
           opts.skipped?.add(r, r.verificationStatus === 'rejected' ? 'rejected' : 'not_a_species');
           continue;
         }
-        occ += line(OCCURRENCE_FIELDS.map(([, , value]) => value(r, ctx)));
+        occ += record(OCCURRENCE_FIELDS, r, ctx);
+        if (occ.length >= PIECE_CHARS) {
+          await occurrence.write(Buffer.from(occ));
+          occ = '';
+        }
         // A sensitive species' recording is withheld (its chunk would place it), and an unpublished one has no
         // link an importer could fetch (issue 34): no media line.
-        if (!isGeneralised(r) && ctx.audioUrl(r.chunkId)) media += line([r.id, ...MULTIMEDIA_FIELDS.map(([, , value]) => value(r, ctx))]);
+        if (!isGeneralised(r) && ctx.audioUrl(r.chunkId)) media += record(MULTIMEDIA_FIELDS, r, ctx, r.id);
       }
-      if (occ) await occurrence.write(occ);
+      if (occ) await occurrence.write(Buffer.from(occ));
       if (media) await multimedia.write(media);
     }
-    await occurrence.close();
+    occurrence.close();
     await multimedia.close();
-    job.zip.addFile(occurrence.file, 'occurrence.txt');
     job.zip.addFile(multimedia.file, 'multimedia.txt');
   });
 }

@@ -18,7 +18,7 @@
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
 import { ebirdTaxon, type EbirdTaxon } from './ebird-names.ts';
 import { placeAt } from '../../places/index.ts';
-import { conf, coord, localTime, neutralise, Raw, SkipTally, type SkippedSpecies } from './shared.ts';
+import { conf, coord, localDay, localTime, neutralise, Raw, SkipTally, type SkippedSpecies } from './shared.ts';
 
 export const EBIRD_COLUMNS = [
   'Common Name',
@@ -45,13 +45,18 @@ export const EBIRD_COLUMNS = [
 /** eBird's import takes files up to 1 MB (FORMATS.md); counted in bytes of UTF-8, decimal megabyte to be safe. */
 export const EBIRD_MAX_FILE_BYTES = 1_000_000;
 
+/** Anything ebirdValue would change before the formula guard: most values have none of it and skip the replacing. */
+const EBIRD_UNPLAIN = /[\r\n\t\v\f\u0085\u2028\u2029",]| {2}|^\s|\s$/;
+
 /**
  * A value that needs no quoting in eBird's comma-split lines: line breaks and tabs become one
  * space, double quotes single quotes, commas semicolons; then the formula guard (a spreadsheet
  * opens this file too), after trimming, so a value that started with a space or tab before `=`
  * is still caught.
  */
+
 export function ebirdValue(text: string): string {
+  if (!EBIRD_UNPLAIN.test(text)) return neutralise(text);
   const plain = text
     .replace(/[\r\n\t\v\f\u0085\u2028\u2029]+/g, ' ')
     .replace(/"/g, "'")
@@ -142,8 +147,11 @@ function addRow(list: Checklist, taxon: EbirdTaxon, r: ExportRow): void {
     s.bestConfidence = r.confidence;
     s.bestModel = r.modelId;
   }
-  s.top.push({ id: r.id, confidence: r.confidence });
-  s.top.sort((a, b) => b.confidence - a.confidence);
+  // Kept sorted, most confident first; a row below the third is not even looked at again.
+  if (s.top.length === 3 && r.confidence <= s.top[2]!.confidence) return;
+  let i = s.top.length;
+  while (i > 0 && s.top[i - 1]!.confidence < r.confidence) i--;
+  s.top.splice(i, 0, { id: r.id, confidence: r.confidence });
   if (s.top.length > 3) s.top.length = 3;
 }
 
@@ -232,15 +240,17 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
           skips.add(r, 'not_in_ebird_taxonomy');
           continue;
         }
-        const t = localTime(r.detectedAt, ctx.timeZone);
-        if (t.day > latestDay) {
-          latestDay = t.day;
-          for (const lines of flush(t.day - 1)) out.push(lines);
+        // The local day alone on every row; its date and time only for a row that opens a checklist.
+        const day = localDay(r.detectedAt, ctx.timeZone);
+        if (day > latestDay) {
+          latestDay = day;
+          for (const lines of flush(day - 1)) out.push(lines);
         }
         // Withheld rows (sensitive species) share one satellite id: their grid cell keeps places apart.
-        const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${t.day}`;
+        const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${day}`;
         let list = open.get(key);
         if (!list) {
+          const t = localTime(r.detectedAt, ctx.timeZone);
           const [y, m, d] = t.date.split('-');
           list = {
             day: t.day,

@@ -5,10 +5,12 @@
  *
  * Whether it fits is known only once the limit is passed or the rows end, and the media type must
  * be sent before the first byte: so the first part is held in memory (at most one part) until one
- * or the other happens. Later parts go to temp files as they fill and into the zip when full.
+ * or the other happens. In a zip, each part then streams as its entry, deflated as its lines come
+ * (zip.ts ZipEntry): no temp file, and nothing of a later part held.
  */
 import { Readable } from 'node:stream';
-import { zipStream, type TempText } from './zip.ts';
+import { zipStream, type ZipEntry } from './zip.ts';
+import { PIECE_CHARS } from './shared.ts';
 
 export interface PartLimit {
   /** Bytes per file, header included (as encoded). */
@@ -28,6 +30,13 @@ export interface PartedText {
   /** Written at the top of the file and of every part. */
   header?: string;
   limit: PartLimit;
+  /**
+   * How many rows the export lists, when known up front (a COUNT): with a row limit and no byte
+   * limit, at most the limit is one plain file streamed from its first line, more is a zip whose
+   * first part streams at once; nothing is held to decide. Rows left out of the file count here
+   * too, so a file that skips enough of them to fit comes as a zip of one part.
+   */
+  listed?: number;
   encoding: 'utf8' | 'latin1';
   single: { filename: string; contentType: string };
   zip: { filename: string; part: (n: number) => string };
@@ -70,6 +79,17 @@ export async function partedText(p: PartedText): Promise<PartedFile> {
   const first = new Part(headerBytes);
   /** What did not fit in the first part: the zip starts with it. */
   let overflow: string[] | null = null;
+  const known = p.listed !== undefined && maxBytes === Infinity && maxRows !== Infinity;
+  if (known && p.listed! <= maxRows) {
+    const enc = p.encoding;
+    const lines = async function* () {
+      if (header) yield Buffer.from(header, enc);
+      for (let got = await source.next(); !got.done; got = await source.next())
+        if (got.value.length) yield Buffer.from(got.value.join(''), enc);
+    };
+    return { ...p.single, body: Readable.from(lines(), { highWaterMark: 2 }) };
+  }
+  if (known) overflow = [];
   while (!overflow) {
     const next = await source.next();
     if (next.done) break;
@@ -94,51 +114,58 @@ export async function partedText(p: PartedText): Promise<PartedFile> {
   const pending = overflow;
   const body = zipStream(async (job) => {
     let n = 0;
+    let entry: ZipEntry | null = null;
+    /** The part being written: its counts, and the text of its lines not yet written. */
     let part = first;
-    /** The temp file of the part being filled, once its lines outgrew memory. */
-    let file: TempText | null = null;
-    const open = async () => {
-      const t = job.temp(p.zip.part(n + 1));
-      await t.write(Buffer.from(header, p.encoding));
-      return t;
+    let text = '';
+    const flush = async () => {
+      if (text) await entry!.write(Buffer.from(text, p.encoding));
+      text = '';
     };
-    /** Writes the part to its temp file, adds it to the zip and starts the next. */
-    const close = async () => {
-      const t = file ?? (await open());
-      if (part.lines.length) await t.write(Buffer.from(part.lines.join(''), p.encoding));
-      await t.close();
+    /** Ends the part being written and starts the next, header first. */
+    const next = async () => {
+      if (entry) {
+        await flush();
+        entry.close();
+      }
       n++;
-      job.zip.addFile(t.file, p.zip.part(n));
-      file = null;
+      entry = job.entry(p.zip.part(n));
+      if (header) await entry.write(Buffer.from(header, p.encoding));
       part = new Part(headerBytes);
     };
-    /** A part's lines are held up to a few thousand, then appended to its temp file. */
-    const spill = async () => {
-      if (part.lines.length < 2000) return;
-      file ??= await open();
-      await file.write(Buffer.from(part.lines.join(''), p.encoding));
-      part.lines.length = 0;
+    const add = (line: string, bytes: number) => {
+      text += line;
+      part.bytes += bytes;
+      part.rows++;
     };
     const one = async (line: string) => {
       const b = size(line);
-      if (!fits(part, b, 1) && part.rows > 0) await close();
-      add(part, line, b);
+      if (!fits(part, b, 1) && part.rows > 0) await next();
+      add(line, b);
+      if (text.length >= PIECE_CHARS) await flush();
     };
     const put = async (lines: string[]) => {
       job.check();
       if (p.together) {
         const bytes = sizeOf(lines);
-        if (!fits(part, bytes, lines.length) && part.rows > 0) await close();
+        if (!fits(part, bytes, lines.length) && part.rows > 0) await next();
         // A group larger than a whole part is split between lines.
-        if (fits(part, bytes, lines.length)) for (const l of lines) add(part, l, size(l));
+        if (fits(part, bytes, lines.length)) for (const l of lines) add(l, size(l));
         else for (const l of lines) await one(l);
       } else for (const l of lines) await one(l);
-      await spill();
+      // Written in pieces as the lines come: nothing of a part waits in memory for the rest of it.
+      if (text.length >= PIECE_CHARS) await flush();
     };
     try {
+      // The held first part is the first entry; what did not fit in it follows.
+      n = 1;
+      entry = job.entry(p.zip.part(1));
+      await entry.write(Buffer.from(header + first.lines.join(''), p.encoding));
+      first.lines.length = 0;
       await put(pending);
-      for (let next = await source.next(); !next.done; next = await source.next()) await put(next.value);
-      if (part.rows > 0) await close();
+      for (let got = await source.next(); !got.done; got = await source.next()) await put(got.value);
+      await flush();
+      entry.close();
     } finally {
       // A reader gone away: the rows' source (a database scan) is told to stop too.
       await source.return?.();

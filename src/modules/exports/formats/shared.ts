@@ -4,7 +4,14 @@
  */
 import type { ExportRow } from '../types.ts';
 
-export { localTime, type LocalTime } from '../../../core/local-time.ts';
+export { localDay, localStamp, localTime, type LocalTime } from '../../../core/local-time.ts';
+
+/**
+ * Characters of output a writer gathers before handing it on (at most 64 KB even as UTF-16): a
+ * string above V8's 128 KB regular-object limit is allocated straight into the old generation
+ * when flattened for the socket or a Buffer; pieces this size start young and die there.
+ */
+export const PIECE_CHARS = 32 * 1024;
 
 /** A cell written as it is: numbers formatted by the writer (coordinates with 6 decimals). */
 export class Raw {
