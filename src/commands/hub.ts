@@ -55,11 +55,6 @@ export async function serve(config: Config) {
     lock && dumpDataDir
       ? answerBackupRequests({ dataDir: config.dataDir, checkpoint: () => infra.db.exec('CHECKPOINT'), dump: dumpDataDir, log })
       : null;
-  // The start-up lines are written under LOG_LEVEL=warn or error too: they hold the URL and the first
-  // admin's one-time credentials (only LOG_LEVEL=silent hides them).
-  const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
-  logBanner(startup, config, address, infra.broker, first);
-  startup.info({ ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
   // Drain in order (ingest stops taking chunks and finishes its acks, queue workers finish their
   // running jobs, then HTTP and the ports close), within a bound: a stuck step never keeps the
   // process (and its port) alive past SHUTDOWN_TIMEOUT_MS.
@@ -100,6 +95,13 @@ export async function serve(config: Config) {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Announced only once the signals are ours: a supervisor (or a test) that stops the hub as soon as
+  // it reads "start-up complete" must meet the drain, not the signal's default action (seen once
+  // under load). The start-up lines are written under LOG_LEVEL=warn or error too: they hold the URL
+  // and the first admin's one-time credentials (only LOG_LEVEL=silent hides them).
+  const startup = config.logLevel === 'silent' || log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
+  logBanner(startup, config, address, infra.broker, first);
+  startup.info({ ms: msSince(startedAt) }, `start-up complete in ${msSince(startedAt)} ms`);
 }
 
 /**
