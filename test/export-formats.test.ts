@@ -646,9 +646,10 @@ describe('Darwin Core Archive', () => {
       assert.equal(l.length, header.length);
       assert.equal(l[col('basisOfRecord')], 'MachineObservation');
       assert.equal(l[col('occurrenceStatus')], 'present');
-      assert.match(l[col('eventDate')], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
+      // The call's start and end, an ISO 8601 interval.
+      assert.match(l[col('eventDate')], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d\/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
     }
-    assert.equal(lines[0][col('eventDate')], '2026-05-01T06:00:00+02:00');
+    assert.equal(lines[0][col('eventDate')], '2026-05-01T06:00:00+02:00/2026-05-01T06:00:03+02:00');
     assert.equal(lines[0][col('locality')], 'North Hedge East');
     assert.equal(lines[0][col('identificationRemarks')], 'confidence 0.80 (calibrated 0.70), model birdnet-2.4');
     assert.equal(lines[0][col('associatedMedia')], `https://chorus.example/api/audio/${rows[0].chunkId}`);

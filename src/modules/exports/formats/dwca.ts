@@ -57,11 +57,13 @@ const WITHHELD_INFO = 'Recorder name, exact time and recording withheld';
 export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
   ['occurrenceID', `${DWC}occurrenceID`, (r) => r.id],
   ['basisOfRecord', `${DWC}basisOfRecord`, () => 'MachineObservation'],
-  // A sensitive species' time is the hour it was heard in: an ISO 8601 interval, as DwC allows.
+  // The call's start and end as an ISO 8601 interval, as DwC allows (issue 34: every format has its
+  // end time); a sensitive species' interval is the hour it was heard in.
   [
     'eventDate',
     `${DWC}eventDate`,
-    (r, ctx) => (isGeneralised(r) ? `${eventDate(r.detectedAt, ctx)}/${eventDate(r.endAt, ctx)}` : eventDate(r.detectedAt, ctx)),
+    (r, ctx) =>
+      r.endAt && r.endAt !== r.detectedAt ? `${eventDate(r.detectedAt, ctx)}/${eventDate(r.endAt, ctx)}` : eventDate(r.detectedAt, ctx),
   ],
   ['scientificName', `${DWC}scientificName`, text((r) => r.scientificName)],
   ['vernacularName', `${DWC}vernacularName`, text((r) => r.commonName)],
