@@ -8,7 +8,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import type { ExportContext, ExportRow, RowSource } from '../src/modules/exports/types.ts';
 import { LICENSES } from '../src/modules/exports/licenses.ts';
 import { DETECTIONS_CSV_COLUMNS, detectionsCsv, detectionsJson } from '../src/modules/exports/formats/csv.ts';
@@ -20,6 +19,7 @@ import { darwinCoreArchive } from '../src/modules/exports/formats/dwca.ts';
 import { XENO_CANTO_COLUMNS, xenoCantoZip } from '../src/modules/exports/formats/xenocanto.ts';
 import { SkipTally, localTime } from '../src/modules/exports/formats/shared.ts';
 import { waitFor } from './helpers/wait.ts';
+import { unzip } from './helpers/export-files.ts';
 
 const ctx: ExportContext = {
   teamName: 'Hedge Watchers',
@@ -104,27 +104,6 @@ async function bytes(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of stream) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
-}
-
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, rs) => {
-          if (e) return reject(e);
-          bytes(rs).then((b) => {
-            out.set(entry.fileName, b);
-            zip.readEntry();
-          }, reject);
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.on('error', reject);
-      zip.readEntry();
-    });
-  });
 }
 
 const tempDirs = () => new Set(fs.readdirSync(os.tmpdir()).filter((n) => n.startsWith('chorus-export-')));

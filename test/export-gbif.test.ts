@@ -13,7 +13,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
@@ -22,6 +21,7 @@ import { makeWav } from '../src/protocol/wav.ts';
 import { darwinCoreArchive } from '../src/modules/exports/formats/dwca.ts';
 import { LICENSES } from '../src/modules/exports/licenses.ts';
 import type { ExportContext, ExportRow } from '../src/modules/exports/types.ts';
+import { fetchBytes, tsv, unzip } from './helpers/export-files.ts';
 
 const SCHEMAS = path.join(import.meta.dirname, 'fixtures/gbif-eml');
 const EML_XSD = path.join(SCHEMAS, 'gbif-eml-1.3/eml.xsd');
@@ -30,46 +30,6 @@ const META_XSD = path.join(SCHEMAS, 'tdwg_dwc_text.xsd');
 /** GBIF's three licences as its License vocabulary spells their URLs. */
 const CC_BY = 'http://creativecommons.org/licenses/by/4.0/legalcode';
 const CC_BY_NC_SA = 'http://creativecommons.org/licenses/by-nc-sa/4.0/legalcode';
-
-async function fetchBytes(hub: Hub, url: string, as: TestUser) {
-  const res = await fetch(`${hub.url}/api${url}`, { headers: { authorization: `Bearer ${as.token}` } });
-  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
-}
-
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
-
-/** A tab-separated DwC file as records by column name. */
-function tsv(buf: Buffer): Record<string, string>[] {
-  const [header, ...lines] = buf
-    .toString('utf8')
-    .replace(/\n$/, '')
-    .split('\n')
-    .map((l) => l.split('\t'));
-  return lines.map((cells) => {
-    assert.equal(cells.length, header!.length, 'every line has every column');
-    return Object.fromEntries(header!.map((h, i) => [h, cells[i]!]));
-  });
-}
 
 describe('GBIF: licence, eml.xml profile, what is submitted', () => {
   let hub: Hub;

@@ -10,38 +10,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { makeWav } from '../src/protocol/wav.ts';
 import { countryName, DEFAULT_PLACES_PATH, placeAt } from '../src/modules/places/index.ts';
-
-async function fetchBytes(hub: Hub, url: string, as: TestUser) {
-  const res = await fetch(`${hub.url}/api${url}`, { headers: { authorization: `Bearer ${as.token}` } });
-  return { status: res.status, body: Buffer.from(await res.arrayBuffer()) };
-}
-
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const parts: Buffer[] = [];
-          stream.on('data', (c: Buffer) => parts.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(parts));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
+import { fetchBytes, unzip } from './helpers/export-files.ts';
 
 /** The RIFF chunks of a WAV, read from its header: fmt fields and the data chunk's bytes. */
 function readRiff(buf: Buffer) {

@@ -11,41 +11,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
 import { waitFor } from './helpers/wait.ts';
 import { makeWav } from '../src/protocol/wav.ts';
-
-/** GET as bytes with the caller's token. */
-async function fetchBytes(hub: Hub, url: string, as: TestUser) {
-  const res = await fetch(`${hub.url}/api${url}`, { headers: { authorization: `Bearer ${as.token}` } });
-  return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
-}
-
-/** The entries of a zip, by name. */
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
+import { fetchBytes, unzip } from './helpers/export-files.ts';
 
 describe('exports', () => {
   let hub: Hub;

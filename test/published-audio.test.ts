@@ -8,43 +8,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { assertError, client } from './helpers/http.ts';
 import { waitFor } from './helpers/wait.ts';
 import { makeWav } from '../src/protocol/wav.ts';
+import { tsv, unzip } from './helpers/export-files.ts';
 
 const PUBLIC_LINK = /^http:\/\/chorus\.test\/api\/public\/audio\/([0-9a-f-]{36})\.([A-Za-z0-9_-]{43})\.wav$/;
-
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
-
-/** A DwC text file as rows of named columns. */
-function table(buf: Buffer): Record<string, string>[] {
-  const [head, ...lines] = buf.toString('utf8').trimEnd().split('\n');
-  const names = head.split('\t');
-  return lines.map((l) => Object.fromEntries(l.split('\t').map((v, i) => [names[i], v])));
-}
 
 describe('published recordings', () => {
   let hub: Hub;
@@ -86,7 +57,7 @@ describe('published recordings', () => {
     const res = await download(`/export/observation?tenantId=${team.id}&format=dwca${query}`);
     assert.equal(res.status, 200, res.body.toString());
     const files = await unzip(res.body);
-    return { occurrence: table(files.get('occurrence.txt')!), multimedia: table(files.get('multimedia.txt')!), raw: files };
+    return { occurrence: tsv(files.get('occurrence.txt')!), multimedia: tsv(files.get('multimedia.txt')!), raw: files };
   }
 
   const ids: Record<string, string> = {};
@@ -377,7 +348,7 @@ describe('published recordings', () => {
         return job.body.status === 'done';
       });
       const file = await download(`/export/jobs/${started.body.id}/file`);
-      const multimedia = table((await unzip(file.body)).get('multimedia.txt')!);
+      const multimedia = tsv((await unzip(file.body)).get('multimedia.txt')!);
       assert.equal(multimedia.length, 3);
       for (const r of multimedia) assert.equal((await fetchLink(r.identifier)).status, 200);
       assert.equal(await publishedRows(), 2);

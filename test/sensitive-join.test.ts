@@ -11,7 +11,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'csv-parse/sync';
-import yauzl from 'yauzl';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeChunk, makeDetection, makeSatellite, type TestTeam, type TestUser } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
@@ -19,6 +18,7 @@ import { ALERT_ENV } from './helpers/alerts.ts';
 import { waitFor } from './helpers/wait.ts';
 import { startReceiver, type Receiver } from './helpers/receivers.ts';
 import { makeWav } from '../src/protocol/wav.ts';
+import { unzip } from './helpers/export-files.ts';
 
 const LAT = 52.51634;
 const LON = 13.37771;
@@ -26,28 +26,6 @@ const SATELLITE = 'Eyrie Ledge North';
 const EAGLE = { code: 'goleag', scientificName: 'Aquila chrysaetos', commonName: 'Golden Eagle' };
 const WREN = { code: 'eurwre', scientificName: 'Troglodytes troglodytes', commonName: 'Eurasian Wren' };
 const HOUR = 3_600_000;
-
-function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  return new Promise((resolve, reject) => {
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, zip) => {
-      if (err || !zip) return reject(err);
-      const out = new Map<string, Buffer>();
-      zip.on('entry', (entry: yauzl.Entry) => {
-        zip.openReadStream(entry, (e, stream) => {
-          if (e || !stream) return reject(e);
-          const chunks: Buffer[] = [];
-          stream.on('data', (c: Buffer) => chunks.push(c));
-          stream.on('end', () => {
-            out.set(entry.fileName, Buffer.concat(chunks));
-            zip.readEntry();
-          });
-        });
-      });
-      zip.on('end', () => resolve(out));
-      zip.readEntry();
-    });
-  });
-}
 
 describe('sensitive species: no join to a precise row', () => {
   let hub: Hub;
