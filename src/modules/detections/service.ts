@@ -139,9 +139,8 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
       const read = async (after: ExportKeyset | null) => {
         const rows = await repo.scanForExport(filter, after, batchSize);
         const calibrated = rows.length ? await readers.calibrated(rows) : [];
-        // The rows are the driver's fresh objects: completed in place, not copied.
-        const out = rows as ExportRow[];
-        for (let i = 0; i < out.length; i++) out[i]!.calibratedConfidence = calibrated[i] ?? out[i]!.confidence;
+        // The rows are the driver's fresh objects: completed in place, not copied (the type checks each against ExportRow).
+        const out: ExportRow[] = rows.map((r, i) => Object.assign(r, { calibratedConfidence: calibrated[i] ?? r.confidence }));
         return out;
       };
       let next: Promise<ExportRow[]> | null = read(null);
