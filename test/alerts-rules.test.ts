@@ -147,8 +147,11 @@ describe('alert rules over time', () => {
   test('trend: detections falling by at least X % against the preceding window fire once per window', async () => {
     const { owner, team } = await world();
     const sat = await makeSatellite(hub, team, owner);
-    const now = hub.clock.now().getTime();
     const hour = 3_600_000;
+    // Start 90 s before an hour's edge: the first run falls before it, the second in the next hour of the clock.
+    const toEdge = hour - (hub.clock.now().getTime() % hour) - 90_000;
+    hub.clock.advance(toEdge > 0 ? toEdge : toEdge + hour);
+    const now = hub.clock.now().getTime();
     for (let i = 0; i < 10; i++)
       await makeDetection(hub, { satellite: sat, at: new Date(now - 1.5 * hour + i * 1000), code: `sp${i % 4}` });
     for (let i = 0; i < 3; i++) await makeDetection(hub, { satellite: sat, at: new Date(now - 0.5 * hour + i * 1000), code: 'sp0' });

@@ -213,6 +213,9 @@ export function createAlertsRepo(db: Db) {
         cooldownKey,
         since,
       ]),
+    /** Whether the rule stored any alert after `since`. */
+    ruleAlertedSince: async (ruleId: string, since: Date) =>
+      (await db.maybeOne(Id, 'SELECT id FROM alerts WHERE rule_id = $1 AND created_at > $2 LIMIT 1', [ruleId, since])) !== null,
     async listAlerts(tenantId: string, f: { acknowledged?: boolean; event?: string; satelliteId?: string; limit: number; offset: number }) {
       const where = ['tenant_id = $1'];
       const params: unknown[] = [tenantId];

@@ -81,6 +81,9 @@ export function createAlertScheduler(deps: {
     const change = ((after - before) / before) * 100;
     const hit = c.direction === 'fall' ? change <= -(c.percent ?? 100) : change >= (c.percent ?? 100);
     if (!hit) return 0;
+    // At most once per window length, counted from the last alert: a bucket of the clock alone would
+    // fire again a minute later when the run crosses a bucket's edge.
+    if (await repo.ruleAlertedSince(rule.id, new Date(now.getTime() - w))) return 0;
     const label = c.metric === 'diversity' ? 'Species diversity' : 'Detections';
     const verb = c.direction === 'fall' ? 'fell' : 'rose';
     const a = await engine.fire(rule, {
@@ -92,7 +95,7 @@ export function createAlertScheduler(deps: {
       commonName: null,
       confidence: null,
       message: `${label} ${verb} ${Math.abs(Math.round(change))}% (${before} → ${after}) over the last ${hours(c.windowMinutes ?? 1440)}`,
-      // At most once per window length.
+      // Two runs of the same minute store one alert.
       eventKey: `trend:${Math.floor(now.getTime() / w)}`,
     });
     return a ? 1 : 0;
