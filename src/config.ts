@@ -64,6 +64,8 @@ export interface Config {
    * (`MQTT_MAX_PACKET_BYTES`, default 512 KiB; not below the largest legal audio chunk).
    */
   readonly mqttMaxPacketBytes: number;
+  /** This dispatcher's name among the hub's dispatchers on one external broker (its ingest session's client id). */
+  readonly dispatcherId: string | null;
   /** Largest mobile app package an upload may carry (`MOBILE_MAX_BYTES`, default 200 MB). */
   readonly mobileMaxBytes: number;
   /**
@@ -236,7 +238,11 @@ function readMqtt(env: Env, mode: HubMode) {
   const mqttHost = env.MQTT_HOST || '0.0.0.0';
   if (/[\s/]/.test(mqttHost)) throw new ConfigError(`MQTT_HOST must be a host name or address, got "${mqttHost}"`);
   const mqttMaxPacketBytes = readInt(env, 'MQTT_MAX_PACKET_BYTES', MQTT_MAX_PACKET_BYTES, AUDIO_PACKET_MAX_BYTES, 256 * 1024 * 1024);
-  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword, mqttMaxPacketBytes };
+  const dispatcherId = env.CHORUS_DISPATCHER_ID || null;
+  if (dispatcherId !== null && !/^[0-9A-Za-z_-]{1,32}$/.test(dispatcherId)) {
+    throw new ConfigError(`CHORUS_DISPATCHER_ID must be 1 to 32 letters, digits, _ or -, got "${dispatcherId}"`);
+  }
+  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword, mqttMaxPacketBytes, dispatcherId };
 }
 
 /**

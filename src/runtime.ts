@@ -176,6 +176,7 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       startBrokerCommandExecutor({
         bus: infra.bus,
         broker: infra.broker,
+        kv: infra.kv,
         onError: (err) => log.error({ err }, 'broker command from the api failed'),
       }),
     );

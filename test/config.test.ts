@@ -162,6 +162,10 @@ describe('loadConfig', () => {
     refuses(env({ LOG_LEVEL: 'loud' }), /^LOG_LEVEL must be one of/);
     refuses(env({ BODY_LIMIT_BYTES: '10' }), /^BODY_LIMIT_BYTES must be between 1024/);
     refuses(env({ CHORUS_PUBLIC_URL: 'ftp://hub' }), /^CHORUS_PUBLIC_URL must use http: or https:/);
+    refuses(env({ CHORUS_DISPATCHER_ID: 'd/1' }), /^CHORUS_DISPATCHER_ID must be 1 to 32 letters, digits, _ or -/);
+    refuses(env({ CHORUS_DISPATCHER_ID: 'd'.repeat(33) }), /^CHORUS_DISPATCHER_ID must be 1 to 32/);
+    assert.equal(loadConfig(env({ CHORUS_DISPATCHER_ID: 'd-2' })).dispatcherId, 'd-2');
+    assert.equal(loadConfig(env({})).dispatcherId, null);
   });
 
   test('without CHORUS_SECRET a secret is generated once, kept in the data dir, and reused', () => {

@@ -25,6 +25,8 @@ import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { renderChunk, SPECIES } from '../src/satellite/soundscape.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { createMemoryBus } from '../src/infra/bus/index.ts';
+import { createMemoryKv } from '../src/infra/kv/index.ts';
+import { systemClock } from '../src/core/clock.ts';
 import type { Broker } from '../src/infra/broker/index.ts';
 import {
   BrokerUnavailableError,
@@ -118,7 +120,7 @@ describe('broker commands over the bus', () => {
   test('the dispatcher runs publish, provision and revoke and the api waits for its answer', async () => {
     const bus = createMemoryBus();
     const { broker, calls } = fakeBroker();
-    const stop = startBrokerCommandExecutor({ bus, broker, onError: () => {} });
+    const stop = startBrokerCommandExecutor({ bus, broker, kv: createMemoryKv(systemClock, 't:'), onError: () => {} });
     const api = createBusBroker(config, bus);
     assert.equal(api.kind, 'bus');
     assert.equal(api.brokerUrl, 'mqtt://hub.test:1884');
@@ -140,16 +142,30 @@ describe('broker commands over the bus', () => {
     await api.close();
   });
 
+  test('with two dispatchers each command runs once (the one that claims it)', async () => {
+    const bus = createMemoryBus();
+    const kv = createMemoryKv(systemClock, 't:');
+    const one = fakeBroker();
+    const two = fakeBroker();
+    const stops = [one, two].map(({ broker }) => startBrokerCommandExecutor({ bus, broker, kv, onError: () => {} }));
+    const api = createBusBroker(config, bus);
+    for (let i = 0; i < 6; i++) await api.publish(`chorus/t/s${i}/update`, '{}', { qos: 1 });
+    await api.provisionSatellite({ satelliteId: 's', tenantId: 't', password: 'pw' });
+    assert.equal(one.calls.length + two.calls.length, 7, 'seven commands, seven runs');
+    for (const s of stops) s();
+    await api.close();
+  });
+
   test("a topic outside chorus/ is refused; a broker failure reaches the api's caller", async () => {
     const bus = createMemoryBus();
     const { broker, calls } = fakeBroker();
-    const stop = startBrokerCommandExecutor({ bus, broker, onError: () => {} });
+    const stop = startBrokerCommandExecutor({ bus, broker, kv: createMemoryKv(systemClock, 't:'), onError: () => {} });
     const api = createBusBroker(config, bus);
     await assert.rejects(api.publish('$CONTROL/dynamic-security/v1', '{}', { qos: 1 }), /refused topic/);
     assert.deepEqual(calls, []);
     stop();
     const down = fakeBroker(true);
-    const stop2 = startBrokerCommandExecutor({ bus, broker: down.broker, onError: () => {} });
+    const stop2 = startBrokerCommandExecutor({ bus, broker: down.broker, kv: createMemoryKv(systemClock, 't:'), onError: () => {} });
     await assert.rejects(api.publish('chorus/t/s/update', '{}', { qos: 1 }), /dispatcher: broker down/);
     stop2();
     await api.close();

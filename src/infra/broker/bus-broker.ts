@@ -118,11 +118,19 @@ export function createBusBroker(config: BrokerConfig, bus: Bus, opts: BusBrokerO
 /**
  * The dispatcher side: runs every `broker.command` on the real broker and answers. Topics are
  * checked to lie under `chorus/` so the bus cannot be used to reach the broker's control topics.
+ * Every dispatcher hears each command; the one that claims its id in the key-value store runs it,
+ * so a publish reaches the satellite once and a provision is not repeated.
  */
-export function startBrokerCommandExecutor(deps: { bus: Bus; broker: Broker; onError: (err: unknown) => void }): () => void {
+export function startBrokerCommandExecutor(deps: {
+  bus: Bus;
+  broker: Broker;
+  kv: { setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> };
+  onError: (err: unknown) => void;
+}): () => void {
   const { bus, broker } = deps;
   return bus.subscribe('broker.command', (env) => {
     void (async () => {
+      if (!(await deps.kv.setIfAbsent(`broker:command:${env.id}`, String(process.pid), 300).catch(() => true))) return;
       let error: string | undefined;
       try {
         const c = env.command;

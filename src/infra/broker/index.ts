@@ -36,6 +36,7 @@ export async function createBroker(
       adminUsername: config.mqttAdminUsername,
       adminPassword: config.mqttAdminPassword,
       hubId: hubIdOf(config.secret),
+      dispatcherId: config.dispatcherId,
       publicUrl: config.publicUrl,
       log: opts.log,
     });

@@ -32,6 +32,12 @@ export interface MosquittoBrokerOptions {
    * Stable across restarts, different between hubs (createBroker derives it from CHORUS_SECRET).
    */
   readonly hubId: string;
+  /**
+   * One of several dispatchers of this hub (CHORUS_DISPATCHER_ID): its ingest session is
+   * `chorus-hub-{hubId}-{dispatcherId}`. The dispatchers share the ingest filters through one MQTT
+   * shared subscription group, so each message goes to one of them.
+   */
+  readonly dispatcherId?: string | null;
   /** Named in the claim, so a refused second hub's log says which hub holds the broker. */
   readonly publicUrl?: string;
   readonly log?: BrokerLog;
@@ -197,7 +203,8 @@ export async function createMosquittoBroker(opts: MosquittoBrokerOptions): Promi
   });
   const session = new IngestSession({
     connect: (o) => connectMqtt(opts.url, o),
-    clientId: sessionId,
+    clientId: opts.dispatcherId ? `${sessionId}-${opts.dispatcherId}` : sessionId,
+    shareGroup: opts.dispatcherId ? `chorus-${opts.hubId}` : undefined,
     username: opts.adminUsername,
     password: opts.adminPassword,
     log,

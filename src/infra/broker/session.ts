@@ -2,8 +2,15 @@
  * The hub's persistent MQTT session on Mosquitto (issue 21 item 5): the connection that holds
  * the ingest subscriptions, apart from the connection that publishes and runs dynsec commands.
  *
- * - Stable client id per hub and clean session off: while the dispatcher restarts, the broker
- *   keeps its QoS 1 subscriptions and queues what satellites publish (delivered on reconnect).
+ * - Stable client id per hub (per dispatcher when there are several) and clean session off: while
+ *   the dispatcher restarts, the broker keeps its QoS 1 subscriptions and queues what satellites
+ *   publish (delivered on reconnect).
+ * - With several dispatchers (a share group), the filters go to the broker as one MQTT shared
+ *   subscription group per hub (`$share/{group}/{filter}`), so each message reaches one of them.
+ *   Mosquitto 2.0 does not bring shared subscriptions back from its persistence file, so they are
+ *   sent again on every connect; a message the broker took in between, or queued for a dispatcher
+ *   that never comes back, is sent again by its satellite (no ack), and ingest stores a chunk id
+ *   once whichever dispatcher takes it.
  * - It publishes nothing, so on a CONNACK without a session (broker restarted without
  *   persistence, or the session expired) the SUBSCRIBE is the first packet it sends: one packet
  *   for every filter. mqtt.js's own resubscribe is off; it resubscribes after its offline queue.
@@ -25,6 +32,8 @@ export interface IngestSessionOptions {
   /** Opens the connection (mqtt.connect with the given options). */
   connect: (opts: IClientOptions) => MqttClient;
   clientId: string;
+  /** The shared subscription group; without one the filters are plain subscriptions. */
+  shareGroup?: string;
   username: string;
   password: string;
   log: BrokerLog;
@@ -134,11 +143,16 @@ export class IngestSession {
     });
   }
 
+  /** The filter as the broker holds it. */
+  private wire(filter: string): string {
+    return this.o.shareGroup ? `$share/${this.o.shareGroup}/${filter}` : filter;
+  }
+
   private async onConnect(sessionPresent: boolean): Promise<void> {
     this.connects += 1;
     const downMs = this.downSince === null ? null : Math.round(performance.now() - this.downSince);
     this.downSince = null;
-    if (!sessionPresent) this.granted.clear();
+    if (!sessionPresent || this.o.shareGroup) this.granted.clear();
     const missing = [...this.filters.keys()].filter((f) => !this.granted.has(f));
     const info = this.o.log.info?.bind(this.o.log) ?? this.o.log.warn.bind(this.o.log);
     const fields = { clientId: this.o.clientId, sessionPresent, ...(downMs === null ? {} : { downMs }) };
@@ -155,13 +169,15 @@ export class IngestSession {
     const started = performance.now();
     let grants: Array<{ topic: string; qos: number }>;
     try {
-      grants = await client.subscribeAsync(Object.fromEntries(list.map((f) => [f, { qos: this.filters.get(f) ?? 0 }])));
+      grants = await client.subscribeAsync(Object.fromEntries(list.map((f) => [this.wire(f), { qos: this.filters.get(f) ?? 0 }])));
     } catch (err) {
       // The connection dropped meanwhile: the next CONNACK subscribes again.
       this.o.log.warn({ err, filters: list }, 'broker: ingest session could not subscribe; trying again on the next connect');
       return;
     }
-    for (const g of grants) {
+    const plain = new Map(list.map((f) => [this.wire(f), f]));
+    for (const granted of grants) {
+      const g = { topic: plain.get(granted.topic) ?? granted.topic, qos: granted.qos };
       const waiters = this.waiters.get(g.topic) ?? [];
       this.waiters.delete(g.topic);
       if (g.qos === 128) {
@@ -178,7 +194,7 @@ export class IngestSession {
     if (resubscribing) {
       const info = this.o.log.info?.bind(this.o.log) ?? this.o.log.warn.bind(this.o.log);
       info(
-        { filters: grants.map((g) => g.topic), ms: Math.round(performance.now() - started) },
+        { filters: grants.map((g) => plain.get(g.topic) ?? g.topic), ms: Math.round(performance.now() - started) },
         `broker: ingest session re-subscribed ${grants.length} filter(s) (the broker held no session)`,
       );
     }

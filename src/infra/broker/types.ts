@@ -71,4 +71,5 @@ export type BrokerConfig = Pick<
   | 'secret'
   | 'mqttMaxPacketBytes'
   | 'trustProxy'
+  | 'dispatcherId'
 >;
