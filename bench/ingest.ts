@@ -19,12 +19,12 @@
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { startHubProcess } from './hub-process.ts';
+import { cpuSecondsOf, machineTicks, memOf } from './proc-stats.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { CHUNK_DURATION_MS, CHUNK_WAV_BYTES, SAMPLE_RATE, makeWav } from '../src/protocol/wav.ts';
 import { topicOf } from '../src/protocol/topics.ts';
@@ -36,7 +36,6 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const WARMUP = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const ACK_TIMEOUT_MS = 30_000;
 const DISTINCT_CHUNKS = 16;
-const CLK_TCK = 100; // USER_HZ on Linux
 
 /** One publisher: `next` sends a body and resolves when it is done (null) or failed (the reason). */
 interface Lane {
@@ -99,21 +98,6 @@ function bodies(satelliteId: string, tenantId: string) {
 }
 
 // ------------------------------------------------------------------------------- measuring
-
-const kb = (s: string, field: string) => Number(s.match(new RegExp(`^${field}:\\s*(\\d+) kB`, 'm'))?.[1] ?? 0) / 1024;
-function memOf(pid: number) {
-  const s = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return { rssMb: kb(s, 'VmRSS'), hwmMb: kb(s, 'VmHWM') };
-}
-function cpuSecondsOf(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
-function machineTicks(): { busy: number; total: number } {
-  const t = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1, 9).map(Number);
-  const total = t.reduce((a, b) => a + b, 0);
-  return { busy: total - t[3] - t[4], total };
-}
 
 /** Runs WINDOW loops per lane for warm-up + seconds, adding what completes after the warm-up to `tally`. */
 async function drive(side: Side, warmup: number, seconds: number, tally: Tally): Promise<void> {

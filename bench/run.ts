@@ -2,6 +2,7 @@
 const benches: Record<string, () => Promise<unknown>> = {
   auth: () => import('./auth.ts').then((m) => m.run()),
   ingest: () => import('./ingest.ts').then((m) => m.run()),
+  fleet: () => import('./fleet.ts').then((m) => m.run()),
   inference: () => import('./inference.ts').then((m) => m.run()),
   'inference-birdnet': () => import('./inference-birdnet.ts').then((m) => m.run()),
   detections: () => import('./detections.ts').then((m) => m.run()),

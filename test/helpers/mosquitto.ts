@@ -95,6 +95,8 @@ export interface RunningMosquitto {
   port: number;
   adminUsername: string;
   adminPassword: string;
+  /** The running broker's process id (a new one after restart). */
+  readonly pid: number;
   ctrl(...args: string[]): Promise<string>;
   /**
    * Stops it (SIGTERM: it saves its persistence file first) and starts it again on the same port,
@@ -179,6 +181,9 @@ export async function startMosquitto(opts: MosquittoOptions = {}): Promise<Runni
       port,
       adminUsername,
       adminPassword,
+      get pid() {
+        return proc.pid!;
+      },
       /** mosquitto_ctrl exits 0 even when a command fails: its output carries the error text. */
       async ctrl(...args) {
         const { stdout, stderr } = await promisify(execFile)(MOSQUITTO_CTRL, [
