@@ -34,18 +34,33 @@ export function createCalibrationService(deps: { db: Db; clock: Clock; audit: Au
     /** calibrated_confidence of each row, in order: from the pair's curve, else the raw confidence. */
     async calibrated(rows: ReadonlyArray<{ tenantId: string; modelId: string; confidence: number }>): Promise<number[]> {
       const now = Date.now();
-      const missing = new Map<string, { tenantId: string; modelId: string }>();
+      // An export asks for a thousand rows at a time, nearly all of one pair: the pair is looked up when it changes, not per row.
+      const pairs = new Map<string, { tenantId: string; modelId: string }>();
+      let t: string | null = null;
+      let m: string | null = null;
       for (const r of rows) {
-        const c = cache.get(key(r.tenantId, r.modelId));
-        if (!c || now - c.at > CACHE_MS) missing.set(key(r.tenantId, r.modelId), { tenantId: r.tenantId, modelId: r.modelId });
+        if (r.tenantId === t && r.modelId === m) continue;
+        t = r.tenantId;
+        m = r.modelId;
+        pairs.set(key(t, m), { tenantId: t, modelId: m });
       }
-      if (missing.size > 0) {
-        const found = await repo.bucketsFor([...missing.values()]);
-        for (const k of missing.keys()) cache.set(k, { buckets: null, at: now });
+      const missing = [...pairs].filter(([k]) => {
+        const c = cache.get(k);
+        return !c || now - c.at > CACHE_MS;
+      });
+      if (missing.length > 0) {
+        const found = await repo.bucketsFor(missing.map(([, p]) => p));
+        for (const [k] of missing) cache.set(k, { buckets: null, at: now });
         for (const f of found) cache.set(key(f.tenantId, f.modelId), { buckets: f.buckets, at: now });
       }
+      t = m = null;
+      let buckets: Bucket[] | null | undefined = null;
       return rows.map((r) => {
-        const buckets = cache.get(key(r.tenantId, r.modelId))?.buckets;
+        if (r.tenantId !== t || r.modelId !== m) {
+          t = r.tenantId;
+          m = r.modelId;
+          buckets = cache.get(key(t, m))?.buckets;
+        }
         return buckets ? calibrate(buckets, r.confidence) : r.confidence;
       });
     },

@@ -52,15 +52,18 @@ const num = (v: number | null): string => (v != null && Number.isFinite(v) ? Str
 /**
  * One record, byte for byte what csvLine writes for these cells (numbers stay numbers, never
  * neutralised; every text cell through the same guard), built as one string: a million rows
- * make no cell arrays (docs/exports.md "Performance").
+ * make no cell arrays (docs/exports.md "Performance"). The cells the database writes itself
+ * (uuid ids, `to_char` times, the verification enum, `withheld`, the local stamp's digits) can
+ * neither start like a formula nor hold a quote, comma or line break: written without the
+ * guard's two tests, which were a tenth of a row's time.
  */
 function csvRecord(r: ExportRow, ctx: ExportContext, zone: string): string {
   return (
-    `${text(r.id)},${text(r.detectedAt)},${text(localStamp(r.detectedAt, ctx.timeZone))},${zone},${text(r.endAt)},` +
+    `${r.id},${r.detectedAt},${localStamp(r.detectedAt, ctx.timeZone)},${zone},${r.endAt},` +
     `${text(r.speciesCode)},${text(r.commonName)},${text(r.scientificName)},${text(r.category)},` +
-    `${num(r.confidence)},${num(r.calibratedConfidence)},${text(r.satelliteId)},${text(r.satelliteName)},` +
-    `${num(r.latitude)},${num(r.longitude)},${text(r.verificationStatus)},${r.isRare ? 'true' : 'false'},${num(r.callChunks)},` +
-    `${text(r.modelId)},${text(r.chunkId)},${text(ctx.detectionUrl(r.id))},${text(ctx.audioUrl(r.chunkId))}\r\n`
+    `${num(r.confidence)},${num(r.calibratedConfidence)},${r.satelliteId},${text(r.satelliteName)},` +
+    `${num(r.latitude)},${num(r.longitude)},${r.verificationStatus},${r.isRare ? 'true' : 'false'},${num(r.callChunks)},` +
+    `${text(r.modelId)},${r.chunkId},${text(ctx.detectionUrl(r.id))},${text(ctx.audioUrl(r.chunkId))}\r\n`
   );
 }
 
@@ -110,15 +113,37 @@ export function detectionJson(r: ExportRow, ctx: ExportContext): Record<string, 
   };
 }
 
+const js = JSON.stringify;
+/** A number as JSON.stringify writes it (null when absent or not finite). */
+const jnum = (v: number | null): string => (v != null && Number.isFinite(v) ? String(v) : 'null');
+
+/**
+ * JSON.stringify(detectionJson(r, ctx)) byte for byte, written as one template: no object per
+ * row for the serialiser to walk. The database's own cells (uuid ids, `to_char` times, the
+ * verification enum, `withheld`) and the local stamp's digits need no escaping.
+ */
+function jsonRecord(r: ExportRow, ctx: ExportContext, zone: string): string {
+  return (
+    `{"id":"${r.id}","detectedAt":"${r.detectedAt}","detectedAtLocal":"${localStamp(r.detectedAt, ctx.timeZone)}",` +
+    `"timeZone":${zone},"endAt":"${r.endAt}","speciesCode":${js(r.speciesCode)},"commonName":${js(r.commonName)},` +
+    `"scientificName":${js(r.scientificName)},"category":${js(r.category)},"confidence":${jnum(r.confidence)},` +
+    `"calibratedConfidence":${jnum(r.calibratedConfidence)},"satelliteId":"${r.satelliteId}","satelliteName":${js(r.satelliteName)},` +
+    `"latitude":${jnum(r.latitude)},"longitude":${jnum(r.longitude)},"verificationStatus":"${r.verificationStatus}",` +
+    `"rare":${r.isRare ? 'true' : 'false'},"callChunks":${jnum(r.callChunks)},"modelId":${js(r.modelId)},"chunkId":"${r.chunkId}",` +
+    `"detectionUrl":${js(ctx.detectionUrl(r.id))},"audioUrl":${js(ctx.audioUrl(r.chunkId))}}`
+  );
+}
+
 /** One JSON array, streamed: `[`, the objects of each batch separated by commas, `]`. */
 export async function* detectionsJson(rows: RowSource, ctx: ExportContext): AsyncGenerator<string> {
   let first = true;
+  const zone = js(ctx.timeZone);
   yield '[';
   for await (const batch of rows) {
     if (batch.length === 0) continue;
     let out = '';
     for (const r of batch) {
-      out += (first ? '\n' : ',\n') + JSON.stringify(detectionJson(r, ctx));
+      out += (first ? '\n' : ',\n') + jsonRecord(r, ctx, zone);
       first = false;
       if (out.length >= PIECE_CHARS) {
         yield out;

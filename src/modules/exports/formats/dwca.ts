@@ -14,7 +14,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { conf, coord, isGeneralised, isOrganism, localTime, neutralise, PIECE_CHARS, type SkipTally } from './shared.ts';
+import { conf, coord, isGeneralised, isOrganism, localStampOffset, neutralise, PIECE_CHARS, type SkipTally } from './shared.ts';
 import { zipStream } from './zip.ts';
 
 const DWC = 'http://rs.tdwg.org/dwc/terms/';
@@ -35,10 +35,7 @@ const text =
   (r, ctx) =>
     neutralise(value(r, ctx));
 
-const eventDate = (iso: string, ctx: ExportContext) => {
-  const t = localTime(iso, ctx.timeZone);
-  return `${t.date}T${t.time}${t.offset}`;
-};
+const eventDate = (iso: string, ctx: ExportContext) => localStampOffset(iso, ctx.timeZone, 'T');
 
 /**
  * Whether people checked the machine's identification: `verified` once the team's review

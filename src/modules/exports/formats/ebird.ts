@@ -127,6 +127,11 @@ interface Checklist {
   models: Set<string>;
   calls: number;
   species: Map<string, SpeciesTally>;
+  /** The position its rows carry (its key's; `latitude` is the first non-null one): a row of the same satellite and day finds it by these. */
+  rowLatitude: number | null;
+  rowLongitude: number | null;
+  /** Rendered and left: a late row of its day opens a new list, as it would by key. */
+  done: boolean;
 }
 
 function addRow(list: Checklist, taxon: EbirdTaxon, r: ExportRow): void {
@@ -213,12 +218,15 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
 
   async function* chunks(): AsyncGenerator<string[]> {
     const open = new Map<string, Checklist>();
+    /** Each satellite's list of its last row: rows of one satellite, day and place find theirs without a key string. */
+    const recent = new Map<string, Checklist>();
     let latestDay = -Infinity;
     const flush = function* (before: number): Generator<string[]> {
       const done = [...open.entries()].filter(([, l]) => l.day < before);
       done.sort(([, a], [, b]) => a.day - b.day || a.firstMs - b.firstMs || a.satelliteName.localeCompare(b.satelliteName));
       for (const [key, list] of done) {
         open.delete(key);
+        list.done = true;
         if (list.species.size === 0) continue;
         written++;
         yield render(list, ctx, opts);
@@ -247,31 +255,43 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
           for (const lines of flush(day - 1)) out.push(lines);
         }
         // Withheld rows (sensitive species) share one satellite id: their grid cell keeps places apart.
-        const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${day}`;
-        let list = open.get(key);
-        if (!list) {
-          const t = localTime(r.detectedAt, ctx.timeZone);
-          const [y, m, d] = t.date.split('-');
-          list = {
-            day: t.day,
-            satelliteName: r.satelliteName,
-            latitude: null,
-            longitude: null,
-            firstMs: Date.parse(r.detectedAt),
-            lastEndMs: Date.parse(r.detectedAt),
-            date: `${m}/${d}/${y}`,
-            startTime: t.time.slice(0, 5),
-            models: new Set(),
-            calls: 0,
-            species: new Map(),
-          };
-          open.set(key, list);
+        let list = recent.get(r.satelliteId);
+        if (!list || list.done || list.day !== day || list.rowLatitude !== r.latitude || list.rowLongitude !== r.longitude) {
+          const key = `${r.satelliteId}\u0000${r.latitude},${r.longitude}\u0000${day}`;
+          list = open.get(key);
+          if (!list) {
+            list = opened(r);
+            open.set(key, list);
+          }
+          recent.set(r.satelliteId, list);
         }
         addRow(list, taxon, r);
       }
       yield* out;
     }
     yield* flush(Infinity);
+  }
+
+  /** A new checklist for the row's satellite, place and local day. */
+  function opened(r: ExportRow): Checklist {
+    const t = localTime(r.detectedAt, ctx.timeZone);
+    const [y, m, d] = t.date.split('-');
+    return {
+      day: t.day,
+      satelliteName: r.satelliteName,
+      latitude: null,
+      longitude: null,
+      firstMs: Date.parse(r.detectedAt),
+      lastEndMs: Date.parse(r.detectedAt),
+      date: `${m}/${d}/${y}`,
+      startTime: t.time.slice(0, 5),
+      models: new Set(),
+      calls: 0,
+      species: new Map(),
+      rowLatitude: r.latitude,
+      rowLongitude: r.longitude,
+      done: false,
+    };
   }
 
   return { chunks: chunks(), skipped: () => skips.list(), checklists: () => written };

@@ -14,7 +14,7 @@
  */
 import anyAscii from 'any-ascii';
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { conf, coord, csvLine, isGeneralised, isOrganism, localTime, type Cell, type SkipTally } from './shared.ts';
+import { conf, coord, csvLine, isGeneralised, isOrganism, localStampOffset, neutralise, type SkipTally } from './shared.ts';
 
 /** Observations per file: iNaturalist's import takes fewer than 10,000 rows. */
 export const INATURALIST_MAX_ROWS = 9_999;
@@ -42,7 +42,12 @@ export function latin1Text(text: string): string {
   );
 }
 
-const latin1Cells = (cells: Cell[]): Cell[] => cells.map((c) => (typeof c === 'string' ? latin1Text(c) : c));
+/** A text cell as csvLine writes a latin1Text-ed one: transliterated first ("–=1" becomes "-=1", which the guard then sees), neutralised, quoted where RFC 4180 needs it. */
+const QUOTE = /[",\r\n]/;
+function cell(v: string): string {
+  const t = neutralise(latin1Text(v));
+  return QUOTE.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
+}
 
 export const INATURALIST_COLUMNS = [
   'Taxon name',
@@ -88,7 +93,6 @@ export async function* inaturalistLines(rows: RowSource, ctx: ExportContext, opt
         opts.skipped?.add(r, 'not_a_species');
         continue;
       }
-      const t = localTime(r.detectedAt, ctx.timeZone);
       const generalised = isGeneralised(r);
       const description =
         `${r.commonName}, detected acoustically by Chorus: confidence ${conf(r.confidence)} ` +
@@ -96,21 +100,13 @@ export async function* inaturalistLines(rows: RowSource, ctx: ExportContext, opt
         (generalised
           ? 'Sensitive species: position rounded to 0.1 degree, time to the hour, recorder and recording withheld.'
           : `Detection: ${ctx.detectionUrl(r.id)}${mediaOf(r, ctx)}`);
-      // Transliterated before csvLine quotes and neutralises: "–=1" becomes "-=1", which the guard then sees.
+      // Byte for byte csvLine over the latin1Text-ed cells, built as one string (no cell arrays per row). The time, the
+      // coordinates, the tags and the geoprivacy are ASCII that needs neither the guard nor quotes.
       out.push(
-        csvLine(
-          latin1Cells([
-            r.scientificName,
-            `${t.date} ${t.time} ${t.offset}`,
-            description,
-            r.satelliteName,
-            coord(r.latitude),
-            coord(r.longitude),
-            'Chorus,acoustic',
-            // iNaturalist obscures a sensitive species' place further unless the team asked for private.
-            generalised && geoprivacy === 'open' ? 'obscured' : geoprivacy,
-          ]),
-        ),
+        `${cell(r.scientificName)},${localStampOffset(r.detectedAt, ctx.timeZone, ' ')},${cell(description)},` +
+          `${cell(r.satelliteName)},${coord(r.latitude).text},${coord(r.longitude).text},"Chorus,acoustic",` +
+          // iNaturalist obscures a sensitive species' place further unless the team asked for private.
+          `${generalised && geoprivacy === 'open' ? 'obscured' : geoprivacy}\r\n`,
       );
     }
     if (out.length) yield out;

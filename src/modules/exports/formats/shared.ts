@@ -4,7 +4,7 @@
  */
 import type { ExportRow } from '../types.ts';
 
-export { localDay, localStamp, localTime, type LocalTime } from '../../../core/local-time.ts';
+export { localDay, localStamp, localStampOffset, localTime, type LocalTime } from '../../../core/local-time.ts';
 
 /**
  * Characters of output a writer gathers before handing it on (at most 64 KB even as UTF-16): a
@@ -29,8 +29,13 @@ export const coord = (v: number | null): Raw => new Raw(v == null || !Number.isF
  * The one guard for every text file the exports write (CSV writers, Darwin Core's tab-separated
  * files, which spreadsheets open as readily).
  */
-const FORMULA = /^[=+\-@\t\r]/;
-export const neutralise = (text: string): string => (FORMULA.test(text) ? `'${text}` : text);
+export function neutralise(text: string): string {
+  // The first character's code, not a regular expression: every text cell of every row passes here.
+  const c = text.charCodeAt(0);
+  return c === 61 /* = */ || c === 43 /* + */ || c === 45 /* - */ || c === 64 /* @ */ || c === 9 /* tab */ || c === 13 /* CR */
+    ? `'${text}`
+    : text;
+}
 
 function cellText(c: Cell): string {
   if (c == null) return '';

@@ -13,7 +13,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import { createRequire } from 'node:module';
+import zlib from 'node:zlib';
 import { ZipFile } from 'yazl';
+
+/**
+ * yazl checksums every byte of every entry with buffer-crc32, a JavaScript loop over a table: an
+ * eighth of an eBird export's time and more than its deflate (docs/exports.md "Performance").
+ * Its `unsigned` (the one function yazl calls, with a previous value or none) is pointed at
+ * Node's own zlib.crc32, the same CRC-32 in native code.
+ */
+const yazlRequire = createRequire(createRequire(import.meta.url).resolve('yazl'));
+const bufferCrc32 = yazlRequire('buffer-crc32') as { unsigned: (buf: Buffer | string, previous?: number | Buffer) => number };
+bufferCrc32.unsigned = (buf, previous) =>
+  zlib.crc32(buf, previous === undefined ? 0 : Buffer.isBuffer(previous) ? previous.readUInt32BE(0) : previous >>> 0);
 
 /** A text file written with the disk's backpressure respected. */
 export class TempText {
