@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   images: () => import('./images.ts').then((m) => m.run()),
   'model-confidence': () => import('./model-confidence.ts').then((m) => m.run()),
   stats: () => import('./stats.ts').then((m) => m.run()),
+  similarity: () => import('./similarity.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

@@ -26,6 +26,7 @@ import { calibrationRoutes } from './modules/calibration/routes.ts';
 import { speciesThresholdsRoutes } from './modules/species-thresholds/routes.ts';
 import { sessionsRoutes } from './modules/sessions/routes.ts';
 import { detectionReviewRoutes } from './modules/detections/review-routes.ts';
+import { similarityRoutes } from './modules/similarity/routes.ts';
 import { infoRoutes, statusRoutes, systemRoutes, versionsRoutes } from './modules/system/routes.ts';
 import { latestRelease } from './modules/system/releases.ts';
 import { modelsRoutes } from './modules/models/routes.ts';
@@ -43,6 +44,8 @@ import { fieldNotesRoutes } from './modules/field-notes/routes.ts';
 import { speciesImagesRoutes } from './modules/species-images/routes.ts';
 import { publicRoutes } from './modules/public/routes.ts';
 import { statsRoutes } from './modules/stats/routes.ts';
+import { dayRoutes } from './modules/stats/day-routes.ts';
+import { publicDayRoutes } from './modules/public/day-routes.ts';
 import { statsGeoRoutes } from './modules/stats/geo-routes.ts';
 
 import type { Services } from './services.ts';
@@ -78,7 +81,7 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...joiningRoutes(joining),
     ...satellitesRoutes(satellites, settings, clock, latestRelease(settings)),
     ...versionsRoutes(settings, mobile.latestVersion),
-    ...infoRoutes(settings, config.publicUrl),
+    ...infoRoutes(settings, config.publicUrl, config.smtpUrl !== null),
     ...audioRoutes(audio),
     ...spectrogramRoutes(spectrograms),
     ...shareRoutes(share),
@@ -87,6 +90,7 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...speciesThresholdsRoutes(s.speciesThresholds),
     ...sessionsRoutes(sessions),
     ...detectionReviewRoutes(review, detectionSummary),
+    ...similarityRoutes(s.similarity),
     ...speciesRoutes(speciesCatalog, species),
     ...auditRoutes(auditLog),
     ...settingsRoutes(settings),
@@ -106,6 +110,8 @@ export function apiRoutes(s: Services, infra: Infra): RouteDef[] {
     ...speciesImagesRoutes(speciesImages),
     ...publicRoutes(publicPages),
     ...statsRoutes(stats),
+    ...dayRoutes(s.dayGrid),
+    ...publicDayRoutes(s.publicDay),
     ...statsGeoRoutes(geoStats),
   ];
 }

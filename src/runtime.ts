@@ -223,6 +223,11 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
     const speciesImages = services.speciesImages.start();
     ready.push(speciesImages);
     speciesImages.catch((err) => log.error({ err }, 'species photos: starting failed'));
+    // Search by sound (issue 35): each embedding model's HNSW index, built in the background.
+    void services.similarity
+      .prepare()
+      .then((models) => models.length > 0 && log.info?.({ models }, 'search by sound: HNSW indexes ready'))
+      .catch((err) => log.warn?.({ err }, 'search by sound: preparing the indexes failed (the first search builds them)'));
   }
   // Every process, whatever its mode, in the service registry (spec §8: entries live 30 s, rewritten every 10 s).
   const registration = createServiceRegistration({

@@ -31,12 +31,14 @@ import { createInvitesService } from './modules/invites/service.ts';
 import { createApiKeysService } from './modules/api-keys/service.ts';
 import { createJoiningService } from './modules/joining/service.ts';
 import { createAuditLogService } from './modules/audit/service.ts';
+import { observationRuleOf } from './modules/detections/observations.ts';
 import { createDetectionsService } from './modules/detections/service.ts';
 import { createCalibrationService } from './modules/calibration/service.ts';
 import { createSpeciesThresholds } from './modules/species-thresholds/service.ts';
 import { createSessionsService } from './modules/sessions/service.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
+import { createSimilarityService } from './modules/similarity/service.ts';
 import { createSystemStatusService } from './modules/system/status.ts';
 import { createMetrics } from './infra/metrics/index.ts';
 import { installCollectors } from './metrics-collectors.ts';
@@ -60,6 +62,8 @@ import { parseAllowList } from './infra/outbound/index.ts';
 import { createSensitiveSpecies } from './modules/sensitive/service.ts';
 import { createPublicPagesService } from './modules/public/service.ts';
 import { createStatsService } from './modules/stats/service.ts';
+import { createDayGridService } from './modules/stats/day.ts';
+import { createPublicDayService } from './modules/public/day.ts';
 import { createOpenMeteoClient } from './modules/weather/client.ts';
 import { createWeatherService } from './modules/weather/service.ts';
 import { createEbirdClient } from './modules/ebird/client.ts';
@@ -116,6 +120,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     storage,
     queue: infra.queue,
     speciesImages: () => speciesImages.totals(),
+    similarityIndex: () => similarity.index(),
   });
   const models = createModelsService({ db, clock, audit, storage, species, settingReleases: createSettingReleases(db) });
   const modelInstaller = createModelInstaller({ models, kv, clock });
@@ -241,6 +246,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       visibility,
       modelAttribution: (id) => models.attributionOf(id),
       speciesThresholds: speciesThresholds.appliedFor,
+      observationRule: async (tenantId) => observationRuleOf(await settings.teamSettings(tenantId)),
     },
   });
   const review = createReviewService({
@@ -255,6 +261,8 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     onVerifiedChanged: async (tenantId, speciesCode) => void (await speciesThresholds.recompute(tenantId, speciesCode)),
   });
   const detectionSummary = createSummaryService({ db, aggregationRule: settings.aggregationRule, visibility });
+  // Search by sound (issue 35 point 4): votes it casts go through the review rules.
+  const similarity = createSimilarityService({ db, visibleCategories: visibility.visible, verify: review.verify });
 
   // Sensitive species (issue 20): what leaves a team of them is generalised.
   const sensitive = createSensitiveSpecies(settings);
@@ -297,6 +305,11 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     metrics,
     config,
     timeZone: (tenantId) => settings.teamSetting(tenantId, 'time_zone'),
+    hubAllowHosts: () => settings.hubSetting('outbound_allow_hosts'),
+    locale: async (tenantId) => ({
+      language: await settings.teamSetting(tenantId, 'team_language'),
+      timeZone: await settings.teamSetting(tenantId, 'time_zone'),
+    }),
     calibrated: async (tenantId, modelId, confidence) =>
       modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
@@ -411,6 +424,18 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     expected: createExpectedSpeciesService({ db, devices, visibility, ebird, range, catalog: speciesCatalog }),
   });
   const stats = createStatsService({ db, clock, settings, visibility });
+  // The day at a glance (issue 36): the dashboard's grid and the public page's.
+  const dayGrid = createDayGridService({ db, clock, settings, visibility, calibrated: calibration.calibrated });
+  const publicDay = createPublicDayService({
+    kv,
+    clock,
+    pages: publicPages,
+    settings,
+    visibility,
+    sensitive,
+    catalog: speciesCatalog,
+    dayGrid,
+  });
   const storageUsage = createStorageUsageService({ clock, storage, audio, devices, settings, teamName: teams.teamName });
 
   // 10. Who calls: credentials, and the guard with a team resolver per resource.
@@ -488,9 +513,12 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     sessions,
     review,
     detectionSummary,
+    similarity,
     spectrograms,
     species,
     stats,
+    dayGrid,
+    publicDay,
     storageUsage,
   };
 }

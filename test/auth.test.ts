@@ -650,7 +650,8 @@ describe('auth', () => {
     test('GET /api/system/info tells anyone whether registration and team creation are open, and the public URL', async () => {
       const open = await api.get('/system/info');
       assert.equal(open.status, 200, open.text);
-      assert.deepEqual(Object.keys(open.body).sort(), ['publicUrl', 'selfRegistration', 'teamCreation', 'version']);
+      assert.deepEqual(Object.keys(open.body).sort(), ['mail', 'publicUrl', 'selfRegistration', 'teamCreation', 'version']);
+      assert.equal(open.body.mail, false, 'no SMTP_URL: the hub sends no mail');
       assert.equal(open.body.selfRegistration, true);
       assert.equal(open.body.teamCreation, true);
       assert.match(open.body.publicUrl, /^https?:\/\//);

@@ -281,6 +281,9 @@ describe('report PDF', () => {
     assert.match(text, /Zeitraum: 2026-03-14 – 2026-03-16/);
     assert.match(text, /Häufigste Arten/);
     assert.match(text, /Seite 1 von [12]\n/);
+    // Percentages in the German form (issue 36 point 5): a space before the sign.
+    assert.match(text, /\d \u00a0?%|\d[\u00a0 ]%/);
+    assert.doesNotMatch(text, /\d%/);
   });
 
   test('an empty period renders with zero totals and a note', async () => {

@@ -141,4 +141,27 @@ describe('scheduled exports', () => {
     const deliveries = await api.get(`/alert-rules/channels/${hookChannel}/deliveries`, owner);
     assert.equal(deliveries.body.deliveries[0].event, 'scheduled_export');
   });
+
+  test('"Run now" sends the window since the last run at once and leaves the next scheduled run; admins only', async () => {
+    const made = await api.post(
+      '/exports/scheduled',
+      { tenantId: team.id, name: 'Daily hook', format: 'csv', schedule: '0 6 * * *', channelId: hookChannel },
+      owner,
+    );
+    assert.equal(made.status, 201, made.text);
+    const before = receiver.received.length;
+    assert.equal((await api.get('/system/info')).body.mail, true, 'a hub with SMTP_URL says it sends mail');
+    assert.equal((await api.post(`/exports/scheduled/${made.body.id}/run`, {}, member)).status, 403);
+    const ran = await api.post(`/exports/scheduled/${made.body.id}/run`, {}, owner);
+    assert.equal(ran.status, 200, ran.text);
+    assert.equal(ran.body.lastStatus, 'delivered', ran.body.lastError ?? '');
+    assert.equal(ran.body.lastRows, 3, "the first window: one day back, the team's three detections");
+    assert.equal(ran.body.nextRunAt, made.body.nextRunAt, 'the schedule stays');
+    assert.equal(receiver.received.length, before + 1);
+    assert.equal(JSON.parse(receiver.received.at(-1)!.body.toString()).data.rows, 3);
+    // A second run starts where the first ended: nothing is sent twice.
+    const again = await api.post(`/exports/scheduled/${made.body.id}/run`, {}, owner);
+    assert.equal(again.body.lastRows, 0);
+    assert.equal((await api.post('/exports/scheduled/00000000-0000-4000-8000-000000000000/run', {}, owner)).status, 404);
+  });
 });

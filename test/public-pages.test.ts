@@ -81,7 +81,10 @@ describe('public team pages', () => {
     await teamSettings(team, owner, { time_zone: 'Europe/Berlin' });
     const now = hub.clock.now();
     for (let i = 0; i < 3; i++) await makeDetection(hub, { satellite: sat, at: new Date(now.getTime() - i * 1000) });
-    await makeDetection(hub, { satellite: sat, code: 'eurwre', scientificName: 'Troglodytes troglodytes', commonName: 'Eurasian Wren' });
+    const wren = { satellite: sat, code: 'eurwre', scientificName: 'Troglodytes troglodytes', commonName: 'Eurasian Wren' };
+    const call = await makeDetection(hub, { ...wren, callChunks: 3 });
+    // The wren's call ran over three chunks: its continuations are the same call, as on the dashboard (issue 36 point 6).
+    for (let i = 0; i < 2; i++) await makeDetection(hub, { ...wren, callId: call });
     // Each of these must stay off the page.
     await makeDetection(hub, { satellite: sat, code: 'grewoo', commonName: 'Tentative Woodpecker', tentative: true, promoted: false });
     await makeDetection(hub, { satellite: sat, code: 'blutit', commonName: 'Unpromoted Tit', promoted: false });

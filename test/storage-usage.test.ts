@@ -126,13 +126,18 @@ describe('storage usage', () => {
     assert.equal(b.totalBytes, wavC.length);
   });
 
-  test('growth per day counts from the first arrival (at least an hour) within the last 7 days', async () => {
+  test('growth per day counts from the first arrival within the last 7 days, and only after 2 days of data', async () => {
     const total = 2 * wavA.length + wavB.length;
-    // Everything arrived this instant: one hour is the shortest span a rate is taken over.
+    // Everything arrived this instant: no rate yet (issue 36 point 6: minutes scaled to a day read
+    // 574 MB as 2.3 GB per day), and no days remaining either.
     let a = await teamView(teamA);
-    assert.equal(a.growthBytesPerDay, total * 24);
-    assert.equal(sat(a, s1.id).growthBytesPerDay, 2 * wavA.length * 24);
-    assert.equal(sat(a, s3.id).growthBytesPerDay, 0);
+    assert.equal(a.minHistoryDays, 2);
+    assert.equal(a.growthBytesPerDay, null);
+    assert.equal(sat(a, s1.id).growthBytesPerDay, null);
+    assert.equal(sat(a, s3.id).growthBytesPerDay, 0, 'no audio: no growth');
+    assert.deepEqual([a.hub.growthBytesPerDay, a.hub.daysRemaining, a.hub.warning], [null, null, false]);
+    at(DAY + 23 * HOUR);
+    assert.equal((await teamView(teamA)).growthBytesPerDay, null, 'a day and 23 hours is not enough');
 
     at(2 * DAY);
     a = await teamView(teamA);
@@ -189,6 +194,7 @@ describe('storage usage', () => {
       assert.equal(h.disk.freeBytes, growth * 20);
       assert.equal(h.disk.daysRemaining, 20);
       assert.equal(h.disk.warning, false, '20 days left, warned below 14');
+      assert.equal(h.disk.suggestedRetentionDays, null, 'no suggestion without the warning');
 
       const put = await api.put('/settings/platform', { storage_warning_days: 21 }, root);
       assert.equal(put.status, 200, put.text);
@@ -201,6 +207,10 @@ describe('storage usage', () => {
         [growth * 20, 20, true, growth],
         'the team sees the disk it shares and the hub-wide rate',
       );
+
+      // What fits: 90 % of the free space and the audio already stored, at the current rate.
+      assert.equal(h.disk.suggestedRetentionDays, Math.floor((0.9 * (growth * 20 + h.totalBytes)) / growth));
+      assert.equal(a.hub.suggestedRetentionDays, h.disk.suggestedRetentionDays);
 
       assert.equal((await api.put('/settings/platform', { storage_warning_days: 20 }, root)).status, 200);
       assert.equal((await hubView()).disk.warning, false, 'exactly 20 days left is not fewer than 20');

@@ -40,6 +40,7 @@ export const AUDIT_ACTIONS = [
   'admin.satellite_archived',
   'admin.satellite_unarchived',
   'admin.satellite_renamed',
+  'admin.satellite_position_changed',
   'admin.satellite_transferred',
   'admin.satellite_profile_changed',
   'admin.satellite_config_changed',
@@ -56,6 +57,8 @@ export const AUDIT_ACTIONS = [
   'admin.scheduled_export_created',
   'admin.scheduled_export_updated',
   'admin.scheduled_export_deleted',
+  // Not in spec §6 (issue 36 point 6): an admin ran a scheduled export at once ("Run now"); its file left the team.
+  'admin.scheduled_export_run',
   'admin.retention_run',
   'admin.mobile_release_uploaded',
   'admin.mobile_release_deleted',

@@ -43,6 +43,21 @@ export function parseAllowList(spec: string): AllowList {
   return { names, ranges };
 }
 
+/** Both lists at once: what the operator listed in the environment and what a hub admin listed in the dashboard. */
+export function mergeAllowLists(a: AllowList, b: AllowList): AllowList {
+  return { names: new Set([...a.names, ...b.names]), ranges: [...a.ranges, ...b.ranges] };
+}
+
+/** Why a list cannot be read (its first bad entry), or null: the check of the hub setting outbound_allow_hosts. */
+export function allowListProblem(spec: string): string | null {
+  try {
+    parseAllowList(spec);
+    return null;
+  } catch (err) {
+    return (err as Error).message.replace(/^OUTBOUND_ALLOW_HOSTS: /, '');
+  }
+}
+
 /** Public unicast, or listed by the operator. IPv4-mapped IPv6 is judged as the IPv4 address it carries. */
 export function isAddressAllowed(address: string, allow: AllowList): boolean {
   if (net.isIP(address) === 0) return false;

@@ -54,6 +54,7 @@ import { BUILTIN_MODEL_ID, type ModelStore } from '../modules/models/model-store
 import { speciesOfLabel, type LabelSpecies } from '../modules/species/label-species.ts';
 import type { WorkerReporter } from '../modules/workers/reporter.ts';
 import { rangeSettingsOf, type RangeService, type RangeSettings } from '../modules/range/service.ts';
+import { observationRuleOf, type ObservationRule } from '../modules/detections/observations.ts';
 import type { Metrics } from '../infra/metrics/index.ts';
 import { holdpoint } from '../core/failpoints.ts';
 import { PartUnavailable } from '../core/errors.ts';
@@ -121,6 +122,8 @@ interface InferenceSettings {
   voiceThreshold: number | null;
   /** The range filter's threshold and the team's include/exclude lists. */
   range: RangeSettings;
+  /** One call heard by several satellites (src/modules/detections/observations.ts); null: the recorder reads it. */
+  observations: ObservationRule | null;
 }
 
 /** What the handler reads of a job; the storage key and the rest come from the chunk row. */
@@ -220,6 +223,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       overlapMs: Math.round(1000 * num(v?.inference_overlap_sec, 0)),
       voiceThreshold: v?.remove_human_voice_audio === false ? null : num(v?.human_voice_threshold, DEFAULT_VOICE_THRESHOLD),
       range: rangeSettingsOf(v),
+      observations: v ? observationRuleOf(v) : null,
     };
   }
 
@@ -404,6 +408,7 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       heard,
       rule: opts.aggregation,
       visibleCategories: opts.visibleCategories,
+      observations: opts.observations,
     });
     if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
     await deps.classified?.markClassified(tenantId, chunkId, deps.clock.now());

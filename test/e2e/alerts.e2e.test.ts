@@ -272,6 +272,10 @@ describe('alerts dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByTestId('nav-alerts-count').filter({ hasText: /^1/ }).waitFor();
     await page.getByTestId('alert-row').filter({ hasText: message }).waitFor();
     assert.equal(await page.getByTestId('alert-row').count(), 2);
+    // The count follows the filter (issue 36 point 5): the acknowledged one has none unacknowledged.
+    await page.getByLabel('Show').selectOption('acknowledged');
+    await page.waitForURL(/state=acknowledged/);
+    await page.getByTestId('alerts-summary').filter({ hasText: '1 alert, 0 unacknowledged' }).waitFor();
     // The unacknowledged filter shows only the new one.
     await page.getByLabel('Show').selectOption('unacknowledged');
     await page.waitForURL(/state=unacknowledged/);

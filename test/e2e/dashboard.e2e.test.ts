@@ -546,12 +546,14 @@ describe('web dashboard (e2e)', { skip, timeout: 420_000 }, () => {
       .locator('option:checked', { hasText: 'Pond Watch (viewer)' })
       .waitFor({ state: 'attached' });
 
-    // A person creates a team of their own from the team directory and lands on its team page.
+    // A person creates a team of their own from the team directory and lands on its Fleet page,
+    // where the first satellite is added (issue 36).
     await p.getByRole('link', { name: 'Find a team' }).click();
     await p.getByRole('link', { name: 'Create a team' }).click();
     await p.getByLabel('Team name').fill('Nia Nest Box');
     await p.getByRole('button', { name: 'Create team' }).click();
-    await p.getByRole('heading', { name: 'Team: Nia Nest Box' }).waitFor();
+    await p.waitForURL('**/fleet');
+    await p.getByRole('heading', { name: 'Add your first satellite' }).waitFor();
     await p
       .getByLabel('Team', { exact: true })
       .locator('option:checked', { hasText: 'Nia Nest Box (owner)' })

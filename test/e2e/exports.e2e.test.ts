@@ -300,6 +300,14 @@ describe('exports dashboard (e2e)', { skip, timeout: 240_000 }, () => {
     await item.getByRole('switch', { name: 'Enabled' }).click();
     await item.getByTestId('scheduled-runs').filter({ hasText: 'Next run: — ·' }).waitFor();
     assert.equal((await api.get(`/exports/scheduled?tenantId=${team.id}`, owner)).body.scheduled[0].enabled, false);
+
+    // "Run now" (issue 36 point 6) sends at once, switched off or not: the last run is no longer "never".
+    await item.getByRole('button', { name: 'Run now' }).click();
+    await item
+      .getByTestId('scheduled-runs')
+      .filter({ hasText: /Last run: \S+ \S+ · (delivered|failed)/ })
+      .waitFor();
+    assert.ok((await api.get(`/exports/scheduled?tenantId=${team.id}`, owner)).body.scheduled[0].lastRunAt, 'run at the hub');
     await ctx.close();
   });
 

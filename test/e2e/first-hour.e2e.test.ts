@@ -70,10 +70,10 @@ describe('the first hour (e2e)', { skip, timeout: 240_000 }, () => {
     await page.getByRole('link', { name: 'Create your team' }).click();
     await page.getByLabel('Team name').fill('Garden birds');
     await page.getByRole('button', { name: 'Create team' }).click();
-    await page.waitForURL('**/team');
+    // The next step after creating the team is adding its first satellite (issue 36).
+    await page.waitForURL('**/fleet');
     const team = await hub.sql.one<{ id: string }>(`SELECT id FROM tenants WHERE name = 'Garden birds'`);
 
-    await page.goto('/fleet');
     await page.getByRole('heading', { name: 'Add your first satellite' }).waitFor();
     await page.getByRole('button', { name: 'Create a satellite key' }).click();
     await page.getByTestId('satellite-command').first().waitFor();

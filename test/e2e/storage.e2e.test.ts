@@ -37,8 +37,10 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
     team = await f.team(owner, 'Meadow Watch');
     const orchard = await makeSatellite(hub, team, owner, 'Orchard');
     const pond = await makeSatellite(hub, team, owner, 'Pond');
-    for (let i = 0; i < 3; i++) await makeChunk(hub, { satellite: orchard, bytes: 500_000 });
-    await makeChunk(hub, { satellite: pond, bytes: 2_000 });
+    // Two days of history: a rate is given from then on (issue 36 point 6).
+    const twoDaysAgo = new Date(hub.clock.now().getTime() - 2 * 86_400_000);
+    for (let i = 0; i < 3; i++) await makeChunk(hub, { satellite: orchard, bytes: 500_000, at: twoDaysAgo });
+    await makeChunk(hub, { satellite: pond, bytes: 2_000, at: twoDaysAgo });
     // Orchard's satellite is nearly full; Pond has room.
     for (const [sat, free] of [
       [orchard, 200 * MIB],
@@ -51,8 +53,8 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
         free,
       ]);
     }
-    // Everything arrived this hour: the growth is the bytes × 24 per day; three days of it are left.
-    const growth = total * 24;
+    // Everything arrived two days ago: the growth is half the bytes per day; three days of it are left.
+    const growth = total / 2;
     hub.infra.storage.freeSpace = async () => ({ freeBytes: growth * 3, totalBytes: growth * 100 });
     browser = await launchChromium();
   });
@@ -69,10 +71,12 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
     const panel = page.getByTestId('fleet-storage');
     await panel.getByRole('heading', { name: 'Storage' }).waitFor();
     assert.match((await panel.getByTestId('team-total').textContent()) ?? '', /^1\.5 MB \(4 chunks\)/);
-    assert.match((await panel.getByTestId('team-growth').textContent()) ?? '', /^36 MB per day/);
+    assert.match((await panel.getByTestId('team-growth').textContent()) ?? '', /^751 kB per day/);
     assert.match((await panel.getByTestId('days-remaining').textContent()) ?? '', /^3 days \(warning below 14 days\)/);
     const warning = panel.getByRole('alert').filter({ hasText: 'Storage is running out' });
     assert.match((await warning.textContent()) ?? '', /lasts about 3 days at the current rate \(warning below 14 days\)/);
+    // 90 % of the free space and the stored audio (3 + 2 days of growth) at the rate: 4 days.
+    assert.match((await warning.getByTestId('retention-suggestion').textContent()) ?? '', /keeping audio for at most 4 days/);
     const low = panel.getByTestId('satellites-low');
     assert.equal(await low.getAttribute('role'), 'alert');
     assert.match((await low.textContent()) ?? '', /below 1\.07 GB\): Orchard\./);
@@ -108,8 +112,8 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
     const panel = page.getByTestId('system-storage');
     await panel.getByTestId('hub-total').waitFor();
     assert.match((await panel.getByTestId('hub-total').textContent()) ?? '', /^1\.5 MB \(4 chunks\)/);
-    assert.match((await panel.getByTestId('hub-growth').textContent()) ?? '', /^36 MB per day/);
-    assert.match((await panel.getByTestId('hub-free').textContent()) ?? '', /^108\.1 MB of 3\.6 GB$/);
+    assert.match((await panel.getByTestId('hub-growth').textContent()) ?? '', /^751 kB per day/);
+    assert.match((await panel.getByTestId('hub-free').textContent()) ?? '', /^2\.25 MB of 75\.1 MB$/);
     assert.match((await panel.getByTestId('days-remaining').textContent()) ?? '', /^3 days/);
     assert.match((await panel.getByRole('alert').textContent()) ?? '', /Storage is running out/);
     const teams = await panel
@@ -117,8 +121,22 @@ describe('storage in sight (e2e)', { skip, timeout: 180_000 }, () => {
       .getByRole('row')
       .filter({ hasText: 'Meadow Watch' })
       .textContent();
-    assert.match(teams ?? '', /Meadow Watch1\.5 MB36 MB per day2/);
+    assert.match(teams ?? '', /Meadow Watch1\.5 MB751 kB per day2/);
     assert.deepEqual(cspViolations, [], 'CSP violations');
+    await ctx.close();
+  });
+
+  test('a team whose first audio arrived minutes ago reads "not enough history yet", not a rate', async () => {
+    const f = factories(hub);
+    const newcomer = await f.user();
+    const fresh = await f.team(newcomer, 'Fresh Start');
+    const sat = await makeSatellite(hub, fresh, newcomer, 'First Mic');
+    await makeChunk(hub, { satellite: sat, bytes: 574_000_000 });
+    const { ctx, page } = await signedIn(browser, hub.url, newcomer, { viewport: { width: 1400, height: 1000 }, timezoneId: 'UTC' });
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Fleet' }).click();
+    const panel = page.getByTestId('fleet-storage');
+    await panel.getByTestId('team-growth').waitFor();
+    assert.equal(await panel.getByTestId('team-growth').textContent(), 'not enough history yet (a rate needs 2 days of audio)');
     await ctx.close();
   });
 });

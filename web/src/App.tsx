@@ -1,14 +1,16 @@
-import { lazy, Suspense } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, data } from './api/client';
 import { atLeast } from './roles';
 import { useRoleName, useT } from './i18n';
 import { LiveProvider } from './live';
+import { clearOfflineData } from './pwa';
 import { accountKeys, useMe } from './api/hooks/account';
 import { useUnreadAlerts } from './api/hooks/alerts';
 import { LanguageProvider, SessionProvider, ToastProvider, useSession, useTheme, type ThemeChoice } from './session';
 import { ErrorText, Loading } from './components/ui';
+import { OfflineNote } from './components/OfflineNote';
 import { SignIn } from './pages/SignIn';
 import { ForgotPassword, ResetPassword } from './pages/Password';
 import { ConfirmEmail, UndoEmailChange } from './pages/EmailChange';
@@ -36,6 +38,7 @@ const ScheduledExports = lazy(() => import('./pages/ScheduledExports'));
 const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 const Stats = lazy(() => import('./pages/stats/Stats'));
+const Day = lazy(() => import('./pages/Day'));
 
 const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register', '/confirm-email', '/undo-email-change'];
 
@@ -138,9 +141,11 @@ function ShellPage() {
   const qc = useQueryClient();
   const navigate = useNavigate();
   const isAdmin = me.user.isAdmin;
+  const [menuOpen, setMenuOpen] = useState(false);
 
   async function signOut() {
     await data(api.POST('/api/auth/logout')).catch(() => {});
+    await clearOfflineData();
     // Everything cached belonged to the signed-in person. "Signed out" is recorded after the
     // clear: a cleared `me` would be fetched again, and while it loads the whole app shows its
     // loading screen, unmounting whatever page the person has moved on to (a half-filled form).
@@ -154,9 +159,35 @@ function ShellPage() {
       <a className="skip" href="#main">
         {t('nav.skip')}
       </a>
-      <header className="top">
+      {/* On a phone the navigation and the tools fold behind the menu button (styles.css, issue 36). */}
+      <header className={menuOpen ? 'top open' : 'top'}>
         <span className="brand">{t('app.name')}</span>
-        <nav aria-label={t('nav.main')}>
+        {me.tenants.length > 0 ? (
+          <label className="inline team-switch">
+            <span className="sr-only">{t('nav.team.switch')}</span>
+            <select aria-label={t('nav.team.switch')} value={team?.id ?? ''} onChange={(e) => setTeamId(e.target.value)}>
+              {me.tenants.map((x) => (
+                <option key={x.id} value={x.id}>
+                  {x.name} ({roleName(x.role)})
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <button
+          type="button"
+          className="secondary menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          data-testid="menu-toggle"
+          onClick={() => setMenuOpen((o) => !o)}
+        >
+          {t('nav.menu')}
+        </button>
+        <nav id="main-nav" aria-label={t('nav.main')} onClick={(e) => (e.target as Element).closest('a') && setMenuOpen(false)}>
+          <NavLink to="/day" data-testid="nav-day">
+            {t('nav.day')}
+          </NavLink>
           <NavLink to="/detections">{t('nav.detections')}</NavLink>
           <NavLink to="/species">{t('nav.species')}</NavLink>
           <NavLink to="/stats" data-testid="nav-stats">
@@ -182,18 +213,6 @@ function ShellPage() {
           ) : null}
         </nav>
         <div className="tools">
-          {me.tenants.length > 0 ? (
-            <label className="inline">
-              <span className="sr-only">{t('nav.team.switch')}</span>
-              <select aria-label={t('nav.team.switch')} value={team?.id ?? ''} onChange={(e) => setTeamId(e.target.value)}>
-                {me.tenants.map((x) => (
-                  <option key={x.id} value={x.id}>
-                    {x.name} ({roleName(x.role)})
-                  </option>
-                ))}
-              </select>
-            </label>
-          ) : null}
           <label className="inline">
             <span className="sr-only">{t('nav.theme')}</span>
             <select aria-label={t('nav.theme')} value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
@@ -208,6 +227,7 @@ function ShellPage() {
         </div>
       </header>
       <main id="main" tabIndex={-1}>
+        <OfflineNote />
         {me.mfa.enrollmentRequired || (isAdmin && !me.mfa.enabled) ? (
           // Required only when the hub switch require_admin_mfa is on (the hub refuses everything else then); advice otherwise.
           <p className="card banner" role="note" data-testid="mfa-banner">
@@ -217,7 +237,9 @@ function ShellPage() {
         ) : null}
         <Suspense fallback={<Loading />}>
           <Routes>
-            <Route path="/" element={<Navigate to="/detections" replace />} />
+            {/* Home is the day at a glance (pages/Day.tsx says why). */}
+            <Route path="/" element={<Navigate to="/day" replace />} />
+            <Route path="/day" element={<Day />} />
             <Route path="/sign-in" element={<Navigate to="/detections" replace />} />
             <Route path="/register" element={<RegisterSignedIn />} />
             <Route path="/detections" element={<Detections />} />

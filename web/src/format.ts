@@ -23,3 +23,27 @@ export function formatBytes(n: number | null | undefined, lang: string): string 
   }).format(v);
   return n < 0 ? `−${text}` : text;
 }
+
+/**
+ * A number with exactly `digits` decimals in the person's language: "0.912" / "0,912" (issue 36
+ * point 5: no toFixed on screen, whose decimal point is English in every language).
+ */
+export function formatDecimal(n: number | null | undefined, lang: string, digits: number): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return '—';
+  return new Intl.NumberFormat(lang, { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n);
+}
+
+/** A share 0–1 as a percentage in the person's language: "75%" / "75 %". */
+export function formatPercent(x: number | null | undefined, lang: string, digits = 0): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  return new Intl.NumberFormat(lang, { style: 'percent', maximumFractionDigits: digits }).format(x);
+}
+
+/**
+ * A position as latitude and longitude with `digits` decimals. Where the decimal mark is a comma
+ * the pair is set apart by a semicolon, so "52,52; 13,40" never reads as four numbers.
+ */
+export function formatCoords(lat: number, lon: number, lang: string, digits: number): string {
+  const comma = formatDecimal(0.5, lang, 1).includes(',');
+  return `${formatDecimal(lat, lang, digits)}${comma ? ';' : ','} ${formatDecimal(lon, lang, digits)}`;
+}

@@ -3,7 +3,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { useQueryClient } from '@tanstack/react-query';
 import { accountKeys, type Me, type Preferences, type Role, type TeamRef } from './api/hooks/account';
 import { I18nContext, pickLang, setActiveLang, translator } from './i18n';
-import { formatBytes } from './format';
+import { formatBytes, formatCoords, formatDecimal, formatPercent } from './format';
 
 interface SessionValue {
   me: Me;
@@ -104,7 +104,10 @@ export function useFormat() {
         const date = formatDate(d, pattern, lang);
         return second && second !== pattern ? `${date} (${formatDate(d, second, lang)})` : date;
       },
-      pct: (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${Math.round(x * 100)}%`),
+      pct: (x: number | null | undefined) => formatPercent(x, lang),
+      /** Exactly `digits` decimals in the person's language (0,912), for scores and measurements. */
+      fixed: (n: number | null | undefined, digits: number) => formatDecimal(n, lang, digits),
+      coords: (lat: number, lon: number, digits: number) => formatCoords(lat, lon, lang, digits),
       bytes: (n: number | null | undefined) => formatBytes(n, lang),
       number: (n: number | null | undefined, digits = 0) =>
         n === null || n === undefined ? '—' : new Intl.NumberFormat(lang, { maximumFractionDigits: digits }).format(n),

@@ -4,6 +4,9 @@
 // Plain JavaScript so the thread starts without the TypeScript loader.
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+// pgvector, for search by sound (migration 0035): loaded always, so a data dir that has the
+// extension (every migrated one) opens, dumped or not.
+import { vector } from '@electric-sql/pglite-pgvector';
 
 const parsers = { 20: (v) => Number(v), 1700: (v) => Number(v) };
 
@@ -95,6 +98,7 @@ try {
     dataDir: workerData.dataDir ?? undefined,
     loadDataDir: workerData.loadDataDir ? new Blob([workerData.loadDataDir]) : undefined,
     parsers,
+    extensions: { vector },
   });
   parentPort.on('message', (m) => {
     handle(pglite, m).then(

@@ -11,6 +11,7 @@ import type { ChannelType } from './delivery/types.ts';
 import { checkUrl, OutboundRefused, type AllowList } from './delivery/outbound.ts';
 import { SAMPLE_PAYLOAD, validateTemplate } from './delivery/template.ts';
 import type { Dispatcher } from './dispatch.ts';
+import { formatConfidence, wordsOf, type TeamLocale } from './words.ts';
 
 const iso = (d: Date) => new Date(d).toISOString();
 
@@ -33,7 +34,11 @@ export function createChannelsService(deps: {
   audit: AuditWriter;
   dispatcher: Pick<Dispatcher, 'sealSecrets' | 'openChannel' | 'attempt'>;
   allow: AllowList;
+  /** Reads the hub's allow list again (index.ts) before a URL is judged. */
+  refreshAllow?: () => Promise<void>;
   teamName: (tenantId: string) => Promise<string | null>;
+  /** The team's language and zone: a test reads like the team's real alerts. */
+  locale?: (tenantId: string) => Promise<TeamLocale>;
 }) {
   const { db, clock, audit, dispatcher } = deps;
   const repo = createAlertsRepo(db);
@@ -57,9 +62,16 @@ export function createChannelsService(deps: {
 
   async function checkOutbound(url: string | null) {
     if (!url) return;
+    await deps.refreshAllow?.();
     try {
       await checkUrl(url, deps.allow);
     } catch (err) {
+      // Who can allow a LAN receiver, and where (issue 36 point 6).
+      if (err instanceof OutboundRefused && err.code === 'URL_NOT_ALLOWED')
+        throw badRequest(
+          `${err.message.replace(/; list it in OUTBOUND_ALLOW_HOSTS to allow it$/, '')}: a hub admin can allow it under Admin → Hub settings → outbound_allow_hosts (or the operator in OUTBOUND_ALLOW_HOSTS)`,
+          err.code,
+        );
       if (err instanceof OutboundRefused) throw badRequest(err.message, err.code);
       throw err;
     }
@@ -150,7 +162,17 @@ export function createChannelsService(deps: {
       const now = clock.now();
       const deliveryId = newId();
       const teamName = (await deps.teamName(c.tenantId)) ?? '';
+      const locale = deps.locale ? await deps.locale(c.tenantId) : null;
       const payload = { ...SAMPLE_PAYLOAD, timestamp: now.toISOString(), teamName };
+      if (locale) {
+        const conf = formatConfidence(SAMPLE_PAYLOAD.confidence ?? 0, locale.language);
+        Object.assign(payload, {
+          language: locale.language,
+          timeZone: locale.timeZone,
+          ruleName: locale.language === 'de' ? 'Kanaltest' : SAMPLE_PAYLOAD.ruleName,
+          message: wordsOf(locale.language).testMessage(SAMPLE_PAYLOAD.commonName ?? '', conf, SAMPLE_PAYLOAD.satelliteName ?? ''),
+        });
+      }
       await db.tx((tx) =>
         repo.insertDeliveries(tx, [
           {

@@ -4,6 +4,7 @@
  */
 import type { RuleRow } from './repo.ts';
 import { localTime } from '../../core/local-time.ts';
+import { formatConfidence, wordsOf, type AlertLanguage } from './words.ts';
 
 import type { AlertEvent, DailyWindow } from './schemas.ts';
 
@@ -85,18 +86,13 @@ export function inWindow(w: DailyWindow, at: Date, timeZone: string): boolean {
   return start < end ? m >= start && m < end : m >= start || m < end;
 }
 
-/** A null satelliteName leaves the place out (a sensitive species' delivery). */
+/** A null satelliteName leaves the place out (a sensitive species' delivery); words in the team's language. */
 export function describeDetection(
   event: AlertEvent,
   d: Pick<DetectionFacts, 'commonName' | 'confidence'> & { satelliteName: string | null },
+  language: AlertLanguage = 'en',
 ): string {
-  const what =
-    event === 'rare_species'
-      ? 'Rare species'
-      : event === 'first_of_day'
-        ? 'First of the day'
-        : event === 'first_of_season'
-          ? 'First of the season'
-          : 'Detection';
-  return `${what}: ${d.commonName} (${d.confidence.toFixed(2)})${d.satelliteName === null ? '' : ` at ${d.satelliteName}`}`;
+  const w = wordsOf(language);
+  const kind = event === 'rare_species' || event === 'first_of_day' || event === 'first_of_season' ? w.label[event] : w.detectionWord;
+  return w.detection(kind, d.commonName, formatConfidence(d.confidence, language), d.satelliteName);
 }

@@ -40,6 +40,8 @@ export function createDispatcher(deps: {
   secret: string;
   config: AlertDeliveryConfig;
   allow: AllowList;
+  /** Reads the hub's allow list again (index.ts): before each attempt, so a host allowed a moment ago counts. */
+  refreshAllow?: () => Promise<void>;
 }) {
   const { db, clock, queue, config } = deps;
   const repo = createAlertsRepo(db);
@@ -62,6 +64,7 @@ export function createDispatcher(deps: {
     const payload = d.payload;
     if (!('event' in payload)) return null;
     const target = targetOf(channel.type, openChannel(channel), channel.payloadTemplate);
+    await deps.refreshAllow?.();
     const result = await sendOnce(target, payload, {
       allow: deps.allow,
       timeoutMs: config.timeoutMs,

@@ -18,6 +18,7 @@ import type { AlertPayload } from './delivery/types.ts';
 import type { Dispatcher } from './dispatch.ts';
 import type { AlertFindingOutcome, Metrics } from '../../infra/metrics/index.ts';
 import { coarsenTime } from '../sensitive/service.ts';
+import { DEFAULT_LOCALE, formatWhen, wordsOf, type TeamLocale } from './words.ts';
 
 export const presentAlert = (a: AlertRow) => ({
   id: a.id,
@@ -56,9 +57,9 @@ export interface Finding {
 }
 
 /** A finding's message with the satellite's name taken out, for deliveries that leave the team. */
-function withoutSatellite(f: Finding): string {
+function withoutSatellite(f: Finding, language: string): string {
   if (f.messageWithoutSatellite) return f.messageWithoutSatellite;
-  return f.satelliteName ? f.message.split(f.satelliteName).join('a satellite') : f.message;
+  return f.satelliteName ? f.message.split(f.satelliteName).join(language === 'de' ? 'einem Satelliten' : 'a satellite') : f.message;
 }
 
 const RULES_TTL_MS = 30_000;
@@ -71,6 +72,8 @@ export function createAlertEngine(deps: {
   metrics?: Pick<Metrics, 'alertFinding'>;
   /** The team's time zone (quiet hours, daily windows). */
   timeZone: (tenantId: string) => Promise<string>;
+  /** The team's language and zone: the words and times of its alerts (issue 36 point 5). */
+  locale?: (tenantId: string) => Promise<TeamLocale>;
   /** Calibrated confidence of one raw value, for rules that compare it. */
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
   categoryOf: (speciesCode: string) => string;
@@ -91,6 +94,7 @@ export function createAlertEngine(deps: {
     for (const code of codes) if (await deps.isSensitive(tenantId, code)) return true;
     return false;
   }
+  const localeOf = async (tenantId: string): Promise<TeamLocale> => (deps.locale ? deps.locale(tenantId) : DEFAULT_LOCALE);
   const repo = createAlertsRepo(db);
   const cache = new Map<string, { rules: RuleRow[]; at: number }>();
 
@@ -129,9 +133,13 @@ export function createAlertEngine(deps: {
       cooldownKey,
       muted,
     };
+    const locale = await localeOf(rule.tenantId);
     const payload: AlertPayload = {
       event,
       timestamp: now.toISOString(),
+      // Chat cards and e-mails write their labels and times in these; the webhook body keeps ISO.
+      language: locale.language,
+      timeZone: locale.timeZone,
       ruleName: rule.name,
       teamName: '',
       message: f.message,
@@ -149,7 +157,7 @@ export function createAlertEngine(deps: {
       // and its time is the hour (src/modules/sensitive coarsenTime), not the instant another species' alert shares.
       if (await sensitive(rule.tenantId, f)) {
         payload.satelliteName = null;
-        payload.message = withoutSatellite(f);
+        payload.message = withoutSatellite(f, locale.language);
         payload.timestamp = coarsenTime(now, 'outside').start;
       }
     }
@@ -204,6 +212,7 @@ export function createAlertEngine(deps: {
     async onDetection(trigger: DetectionTrigger, d: AnnouncedDetection): Promise<AlertRow[]> {
       const rules = (await rulesOf(d.tenantId)).filter((r) => r.type === 'detection');
       if (rules.length === 0) return [];
+      let language: TeamLocale['language'] | undefined;
       // Below its species threshold a detection is not trusted yet, whichever way it reached the rules.
       const threshold = (await deps.speciesThreshold?.(d.tenantId, d.speciesCode)) ?? null;
       if (threshold !== null && d.confidence < threshold) return [];
@@ -213,6 +222,7 @@ export function createAlertEngine(deps: {
       const stored: AlertRow[] = [];
       for (const rule of rules) {
         if (!matchesDetection(rule, facts, trigger, () => calibrated)) continue;
+        language ??= (await localeOf(d.tenantId)).language;
         const a = await fire(rule, {
           satelliteId: d.satelliteId,
           satelliteName: d.satelliteName,
@@ -221,8 +231,8 @@ export function createAlertEngine(deps: {
           species: d.scientificName,
           commonName: d.commonName,
           confidence: d.confidence,
-          message: describeDetection(eventOfRule(rule), d),
-          messageWithoutSatellite: describeDetection(eventOfRule(rule), { ...d, satelliteName: null }),
+          message: describeDetection(eventOfRule(rule), d, language),
+          messageWithoutSatellite: describeDetection(eventOfRule(rule), { ...d, satelliteName: null }, language),
           eventKey: `${trigger}:${d.id}`,
         });
         if (a) stored.push(a);
@@ -233,6 +243,8 @@ export function createAlertEngine(deps: {
     /** The offline monitor marked a satellite offline: the team's satellite_offline rules fire. */
     async onOffline(e: { tenantId: string; satelliteId: string; name: string; lastSeenAt: string }): Promise<AlertRow[]> {
       const rules = (await rulesOf(e.tenantId)).filter((r) => r.type === 'absence' && r.conditions.system === 'satellite_offline');
+      if (rules.length === 0) return [];
+      const locale = await localeOf(e.tenantId);
       const stored: AlertRow[] = [];
       for (const rule of rules) {
         if (rule.conditions.satelliteIds?.length && !rule.conditions.satelliteIds.includes(e.satelliteId)) continue;
@@ -244,7 +256,7 @@ export function createAlertEngine(deps: {
           species: null,
           commonName: null,
           confidence: null,
-          message: `Satellite offline: ${e.name} (last seen ${e.lastSeenAt})`,
+          message: wordsOf(locale.language).offline(e.name, formatWhen(e.lastSeenAt, locale)),
           eventKey: `offline:${e.satelliteId}:${e.lastSeenAt}`,
         });
         if (a) stored.push(a);

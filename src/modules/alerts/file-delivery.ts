@@ -56,6 +56,8 @@ export function createFileDelivery(deps: {
   dispatcher: Pick<Dispatcher, 'openChannel'>;
   mail: FileMail;
   allow: AllowList;
+  /** Reads the hub's allow list again (index.ts) before a file is posted. */
+  refreshAllow?: () => Promise<void>;
   config: Pick<AlertDeliveryConfig, 'timeoutMs'>;
 }) {
   const { db, clock } = deps;
@@ -110,6 +112,7 @@ export function createFileDelivery(deps: {
       });
       const headers: Record<string, string> = { [DELIVERY_ID_HEADER]: deliveryId, [EVENT_HEADER]: 'scheduled_export' };
       if (target.secret) headers[SIGNATURE_HEADER] = signatureOf(target.secret, body);
+      await deps.refreshAllow?.();
       const r = await postJson(target.url, body, headers, { allow: deps.allow, timeoutMs: deps.config.timeoutMs });
       const ok = r.error === null && r.status !== null && r.status >= 200 && r.status < 300;
       const error = ok ? null : (r.error ?? `the receiver answered ${r.status}`);

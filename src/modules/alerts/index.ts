@@ -8,7 +8,8 @@ import type { JobQueue } from '../../infra/queue/types.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../config.ts';
 import type { AuditWriter } from '../audit/writer.ts';
-import { parseAllowList } from './delivery/outbound.ts';
+import { parseAllowList, type AllowList } from './delivery/outbound.ts';
+import { mergeAllowLists } from '../../core/outbound-allow-list.ts';
 import type { Metrics } from '../../infra/metrics/index.ts';
 import { createDispatcher, type Mail } from './dispatch.ts';
 import type { AlertsService } from './alerts-service.ts';
@@ -17,6 +18,7 @@ import { createChannelsService } from './channels-service.ts';
 import { createAlertEngine } from './engine.ts';
 import { createAlertScheduler } from './scheduler.ts';
 import { createFileDelivery, type FileMail } from './file-delivery.ts';
+import type { TeamLocale } from './words.ts';
 
 export function createAlerting(deps: {
   /**
@@ -36,18 +38,44 @@ export function createAlerting(deps: {
   metrics?: Pick<Metrics, 'alertDelivery' | 'alertFinding'>;
   config: Pick<Config, 'alerts' | 'outboundAllowHosts' | 'secret' | 'publicUrl'>;
   timeZone: (tenantId: string) => Promise<string>;
+  /** The team's language and zone (settings team_language, time_zone): the words and times of its alerts. */
+  locale?: (tenantId: string) => Promise<TeamLocale>;
   calibrated: (tenantId: string, modelId: string | null, confidence: number) => Promise<number>;
   categoryOf: (speciesCode: string) => string;
   teamName: (tenantId: string) => Promise<string | null>;
   sendToTeam: (tenantId: string, event: { type: 'alert' } & Record<string, unknown>) => Promise<void>;
   warn: (obj: object, msg: string) => void;
+  /** The hub setting outbound_allow_hosts: hosts a hub admin allowed from the dashboard, beside OUTBOUND_ALLOW_HOSTS. */
+  hubAllowHosts?: () => Promise<string | null>;
   /** Whether a species is sensitive for the team: its deliveries then name no satellite. */
   isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
   /** The species' threshold in force for the team (src/modules/species-thresholds); null: none. */
   speciesThreshold?: (tenantId: string, speciesCode: string) => Promise<number | null>;
 }) {
   const { db, clock, audit, bus, config } = deps;
-  const allow = parseAllowList(config.outboundAllowHosts);
+  // The operator's list, joined by the one a hub admin keeps in the dashboard. The joined list is
+  // read again before each check and send (refreshAllow), so a change counts in every process at once.
+  const fromEnv = parseAllowList(config.outboundAllowHosts);
+  let joined: { spec: string; list: AllowList } = { spec: '', list: fromEnv };
+  const allow: AllowList = {
+    get names() {
+      return joined.list.names;
+    },
+    get ranges() {
+      return joined.list.ranges;
+    },
+  };
+  const refreshAllow = async () => {
+    const spec = (await deps.hubAllowHosts?.()) ?? '';
+    if (spec === joined.spec) return;
+    let extra: AllowList;
+    try {
+      extra = parseAllowList(spec);
+    } catch {
+      extra = { names: new Set(), ranges: [] }; // the setting's check refuses a bad list at save; an old one counts as empty
+    }
+    joined = { spec, list: mergeAllowLists(fromEnv, extra) };
+  };
   const dispatcher = createDispatcher({
     db,
     clock,
@@ -57,6 +85,7 @@ export function createAlerting(deps: {
     secret: config.secret,
     config: config.alerts,
     allow,
+    refreshAllow,
   });
   const engine = createAlertEngine({
     db,
@@ -64,6 +93,7 @@ export function createAlerting(deps: {
     dispatcher,
     metrics: deps.metrics,
     timeZone: deps.timeZone,
+    locale: deps.locale,
     calibrated: deps.calibrated,
     categoryOf: deps.categoryOf,
     teamName: deps.teamName,
@@ -80,6 +110,7 @@ export function createAlerting(deps: {
     engine,
     dispatcher,
     timeZone: deps.timeZone,
+    locale: deps.locale,
     // Past every retry a delivery could still be waiting for (back-off and time-outs), with room.
     staleAfterMs: Math.max(
       10 * 60_000,
@@ -108,8 +139,8 @@ export function createAlerting(deps: {
   return {
     alerts: deps.alerts,
     rules: createRulesService({ db, clock, audit, bus }),
-    channels: createChannelsService({ db, clock, audit, dispatcher, allow, teamName: deps.teamName }),
-    files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, config: config.alerts }),
+    channels: createChannelsService({ db, clock, audit, dispatcher, allow, refreshAllow, teamName: deps.teamName, locale: deps.locale }),
+    files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, refreshAllow, config: config.alerts }),
     engine,
     dispatcher,
     scheduler,

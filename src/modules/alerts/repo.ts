@@ -230,7 +230,9 @@ export function createAlertsRepo(db: Db) {
           [...params, f.limit, f.offset],
         ),
         db.one(Count, `SELECT count(*)::int AS n FROM alerts WHERE ${w}`, params),
-        db.one(Count, 'SELECT count(*)::int AS n FROM alerts WHERE tenant_id = $1 AND acknowledged_at IS NULL', [tenantId]),
+        // The unacknowledged count follows the same filter as the list (issue 36 point 5): a page
+        // filtered to one event never says "3 unacknowledged" about alerts it does not show.
+        db.one(Count, `SELECT count(*)::int AS n FROM alerts WHERE ${w} AND acknowledged_at IS NULL`, params),
       ]);
       return { rows, total: total.n, unacknowledged: unread.n };
     },

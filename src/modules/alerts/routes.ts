@@ -32,7 +32,7 @@ export function alertsRoutes(alerts: AlertsService) {
       access: access.role('viewer'),
       team: { in: 'query', key: 'tenantId' },
       audit: [],
-      summary: "The team's alerts, newest first; ?acknowledged=true or false",
+      summary: "The team's alerts, newest first; ?acknowledged=true or false; total and unacknowledged count the filtered alerts",
       tags: ['alerts'],
       schema: { querystring: AlertListQuery, response: { 200: AlertList } },
       handler: ({ actor, query }) => alerts.list(actor.teamId, query),

@@ -9,14 +9,13 @@ import { createAlertsRepo, type RuleRow } from './repo.ts';
 import { inWindow } from './conditions.ts';
 import type { AlertEngine } from './engine.ts';
 import type { Dispatcher } from './dispatch.ts';
+import { DEFAULT_LOCALE, formatCount, formatPercent, formatSpan, wordsOf, type TeamLocale } from './words.ts';
 
 export const SCHEDULE_INTERVAL_MS = 60_000;
 
 interface Kv {
   setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean>;
 }
-
-const hours = (minutes: number) => (minutes % 60 === 0 ? `${minutes / 60} h` : `${minutes} min`);
 
 export function createAlertScheduler(deps: {
   db: Db;
@@ -25,12 +24,15 @@ export function createAlertScheduler(deps: {
   engine: Pick<AlertEngine, 'fire'>;
   dispatcher: Pick<Dispatcher, 'recover'>;
   timeZone: (tenantId: string) => Promise<string>;
+  /** The team's language (and zone): the words of absence and trend alerts. */
+  locale?: (tenantId: string) => Promise<TeamLocale>;
   /** How long an open delivery may go untouched before it is queued again. */
   staleAfterMs: number;
   onError: (err: unknown, ruleId: string) => void;
 }) {
   const { clock, engine } = deps;
   const repo = createAlertsRepo(deps.db);
+  const languageOf = async (tenantId: string) => (deps.locale ? await deps.locale(tenantId) : DEFAULT_LOCALE).language;
 
   async function absence(rule: RuleRow, now: Date) {
     const c = rule.conditions;
@@ -46,8 +48,10 @@ export function createAlertScheduler(deps: {
       const since = new Date(Math.max(last ? new Date(last).getTime() : 0, new Date(rule.updatedAt).getTime()));
       const silentMin = (now.getTime() - since.getTime()) / 60_000;
       if (silentMin < (c.minutes ?? Infinity)) continue;
-      const where = satelliteId ? names.get(satelliteId)! : 'the team';
-      const what = species ? c.species!.join(', ') : 'anything';
+      const language = await languageOf(rule.tenantId);
+      const w = wordsOf(language);
+      const what = species ? c.species!.join(', ') : null;
+      const span = formatSpan(Math.floor(silentMin), language);
       const a = await engine.fire(rule, {
         satelliteId,
         satelliteName: satelliteId ? names.get(satelliteId)! : null,
@@ -56,8 +60,8 @@ export function createAlertScheduler(deps: {
         species: null,
         commonName: null,
         confidence: null,
-        message: `No detection of ${what} from ${where} for ${hours(Math.floor(silentMin))}`,
-        messageWithoutSatellite: `No detection of ${what} for ${hours(Math.floor(silentMin))}`,
+        message: w.absence(what, satelliteId ? names.get(satelliteId)! : null, span),
+        messageWithoutSatellite: w.absence(what, null, span),
         speciesCodes: c.species ?? [],
         eventKey: `absence:${satelliteId ?? 'team'}:${since.toISOString()}`,
       });
@@ -84,8 +88,7 @@ export function createAlertScheduler(deps: {
     // At most once per window length, counted from the last alert: a bucket of the clock alone would
     // fire again a minute later when the run crosses a bucket's edge.
     if (await repo.ruleAlertedSince(rule.id, new Date(now.getTime() - w))) return 0;
-    const label = c.metric === 'diversity' ? 'Species diversity' : 'Detections';
-    const verb = c.direction === 'fall' ? 'fell' : 'rose';
+    const language = await languageOf(rule.tenantId);
     const a = await engine.fire(rule, {
       satelliteId: ids?.length === 1 ? ids[0]! : null,
       satelliteName: null,
@@ -94,7 +97,14 @@ export function createAlertScheduler(deps: {
       species: null,
       commonName: null,
       confidence: null,
-      message: `${label} ${verb} ${Math.abs(Math.round(change))}% (${before} → ${after}) over the last ${hours(c.windowMinutes ?? 1440)}`,
+      message: wordsOf(language).trend(
+        c.metric === 'diversity' ? 'diversity' : 'detections',
+        c.direction === 'fall' ? 'fall' : 'rise',
+        formatPercent(Math.abs(Math.round(change)), language),
+        formatCount(before, language),
+        formatCount(after, language),
+        formatSpan(c.windowMinutes ?? 1440, language),
+      ),
       // Two runs of the same minute store one alert.
       eventKey: `trend:${Math.floor(now.getTime() / w)}`,
     });

@@ -183,30 +183,44 @@ export function createSpectrogramCache(capacity = 32) {
   };
 }
 
+/**
+ * The thumbnail of a detection row (issue 36 point 2): small enough that 25 rows cost a few
+ * kilobytes each, kept rendered (THUMBNAIL_CACHE entries, ~2 KB each) and cached a week by browsers.
+ */
+export const THUMBNAIL: SpectrogramOptions = { width: 120, height: 40, maxHz: 12_000 };
+const THUMBNAIL_CACHE = 4096;
+
 /** Spectrograms of stored chunks, team-scoped like the audio itself. */
 export function createSpectrogramService(deps: { db: Db; storage: Pick<ObjectStorage, 'get'> }) {
   const repo = createAudioRepo(deps.db);
   const cache = createSpectrogramCache();
+  const thumbnails = createSpectrogramCache(THUMBNAIL_CACHE);
+
+  async function ofChunk(tenantId: string, chunkId: string, opts: SpectrogramOptions, into = cache): Promise<Spectrogram> {
+    const chunk = await repo.find(tenantId, chunkId);
+    if (!chunk) throw notFound('No such chunk');
+    // Checked before the cache: audio removed since (retention, a voice) takes its images with it.
+    if (chunk.audioDeletedAt) throw notFound('The audio of this chunk is no longer stored');
+    const key = `${chunkId}:${opts.width}:${opts.height}:${opts.maxHz}`;
+    const hit = into.get(key);
+    if (hit) return hit;
+    const wav = await deps.storage.get(chunk.storageKey);
+    if (!wav) throw notFound('The audio of this chunk is no longer stored');
+    let made: Spectrogram;
+    try {
+      made = renderSpectrogram(wav, opts);
+    } catch (err) {
+      if (err instanceof SpectrogramError) throw new AppError(422, 'AUDIO_UNREADABLE', err.message);
+      throw err;
+    }
+    into.set(key, made);
+    return made;
+  }
+
   return {
-    async ofChunk(tenantId: string, chunkId: string, opts: SpectrogramOptions): Promise<Spectrogram> {
-      const chunk = await repo.find(tenantId, chunkId);
-      if (!chunk) throw notFound('No such chunk');
-      if (chunk.audioDeletedAt) throw notFound('The audio of this chunk is no longer stored');
-      const key = `${chunkId}:${opts.width}:${opts.height}:${opts.maxHz}`;
-      const hit = cache.get(key);
-      if (hit) return hit;
-      const wav = await deps.storage.get(chunk.storageKey);
-      if (!wav) throw notFound('The audio of this chunk is no longer stored');
-      let made: Spectrogram;
-      try {
-        made = renderSpectrogram(wav, opts);
-      } catch (err) {
-        if (err instanceof SpectrogramError) throw new AppError(422, 'AUDIO_UNREADABLE', err.message);
-        throw err;
-      }
-      cache.set(key, made);
-      return made;
-    },
+    ofChunk: (tenantId: string, chunkId: string, opts: SpectrogramOptions) => ofChunk(tenantId, chunkId, opts),
+    /** The row thumbnail of a chunk, rendered once per process (the chunk's audio never changes under its id). */
+    thumbnailOf: (tenantId: string, chunkId: string) => ofChunk(tenantId, chunkId, THUMBNAIL, thumbnails),
   };
 }
 

@@ -106,11 +106,14 @@ export async function aggregate(
     const head = p.callId ?? p.id;
     outcome.stitched.set(r.id, head);
     await tx.run('UPDATE detections SET call_id = $2 WHERE id = $1', [r.id, head]);
+    // The satellite's own part of the call grows: the head itself, or, where the call is an
+    // observation several satellites heard (observations.ts), that satellite's first row of it.
     await tx.run(
       `UPDATE detections SET call_chunks = call_chunks + 1,
          call_end_at = greatest(coalesce(call_end_at, detected_at + (end_ms - start_ms) * interval '1 millisecond'), $2)
-       WHERE id = $1`,
-      [head, endOf(r)],
+       WHERE id = (SELECT h.id FROM detections h WHERE (h.id = $1 OR h.call_id = $1) AND h.satellite_id = $3 AND h.id <> $4
+                   ORDER BY h.detected_at, h.id LIMIT 1)`,
+      [head, endOf(r), satelliteId, r.id],
     );
   }
 

@@ -10,6 +10,8 @@
  *   detection (rarity.ts). Tentative or promoted: aggregation.ts.
  * - Below its species threshold (src/modules/species-thresholds): stored tentative with the
  *   threshold in below_threshold, never announced, stitched or promoted.
+ * - One call, several recorders (observations.ts): a row the page starts listing may join another
+ *   satellite's observation of the call; it is then not announced (one alert per observation).
  */
 import type { Db } from '../../infra/db/index.ts';
 import type { AnnouncedDetection } from '../../infra/bus/index.ts';
@@ -19,6 +21,7 @@ import { createDetectionsRepo, type ChunkToClassify, type FollowingChunk, type N
 import { aggregate, type AggregationRule } from './aggregation.ts';
 import { FEW_RECORDS, judgeRarity } from './rarity.ts';
 import { dayOf, seasonOf } from './firsts.ts';
+import { mergeObservations, OBSERVATIONS_OFF, type ObservationRule } from './observations.ts';
 
 export type { ChunkToClassify, FollowingChunk, NewDetection };
 
@@ -118,6 +121,8 @@ export function createDetectionRecorder(deps: {
   aggregationRule: (tenantId: string) => Promise<AggregationRule>;
   /** The team's per-species thresholds in force for these codes (none: no thresholds). */
   speciesThresholds?: (tenantId: string, codes: readonly string[]) => Promise<Map<string, number>>;
+  /** The team's rule for merging one call heard by several satellites (absent: never merged). */
+  observationRule?: (tenantId: string) => Promise<ObservationRule>;
 }) {
   const { db, clock } = deps;
   const repo = createDetectionsRepo(db);
@@ -144,6 +149,8 @@ export function createDetectionRecorder(deps: {
       rule: AggregationRule | null;
       /** Categories the team shows (null: every category). */
       visibleCategories: readonly string[] | null;
+      /** Read with the worker's other settings; absent or null: read here. */
+      observations?: ObservationRule | null;
     }): Promise<RecordedChunk> {
       const { tenantId, chunkId, chunk, modelId } = input;
       const chunkStart = new Date(chunk.recordedAt).getTime();
@@ -176,6 +183,7 @@ export function createDetectionRecorder(deps: {
       const detectedAt = new Date(chunkStart);
       // Read before the transaction opens: on PGlite a read outside it would wait for it forever.
       const rule = input.rule ?? (await deps.aggregationRule(tenantId));
+      const observations = input.observations ?? (await deps.observationRule?.(tenantId)) ?? OBSERVATIONS_OFF;
       const thresholds =
         (await deps.speciesThresholds?.(tenantId, [...new Set(found.map((d) => d.speciesCode))])) ?? new Map<string, number>();
       const below = new Map<string, number>();
@@ -212,7 +220,7 @@ export function createDetectionRecorder(deps: {
           tx,
           rows.flatMap((r, i) => {
             const vector = input.heard[i].embedding;
-            return vector ? [{ detectionId: r.id, modelId, vector }] : [];
+            return vector ? [{ detectionId: r.id, tenantId, modelId, vector }] : [];
           }),
         );
         await repo.holdBelowThreshold(tx, below);
@@ -220,14 +228,18 @@ export function createDetectionRecorder(deps: {
         const outcome = await aggregate(tx, { tenantId, satelliteId: chunk.satelliteId, rows, rule, held: new Set(below.keys()) });
         // Earlier tentative rows this insert promoted are announced now, as the page lists them now.
         const promotedHeads = outcome.promoted.length > 0 ? await repo.callHeadsAmong(tx, outcome.promoted) : [];
-        return { rows: [...rows, ...promotedHeads], outcome };
+        // What the page lists from now on may be another satellite's recording of a listed call.
+        const tentative = new Set(outcome.tentative);
+        const listed = [...rows.filter((r) => !tentative.has(r.id) && !outcome.stitched.has(r.id) && !below.has(r.id)), ...promotedHeads];
+        const joined = await mergeObservations(tx, { tenantId, rows: listed, rule: observations });
+        return { rows: [...rows, ...promotedHeads], outcome: { ...outcome, joined } };
       });
       if (!outcome) return NOTHING;
 
       // The satellite and the team's sockets hear of each detection the Detections page now lists
       // (docs/decisions.md "Announcements"): not tentative ones, not a stitched call's
-      // continuations, not categories the team hides.
-      const silent = new Set([...outcome.tentative, ...outcome.stitched.keys(), ...below.keys()]);
+      // continuations, not another satellite's recording of an observation, not categories the team hides.
+      const silent = new Set([...outcome.tentative, ...outcome.stitched.keys(), ...below.keys(), ...outcome.joined]);
       const visible = input.visibleCategories;
       const announced = stored.filter((d) => !silent.has(d.id) && (visible === null || visible.includes(d.category)));
       const messages = announced.map<DetectionMessage>((d) => ({

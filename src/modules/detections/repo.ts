@@ -50,6 +50,8 @@ export const DetectionRow = shape({
   callId: col.nullable(col.text()),
   callChunks: col.int(),
   callEndAt: col.text(),
+  /** On an observation's listed row, the satellites that heard it (migration 0036); 1 otherwise. */
+  recorders: col.int(),
   /** Every chunk the detection's window spans, its own chunk first (one for a window inside its chunk). */
   spanChunkIds: col.array(col.text()),
   /** The species threshold it fell below when recorded, and was held tentative for (migration 0034); null: none. */
@@ -107,7 +109,7 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.confidence, ${utcIso('d.detected_at')} AS "detectedAt", d.start_ms AS "startMs", d.end_ms AS "endMs", d.model_id AS "modelId",
   d.verification_status AS "verificationStatus", d.tentative, d.promoted, d.is_first_of_season AS "isFirstOfSeason",
   d.is_first_of_day AS "isFirstOfDay", d.is_rare AS "isRare", d.rare_reason AS "rareReason", ${utcIso('d.created_at')} AS "createdAt",
-  d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks",
+  d.pinned_at IS NOT NULL AS pinned, d.call_id AS "callId", d.call_chunks AS "callChunks", d.recorders,
   ${utcIso(CALL_END)} AS "callEndAt", d.padded, coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])::text[] AS "spanChunkIds",
   d.out_of_range AS "outOfRange", d.range_source AS "rangeSource", d.range_score::float8 AS "rangeScore",
   d.below_threshold AS "belowThreshold"`;
@@ -226,7 +228,26 @@ const SpeciesTallyRow = shape({ speciesCode: col.text(), commonName: col.text(),
 const TeamOf = shape({ tenantId: col.text() });
 const ChunkId = shape({ id: col.text() });
 
+const HasColumn = shape({ found: col.bool() });
+
 export function createDetectionsRepo(db: Db) {
+  // Whether migration 0035 found pgvector (the `embedding` column): asked once per repo, inside the
+  // caller's transaction (on PGlite a statement outside it would wait for it).
+  let vectorColumn: Promise<boolean> | null = null;
+  const hasVectorColumn = (tx: Db) =>
+    (vectorColumn ??= tx
+      .one(
+        HasColumn,
+        `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'detection_embeddings'::regclass
+           AND attname = 'embedding' AND NOT attisdropped) AS found`,
+      )
+      .then(
+        (r) => r.found,
+        (err) => {
+          vectorColumn = null; // a failed transaction answers nothing about the schema: ask again next time
+          throw err;
+        },
+      ));
   return {
     chunkToClassify: (tenantId: string, chunkId: string) =>
       db.maybeOne(
@@ -333,18 +354,25 @@ export function createDetectionsRepo(db: Db) {
     },
 
     /** The window embeddings of stored detections (float32 little-endian), one multi-row insert. */
-    insertEmbeddings: async (tx: Db, rows: Array<{ detectionId: string; modelId: string; vector: Float32Array }>) => {
+    insertEmbeddings: async (tx: Db, rows: Array<{ detectionId: string; tenantId: string; modelId: string; vector: Float32Array }>) => {
       if (rows.length === 0) return;
+      // Where pgvector is in force the `embedding` column is written here, as pgvector's text: the
+      // trigger of migration 0035 would decode the bytes in SQL instead (milliseconds per row).
+      const withVector = await hasVectorColumn(tx);
       const params: unknown[] = [];
       const values = rows.map((r) => {
         const bytes = Buffer.alloc(r.vector.length * 4);
         r.vector.forEach((v, i) => bytes.writeFloatLE(v, i * 4));
-        params.push(r.detectionId, r.modelId, r.vector.length, bytes);
+        params.push(r.detectionId, r.tenantId, r.modelId, r.vector.length, bytes);
+        if (withVector) params.push(`[${Array.from(r.vector, (v) => (Number.isFinite(v) ? v : 0)).join(',')}]`);
         const n = params.length;
-        return `($${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
+        return withVector
+          ? `($${n - 5}, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n}::vector)`
+          : `($${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
       });
       await tx.run(
-        `INSERT INTO detection_embeddings (detection_id, model_id, dims, vector) VALUES ${values.join(', ')} ON CONFLICT (detection_id) DO NOTHING`,
+        `INSERT INTO detection_embeddings (detection_id, tenant_id, model_id, dims, vector${withVector ? ', embedding' : ''})
+         VALUES ${values.join(', ')} ON CONFLICT (detection_id) DO NOTHING`,
         params,
       );
     },
@@ -386,7 +414,8 @@ export function createDetectionsRepo(db: Db) {
      * The chunks a call's audio lies in, oldest first (xeno-canto's whole-call recording): from
      * the first to the last chunk that any of its rows' windows spans (span_chunk_ids, else its
      * own chunk), and every chunk of the satellite recorded between them, so a stitched call's
-     * gap of up to one chunk is heard too. At most `limit`.
+     * gap of up to one chunk is heard too; the satellite's own recording only, where other
+     * satellites heard the call too (an observation). At most `limit`.
      */
     callChunkIds: async (tenantId: string, detectionId: string, limit: number) =>
       (
@@ -395,6 +424,8 @@ export function createDetectionsRepo(db: Db) {
           `WITH span AS (
              SELECT unnest(coalesce(d.span_chunk_ids, ARRAY[d.chunk_id])) AS id FROM detections d
              WHERE d.tenant_id = $1 AND (d.id = $2 OR d.call_id = $2)
+               -- One recording: an observation's other satellites (observations.ts) are theirs.
+               AND d.satellite_id = (SELECT satellite_id FROM detections WHERE id = $2)
            ), ends AS (
              SELECT c.satellite_id, min(c.recorded_at) AS lo, max(c.recorded_at) AS hi
              FROM chunks c JOIN span ON span.id = c.id WHERE c.tenant_id = $1 GROUP BY c.satellite_id

@@ -39,6 +39,8 @@ export const DetectionView = Type.Object({
   callId: Type.String({ format: 'uuid' }),
   callChunks: Type.Integer(),
   callEndAt: Type.String({ format: 'date-time' }),
+  /** The satellites that heard this observation (issue 35 point 3); 1 for a call one satellite heard. */
+  recorders: Type.Integer({ minimum: 1 }),
   /** Every chunk the detection's window spans, audioChunkId first (a 5 s window spans two 3 s chunks). */
   spanChunkIds: Type.Array(Type.String({ format: 'uuid' })),
   /** The window's later chunk never came (or its audio was gone): the rest of the window was silence. */
@@ -82,6 +84,21 @@ export const DetectionDetail = Open({
   myVote: Nullable(Type.String()),
   annotationCount: Type.Integer(),
   commentCount: Type.Integer(),
+  /** Each satellite's recording of the observation, the listed one first (observations.ts recordingsOf). */
+  recordings: Type.Array(
+    Open({
+      detectionId: Type.String({ format: 'uuid' }),
+      satelliteId: Type.String({ format: 'uuid' }),
+      satelliteName: Nullable(Type.String()),
+      audioChunkId: Type.String({ format: 'uuid' }),
+      confidence: Type.Number(),
+      detectedAt: Type.String({ format: 'date-time' }),
+      startMs: Type.Integer(),
+      endMs: Type.Integer(),
+      callChunks: Type.Integer(),
+      lead: Type.Boolean(),
+    }),
+  ),
 });
 
 /** GET /detections/summary (summary-service.ts summary): promoted detections per species of the window. */

@@ -9,6 +9,7 @@ import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';
 import { announcement, createDetectionRecorder } from './recorder.ts';
+import { recordingsOf, type ObservationRule } from './observations.ts';
 
 export type { DetectionRow };
 
@@ -21,6 +22,8 @@ export interface DetectionReaders {
   modelAttribution(modelId: string): Promise<string | null>;
   /** The team's per-species thresholds in force (src/modules/species-thresholds appliedFor); absent: none. */
   speciesThresholds?: (tenantId: string, codes: readonly string[]) => Promise<Map<string, number>>;
+  /** The team's rule for one call heard by several satellites (observations.ts); absent: never merged. */
+  observationRule?: (tenantId: string) => Promise<ObservationRule>;
 }
 
 /**
@@ -55,6 +58,7 @@ export function detectionView(r: DetectionRow, calibrated = r.confidence) {
     pinned: r.pinned,
     callId: r.callId ?? r.id,
     callChunks: r.callChunks,
+    recorders: r.recorders,
     callEndAt: r.callEndAt,
     spanChunkIds: r.spanChunkIds,
     padded: r.padded,
@@ -101,6 +105,7 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     clock,
     aggregationRule: readers.aggregationRule,
     speciesThresholds: readers.speciesThresholds,
+    observationRule: readers.observationRule,
   });
 
   /** Spec §4: the aggregation member maps the team of each tentative detection listed to its rule. */
@@ -125,7 +130,9 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
       const r = await repo.find(tenantId, id);
       if (!r) throw notFound('No such detection');
       const [[calibrated], modelAttribution] = await Promise.all([readers.calibrated([r]), readers.modelAttribution(r.modelId)]);
-      return { ...detectionView(r, calibrated), modelAttribution, storageKey: r.storageKey, ...(await review.reviewSummary(id, userId)) };
+      const [summary, recordings] = await Promise.all([review.reviewSummary(id, userId), recordingsOf(db, tenantId, id)]);
+      // Each satellite's recording of the observation (issue 35 point 3): one for a call one satellite heard.
+      return { ...detectionView(r, calibrated), modelAttribution, storageKey: r.storageKey, ...summary, recordings };
     },
 
     /**

@@ -141,6 +141,17 @@ export function createExportsRepo(db: Db) {
         `UPDATE scheduled_exports SET next_run_at = $3, last_run_at = $4, last_status = 'running' WHERE id = $1 AND next_run_at = $2`,
         [id, due, next, at],
       )) === 1,
+    /**
+     * Claims a run asked for now ("Run now"), leaving the schedule's next run as it is: refused while
+     * a run of the same export is under way, unless that one started before `staleBefore` (a
+     * process that stopped mid-run never blocks it for good).
+     */
+    claimNow: async (tx: Db, tenantId: string, id: string, at: Date, staleBefore: Date) =>
+      (await tx.run(
+        `UPDATE scheduled_exports SET last_run_at = $3, last_status = 'running'
+          WHERE tenant_id = $1 AND id = $2 AND (last_status IS DISTINCT FROM 'running' OR last_run_at < $4)`,
+        [tenantId, id, at, staleBefore],
+      )) === 1,
     recordRun: (id: string, r: { status: string; error: string | null; rows: number }) =>
       db.run('UPDATE scheduled_exports SET last_status = $2, last_error = $3, last_rows = $4 WHERE id = $1', [
         id,

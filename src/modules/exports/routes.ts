@@ -147,7 +147,9 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
       schema: { querystring: ReportExportQuery, response: fileResponses('application/pdf', 'The report') },
       handler: ({ actor, query, reply }) => {
         const paper = actor.person?.preferences?.paperSize;
-        const options = { paperSize: paper === 'letter' ? ('letter' as const) : ('a4' as const) };
+        // The report speaks the person's language where it has one (labels, numbers, percentages).
+        const language = String(actor.person?.preferences?.primaryLanguage ?? '').startsWith('de') ? ('de' as const) : ('en' as const);
+        const options = { paperSize: paper === 'letter' ? ('letter' as const) : ('a4' as const), language };
         return answer(exportsSvc, actor, { kind: 'report', filters: filtersOf(query), options }, isTrue(query.background), reply);
       },
     }),
@@ -249,6 +251,19 @@ export function exportsRoutes(exportsSvc: ExportsService, scheduled: ScheduledEx
       tags: ['exports'],
       schema: { params: IdParams, body: ScheduledUpdateBody, response: { 200: ScheduledExportView } },
       handler: ({ actor, params, body }) => scheduled.update(actor, params.id, body),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/exports/scheduled/:id/run',
+      action: 'exports.scheduled.run',
+      access: access.role('admin'),
+      team: { resource: 'scheduledExport', param: 'id' },
+      audit: ['admin.scheduled_export_run'],
+      summary:
+        'Runs a scheduled export now: the window since its last run, through its channel; the next scheduled run stays (409 CONFLICT while a run is under way)',
+      tags: ['exports'],
+      schema: { params: IdParams, response: { 200: ScheduledExportView } },
+      handler: ({ actor, params }) => scheduled.runNow(actor, params.id),
     }),
     defineRoute({
       method: 'DELETE',

@@ -12,7 +12,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { TeamActor } from '../../core/actor.ts';
 import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
-import { badRequest, notFound } from '../../core/errors.ts';
+import { badRequest, conflict, notFound } from '../../core/errors.ts';
 import { createExportsRepo, type ScheduledRow } from './repo.ts';
 import type { ScheduledInput } from './schemas.ts';
 import type { ExportKind } from './schemas.ts';
@@ -21,6 +21,8 @@ import type { ExportsService } from './service.ts';
 /** A file up to this size travels with the message; a larger one is stored and linked. */
 export const ATTACH_MAX_BYTES = 5 * 1024 * 1024;
 const FIRST_WINDOW_MAX_MS = 7 * 86_400_000;
+/** A run still marked running after this long was left by a stopped process: "Run now" may start another. */
+const RUN_STALE_MS = 15 * 60_000;
 
 const KIND_OF: Record<ScheduledRow['format'], ExportKind> = {
   csv: 'csv',
@@ -134,13 +136,23 @@ export function createScheduledExports(deps: {
     return presentScheduled(row);
   }
 
+  /** Where a run's window starts: the last run, or one interval of the schedule back (a daily export starts with the day before). */
+  function windowStart(s: ScheduledRow, due: Date): Date {
+    const interval = (nextRun(s.schedule, s.timeZone, due)?.getTime() ?? due.getTime()) - due.getTime();
+    return s.lastRunAt ? new Date(s.lastRunAt) : new Date(due.getTime() - Math.min(Math.max(interval, 60_000), FIRST_WINDOW_MAX_MS));
+  }
+
   /** One occurrence: the file for the window since the last run, through the channel. */
   async function run(s: ScheduledRow, due: Date) {
-    // The first run covers one interval of the schedule back (a daily export starts with the day before).
-    const interval = (nextRun(s.schedule, s.timeZone, due)?.getTime() ?? due.getTime()) - due.getTime();
-    const since = s.lastRunAt ? new Date(s.lastRunAt) : new Date(due.getTime() - Math.min(Math.max(interval, 60_000), FIRST_WINDOW_MAX_MS));
+    const since = windowStart(s, due);
     const now = clock.now();
     if (!(await repo.claim(s.id, due, nextRun(s.schedule, s.timeZone, now), now))) return false;
+    await deliver(s, since, now);
+    return true;
+  }
+
+  /** Renders the window [since, now) and sends it through the channel; the outcome is recorded on the row. */
+  async function deliver(s: ScheduledRow, since: Date, now: Date) {
     let rows = 0;
     try {
       const req = {
@@ -173,7 +185,6 @@ export function createScheduledExports(deps: {
     } catch (err) {
       await repo.recordRun(s.id, { status: 'failed', error: err instanceof Error ? err.message : String(err), rows });
     }
-    return true;
   }
 
   return {
@@ -192,6 +203,32 @@ export function createScheduledExports(deps: {
         return true;
       });
       if (!removed) throw notFound('No such scheduled export');
+    },
+    /**
+     * "Run now" (issue 36 point 6): the window since the last run, sent at once; the next scheduled
+     * run stays where it was and starts its window here, so no row is sent twice. Audited: the file
+     * leaves the team.
+     */
+    async runNow(actor: TeamActor, id: string) {
+      const s = await repo.findScheduled(actor.teamId, id);
+      if (!s) throw notFound('No such scheduled export');
+      if (!s.channelId) throw badRequest('The channel of this export was deleted: choose another one first', 'VALIDATION_FAILED');
+      const now = clock.now();
+      const since = windowStart(s, now);
+      const claimed = await db.tx(async (tx) => {
+        if (!(await repo.claimNow(tx, actor.teamId, id, now, new Date(now.getTime() - RUN_STALE_MS)))) return false;
+        await audit.write(tx, actor, {
+          action: 'admin.scheduled_export_run',
+          tenantId: actor.teamId,
+          targetType: 'scheduled_export',
+          targetId: id,
+          details: { name: s.name, format: s.format, since: since.toISOString() },
+        });
+        return true;
+      });
+      if (!claimed) throw conflict('a run of this export is under way');
+      await deliver(s, since, now);
+      return presentScheduled((await repo.findScheduled(actor.teamId, id)) ?? s);
     },
     /** Runs every occurrence due by now; returns how many this process ran. */
     async tick() {

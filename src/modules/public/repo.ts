@@ -1,6 +1,6 @@
 /**
- * The public team page's read model: aggregates over the team's detections (promoted, not
- * tentative, not rejected, in the categories the team shows, without the species left out)
+ * The public team page's read model: aggregates over the team's detections (call representatives,
+ * promoted, not tentative, not rejected, in the categories the team shows, without the species left out)
  * and the team's satellites. Read-only, like the sessions read model.
  */
 import { col, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
@@ -24,7 +24,9 @@ export interface Scope {
 /** The rows every figure of the page counts, as a WHERE clause over `d` with its parameters. */
 function kept(s: Scope): { where: string; params: unknown[] } {
   return {
-    where: `d.tenant_id = $1 AND d.promoted AND NOT d.tentative AND d.verification_status <> 'rejected'
+    // One row per call, as the dashboard counts (stats LISTED): a stitched call's continuations
+    // (call_id set) are the same call, not more detections (issue 36 point 6).
+    where: `d.tenant_id = $1 AND d.call_id IS NULL AND d.promoted AND NOT d.tentative AND d.verification_status <> 'rejected'
       AND d.category = ANY($2::text[]) AND NOT (lower(d.species_code) = ANY($3::text[]))`,
     params: [s.tenantId, [...s.categories], [...s.omit]],
   };

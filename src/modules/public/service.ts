@@ -162,6 +162,10 @@ export function createPublicPagesService(deps: {
   return {
     page,
 
+    /** The team of a slug whose page is on (the day grid's gate, public/day.ts), and the page's language of a tag. */
+    publishedTeam,
+    languageOf,
+
     /** The link preview of the page (Open Graph and Twitter card), every value escaped. */
     async og(slug: string, langTag?: string): Promise<string> {
       const p = await page(slug, langTag);

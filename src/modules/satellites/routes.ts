@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Clock } from '../../core/clock.ts';
 import { readableTeams } from '../../core/actor.ts';
 import { access, defineRoute } from '../../core/permissions.ts';
-import { IdParams, NoContent, Paging, Uuid } from '../../core/schemas.ts';
+import { IdParams, NoContent, Nullable, Paging, Uuid } from '../../core/schemas.ts';
 import type { SettingsService } from '../settings/service.ts';
 import { type SettingKey, settingValue } from '../settings/values.ts';
 import { resolveSchedule } from '../../protocol/schedule.ts';
@@ -149,6 +149,28 @@ export function satellitesRoutes(
       summary: 'Renames',
       schema: { params: IdParams, body: Type.Object({ name: Name }, { additionalProperties: false }), response: { 200: SatelliteView } },
       handler: ({ actor, params, body }) => satellites.rename(actor, actor.teamId, params.id, body.name.trim()),
+    }),
+
+    defineRoute({
+      ...device,
+      method: 'PUT',
+      url: '/satellites/:id/position',
+      action: 'satellites.set_position',
+      satelliteKey: true,
+      audit: ['admin.satellite_position_changed'],
+      summary: "Sets the satellite's position (both null clears it); a later registration with --latitude/--longitude replaces it",
+      schema: {
+        params: IdParams,
+        body: Type.Object(
+          {
+            latitude: Nullable(Type.Number({ minimum: -90, maximum: 90 })),
+            longitude: Nullable(Type.Number({ minimum: -180, maximum: 180 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: SatelliteView },
+      },
+      handler: ({ actor, params, body }) => satellites.setPosition(actor, actor.teamId, params.id, body),
     }),
 
     defineRoute({

@@ -10,6 +10,7 @@ import type { ApiKeysService } from '../api-keys/service.ts';
 import { createSatellitesRepo, type SatelliteRow, type SatellitesRepo } from './repo.ts';
 import { createDeviceRepo } from './device-repo.ts';
 import { createSatelliteRemote } from './remote-service.ts';
+import { handOverObservations } from '../detections/observations.ts';
 
 /** What the satellites module needs of the broker (src/infra/broker). */
 export interface BrokerCommands {
@@ -290,6 +291,26 @@ export function createSatellitesService(deps: {
       return present(actor, { ...s, name });
     },
 
+    /** Both coordinates or neither: a position with one of them is no place on the map. */
+    async setPosition(actor: Actor, tenantId: string, id: string, pos: { latitude: number | null; longitude: number | null }) {
+      if ((pos.latitude === null) !== (pos.longitude === null)) {
+        throw badRequest('Give both latitude and longitude, or neither to clear the position', 'POSITION_INCOMPLETE');
+      }
+      const s = await db.tx(async (tx) => {
+        const found = await require(tenantId, id, tx);
+        // null is written (undefined would leave the column as it is): both null clears the position.
+        await repo.update(tx, tenantId, id, { latitude: pos.latitude, longitude: pos.longitude }, clock.now());
+        await audit.write(tx, actor, {
+          action: 'admin.satellite_position_changed',
+          targetType: 'satellite',
+          targetId: id,
+          details: { from: { latitude: found.latitude, longitude: found.longitude }, to: pos },
+        });
+        return found;
+      });
+      return present(actor, { ...s, latitude: pos.latitude, longitude: pos.longitude });
+    },
+
     async rotateApiKey(actor: Actor, tenantId: string, id: string) {
       return db.tx(async (tx) => {
         const s = await require(tenantId, id, tx);
@@ -343,6 +364,8 @@ export function createSatellitesService(deps: {
         await apiKeys.deleteSatelliteKeys(tx, id);
         await settings.deleteScope(tx, 'satellite', id);
         await deps.linked.keepName(tx, id, s.name);
+        // Observations it led or shared with other satellites stay listed (issue 35 point 3).
+        await handOverObservations(tx, tenantId, id);
         await repo.delete(tx, tenantId, id);
         await audit.write(tx, actor, {
           action: 'admin.satellite_deleted',

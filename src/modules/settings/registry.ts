@@ -8,6 +8,7 @@ import { STREAMS } from '../../protocol/messages.ts';
 import type { ScheduleWindow } from '../../protocol/schedule.ts';
 import { isSemver } from '../../protocol/version.ts';
 import { SENSITIVE_SEED } from './sensitive-seed.ts';
+import { allowListProblem } from '../../core/outbound-allow-list.ts';
 
 export type Level = 'hub' | 'team' | 'satellite' | 'account';
 
@@ -26,8 +27,8 @@ export type SettingType =
   | { type: 'releases'; streams: readonly string[] }
   /** The id of a row another module owns (e.g. a classifier model); the settings service asks that module whether it exists. */
   | { type: 'ref'; ref: 'model' }
-  /** A short line of text (a satellite's town). */
-  | { type: 'text'; maxLength: number }
+  /** A short line of text (a satellite's town); `check` names what is wrong with a value, or null. */
+  | { type: 'text'; maxLength: number; check?: (value: string) => string | null }
   /** A list of species codes (sensitive species); the codes are not checked against the catalog. */
   | { type: 'speciesList'; maxItems: number }
   /** An http(s) URL template holding each of `placeholders` (e.g. "{z}"), or '' for none. */
@@ -103,6 +104,8 @@ export const DATE_FORMATS_SECONDARY = ['none', ...DATE_FORMATS] as const;
 export const TIME_FORMATS = ['24h', '12h'] as const;
 export const WEEK_STARTS = ['monday', 'sunday', 'saturday'] as const;
 export const PAPER_SIZES = ['a4', 'letter'] as const;
+/** Languages the hub writes its own text in (alert titles and messages; issue 36 point 5). */
+export const TEAM_LANGUAGES = ['en', 'de'] as const;
 /**
  * Licences a team may publish records and recordings under (SPDX ids; src/modules/exports/licenses.ts
  * names them): GBIF takes the first three only.
@@ -136,6 +139,16 @@ export const SETTINGS: readonly SettingDef[] = [
   hubOnly('allow_public_teams', false, 'The team directory lists teams accepting newcomers'),
   hubOnly('retention_enabled', true, 'Clean-up of expired tentative detections and old audio runs'),
   hubOnly('require_admin_mfa', false, 'Hub admins without a second factor may only enrol one until they do'),
+  // Issue 36 point 6: a LAN receiver allowed from the dashboard, beside the operator's OUTBOUND_ALLOW_HOSTS (both count).
+  at(['hub'], {
+    key: 'outbound_allow_hosts',
+    type: 'text',
+    maxLength: 1000,
+    check: allowListProblem,
+    default: null,
+    description:
+      'Private or local hosts that webhooks and chat channels may reach (a LAN receiver): comma-separated host names, addresses and CIDR ranges such as 192.168.1.20 or 10.0.0.0/8',
+  }),
   at(['hub'], {
     key: 'satellite_releases',
     type: 'releases',
@@ -425,6 +438,32 @@ export const SETTINGS: readonly SettingDef[] = [
     default: 1,
     description: 'Confirm votes must outnumber reject votes by this many to confirm a detection (and the reverse to reject it)',
   }),
+  // One call, several recorders (issue 35 point 3, src/modules/detections/observations.ts): off by
+  // default, since the specification counts one row per stitched call of one satellite.
+  team({
+    key: 'observation_merge_enabled',
+    type: 'boolean',
+    default: false,
+    description: 'New detections of one species from nearby satellites at the same moment become one observation with several recordings',
+  }),
+  team({
+    key: 'observation_merge_distance_m',
+    unit: 'm',
+    type: 'integer',
+    min: 1,
+    max: 10000,
+    default: 250,
+    description: 'Farthest apart two satellites may be to hear one call (satellites without a position never merge)',
+  }),
+  team({
+    key: 'observation_merge_window_sec',
+    unit: 's',
+    type: 'number',
+    min: 0,
+    max: 30,
+    default: 2,
+    description: 'Farthest apart, either way, the starts of two recordings of one call may be',
+  }),
   // Per-species thresholds (issue 35 item 2, src/modules/species-thresholds): the precision they keep.
   team({
     key: 'species_threshold_target',
@@ -458,6 +497,13 @@ export const SETTINGS: readonly SettingDef[] = [
     options: TIME_ZONES,
     default: 'UTC',
     description: 'The team time zone: alert quiet hours and daily windows',
+  }),
+  team({
+    key: 'team_language',
+    type: 'enum',
+    options: TEAM_LANGUAGES,
+    default: 'en',
+    description: 'Language of the text the hub writes for the team: alert titles and messages, with times in the team time zone',
   }),
   teamOnly({ key: 'town_opt_in', type: 'boolean', default: false, description: 'Towns appear on the public page' }),
   team({
@@ -640,7 +686,7 @@ export function refuseValue(def: SettingDef, value: unknown): string | null {
       return typeof value === 'string' && value.length > 0 && value.length <= 100 ? null : `must be the id of a ${def.ref}`;
     case 'text':
       return typeof value === 'string' && value.trim().length > 0 && value.length <= def.maxLength
-        ? null
+        ? (def.check?.(value) ?? null)
         : `must be text of 1 to ${def.maxLength} characters`;
     case 'speciesList':
       if (!Array.isArray(value)) return 'must be a list of species codes';

@@ -12,12 +12,14 @@ export const HubDisk = Open({
   freeBytes: Nullable(Type.Integer()),
   totalBytes: Nullable(Type.Integer()),
   freeUnknownReason: FreeUnknown,
-  /** Net audio bytes per day over the hub's last 7 days (all teams: they share the disk). */
-  growthBytesPerDay: Type.Integer(),
+  /** Net audio bytes per day over the hub's last 7 days (all teams: they share the disk); null before minHistoryDays of data. */
+  growthBytesPerDay: Nullable(Type.Integer()),
   /** freeBytes ÷ growthBytesPerDay; null when either is unknown or the hub is not growing. */
   daysRemaining: Nullable(Type.Number()),
   warningDays: Type.Integer(),
   warning: Type.Boolean(),
+  /** With the warning: the audio_retention_days that keep the audio within the disk at the current rate. */
+  suggestedRetentionDays: Nullable(Type.Integer()),
 });
 
 export const SatelliteStorage = Open({
@@ -26,7 +28,7 @@ export const SatelliteStorage = Open({
   archived: Type.Boolean(),
   storedBytes: Type.Integer(),
   chunks: Type.Integer(),
-  growthBytesPerDay: Type.Integer(),
+  growthBytesPerDay: Nullable(Type.Integer()),
   /** The satellite's own free space from its latest telemetry that reported it. */
   freeBytes: Nullable(Type.Integer()),
   freeReportedAt: Nullable(Type.String({ format: 'date-time' })),
@@ -37,9 +39,11 @@ export const TeamStorage = Open({
   tenantId: Uuid,
   totalBytes: Type.Integer(),
   chunks: Type.Integer(),
-  growthBytesPerDay: Type.Integer(),
+  growthBytesPerDay: Nullable(Type.Integer()),
   /** The growth window in days (7) and the team setting satellite_storage_warning_mb in bytes. */
   windowDays: Type.Integer(),
+  /** Days of data before any growth rate is given (null before). */
+  minHistoryDays: Type.Integer(),
   satelliteWarningBytes: Type.Integer(),
   satellites: Type.Array(SatelliteStorage),
   hub: HubDisk,
@@ -49,6 +53,7 @@ export const HubStorage = Open({
   totalBytes: Type.Integer(),
   chunks: Type.Integer(),
   windowDays: Type.Integer(),
+  minHistoryDays: Type.Integer(),
   disk: HubDisk,
   teams: Type.Array(
     Open({
@@ -57,7 +62,7 @@ export const HubStorage = Open({
       storedBytes: Type.Integer(),
       chunks: Type.Integer(),
       satellites: Type.Integer(),
-      growthBytesPerDay: Type.Integer(),
+      growthBytesPerDay: Nullable(Type.Integer()),
     }),
   ),
 });

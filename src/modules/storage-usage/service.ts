@@ -5,8 +5,13 @@
  *
  * - Bytes come from the audio module's aggregates (0024), never from walking the object store.
  * - Growth per day is the net bytes (arrived minus removed by retention) over the last 7 days,
- *   divided by the part of those days there was data for (from the first chunk's arrival, at
- *   least an hour): a hub two days old is not credited with five empty days.
+ *   divided by the part of those days there was data for (from the first chunk's arrival): a hub
+ *   two days old is not credited with five empty days. Before MIN_HISTORY_DAYS of data there is
+ *   no rate (null, "not enough history yet"): the first minutes of a new satellite, scaled to a
+ *   day, once read 574 MB as 2.3 GB per day (issue 36 point 6).
+ * - When the disk would fill within the warning window, a retention limit is suggested: the days
+ *   of audio that fit in what the disk holds for audio (free space and the audio already on it)
+ *   at the current rate, with a tenth kept spare.
  * - Days remaining use the hub-wide growth: every team writes to the same disk.
  */
 import type { Clock } from '../../core/clock.ts';
@@ -18,6 +23,8 @@ import type { SettingsService } from '../settings/service.ts';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 export const WINDOW_DAYS = 7;
+/** Days of data before a growth rate is given at all. */
+export const MIN_HISTORY_DAYS = 2;
 const MB = 1024 * 1024;
 
 /** The start of the growth window: whole UTC hours, since the hour rows are what gets summed. */
@@ -25,11 +32,16 @@ export function windowStart(now: Date): Date {
   return new Date(Math.floor((now.getTime() - WINDOW_DAYS * DAY_MS) / HOUR_MS) * HOUR_MS);
 }
 
-/** Net bytes per day over the window for a set of satellites' rows (see the file comment). */
-export function growthPerDay(rows: readonly SatelliteUsageRow[], now: Date): number {
+/**
+ * Net bytes per day over the window for a set of satellites' rows (see the file comment); 0 with
+ * no audio at all, null while the first arrival is less than MIN_HISTORY_DAYS ago.
+ */
+export function growthPerDay(rows: readonly SatelliteUsageRow[], now: Date): number | null {
   const firsts = rows.map((r) => r.firstReceivedAt?.getTime()).filter((t): t is number => t !== undefined);
   if (firsts.length === 0) return 0;
-  const start = Math.max(windowStart(now).getTime(), Math.min(...firsts));
+  const first = Math.min(...firsts);
+  if (now.getTime() - first < MIN_HISTORY_DAYS * DAY_MS) return null;
+  const start = Math.max(windowStart(now).getTime(), first);
   const span = Math.max(HOUR_MS, now.getTime() - start);
   const net = rows.reduce((n, r) => n + r.recentNetBytes, 0);
   return Math.round((net * DAY_MS) / span);
@@ -58,7 +70,13 @@ export function createStorageUsageService(deps: {
     ]);
     const growthBytesPerDay = growthPerDay(hubRows, now);
     const freeBytes = space.s?.freeBytes ?? null;
-    const daysRemaining = freeBytes !== null && growthBytesPerDay > 0 ? Math.round((freeBytes / growthBytesPerDay) * 10) / 10 : null;
+    const daysRemaining =
+      freeBytes !== null && growthBytesPerDay !== null && growthBytesPerDay > 0
+        ? Math.round((freeBytes / growthBytesPerDay) * 10) / 10
+        : null;
+    const warning = daysRemaining !== null && daysRemaining < warningDays;
+    // What the disk holds for audio is its free space and the audio already on it (retention frees that).
+    const fit = warning ? Math.floor((0.9 * (freeBytes! + sum(hubRows, 'bytes'))) / growthBytesPerDay!) : null;
     return {
       storage: storage.kind,
       freeBytes,
@@ -67,7 +85,9 @@ export function createStorageUsageService(deps: {
       growthBytesPerDay,
       daysRemaining,
       warningDays,
-      warning: daysRemaining !== null && daysRemaining < warningDays,
+      warning,
+      /** A retention limit (audio_retention_days) that keeps the audio on the disk; only with the warning. */
+      suggestedRetentionDays: fit === null ? null : Math.max(1, fit),
     };
   }
 
@@ -90,6 +110,7 @@ export function createStorageUsageService(deps: {
         chunks: sum(teamRows, 'chunks'),
         growthBytesPerDay: growthPerDay(teamRows, now),
         windowDays: WINDOW_DAYS,
+        minHistoryDays: MIN_HISTORY_DAYS,
         satelliteWarningBytes,
         satellites: reports.map((s) => {
           const row = bySatellite.get(s.id);
@@ -130,6 +151,7 @@ export function createStorageUsageService(deps: {
         totalBytes: sum(rows, 'bytes'),
         chunks: sum(rows, 'chunks'),
         windowDays: WINDOW_DAYS,
+        minHistoryDays: MIN_HISTORY_DAYS,
         disk: await hubDisk(rows, now),
         teams,
       };

@@ -57,7 +57,8 @@ export function versionsRoutes(settings: ReleaseSettings, mobileLatest: () => Pr
  * GET /system/info: what a person sees before signing in (the sign-in page's "Create an account"
  * link) and what the fleet page writes into the satellite command (the hub's public URL).
  */
-export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
+/** `mail`: whether the hub sends mail at all (SMTP_URL): the forgot-password page says so when it does not. */
+export function infoRoutes(settings: ReleaseSettings, publicUrl: string, mail = true) {
   return [
     defineRoute({
       method: 'GET',
@@ -65,7 +66,7 @@ export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
       action: 'system.info',
       access: access.public,
       audit: [],
-      summary: 'The hub version, its public URL, and whether people may register and create teams',
+      summary: 'The hub version, its public URL, whether people may register and create teams, and whether the hub sends mail',
       tags: ['system'],
       schema: {
         response: {
@@ -74,6 +75,8 @@ export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
             publicUrl: Type.String(),
             selfRegistration: Type.Boolean(),
             teamCreation: Type.Boolean(),
+            /** False when the hub has no mail server (SMTP_URL): no reset links, invitations or alert mails leave it. */
+            mail: Type.Boolean(),
           }),
         },
       },
@@ -82,7 +85,7 @@ export function infoRoutes(settings: ReleaseSettings, publicUrl: string) {
           settings.hubSetting('allow_self_registration'),
           settings.hubSetting('allow_tenant_creation'),
         ]);
-        return { version: HUB_VERSION, publicUrl, selfRegistration, teamCreation };
+        return { version: HUB_VERSION, publicUrl, selfRegistration, teamCreation, mail };
       },
     }),
   ];

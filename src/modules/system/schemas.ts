@@ -42,6 +42,8 @@ export const SystemStatus = Open({
     speciesImages: Open({ total: Type.Integer(), withImage: Type.Integer(), supported: Type.Boolean() }),
     tenants: Type.Integer(),
     users: Type.Integer(),
+    /** Search by sound: hnsw (pgvector's index) or exact (a scan: PostgreSQL without pgvector). */
+    similarity: Type.Optional(Open({ index: Type.Union([Type.Literal('hnsw'), Type.Literal('exact')]) })),
   }),
 });
 

@@ -62,6 +62,8 @@ export function createSystemStatusService(deps: {
   timeoutMs?: number;
   /** Species photo totals (issue 20): species asked for and those with a photo. */
   speciesImages?: () => Promise<{ total: number; withImage: number }>;
+  /** Search by sound (issue 35): pgvector's HNSW index, or the exact scan of a PostgreSQL without pgvector. */
+  similarityIndex?: () => Promise<'hnsw' | 'exact'>;
 }) {
   const { db, kv, clock, broker, storage, queue } = deps;
   const repo = createSystemRepo(db);
@@ -104,12 +106,13 @@ export function createSystemStatusService(deps: {
 
   return {
     async status() {
-      const [services, infra, counts, inference, images] = await Promise.all([
+      const [services, infra, counts, inference, images, similarityIndex] = await Promise.all([
         readServices(kv, clock),
         infrastructure(),
         repo.counts(),
         queue.counts(INFERENCE_QUEUE),
         deps.speciesImages?.() ?? null,
+        deps.similarityIndex?.() ?? null,
       ]);
       return {
         services: services.map((s) => ({ ...s, status: 'up' as const })),
@@ -121,6 +124,7 @@ export function createSystemStatusService(deps: {
           speciesImages: images ? { ...images, supported: true } : { total: 0, withImage: 0, supported: false },
           tenants: counts.tenants,
           users: counts.users,
+          ...(similarityIndex ? { similarity: { index: similarityIndex } } : {}),
         },
       };
     },

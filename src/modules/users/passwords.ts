@@ -1,5 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
-import { validationFailed } from '../../core/errors.ts';
+import { badRequest, validationFailed } from '../../core/errors.ts';
+import { isCommonPassword } from './common-passwords.ts';
 
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 256;
@@ -22,11 +23,16 @@ export async function burnPasswordCheck(password: string): Promise<void> {
   await verifyPassword(await dummyHash, password);
 }
 
-/** Password rule: 10 to 256 characters, not only spaces. */
+/** Password rule: 10 to 256 characters, not only spaces, and not a common or breached password (common-passwords.ts). */
 export function checkPasswordRule(password: string, field = 'password'): void {
   if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX || password.trim() === '') {
     throw validationFailed(`${field} must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, [
       { in: 'body', path: field, message: `must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters` },
+    ]);
+  }
+  if (isCommonPassword(password)) {
+    throw badRequest(`${field} is one of the most common passwords, found in breaches: choose another`, 'PASSWORD_TOO_COMMON', [
+      { in: 'body', path: field, message: 'is a common or breached password' },
     ]);
   }
 }

@@ -2056,7 +2056,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The team's alerts, newest first; ?acknowledged=true or false */
+        /** The team's alerts, newest first; ?acknowledged=true or false; total and unacknowledged count the filtered alerts */
         get: {
             parameters: {
                 query?: {
@@ -2288,6 +2288,44 @@ export interface paths {
             requestBody?: never;
             responses: {
                 /** @description The spectrogram */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "image/png": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audio/{chunkId}/thumbnail.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A detection row's spectrogram thumbnail of a chunk (120 × 40 px, 0 to 12000 Hz), rendered once and kept; browsers keep it a week */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    chunkId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The thumbnail */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4481,6 +4519,7 @@ export interface paths {
                                 rangeScore: number | null;
                                 rangeSource: ("range_model" | "ebird" | "team_list") | (never | null);
                                 rareReason: string | null;
+                                recorders: number;
                                 /** Format: uuid */
                                 satelliteId: string;
                                 satelliteName: string | null;
@@ -4567,6 +4606,25 @@ export interface paths {
                             rangeScore: number | null;
                             rangeSource: ("range_model" | "ebird" | "team_list") | (never | null);
                             rareReason: string | null;
+                            recorders: number;
+                            recordings: ({
+                                /** Format: uuid */
+                                audioChunkId: string;
+                                callChunks: number;
+                                confidence: number;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: uuid */
+                                detectionId: string;
+                                endMs: number;
+                                lead: boolean;
+                                /** Format: uuid */
+                                satelliteId: string;
+                                satelliteName: string | null;
+                                startMs: number;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
                             /** Format: uuid */
                             satelliteId: string;
                             satelliteName: string | null;
@@ -4966,6 +5024,199 @@ export interface paths {
                             /** Format: date-time */
                             expiresAt: string;
                             shareUrl: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/detections/{id}/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Find similar calls: the team's detections nearest to this one by cosine similarity of the model's window embeddings (same model only), with species, confidence, votes, satellite and time */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            index: "hnsw" | "exact";
+                            modelId: string | null;
+                            searchable: boolean;
+                            similar: {
+                                /** Format: uuid */
+                                audioChunkId: string;
+                                category: string;
+                                commonName: string;
+                                confidence: number;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                myVote: ("confirm" | "reject" | "unsure") | (never | null);
+                                /** Format: uuid */
+                                satelliteId: string;
+                                satelliteName: string | null;
+                                scientificName: string;
+                                similarity: number;
+                                speciesCode: string;
+                                tentative: boolean;
+                                verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                                votes: {
+                                    confirm: number;
+                                    reject: number;
+                                    unsure: number;
+                                };
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/detections/{id}/similar/label": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Label all like this, step 2: casts the vote on the proposals the caller kept, each through the review rules (consensus, audit entry); ids no longer proposed are skipped */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        detectionIds: string[];
+                        /** @default 0.8 */
+                        minSimilarity?: number;
+                        vote: "confirm" | "reject";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            skipped: string[];
+                            vote: "confirm" | "reject" | "unsure";
+                            voted: string[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/detections/{id}/similar/proposals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Label all like this, step 1: the votes it would cast — the nearest calls of the same species at minSimilarity or closer that the caller has not given this vote; casts nothing */
+        get: {
+            parameters: {
+                query: {
+                    limit?: number;
+                    minSimilarity?: number;
+                    vote: "confirm" | "reject";
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            index: "hnsw" | "exact";
+                            minSimilarity: number;
+                            modelId: string | null;
+                            proposals: {
+                                /** Format: uuid */
+                                audioChunkId: string;
+                                category: string;
+                                commonName: string;
+                                confidence: number;
+                                /** Format: date-time */
+                                detectedAt: string;
+                                /** Format: uuid */
+                                id: string;
+                                myVote: ("confirm" | "reject" | "unsure") | (never | null);
+                                /** Format: uuid */
+                                satelliteId: string;
+                                satelliteName: string | null;
+                                scientificName: string;
+                                similarity: number;
+                                speciesCode: string;
+                                tentative: boolean;
+                                verificationStatus: "unverified" | "pending_review" | "confirmed" | "rejected";
+                                votes: {
+                                    confirm: number;
+                                    reject: number;
+                                    unsure: number;
+                                };
+                            }[];
+                            speciesCode: string | null;
+                            vote: "confirm" | "reject" | "unsure";
                         };
                     };
                 };
@@ -6219,6 +6470,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/exports/scheduled/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Runs a scheduled export now: the window since its last run, through its channel; the next scheduled run stays (409 CONFLICT while a run is under way) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            channelId: string | null;
+                            createdAt: string;
+                            enabled: boolean;
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                            format: "csv" | "json" | "checklist" | "observation";
+                            id: string;
+                            lastError: string | null;
+                            lastRows: number | null;
+                            lastRunAt: string | null;
+                            lastStatus: string | null;
+                            name: string;
+                            nextRunAt: string | null;
+                            schedule: string;
+                            tenantId: string;
+                            timeZone: string;
+                            updatedAt: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/field-notes": {
         parameters: {
             query?: never;
@@ -7088,6 +7398,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/teams/{slug}/day": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A team's public day at a glance (?date=, ?lang=): the figures the public page counts; sensitive species left out, or a day total only when the team shows them; the page's 404; cached 10 minutes */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description a local date, YYYY-MM-DD */
+                    date?: string;
+                    lang?: string;
+                };
+                header?: never;
+                path: {
+                    slug: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            date: string;
+                            /** Format: date-time */
+                            from: string;
+                            hours: {
+                                from: string | null;
+                                hour: number;
+                                to: string | null;
+                            }[];
+                            next: string | null;
+                            previous: string;
+                            species: {
+                                bestConfidence: number;
+                                coarse: boolean;
+                                code: string;
+                                commonName: string;
+                                count: number;
+                                hours: {
+                                    bestConfidence: number | null;
+                                    count: number;
+                                }[];
+                                /** Format: date-time */
+                                lastDetectedAt: string | null;
+                                scientificName: string;
+                            }[];
+                            timeZone: string;
+                            /** Format: date-time */
+                            to: string;
+                            today: string;
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/teams/{slug}/og": {
         parameters: {
             query?: never;
@@ -7843,6 +8225,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/satellites/{id}/position": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets the satellite's position (both null clears it); a later registration with --latitude/--longitude replaces it */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        latitude: number | null;
+                        longitude: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            archived: boolean;
+                            can_manage: boolean;
+                            configLocked: boolean;
+                            createdAt: string | null;
+                            deviceId: string | null;
+                            filterStats: unknown;
+                            id: string;
+                            lastSeenAt: string | null;
+                            latitude: number | null;
+                            longitude: number | null;
+                            name: string;
+                            noiseFloorRms: number | null;
+                            online: boolean;
+                            outboxStats: unknown;
+                            registered_by: string | null;
+                            registered_by_me: boolean;
+                            registered_by_name: string | null;
+                            state: string | null;
+                            stream: string | null;
+                            targetVersion: string | null;
+                            tenantId: string;
+                            update_status: string | null;
+                            uptimeSeconds: number | null;
+                            version: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/satellites/{id}/profile": {
         parameters: {
             query?: never;
@@ -8181,26 +8635,28 @@ export interface paths {
                     content: {
                         "application/json": {
                             chunks: number;
-                            growthBytesPerDay: number;
+                            growthBytesPerDay: number | null;
                             hub: {
                                 daysRemaining: number | null;
                                 freeBytes: number | null;
                                 freeUnknownReason: ("object_storage_s3" | "unavailable") | (never | null);
-                                growthBytesPerDay: number;
+                                growthBytesPerDay: number | null;
                                 storage: "files" | "s3";
+                                suggestedRetentionDays: number | null;
                                 totalBytes: number | null;
                                 warning: boolean;
                                 warningDays: number;
                             } & {
                                 [key: string]: unknown;
                             };
+                            minHistoryDays: number;
                             satellites: ({
                                 archived: boolean;
                                 chunks: number;
                                 freeBytes: number | null;
                                 /** Format: date-time */
                                 freeReportedAt: string | null;
-                                growthBytesPerDay: number;
+                                growthBytesPerDay: number | null;
                                 /** Format: uuid */
                                 id: string;
                                 lowFreeSpace: boolean;
@@ -10015,6 +10471,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/stats/day": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One local day (?date=, default today) as species × local hour: counted calls and best calibrated confidence per cell, the species heard most recently first, with the previous and next day */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description the local day (YYYY-MM-DD) in the team time zone; default today */
+                    date?: string;
+                    satelliteId?: string;
+                    tenantId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            date: string;
+                            /** Format: date-time */
+                            from: string;
+                            hours: {
+                                from: string | null;
+                                hour: number;
+                                to: string | null;
+                            }[];
+                            next: string | null;
+                            previous: string;
+                            species: {
+                                bestConfidence: number;
+                                coarse: boolean;
+                                code: string;
+                                commonName: string;
+                                count: number;
+                                hours: {
+                                    bestConfidence: number | null;
+                                    count: number;
+                                }[];
+                                /** Format: date-time */
+                                lastDetectedAt: string | null;
+                                scientificName: string;
+                            }[];
+                            timeZone: string;
+                            /** Format: date-time */
+                            to: string;
+                            today: string;
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/stats/expected-species": {
         parameters: {
             query?: never;
@@ -11080,7 +11607,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The hub version, its public URL, and whether people may register and create teams */
+        /** The hub version, its public URL, whether people may register and create teams, and whether the hub sends mail */
         get: {
             parameters: {
                 query?: never;
@@ -11097,6 +11624,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            mail: boolean;
                             publicUrl: string;
                             selfRegistration: boolean;
                             teamCreation: boolean;
@@ -11153,6 +11681,11 @@ export interface paths {
                                     delayed: number;
                                     failed: number;
                                     waiting: number;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                similarity?: {
+                                    index: "hnsw" | "exact";
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -11273,17 +11806,19 @@ export interface paths {
                                 daysRemaining: number | null;
                                 freeBytes: number | null;
                                 freeUnknownReason: ("object_storage_s3" | "unavailable") | (never | null);
-                                growthBytesPerDay: number;
+                                growthBytesPerDay: number | null;
                                 storage: "files" | "s3";
+                                suggestedRetentionDays: number | null;
                                 totalBytes: number | null;
                                 warning: boolean;
                                 warningDays: number;
                             } & {
                                 [key: string]: unknown;
                             };
+                            minHistoryDays: number;
                             teams: ({
                                 chunks: number;
-                                growthBytesPerDay: number;
+                                growthBytesPerDay: number | null;
                                 name: string;
                                 satellites: number;
                                 storedBytes: number;

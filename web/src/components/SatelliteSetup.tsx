@@ -9,9 +9,24 @@ import { useCreateApiKey } from '../api/hooks/api-keys';
 import { useHubInfo } from '../api/hooks/system';
 import { CopyButton, ErrorText } from './ui';
 
-/** The command a person pastes; every value it carries is URL- or key-shaped, so it needs no quoting. */
-export function satelliteCommand(hub: string, token: string, tenantId: string, source?: string): string {
-  return `npx chorus satellite --hub ${hub} --token ${token} --tenant ${tenantId}${source ? ` --source ${source}` : ''}`;
+/** The command a person pastes; every value it carries is URL-, key- or number-shaped, so it needs no quoting. */
+export function satelliteCommand(
+  hub: string,
+  token: string,
+  tenantId: string,
+  source?: string,
+  position?: { latitude: number; longitude: number } | null,
+): string {
+  return (
+    `npx chorus satellite --hub ${hub} --token ${token} --tenant ${tenantId}${source ? ` --source ${source}` : ''}` +
+    (position ? ` --latitude ${position.latitude} --longitude ${position.longitude}` : '')
+  );
+}
+
+/** A coordinate typed with a point or a comma, or null when the text is no number in range. */
+function coordinate(text: string, limit: number): number | null {
+  const x = Number(text.trim().replace(',', '.'));
+  return text.trim() !== '' && Number.isFinite(x) && Math.abs(x) <= limit ? x : null;
 }
 
 export function SatelliteSetup({ tenantId, first }: { tenantId: string; first: boolean }) {
@@ -19,6 +34,8 @@ export function SatelliteSetup({ tenantId, first }: { tenantId: string; first: b
   const info = useHubInfo();
   const [token, setToken] = useState<string | null>(null);
   const [open, setOpen] = useState(first);
+  const [lat, setLat] = useState('');
+  const [lon, setLon] = useState('');
   const create = useCreateApiKey(tenantId, (created) => setToken(created.key));
   const hub = info.data?.publicUrl ?? location.origin;
 
@@ -31,6 +48,9 @@ export function SatelliteSetup({ tenantId, first }: { tenantId: string; first: b
       </p>
     );
   }
+  const latN = coordinate(lat, 90);
+  const lonN = coordinate(lon, 180);
+  const position = latN !== null && lonN !== null ? { latitude: latN, longitude: lonN } : null;
   const variants: { label: string; source?: string }[] = [
     { label: t('setup.trial') },
     { label: t('setup.pi'), source: 'alsa:default' },
@@ -43,8 +63,20 @@ export function SatelliteSetup({ tenantId, first }: { tenantId: string; first: b
       {token ? (
         <>
           <p className="muted">{t('setup.keyOnce')}</p>
+          <fieldset className="row" data-testid="setup-position">
+            <legend>{t('setup.position')}</legend>
+            <label>
+              {t('position.latitude')}
+              <input inputMode="decimal" size={10} value={lat} onChange={(e) => setLat(e.target.value)} />
+            </label>
+            <label>
+              {t('position.longitude')}
+              <input inputMode="decimal" size={10} value={lon} onChange={(e) => setLon(e.target.value)} />
+            </label>
+            <p className="muted small">{t('setup.positionHint')}</p>
+          </fieldset>
           {variants.map((v) => {
-            const command = satelliteCommand(hub, token, tenantId, v.source);
+            const command = satelliteCommand(hub, token, tenantId, v.source, position);
             return (
               <div key={v.label}>
                 <h3>{v.label}</h3>

@@ -15,12 +15,33 @@ export function DiskWarning({ disk }: { disk: HubDisk }) {
   return (
     <p className="card banner" role="alert" data-testid="storage-warning">
       {t('storage.hubWarning', { days: disk.daysRemaining ?? '—', limit: disk.warningDays })}
+      {disk.suggestedRetentionDays !== null ? (
+        <span data-testid="retention-suggestion"> {t('storage.suggestRetention', { days: disk.suggestedRetentionDays })}</span>
+      ) : null}
     </p>
   );
 }
 
+/** A growth rate per day, or "not enough history yet" before the hub gives one (issue 36 point 6). */
+export function Growth({ bytes, windowDays, minHistoryDays }: { bytes: number | null; windowDays: number; minHistoryDays: number }) {
+  const t = useT();
+  const fmt = useFormat();
+  if (bytes === null)
+    return (
+      <>
+        {t('storage.noHistory')} <span className="muted small">({t('storage.noHistoryHint', { days: minHistoryDays })})</span>
+      </>
+    );
+  return (
+    <>
+      {t('storage.perDay', { bytes: fmt.bytes(bytes) })}{' '}
+      <span className="muted small">{t('storage.growthHint', { days: windowDays })}</span>
+    </>
+  );
+}
+
 /** Free space (or why it is unknown), growth per day and the days it lasts, as terms of a <dl>. */
-export function DiskFacts({ disk, windowDays }: { disk: HubDisk; windowDays: number }) {
+export function DiskFacts({ disk, windowDays, minHistoryDays }: { disk: HubDisk; windowDays: number; minHistoryDays: number }) {
   const t = useT();
   const fmt = useFormat();
   const free =
@@ -33,15 +54,14 @@ export function DiskFacts({ disk, windowDays }: { disk: HubDisk; windowDays: num
     <>
       <dt>{t('storage.hubGrowth')}</dt>
       <dd data-testid="hub-growth">
-        {t('storage.perDay', { bytes: fmt.bytes(disk.growthBytesPerDay) })}{' '}
-        <span className="muted small">{t('storage.growthHint', { days: windowDays })}</span>
+        <Growth bytes={disk.growthBytesPerDay} windowDays={windowDays} minHistoryDays={minHistoryDays} />
       </dd>
       <dt>{t('storage.hubFree')}</dt>
       <dd data-testid="hub-free">{free}</dd>
       <dt>{t('storage.daysRemaining')}</dt>
       <dd data-testid="days-remaining">
         {disk.daysRemaining === null
-          ? disk.freeBytes === null
+          ? disk.freeBytes === null || disk.growthBytesPerDay === null
             ? '—'
             : t('storage.notGrowing')
           : t('storage.days', { days: disk.daysRemaining })}{' '}

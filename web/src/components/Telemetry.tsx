@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useTelemetry } from '../api/hooks/satellites';
 import { useT } from '../i18n';
+import { useFormat } from '../session';
 import { EmptyNote, ErrorText } from './ui';
 
 function Sparkline({ label, xs, ys, format }: { label: string; xs: number[]; ys: Array<number | null>; format: (v: number) => string }) {
@@ -39,6 +40,7 @@ function Sparkline({ label, xs, ys, format }: { label: string; xs: number[]; ys:
 
 export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
   const t = useT();
+  const fmt = useFormat();
   const q = useTelemetry(satelliteId);
   const samples = q.data?.telemetry ?? [];
   if (q.error) return <ErrorText error={q.error} />;
@@ -53,13 +55,13 @@ export function TelemetrySparklines({ satelliteId }: { satelliteId: string }) {
         ys={samples.map((s) => s.batteryLevel)}
         format={(v) => `${Math.round(v * 100)} %`}
       />
+      <Sparkline label={t('fleet.telemetry.storage')} xs={xs} ys={samples.map((s) => s.storageFreeBytes)} format={fmt.bytes} />
       <Sparkline
-        label={t('fleet.telemetry.storage')}
+        label={t('fleet.telemetry.temperature')}
         xs={xs}
-        ys={samples.map((s) => s.storageFreeBytes)}
-        format={(v) => `${(v / 1e9).toFixed(1)} GB`}
+        ys={samples.map((s) => s.cpuTemp)}
+        format={(v) => `${fmt.fixed(v, 1)} °C`}
       />
-      <Sparkline label={t('fleet.telemetry.temperature')} xs={xs} ys={samples.map((s) => s.cpuTemp)} format={(v) => `${v.toFixed(1)} °C`} />
     </div>
   );
 }

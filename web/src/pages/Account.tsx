@@ -1,6 +1,6 @@
 /** The person's own account: profile, preferences, two-factor sign-in, remembered devices, passkeys. */
 import { useState, type FormEvent } from 'react';
-import { useLanguageName, useT } from '../i18n';
+import { LANGS, useLanguageName, useT } from '../i18n';
 import { useCancelEmailChange, useChangePassword, useSavePreferences, useSaveProfile } from '../api/hooks/account';
 import { useForgetDevice, usePasskeyMutations, useTotpMutations } from '../api/hooks/mfa';
 import { useCatalogLanguages } from '../api/hooks/species';
@@ -118,7 +118,7 @@ export default function Account() {
             />
           )}
         </Field>
-        <Field label={t('account.newPassword')}>
+        <Field label={t('account.newPassword')} hint={t('password.rule')}>
           {(id) => (
             <input
               id={id}
@@ -141,14 +141,26 @@ export default function Account() {
 
       <h2>{t('account.preferences')}</h2>
       <div className="card grid">
-        <Field label={t('account.language')}>
+        {/* Which languages the interface has, and which only name species (issue 36 point 5). */}
+        <Field label={t('account.language')} hint={t('account.languageHint', { n: languages.length })}>
           {(id) => (
             <select id={id} value={p.primaryLanguage} onChange={(e) => prefs.mutate({ primaryLanguage: e.target.value })}>
-              {languages.map((l) => (
-                <option key={l} value={l}>
-                  {languageName(l)}
-                </option>
-              ))}
+              <optgroup label={t('account.language.interface')}>
+                {LANGS.map((l) => (
+                  <option key={l} value={l}>
+                    {languageName(l)}
+                  </option>
+                ))}
+              </optgroup>
+              <optgroup label={t('account.language.speciesOnly')}>
+                {languages
+                  .filter((l) => !(LANGS as string[]).includes(l))
+                  .map((l) => (
+                    <option key={l} value={l}>
+                      {languageName(l)}
+                    </option>
+                  ))}
+              </optgroup>
             </select>
           )}
         </Field>

@@ -12,6 +12,8 @@ import { useT } from '../i18n';
 import { useFormat, useSession } from '../session';
 import { ErrorText, Field, Loading } from '../components/ui';
 import { DetectionExtras } from './DetectionExtras';
+import { SimilarCalls } from './SimilarCalls';
+import { ObservationRecordings } from '../components/ObservationRecordings';
 import { useSpeciesNames } from '../species';
 import { useSpeciesPhotos } from '../api/hooks/species-images';
 import { SpeciesThumb } from '../components/SpeciesPhoto';
@@ -205,7 +207,16 @@ export default function DetectionDetail() {
           0–{s.durationMs} ms · {s.minHz}–{s.maxHz} Hz {canAnnotate ? `· ${t('dd.drawHint')}` : ''}
         </p>
       ) : null}
-      <audio ref={audio} controls preload="none" src={`/api/audio/${encodeURIComponent(d.audioChunkId)}`} aria-label={t('det.play')} />
+      {/* metadata: the player shows the length before play (the hub answers with Content-Length and byte ranges). */}
+      <audio
+        ref={audio}
+        controls
+        preload="metadata"
+        src={`/api/audio/${encodeURIComponent(d.audioChunkId)}`}
+        aria-label={t('det.play')}
+        data-testid="detail-audio"
+      />
+      <ObservationRecordings recordings={d.recordings ?? []} current={d.id} />
 
       {canAnnotate ? (
         <form className="card grid" onSubmit={submit} aria-label={t('dd.annotate')}>
@@ -260,6 +271,7 @@ export default function DetectionDetail() {
           </li>
         ))}
       </ul>
+      <SimilarCalls detectionId={d.id} canVote={canVote} />
       <DetectionExtras detection={d} canComment={canAnnotate} />
     </section>
   );

@@ -4,19 +4,18 @@
  * and keyboard review, comments, share links, and new detections arriving over the WebSocket.
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { useDetections, useMyVotes, useVote, type Detection, type DetectionList } from '../api/hooks/detections';
 import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useT } from '../i18n';
-import { useFormat, useSession } from '../session';
+import { useSession } from '../session';
 import { useLive } from '../live';
 import { EmptyNote, ErrorText, Field, Loading } from '../components/ui';
-import { DetectionExtras } from './DetectionExtras';
+import { DetectionRow } from './DetectionRow';
 import { PRESETS, presetWindow, type Preset } from '../dates';
 import { useSpeciesNames } from '../species';
 import { useSpeciesPhotos } from '../api/hooks/species-images';
-import { SpeciesThumb } from '../components/SpeciesPhoto';
 import { FieldNotes } from '../components/notes/FieldNotes';
 import { NoTeam } from '../components/NoTeam';
 import { LIMITS } from '../limits';
@@ -50,11 +49,11 @@ const toLocal = (iso: string | undefined) => {
 
 export function Detections() {
   const t = useT();
-  const fmt = useFormat();
   const { team, role, me } = useSession();
   const tenantId = team?.id ?? null;
   const canVote = atLeast(role, 'member') && me.preferences.showVoting !== false;
   const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
   const filters: Filters = useMemo(
     () => Object.fromEntries(FILTERS.map((k) => [k, params.get(k) ?? undefined]).filter(([, v]) => v)),
     [params],
@@ -158,6 +157,8 @@ export function Detections() {
       if (e.key === 'j') move(selected + 1);
       else if (e.key === 'k') move(selected - 1);
       else if (e.key === ' ') togglePlay(d);
+      // Enter on the row itself (not a control in it) opens the detail page.
+      else if (e.key === 'Enter' && target === rowRefs.current.get(d.id)) navigate(`/detections/${d.id}`);
       else if (canVote && e.key === 'c') verify.mutate({ id: d.id, vote: 'confirm' });
       else if (canVote && e.key === 'r') verify.mutate({ id: d.id, vote: 'reject' });
       else if (canVote && e.key === 'u') verify.mutate({ id: d.id, vote: 'unsure' });
@@ -166,7 +167,7 @@ export function Detections() {
     }
     document.addEventListener('keydown', onKey);
     return () => document.removeEventListener('keydown', onKey);
-  }, [rows, selected, canVote, togglePlay, verify]);
+  }, [rows, selected, canVote, togglePlay, verify, navigate]);
 
   const [windowError, setWindowError] = useState<string | null>(null);
 
@@ -348,115 +349,34 @@ export function Detections() {
         </button>
       ) : null}
       <ol className="detections" aria-label={t('det.title')}>
-        {rows.map((d, i) => {
-          const mine = votes.data?.votes[d.id];
-          const name = speciesName(d.speciesCode, d.commonName);
-          return (
-            <li
-              key={d.id}
-              ref={(el) => {
-                if (el) rowRefs.current.set(d.id, el);
-                else rowRefs.current.delete(d.id);
-              }}
-              tabIndex={0}
-              className={`det${i === selected ? ' selected' : ''}${fresh.has(d.id) ? ' fresh' : ''}`}
-              aria-current={i === selected ? 'true' : undefined}
-              data-testid="detection"
-              data-id={d.id}
-              onFocus={() => {
-                setSelected(i);
-                setReviewing(true);
-              }}
-            >
-              <div className="det-main">
-                <button
-                  type="button"
-                  className="play"
-                  aria-label={`${playing === d.id ? t('det.pause') : t('det.play')} ${name.primary}`}
-                  onClick={() => togglePlay(d)}
-                >
-                  {playing === d.id ? '❚❚' : '▶'}
-                </button>
-                <SpeciesThumb photo={photos.byCode.get(d.speciesCode)} name={name.primary} credit />
-                <div>
-                  <Link to={`/detections/${d.id}`} className="species">
-                    <strong>{name.primary}</strong>
-                  </Link>{' '}
-                  {name.others.length > 0 ? <span className="muted">{name.others.join(' · ')} </span> : null}
-                  <Link
-                    to={`/stats/species/${encodeURIComponent(d.speciesCode)}`}
-                    className="muted"
-                    title={t('det.speciesStats', { name: name.primary })}
-                    data-testid="species-stats-link"
-                  >
-                    <em>{d.scientificName}</em>
-                  </Link>
-                  <div className="muted small">
-                    {fmt.dateTime(d.detectedAt)} · {d.satelliteName ?? d.satelliteId}
-                  </div>
-                </div>
-                <div
-                  className="conf"
-                  title={`${t('det.raw')} ${d.confidence.toFixed(3)} · ${t('det.calibrated')} ${d.calibrated_confidence.toFixed(3)}`}
-                >
-                  <span>{fmt.pct(d.calibrated_confidence)}</span>
-                  <small className="muted">
-                    {t('det.raw')} {fmt.pct(d.confidence)}
-                  </small>
-                </div>
-              </div>
-              <div className="det-meta">
-                {d.isFirstOfSeason ? <span className="badge season">{t('det.badge.firstOfSeason')}</span> : null}
-                {d.isRare ? <span className="badge rare">{t('det.badge.rare')}</span> : null}
-                {d.tentative ? <span className="badge tentative">{t('det.badge.tentative')}</span> : null}
-                {d.outOfRange ? (
-                  <span
-                    className="badge out-of-range"
-                    data-testid="out-of-range"
-                    title={
-                      d.rangeScore !== null
-                        ? t('det.badge.outOfRangeScore', { score: d.rangeScore.toFixed(3) })
-                        : d.rangeSource === 'ebird'
-                          ? t('det.badge.outOfRangeEbird')
-                          : t('det.badge.outOfRangeList')
-                    }
-                  >
-                    {t('det.badge.outOfRange')}
-                  </span>
-                ) : null}
-                <span className={`badge status-${d.verificationStatus}`} data-testid="status">
-                  {t(`det.status.${d.verificationStatus}`)}
-                </span>
-                {mine ? <span className="muted small">{t('det.yourVote', { vote: t(`det.${mine}`) })}</span> : null}
-                <span className="spacer" />
-                {canVote
-                  ? (['confirm', 'reject', 'unsure'] as const).map((v) => (
-                      <button
-                        key={v}
-                        type="button"
-                        className={`vote vote-${v}${mine === v ? ' chosen' : ''}`}
-                        aria-pressed={mine === v}
-                        disabled={verify.isPending}
-                        onClick={() => verify.mutate({ id: d.id, vote: v })}
-                      >
-                        {t(`det.${v}`)}
-                      </button>
-                    ))
-                  : null}
-                <button
-                  type="button"
-                  className="secondary"
-                  aria-expanded={openId === d.id}
-                  onClick={() => setOpenId(openId === d.id ? null : d.id)}
-                >
-                  {t('det.comments')} / {t('det.share')}
-                </button>
-              </div>
-              {verify.error && verify.variables?.id === d.id ? <ErrorText error={verify.error} /> : null}
-              {openId === d.id ? <DetectionExtras detection={d} canComment={atLeast(role, 'member')} /> : null}
-            </li>
-          );
-        })}
+        {rows.map((d, i) => (
+          <DetectionRow
+            key={d.id}
+            d={d}
+            name={speciesName(d.speciesCode, d.commonName)}
+            photo={photos.byCode.get(d.speciesCode)}
+            selected={i === selected}
+            fresh={fresh.has(d.id)}
+            playing={playing === d.id}
+            mine={votes.data?.votes[d.id]}
+            canVote={canVote}
+            canComment={atLeast(role, 'member')}
+            voting={verify.isPending}
+            voteError={verify.error && verify.variables?.id === d.id ? verify.error : null}
+            open={openId === d.id}
+            rowRef={(el) => {
+              if (el) rowRefs.current.set(d.id, el);
+              else rowRefs.current.delete(d.id);
+            }}
+            onFocus={() => {
+              setSelected(i);
+              setReviewing(true);
+            }}
+            onPlay={() => togglePlay(d)}
+            onVote={(vote) => verify.mutate({ id: d.id, vote })}
+            onToggleExtras={() => setOpenId(openId === d.id ? null : d.id)}
+          />
+        ))}
       </ol>
       <nav className="pager row" aria-label={t('common.pages')}>
         <button type="button" className="secondary" disabled={page === 0} onClick={() => goPage(page - 1)}>

@@ -15,7 +15,7 @@ import { useFormat, useSession } from '../session';
 import { CopyButton, ErrorText, Field, fieldError, formError, Loading } from '../components/ui';
 import { NoTeam } from '../components/NoTeam';
 import { SatelliteSetup } from '../components/SatelliteSetup';
-import { DiskFacts, DiskWarning } from '../components/Storage';
+import { DiskFacts, DiskWarning, Growth } from '../components/Storage';
 import { DemoModelNote } from '../components/DemoModelNote';
 
 function uptime(t: T, s: number | null): string {
@@ -71,7 +71,7 @@ function stats(t: T, fmt: ReturnType<typeof useFormat>, reported: unknown): stri
     .sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
     .map(([k, v]) => {
       const label = (STAT_KEYS as readonly string[]).includes(k) ? t(`fleet.stat.${k as (typeof STAT_KEYS)[number]}`) : k;
-      return `${label} ${k.endsWith('Bytes') ? fmt.bytes(v) : k.endsWith('Seconds') ? wait(t, v) : v}`;
+      return `${label} ${k.endsWith('Bytes') ? fmt.bytes(v) : k.endsWith('Seconds') ? wait(t, v) : fmt.number(v, 2)}`;
     })
     .join(' · ');
 }
@@ -98,6 +98,7 @@ function OutboxCell({ reported }: { reported: unknown }) {
 /** The latest battery and temperature of one satellite, with a small battery line (last 24 samples). */
 function TelemetryCell({ id }: { id: string }) {
   const t = useT();
+  const fmt = useFormat();
   const q = useTelemetry(id, true);
   if (q.error) return <ErrorText error={q.error} />;
   const samples = q.data?.telemetry ?? [];
@@ -112,7 +113,7 @@ function TelemetryCell({ id }: { id: string }) {
     .join(' ');
   const label = [
     last !== null ? `${t('fleet.telemetry.battery')} ${Math.round(last * 100)} %` : null,
-    temp !== null ? `${temp.toFixed(1)} °C` : null,
+    temp !== null ? `${fmt.fixed(temp, 1)} °C` : null,
   ]
     .filter(Boolean)
     .join(' · ');
@@ -153,10 +154,9 @@ function FleetStorage({ storage }: { storage: SatelliteStorage }) {
         </dd>
         <dt>{t('storage.growth')}</dt>
         <dd data-testid="team-growth">
-          {t('storage.perDay', { bytes: fmt.bytes(storage.growthBytesPerDay) })}{' '}
-          <span className="muted small">{t('storage.growthHint', { days: storage.windowDays })}</span>
+          <Growth bytes={storage.growthBytesPerDay} windowDays={storage.windowDays} minHistoryDays={storage.minHistoryDays} />
         </dd>
-        <DiskFacts disk={storage.hub} windowDays={storage.windowDays} />
+        <DiskFacts disk={storage.hub} windowDays={storage.windowDays} minHistoryDays={storage.minHistoryDays} />
       </dl>
     </section>
   );
@@ -313,24 +313,26 @@ export default function Fleet() {
                   <Link to={`/fleet/${s.id}`}>{s.name}</Link>
                   {s.archived ? <span className="badge">{t('fleet.archived')}</span> : null}
                 </th>
-                <td>
+                <td data-label={t('fleet.online')}>
                   <span className={`pill ${s.online ? 'ok' : 'off'}`}>{s.online ? t('fleet.online') : t('fleet.offline')}</span>
                 </td>
-                <td>{s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')}</td>
-                <td>
+                <td data-label={t('fleet.lastSeen')}>{s.lastSeenAt ? fmt.dateTime(s.lastSeenAt) : t('common.never')}</td>
+                <td data-label={t('fleet.version')}>
                   {s.version ?? '—'}
                   {s.update_status ? (
                     <span className="muted small"> ({s.update_status === 'updating' ? t('fleet.updating') : s.update_status})</span>
                   ) : null}
                 </td>
-                <td>{uptime(t, s.uptimeSeconds)}</td>
-                <td>{s.noiseFloorRms === null ? '—' : s.noiseFloorRms.toFixed(4)}</td>
-                <td className="small">
+                <td data-label={t('fleet.uptime')}>{uptime(t, s.uptimeSeconds)}</td>
+                <td data-label={t('fleet.noise')}>{fmt.fixed(s.noiseFloorRms, 4)}</td>
+                <td className="small" data-label={t('fleet.outbox')}>
                   <OutboxCell reported={s.outboxStats} />
                 </td>
-                <td className="small">{stats(t, fmt, s.filterStats)}</td>
-                <td>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
-                <td>
+                <td className="small" data-label={t('fleet.filter')}>
+                  {stats(t, fmt, s.filterStats)}
+                </td>
+                <td data-label={t('fleet.telemetry')}>{i < TELEMETRY_ROWS ? <TelemetryCell id={s.id} /> : null}</td>
+                <td data-label={t('storage.column')}>
                   <StorageCell s={stored.get(s.id)} />
                 </td>
               </tr>

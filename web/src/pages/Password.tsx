@@ -3,12 +3,15 @@ import { Link, useSearchParams } from 'react-router';
 import { api, data } from '../api/client';
 import { useT } from '../i18n';
 import { ErrorText, Field } from '../components/ui';
+import { useHubInfo } from '../api/hooks/system';
 
 export function ForgotPassword() {
   const t = useT();
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  // Without a mail server a reset link never arrives: say so before anyone waits for it (issue 36 point 6).
+  const noMail = useHubInfo().data?.mail === false;
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -24,6 +27,11 @@ export function ForgotPassword() {
   return (
     <main className="narrow" id="main">
       <h1>{t('forgot.title')}</h1>
+      {noMail ? (
+        <p className="card banner" role="alert" data-testid="forgot-no-mail">
+          {t('forgot.noMail')}
+        </p>
+      ) : null}
       {sent ? (
         <p role="status">{t('forgot.sent')}</p>
       ) : (
@@ -71,7 +79,7 @@ export function ResetPassword() {
         </p>
       ) : (
         <form onSubmit={submit}>
-          <Field label={t('signIn.password')}>
+          <Field label={t('signIn.password')} hint={t('password.rule')}>
             {(id) => (
               <input
                 id={id}

@@ -4,8 +4,11 @@
  * and their credits. Link previews in chat apps come from the hub, which answers bots at this
  * address with the page's Open Graph HTML.
  */
+import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { usePublicTeamPage, type PublicTeamPage } from '../api/hooks/public-pages';
+import { usePublicDay } from '../api/hooks/day';
+import { DayGrid, DayNav } from '../components/DayGrid';
 import { useLang, useT } from '../i18n';
 import { EmptyNote, ErrorText, Loading } from '../components/ui';
 
@@ -22,7 +25,29 @@ export function PublicTeam() {
       {q.isLoading ? <Loading /> : null}
       {notFound ? <p className="card">{t('pub.notFound')}</p> : <ErrorText error={q.error} />}
       {q.data ? <PageBody page={q.data} /> : null}
+      {q.data ? <PublicDay slug={slug} lang={lang} /> : null}
     </main>
+  );
+}
+
+/** The day at a glance (issue 36): the hub leaves sensitive species out, or gives them as a day total only. */
+function PublicDay({ slug, lang }: { slug: string; lang: string }) {
+  const t = useT();
+  const [date, setDate] = useState<string | null>(null);
+  const q = usePublicDay(slug, date, lang);
+  const g = q.data;
+  return (
+    <section className="card" aria-labelledby="pub-day" data-testid="public-day">
+      <h2 id="pub-day">{t('day.title')}</h2>
+      <ErrorText error={q.error} />
+      {g ? (
+        <>
+          <DayNav grid={g} onGo={(d) => setDate(d && d !== g.today ? d : null)} />
+          <p className="muted">{t('day.summary', { calls: g.total, species: g.species.length })}</p>
+          {g.species.length === 0 ? <EmptyNote>{t('day.none')}</EmptyNote> : <DayGrid grid={g} />}
+        </>
+      ) : null}
+    </section>
   );
 }
 

@@ -64,7 +64,7 @@ export function Register() {
             />
           )}
         </Field>
-        <Field label={t('signIn.password')} error={fieldError(error, 'password')}>
+        <Field label={t('signIn.password')} hint={t('password.rule')} error={fieldError(error, 'password')}>
           {(id, describedBy) => (
             <input
               id={id}

@@ -20,6 +20,7 @@ import { useSession } from '../session';
 import { SettingsTable, sourceName } from '../components/SettingsTable';
 import { FieldNotes } from '../components/notes/FieldNotes';
 import { ExpectedSpecies } from '../components/ExpectedSpecies';
+import { PositionPicker } from '../components/PositionPicker';
 import { messageOf } from '../api/client';
 import { LIMITS } from '../limits';
 
@@ -111,6 +112,8 @@ export default function SatelliteDetail() {
           </button>
         </form>
       ) : null}
+
+      <PositionPicker key={`${s.latitude},${s.longitude}`} satellite={s} manage={manage} />
 
       <FieldNotes
         tenantId={s.tenantId}

@@ -4,6 +4,7 @@
  * shortened code point by code point after escaping, so a cut never splits an entity or a pair.
  */
 import type { AlertEvent, AlertPayload } from './types.ts';
+import { formatConfidence, formatWhen, wordsOf } from '../words.ts';
 
 const ELLIPSIS = '…';
 
@@ -20,16 +21,10 @@ export function fit(raw: string, max: number, escape: (ch: string) => string = (
   return out;
 }
 
-const LABEL: Record<AlertEvent, string> = {
-  rare_species: 'Rare species',
-  first_of_day: 'First of the day',
-  first_of_season: 'First of the season',
-  satellite_offline: 'Satellite offline',
-  absence: 'Species absent',
-  trend: 'Trend',
-  custom_rule: 'Alert',
-  test: 'Test alert',
-};
+/** The event's title word in the alert's language (src/modules/alerts/words.ts). */
+const label = (p: AlertPayload): string => wordsOf(p.language).label[p.event];
+/** When it fired, as people read it in the team's zone; machine fields keep p.timestamp. */
+const when = (p: AlertPayload): string => formatWhen(p.timestamp, p);
 
 const COLOUR: Record<AlertEvent, number> = {
   rare_species: 0xd97706,
@@ -58,12 +53,13 @@ const linkOf = (p: AlertPayload, max: number): string | null =>
   p.link !== null && /^https?:\/\//i.test(p.link) && p.link.length <= max ? p.link : null;
 
 function facts(p: AlertPayload): Array<[string, string]> {
+  const k = wordsOf(p.language).fact;
   const rows: Array<[string, string | null]> = [
-    ['Species', p.commonName && p.species ? `${p.commonName} (${p.species})` : (p.commonName ?? p.species)],
-    ['Confidence', p.confidence === null ? null : p.confidence.toFixed(2)],
-    ['Satellite', p.satelliteName],
-    ['Rule', p.ruleName],
-    ['Team', p.teamName],
+    [k.species, p.commonName && p.species ? `${p.commonName} (${p.species})` : (p.commonName ?? p.species)],
+    [k.confidence, p.confidence === null ? null : formatConfidence(p.confidence, p.language)],
+    [k.satellite, p.satelliteName],
+    [k.rule, p.ruleName],
+    [k.team, p.teamName],
   ];
   return rows.filter((r): r is [string, string] => r[1] !== null && r[1] !== '');
 }
@@ -78,14 +74,17 @@ export function slackBody(p: AlertPayload) {
   const text = fit(oneLine(p.message), 3000, slackEscape);
   const fields = facts(p).map(([k, v]) => ({ type: 'mrkdwn', text: `*${k}*\n${fit(oneLine(v), 1900, slackEscape)}` }));
   const blocks: Array<Record<string, unknown>> = [
-    { type: 'header', text: { type: 'plain_text', text: fit(`${LABEL[p.event]}: ${oneLine(p.ruleName)}`, 150), emoji: true } },
+    { type: 'header', text: { type: 'plain_text', text: fit(`${label(p)}: ${oneLine(p.ruleName)}`, 150), emoji: true } },
     { type: 'section', text: { type: 'mrkdwn', text } },
   ];
   if (fields.length > 0) blocks.push({ type: 'section', fields });
-  blocks.push({ type: 'context', elements: [{ type: 'plain_text', text: fit(`${oneLine(p.teamName)} · ${p.timestamp}`, 2000) }] });
+  blocks.push({ type: 'context', elements: [{ type: 'plain_text', text: fit(`${oneLine(p.teamName)} · ${when(p)}`, 2000) }] });
   const link = linkOf(p, 3000);
   if (link)
-    blocks.push({ type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open in Chorus' }, url: link }] });
+    blocks.push({
+      type: 'actions',
+      elements: [{ type: 'button', text: { type: 'plain_text', text: wordsOf(p.language).open }, url: link }],
+    });
   return { text, blocks };
 }
 
@@ -98,7 +97,7 @@ const unmention = (s: string): string => s.replace(/@(everyone|here)/gi, '@\u200
 
 export function discordBody(p: AlertPayload) {
   const d = (s: string, max: number) => fit(unmention(oneLine(s)), max, discordEscape);
-  const title = d(`${LABEL[p.event]}: ${p.commonName ?? p.ruleName}`, 256);
+  const title = d(`${label(p)}: ${p.commonName ?? p.ruleName}`, 256);
   const fields = facts(p).map(([name, value]) => ({ name, value: d(value, 256), inline: true }));
   const footer = { text: 'Chorus' };
   const used = title.length + footer.text.length + fields.reduce((n, f) => n + f.name.length + f.value.length, 0);
@@ -115,12 +114,12 @@ const htmlEscape = (ch: string): string => (ch === '&' ? '&amp;' : ch === '<' ? 
 export function telegramBody(chatId: string, p: AlertPayload) {
   const h = (s: string, max: number) => fit(oneLine(s), max, htmlEscape);
   // Each part is bounded on its own, so the assembled text stays under 4096 without cutting markup.
-  const lines = [`<b>${h(`${LABEL[p.event]}: ${p.ruleName}`, 300)}</b>`, h(p.message, 2000), ''];
+  const lines = [`<b>${h(`${label(p)}: ${p.ruleName}`, 300)}</b>`, h(p.message, 2000), ''];
   for (const [k, v] of facts(p)) lines.push(`<b>${k}:</b> ${h(v, 150)}`);
   // A link is whole or absent: a shortened URL would lead somewhere else.
   const link = linkOf(p, 700);
   const href = link === null ? '' : Array.from(link, htmlEscape).join('');
-  if (link && href.length <= 700) lines.push('', `<a href="${href}">Open in Chorus</a>`);
+  if (link && href.length <= 700) lines.push('', `<a href="${href}">${h(wordsOf(p.language).open, 100)}</a>`);
   return { chat_id: chatId, text: lines.join('\n'), parse_mode: 'HTML' as const, disable_web_page_preview: true };
 }
 
@@ -143,7 +142,7 @@ function teamsMessage(p: AlertPayload, message: string) {
           body: [
             {
               type: 'TextBlock',
-              text: fit(`${LABEL[p.event]}: ${oneLine(p.ruleName)}`, 200),
+              text: fit(`${label(p)}: ${oneLine(p.ruleName)}`, 200),
               size: 'Medium',
               weight: 'Bolder',
               color: TEAMS_COLOUR[p.event],
@@ -151,9 +150,9 @@ function teamsMessage(p: AlertPayload, message: string) {
             },
             { type: 'TextBlock', text: message, wrap: true },
             { type: 'FactSet', facts: facts(p).map(([title, value]) => ({ title, value: fit(oneLine(value), 500) })) },
-            { type: 'TextBlock', text: p.timestamp, isSubtle: true, size: 'Small', wrap: true },
+            { type: 'TextBlock', text: when(p), isSubtle: true, size: 'Small', wrap: true },
           ],
-          ...(link ? { actions: [{ type: 'Action.OpenUrl', title: 'Open in Chorus', url: link }] } : {}),
+          ...(link ? { actions: [{ type: 'Action.OpenUrl', title: wordsOf(p.language).open, url: link }] } : {}),
         },
       },
     ],
@@ -184,8 +183,9 @@ export function emailMessage(p: AlertPayload): { subject: string; text: string }
   // Control characters in a subject are a header-injection risk even where the mailer encodes them.
   // eslint-disable-next-line no-control-regex -- matching control characters is the point
   const subject = fit(`[Chorus] ${p.message}`.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim(), 200);
-  const lines = [p.message, '', ...facts(p).map(([k, v]) => `${k}: ${v}`), `Time: ${p.timestamp}`];
+  const w = wordsOf(p.language);
+  const lines = [p.message, '', ...facts(p).map(([k, v]) => `${k}: ${v}`), `${w.fact.time}: ${when(p)}`];
   if (p.link) lines.push('', p.link);
-  lines.push('', `You receive this because the alert rule "${p.ruleName}" of ${p.teamName} names this address.`);
+  lines.push('', w.emailReason(p.ruleName, p.teamName));
   return { subject, text: lines.join('\n') };
 }

@@ -7,6 +7,12 @@ export interface AlertPayload {
   event: AlertEvent;
   /** ISO 8601 */
   timestamp: string;
+  /**
+   * The team's language and zone when the alert fired: chat cards and e-mails write their labels
+   * and times in them (absent in payloads stored before issue 36: English, UTC).
+   */
+  language?: string;
+  timeZone?: string;
   ruleName: string;
   teamName: string;
   /** One line of human text, e.g. "Rare species: Eurasian Wren (0.91) at Garden". */

@@ -134,6 +134,8 @@ export function renderReport(data: ReportData, options: RenderOptions = {}): PDF
 
   const clock = zonedClock(data.timeZone);
   const num = new Intl.NumberFormat(L.locale);
+  // The language's own percent form: 93% / 93 % (issue 36 point 5).
+  const pct = new Intl.NumberFormat(L.locale, { style: 'percent', maximumFractionDigits: 0 });
   const localDateTime = (iso: string) => {
     const p = clock(Date.parse(iso));
     return `${p.day} ${p.time}`;
@@ -366,7 +368,7 @@ export function renderReport(data: ReportData, options: RenderOptions = {}): PDF
       num.format(s.count),
       localDateTime(s.firstAt),
       localDateTime(s.lastAt),
-      `${Math.round(s.bestConfidence * 100)}%`,
+      pct.format(s.bestConfidence),
     ]),
   );
 

@@ -51,15 +51,24 @@ export function useAcceptInvite(token: string, onJoined: (joined: { tenantId: st
 }
 
 /** Creates a team owned by the person; `onCreated` runs once the person (and their teams) has been refetched. */
-export function useCreateTeam(onCreated: (team: { id: string; name: string }) => void) {
+export function useCreateTeam(onCreated: (team: { id: string; name: string; zoneError: unknown }) => void) {
   const qc = useQueryClient();
   return useMutation({
-    mutationFn: ({ name, description }: { name: string; description: string }) =>
-      data<{ id: string; name: string }>(
+    mutationFn: async ({ name, description, timeZone }: { name: string; description: string; timeZone?: string }) => {
+      const team = await data<{ id: string; name: string }>(
         api.POST('/api/auth/create-tenant', {
           body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
         }),
-      ),
+      );
+      // The team's zone is a team setting: set right after creation (the creator owns the team now).
+      // Its refusal must not fail the creation: the team exists, and a retry would make a second one.
+      let zoneError: unknown = null;
+      if (timeZone && timeZone !== 'UTC')
+        await data(api.PUT('/api/settings/tenant', { params: { query: { tenantId: team.id } }, body: { time_zone: timeZone } })).catch(
+          (err: unknown) => void (zoneError = err),
+        );
+      return { ...team, zoneError };
+    },
     onSuccess: async (team) => {
       await qc.invalidateQueries({ queryKey: accountKeys.me });
       onCreated(team);

@@ -214,5 +214,10 @@ export function useScheduledMutations(tenantId: string) {
       mutationFn: (id: string) => data(api.DELETE('/api/exports/scheduled/{id}', { params: { path: { id } } })),
       onSuccess: refresh,
     }),
+    /** "Run now": the window since the last run, sent through the channel while the button waits. */
+    runNow: useMutation({
+      mutationFn: (id: string) => data(api.POST('/api/exports/scheduled/{id}/run', { params: { path: { id } } })),
+      onSettled: refresh,
+    }),
   };
 }

@@ -96,6 +96,12 @@ export function useSatelliteMutations(id: string) {
       mutationFn: (name: string) => data(api.PATCH('/api/satellites/{id}', { params: { path: { id } }, body: { name } })),
       onSuccess: refresh,
     }),
+    /** Both null clears the position. */
+    position: useMutation({
+      mutationFn: (body: { latitude: number | null; longitude: number | null }) =>
+        data(api.PUT('/api/satellites/{id}/position', { params: { path: { id } }, body })),
+      onSuccess: refresh,
+    }),
     /** Takes the current state: an archived satellite is unarchived. */
     archive: useMutation({
       mutationFn: (archived: boolean) =>

@@ -45,7 +45,7 @@ export function MobileReleases() {
                     {r.version}
                     {r.notes ? <div className="small">{r.notes}</div> : null}
                   </th>
-                  <td className="small">{new Date(r.createdAt).toLocaleString()}</td>
+                  <td className="small">{fmt.dateTime(r.createdAt)}</td>
                   <td>{fmt.bytes(r.fileSize)}</td>
                   <td>
                     <div className="row tight">

@@ -1,5 +1,5 @@
 /** Hub admins: the hub's processes (service registry), infrastructure checks with latency, and the data summary; refreshed every 10 s. */
-import { useSystemStatus, type InfraCheck } from '../../api/hooks/system';
+import { useHubInfo, useSystemStatus, type InfraCheck } from '../../api/hooks/system';
 import { useT } from '../../i18n';
 import { useFormat } from '../../session';
 import { ErrorText, Loading } from '../ui';
@@ -28,6 +28,7 @@ export function SystemStatus() {
   const t = useT();
   const fmt = useFormat();
   const status = useSystemStatus();
+  const info = useHubInfo();
   if (status.isPending) return <Loading />;
   if (!status.data) return <ErrorText error={status.error} />;
   const { services, infrastructure, data } = status.data;
@@ -99,6 +100,12 @@ export function SystemStatus() {
           </tbody>
         </table>
       </div>
+
+      {info.data ? (
+        <p data-testid="system-mail" className={info.data.mail ? 'small' : 'card banner'}>
+          <strong>{t('system.mail')}:</strong> {t(info.data.mail ? 'system.mail.on' : 'system.mail.off')}
+        </p>
+      ) : null}
 
       <h3>{t('system.data')}</h3>
       <dl>

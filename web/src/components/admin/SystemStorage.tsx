@@ -20,7 +20,7 @@ export function SystemStorage() {
         <dd data-testid="hub-total">
           {fmt.bytes(s.totalBytes)} <span className="muted small">({t('storage.chunks', { n: s.chunks })})</span>
         </dd>
-        <DiskFacts disk={s.disk} windowDays={s.windowDays} />
+        <DiskFacts disk={s.disk} windowDays={s.windowDays} minHistoryDays={s.minHistoryDays} />
       </dl>
       {s.teams.length === 0 ? (
         <p className="muted">{t('storage.noAudio')}</p>
@@ -40,7 +40,11 @@ export function SystemStorage() {
                 <tr key={team.tenantId}>
                   <th scope="row">{team.name}</th>
                   <td>{fmt.bytes(team.storedBytes)}</td>
-                  <td>{t('storage.perDay', { bytes: fmt.bytes(team.growthBytesPerDay) })}</td>
+                  <td>
+                    {team.growthBytesPerDay === null
+                      ? t('storage.noHistory')
+                      : t('storage.perDay', { bytes: fmt.bytes(team.growthBytesPerDay) })}
+                  </td>
                   <td>{team.satellites}</td>
                 </tr>
               ))}

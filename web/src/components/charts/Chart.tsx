@@ -7,6 +7,7 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './charts.css';
+import { categoryTicks } from './ticks';
 import { useT } from '../../i18n';
 
 export interface Series {
@@ -188,7 +189,7 @@ export function BarChart({
         axes: [
           {
             stroke: axisColor(el),
-            splits: () => labels.map((_, i) => i).filter((i) => labels.length <= 24 || i % Math.ceil(labels.length / 24) === 0),
+            splits: () => categoryTicks(labels, width),
             values: (_u: uPlot, ticks: number[]) => ticks.map((i) => labels[i] ?? ''),
           },
           { stroke: axisColor(el), values: (_u: uPlot, ticks: number[]) => ticks.map(formatY) },

@@ -4,7 +4,7 @@
  * raster tile URL (setting map_tile_url, "https://…/{z}/{x}/{y}.png"); then Web Mercator tiles
  * lie under the outline and the points, on the same projection.
  */
-import { useMemo } from 'react';
+import { useMemo, type MouseEvent } from 'react';
 import { geoEqualEarth, geoMercator, geoPath, type GeoProjection } from 'd3-geo';
 import { feature } from 'topojson-client';
 import type { Feature, FeatureCollection, MultiPolygon, Polygon } from 'geojson';
@@ -96,22 +96,43 @@ export function WorldMap({
   title,
   tileUrl,
   onSelect,
+  onPick,
 }: {
   points: MapPoint[];
   title: string;
   tileUrl?: string | null;
   onSelect?: (id: string) => void;
+  /** A click on the map names that place (the satellite position picker). */
+  onPick?: (latitude: number, longitude: number) => void;
 }) {
   const useTiles = !!tileUrl;
-  const { path, projected, tiles } = useMemo(() => {
+  const { path, projected, tiles, projection } = useMemo(() => {
     const projection = useTiles ? fitted(geoMercator(), points, 1) : fitted(geoEqualEarth(), points, 12);
     const path = geoPath(projection);
     const projected = points.map((p) => ({ p, xy: projection([p.longitude, p.latitude]) }));
-    return { path, projected, tiles: useTiles ? tilesFor(projection, tileUrl!) : [] };
+    return { path, projected, tiles: useTiles ? tilesFor(projection, tileUrl!) : [], projection };
   }, [points, useTiles, tileUrl]);
   const outline = useMemo(() => path(land()) ?? '', [path]);
+  const pick = onPick
+    ? (e: MouseEvent<SVGSVGElement>) => {
+        // Client pixels to the viewBox (the SVG scales with its width), then back through the projection.
+        const box = e.currentTarget.getBoundingClientRect();
+        const x = ((e.clientX - box.left) / box.width) * WIDTH;
+        const y = ((e.clientY - box.top) / box.height) * HEIGHT;
+        const at = projection.invert?.([x, y]);
+        if (at && Number.isFinite(at[0]) && Number.isFinite(at[1]) && Math.abs(at[1]) <= 90)
+          onPick(at[1], ((((at[0] + 180) % 360) + 360) % 360) - 180);
+      }
+    : undefined;
   return (
-    <svg className="world" viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={title} data-testid="world-map">
+    <svg
+      className={onPick ? 'world pick' : 'world'}
+      viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+      role="img"
+      aria-label={title}
+      data-testid="world-map"
+      onClick={pick}
+    >
       <title>{title}</title>
       <defs>
         <clipPath id="world-view">

@@ -63,7 +63,7 @@ function ScheduledItem({ s, tenantId, channels, satellites, teamTimeZone }: Prop
   const t = useT();
   const fmt = useFormat();
   const [editing, setEditing] = useState(false);
-  const { save, remove } = useScheduledMutations(tenantId);
+  const { save, remove, runNow } = useScheduledMutations(tenantId);
   const channel = channels.find((c) => c.id === s.channelId);
   const filters = s.filters as ExportFilters;
   if (editing)
@@ -123,13 +123,22 @@ function ScheduledItem({ s, tenantId, channels, satellites, teamTimeZone }: Prop
         <button type="button" className="secondary" onClick={() => setEditing(true)}>
           {t('channels.editButton')}
         </button>
+        <button
+          type="button"
+          className="secondary"
+          disabled={runNow.isPending || !s.channelId}
+          title={t('scheduled.runNow.hint')}
+          onClick={() => runNow.mutate(s.id)}
+        >
+          {runNow.isPending ? t('scheduled.runNow.running') : t('scheduled.runNow')}
+        </button>
         <ConfirmDelete
           question={t('scheduled.deleteConfirm', { name: s.name })}
           pending={remove.isPending}
           onDelete={() => remove.mutate(s.id)}
         />
       </div>
-      <ErrorText error={save.error ?? remove.error} />
+      <ErrorText error={save.error ?? remove.error ?? runNow.error} />
     </li>
   );
 }

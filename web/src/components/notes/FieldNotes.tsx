@@ -73,6 +73,7 @@ function AddNote({
   satellite?: { id: string; latitude: number | null; longitude: number | null };
 }) {
   const t = useT();
+  const fmt = useFormat();
   const { create } = useFieldNoteMutations(tenantId);
   const [text, setText] = useState('');
   const [at, setAt] = useState(() => toLocal(new Date()));
@@ -158,7 +159,7 @@ function AddNote({
       <div className="row" role="group" aria-label={t('notes.position')}>
         <span>{t('notes.position')}:</span>
         <span data-testid="note-position">
-          {position ? `${position.latitude.toFixed(5)}, ${position.longitude.toFixed(5)}` : t('notes.position.none')}
+          {position ? fmt.coords(position.latitude, position.longitude, 5) : t('notes.position.none')}
         </span>
         {satPosition ? (
           <button
@@ -204,7 +205,7 @@ function NoteItem({ note: n, tenantId, showSatellite }: { note: FieldNote; tenan
       <div className="muted small">
         <time dateTime={n.at}>{fmt.dateTime(n.at)}</time> · {n.authorName}
         {showSatellite && n.satelliteName ? ` · ${n.satelliteName}${n.satelliteId ? '' : ` (${t('notes.satelliteGone')})`}` : null}
-        {n.latitude !== null && n.longitude !== null ? ` · ${n.latitude.toFixed(5)}, ${n.longitude.toFixed(5)}` : null}
+        {n.latitude !== null && n.longitude !== null ? ` · ${fmt.coords(n.latitude, n.longitude, 5)}` : null}
       </div>
       {editing !== null ? (
         <form

@@ -97,7 +97,7 @@ function Heatmap({ days, fmt }: { days: Array<{ date: string; hours: number[] }>
         role="img"
         aria-label={summary}
         data-testid="heatmap"
-        style={{ gridTemplateColumns: `auto repeat(${days.length}, ${cell})` }}
+        style={{ gridTemplateColumns: `auto repeat(${days.length}, minmax(0, ${cell}))` }}
       >
         <span />
         {days.map((d, i) => (

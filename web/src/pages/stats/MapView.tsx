@@ -88,7 +88,7 @@ export default function MapView() {
                     <td>
                       {s.latitude === null || s.longitude === null
                         ? t('stats.map.noPosition')
-                        : `${s.latitude.toFixed(4)}, ${s.longitude.toFixed(4)} (${s.positionSource === 'telemetry' ? t('stats.map.gps') : t('stats.map.profile')})`}
+                        : `${when.coords(s.latitude, s.longitude, 4)} (${s.positionSource === 'telemetry' ? t('stats.map.gps') : t('stats.map.profile')})`}
                     </td>
                     <td>{fmt.int(s.detectionCount)}</td>
                     <td>{fmt.int(s.speciesCount)}</td>

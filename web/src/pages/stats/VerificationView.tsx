@@ -15,7 +15,7 @@ export function VerificationView() {
   const v = progress.data;
   const species = accuracy.data?.species;
   const names = useNamer(useMemo(() => (species ?? []).map((s) => s.code), [species]));
-  const share = (n: number) => (v && v.total > 0 ? `${((100 * n) / v.total).toFixed(2)}%` : '0%');
+  const share = (n: number) => fmt.pct(v && v.total > 0 ? n / v.total : 0);
   return (
     <>
       <StatsFilters />
