@@ -38,7 +38,7 @@ import { createSpeciesThresholds } from './modules/species-thresholds/service.ts
 import { createSessionsService } from './modules/sessions/service.ts';
 import { createReviewService } from './modules/detections/review-service.ts';
 import { createSummaryService } from './modules/detections/summary-service.ts';
-import { createSimilarityService } from './modules/similarity/service.ts';
+import { createSimilarityIndexReader, createSimilarityService } from './modules/similarity/service.ts';
 import { createSystemStatusService } from './modules/system/status.ts';
 import { createMetrics } from './infra/metrics/index.ts';
 import { installCollectors } from './metrics-collectors.ts';
@@ -120,7 +120,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
     storage,
     queue: infra.queue,
     speciesImages: () => speciesImages.totals(),
-    similarityIndex: () => similarity.index(),
+    similarityIndex: createSimilarityIndexReader(db),
   });
   const models = createModelsService({ db, clock, audit, storage, species, settingReleases: createSettingReleases(db) });
   const modelInstaller = createModelInstaller({ models, kv, clock });

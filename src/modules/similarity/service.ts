@@ -66,6 +66,20 @@ export function decode(bytes: Uint8Array, dims: number): Float32Array {
   return Float32Array.from({ length: dims }, (_, i) => view.getFloat32(i * 4, true));
 }
 
+/** Which search is in force (system status reads it too): asked once, again after a failure. */
+export function createSimilarityIndexReader(db: Db): () => Promise<SimilarityIndex> {
+  const repo = createSimilarityRepo(db);
+  let mode: Promise<SimilarityIndex> | null = null;
+  return () =>
+    (mode ??= repo.hasVectorColumn().then(
+      (has) => (has ? 'hnsw' : 'exact'),
+      (err: unknown) => {
+        mode = null;
+        throw err;
+      },
+    ));
+}
+
 export function createSimilarityService(deps: {
   db: Db;
   /** The categories the team shows (its list leaves the others out, so does this). */
@@ -74,19 +88,8 @@ export function createSimilarityService(deps: {
   verify: (actor: TeamActor, detectionId: string, vote: Vote) => Promise<unknown>;
 }) {
   const repo = createSimilarityRepo(deps.db);
-  let mode: Promise<SimilarityIndex> | null = null;
   const indexes = new Map<string, Promise<void>>();
-
-  const index = (): Promise<SimilarityIndex> => {
-    mode ??= repo.hasVectorColumn().then(
-      (has) => (has ? 'hnsw' : 'exact'),
-      (err: unknown) => {
-        mode = null;
-        throw err;
-      },
-    );
-    return mode;
-  };
+  const index = createSimilarityIndexReader(deps.db);
 
   /** The model's HNSW index, created once per process (a model's first search builds it over what is stored). */
   const ensureIndex = (modelId: string, dims: number) => {
