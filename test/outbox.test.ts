@@ -20,7 +20,7 @@ import { Outbox, type Eviction, type OutboxCaps, MB } from '../src/satellite/out
 import { Satellite, type SatelliteOptions } from '../src/satellite/client.ts';
 import { registerSatellite, type SavedCredentials } from '../src/satellite/cli.ts';
 import { syntheticSource } from '../src/satellite/sources.ts';
-import { CHUNK_WAV_BYTES, decodeWav } from '../src/protocol/wav.ts';
+import { CHUNK_SAMPLES, CHUNK_WAV_BYTES, decodeWav, makeWav } from '../src/protocol/wav.ts';
 import { chunkPlan } from '../src/satellite/soundscape.ts';
 import { topicOf } from '../src/protocol/topics.ts';
 import { HUB_VERSION } from '../src/modules/system/version.ts';
@@ -674,6 +674,46 @@ describe('reference satellite against a real hub', () => {
       const endless = await endlessRun;
       assert.equal(endless.code, 0, `${endless.stdout}\n${endless.stderr}`);
       assert.match(endless.stdout, /stopped by SIGTERM/);
+    });
+
+    test('a recording imported from files: chunks at --start or the time in the file name, and the satellite exits 0 once the last is acked', async () => {
+      // 6 s of a 48 kHz mono WAV: two chunks.
+      const wav = makeWav(new Int16Array(2 * CHUNK_SAMPLES).map((_, i) => Math.round(3000 * Math.sin(i / 20))));
+      const dir = tmp();
+      const file = path.join(dir, 'dawn.wav');
+      fs.writeFileSync(file, wav);
+      const common = ['--hub', hub.url, '--token', owner.token, '--tenant', team.id, '--interval-ms', '50'];
+      const data = tmp();
+      const run = await runCli([...common, '--data', data, '--source', file, '--start', '2024-05-01T05:30:00+02:00']);
+      assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+      assert.match(run.stdout, /the source ended; 2 chunks acked stored/);
+      const creds = JSON.parse(fs.readFileSync(path.join(data, 'credentials.json'), 'utf8')) as SavedCredentials;
+      assert.deepEqual(
+        (await chunkRows(creds.satelliteId)).map((r) => new Date(r.recorded_at).toISOString()),
+        ['2024-05-01T03:30:00.000Z', '2024-05-01T03:30:03.000Z'],
+      );
+
+      // A folder of a field recorder's files: each starts at the time in its name (UTC).
+      const folder = tmp();
+      fs.writeFileSync(path.join(folder, 'SITE1_20240502_061500.WAV'), wav);
+      fs.writeFileSync(path.join(folder, 'SITE1_20240502_062000.WAV'), wav);
+      const data2 = tmp();
+      const named = await runCli([...common, '--data', data2, '--source', folder]);
+      assert.equal(named.code, 0, `${named.stdout}\n${named.stderr}`);
+      const creds2 = JSON.parse(fs.readFileSync(path.join(data2, 'credentials.json'), 'utf8')) as SavedCredentials;
+      assert.deepEqual((await chunkRows(creds2.satelliteId)).map((r) => new Date(r.recorded_at).toISOString()).sort(), [
+        '2024-05-02T06:15:00.000Z',
+        '2024-05-02T06:15:03.000Z',
+        '2024-05-02T06:20:00.000Z',
+        '2024-05-02T06:20:03.000Z',
+      ]);
+
+      const refused = await runCli([...common, '--data', tmp(), '--source', file, '--start', 'yesterday']);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /--start must be an ISO 8601 time/);
+      const live = await runCli([...common, '--data', tmp(), '--start', '2024-05-01T05:30:00Z']);
+      assert.equal(live.code, 1);
+      assert.match(live.stderr, /--start applies to a file or folder source/);
     });
 
     test('non-zero with the reason: a refused registration, and credentials the broker no longer accepts', async () => {

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHUNK_SAMPLES, SAMPLE_RATE, decodeWav, makeWav } from '../src/protocol/wav.ts';
-import { openSource, type ChunkSource, type SourceChunk } from '../src/satellite/sources.ts';
+import { openSource, recordingTimeOfName, type ChunkSource, type SourceChunk } from '../src/satellite/sources.ts';
 import { referenceSatellite } from './helpers/reference-satellite.ts';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, type TestTeam, type TestUser } from './helpers/factories.ts';
@@ -83,6 +83,15 @@ function sineFile(dir: string, name: string, o: { hz: number; rate: number; chan
   ]);
   return file;
 }
+
+test("a field recorder's file name gives the recording's start (UTC); a name without a real time gives none", () => {
+  assert.equal(recordingTimeOfName('20240501_053000.WAV')?.toISOString(), '2024-05-01T05:30:00.000Z');
+  assert.equal(recordingTimeOfName('SITE1_20240501_053000.flac')?.toISOString(), '2024-05-01T05:30:00.000Z');
+  assert.equal(recordingTimeOfName('20240230_053000.WAV'), null, 'no 30 February');
+  assert.equal(recordingTimeOfName('20240501_256000.WAV'), null, 'no hour 25');
+  assert.equal(recordingTimeOfName('dawn.wav'), null);
+  assert.equal(recordingTimeOfName('120240501_053000.wav'), null, 'nine digits are not a date');
+});
 
 describe('files through ffmpeg', () => {
   const cases = [

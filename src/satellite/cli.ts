@@ -4,7 +4,7 @@
  * WebSocket with --ws), records from the source into the outbox and uploads. With --chunks N it
  * exits 0 once N chunks are acked `stored`, and non-zero with the reason otherwise (an error
  * ack, refused credentials, an exhausted source, the timeout). Without it, it runs until
- * SIGINT/SIGTERM.
+ * SIGINT/SIGTERM, or, with a file or folder, until the last chunk is acked (then exits 0).
  */
 import type { SoundClassifier } from './sound-filter.ts';
 import fs from 'node:fs';
@@ -35,6 +35,11 @@ export const SATELLITE_USAGE = `chorus satellite --hub URL --token BEARER --tena
                         resampled to 48 kHz mono. Sound cards and streams are restarted with
                         back-off (1 s doubling to 60 s) when the process dies; the satellite
                         reports state "error" to the hub meanwhile.
+  --start TIME          files and folders: when the recording began (ISO 8601, e.g.
+                        2024-05-01T05:30:00+02:00); chunks are stamped from it, 3 s each.
+                        Without it a file named as field recorders do (20240501_053000.WAV,
+                        UTC) starts at the time in its name; others are stamped as they are read.
+                        A file or folder source exits 0 once its last chunk is acked.
   --chunks N            exit 0 once N chunks are acked stored (non-zero otherwise)
   --credentials FILE    saved credentials (default <data>/credentials.json, mode 0600)
   --data DIR            outbox, credentials and state (default ./chorus-satellite)
@@ -168,6 +173,7 @@ export async function satelliteCommand(args: string[], deps: SatelliteCommandDep
       name: { type: 'string' },
       source: { type: 'string', default: 'synthetic' },
       chunks: { type: 'string' },
+      start: { type: 'string' },
       credentials: { type: 'string' },
       data: { type: 'string' },
       ws: { type: 'boolean', default: false },
@@ -222,7 +228,17 @@ export async function satelliteCommand(args: string[], deps: SatelliteCommandDep
     console.log(`Registered satellite ${creds.satelliteId}; credentials saved to ${credFile}`);
   }
 
-  const source = openSource(values.source!, { seed });
+  let start: Date | undefined;
+  if (values.start !== undefined) {
+    start = new Date(values.start);
+    if (!/^\d{4}-\d{2}-\d{2}T/.test(values.start) || Number.isNaN(start.getTime()))
+      throw new Error(`--start must be an ISO 8601 time such as 2024-05-01T05:30:00Z, got "${values.start}"`);
+    if (values.source === 'synthetic' || /^(alsa:|rtsps?:|https?:)/i.test(values.source!))
+      throw new Error('--start applies to a file or folder source (live audio is stamped as it is recorded)');
+  }
+  const source = openSource(values.source!, { seed, start });
+  // Files and folders end; the satellite then exits once what it recorded is acked.
+  const finite = values.source !== 'synthetic' && !/^(alsa:|rtsps?:|https?:)/i.test(values.source!);
   console.log(`Source: ${source.description}`);
   let soundClassifier: SoundClassifier | undefined;
   if (values.classifier) {
@@ -260,7 +276,21 @@ export async function satelliteCommand(args: string[], deps: SatelliteCommandDep
         });
       }
     });
-    if (chunks === undefined) return;
+    if (chunks === undefined) {
+      if (!finite) return;
+      // An import goes on past a refused chunk (the outbox keeps it with the reason) and says so at the end.
+      let refused = 0;
+      sat.on('ack-error', () => refused++);
+      const drained = () => {
+        if (!sat.sourceEnded || outbox.pending().length > 0) return;
+        const reason = `the source ended; ${sat.ackedCount} chunks acked stored`;
+        resolve(refused === 0 ? { code: 0, reason } : { code: 1, reason: `${reason}, ${refused} refused by the hub` });
+      };
+      sat.on('acked', drained);
+      sat.on('ack-error', drained);
+      sat.on('source-end', (err?: Error) => (err ? resolve({ code: 1, reason: `the source failed: ${err.message}` }) : drained()));
+      return;
+    }
     if (chunks === 0) return resolve({ code: 0, reason: '0 chunks asked' });
     const seconds = positiveInt('--timeout', values.timeout) ?? Math.ceil(60 + (6 * chunks * intervalMs) / 1000);
     const timer = setTimeout(

@@ -326,8 +326,9 @@ export class Outbox {
   private async enforceNow(): Promise<Eviction[]> {
     const out: Eviction[] = [];
     const now = this.now().getTime();
+    // Age counts from when the chunk entered the outbox: an imported old recording is not stale on arrival.
     for (const row of this.sorted()) {
-      if (row.status !== 'acked' && now - Date.parse(row.recordedAt) > this.caps.maxAgeMs) await this.remove(row, 'max_age', out);
+      if (row.status !== 'acked' && now - Date.parse(row.createdAt) > this.caps.maxAgeMs) await this.remove(row, 'max_age', out);
     }
     let total = this.totalBytes();
     for (const row of this.sorted()) {

@@ -127,7 +127,8 @@ export class Recorder {
       ctx.emit('source-end');
       return 'end';
     }
-    const now = ctx.clock.now();
+    // An imported recording's chunk brings its own time; the schedule is asked at that time too.
+    const now = chunk.recordedAt ? new Date(chunk.recordedAt.getTime() + CHUNK_DURATION_MS) : ctx.clock.now();
     // The chunk covers the 3 s that just ended; recordedAt strictly grows (the drain order).
     let at = now.getTime() - CHUNK_DURATION_MS;
     if (at <= this.lastRecordedAt) at = this.lastRecordedAt + 1;

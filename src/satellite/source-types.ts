@@ -9,6 +9,8 @@ export interface SourceChunk {
   origin: string;
   /** Synthetic chunks: the species calling in it. */
   species?: string[];
+  /** When its audio began, for a recording imported from a file (`--start`, or the file's name); else now. */
+  recordedAt?: Date;
 }
 
 /** How a process-backed source is doing (the journal and the satellite's state tell the hub). */

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { CHUNK_SAMPLES, decodeWav, WavError } from '../protocol/wav.ts';
 import { ProcessSource, type ProcessSpec } from './process-source.ts';
 import { soundscapeChunk } from './soundscape.ts';
-import type { ChunkSource, SourceChunk } from './source-types.ts';
+import type { ChunkSource, SourceChunk, SourceEvents } from './source-types.ts';
 
 export type { ChunkSource, SourceChunk, SourceEvents, SourceHealth } from './source-types.ts';
 
@@ -186,6 +186,8 @@ export function isProtocolWav(file: string): boolean {
 export interface SourceOptions {
   seed?: number;
   loop?: boolean;
+  /** Files and folders: when the recording began (`--start`); without it, each file's name may say (AudioMoth). */
+  start?: Date;
   /** Supervision of capture processes (tests shorten them). */
   restartMs?: number;
   maxRestartMs?: number;
@@ -231,12 +233,57 @@ export function openSource(spec: string, opts: SourceOptions = {}): ChunkSource 
       `--source ${spec}: no such file or folder (use synthetic, alsa:DEVICE, a stream URL, an audio file or a folder of them)`,
     );
   }
-  if (!stat.isDirectory()) return anyFilesSource([spec], `file ${spec}`, opts);
+  if (opts.start && opts.loop) throw new Error('--start names when one recording began; it cannot loop');
+  if (!stat.isDirectory()) return timedSource(anyFilesSource([spec], `file ${spec}`, opts), opts.start ?? null);
   const files = fs
     .readdirSync(spec)
     .filter((f) => AUDIO_EXTENSIONS.includes(path.extname(f).toLowerCase()))
     .sort()
     .map((f) => path.join(spec, f));
   if (files.length === 0) throw new Error(`${spec}: no audio files (${AUDIO_EXTENSIONS.join(', ')})`);
-  return anyFilesSource(files, `folder ${spec} (${files.length} audio files)`, opts);
+  return timedSource(anyFilesSource(files, `folder ${spec} (${files.length} audio files)`, opts), opts.start ?? null);
+}
+
+/**
+ * The time a recorder's file name gives, as AudioMoth and most field recorders write it
+ * (`20240501_053000.WAV`, `SITE1_20240501_053000.flac`): taken as UTC, as AudioMoth records. Null
+ * when the name holds no such time.
+ */
+export function recordingTimeOfName(name: string): Date | null {
+  const m = /(?:^|[^0-9])(\d{4})(\d{2})(\d{2})[_T-](\d{2})(\d{2})(\d{2})(?:[^0-9]|$)/.exec(name);
+  if (!m) return null;
+  const [y, mo, d, h, mi, se] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const t = new Date(Date.UTC(y, mo - 1, d, h, mi, se));
+  // Date.UTC rolls 2024-02-30 over into March: a name that is no real time is no time.
+  if (t.getUTCFullYear() !== y || t.getUTCMonth() !== mo - 1 || t.getUTCDate() !== d || h > 23 || mi > 59 || se > 59) return null;
+  return t;
+}
+
+/**
+ * A file source's chunks stamped with when they were recorded, so an old recording is imported at
+ * its real times: from `start`, 3 s a chunk in order; without it, from the recording time in each
+ * file's name plus the chunk's offset in the file (its origin, `name @ N s`); a chunk of a file
+ * whose name holds no time is left to the recorder's clock.
+ */
+export function timedSource(source: ChunkSource, start: Date | null): ChunkSource {
+  let n = 0;
+  const stamp = (chunk: SourceChunk): SourceChunk => {
+    if (start) return { ...chunk, recordedAt: new Date(start.getTime() + n++ * 3000) };
+    const m = /^(.*) @ (\d+) s$/.exec(chunk.origin);
+    const named = m ? recordingTimeOfName(m[1]!) : null;
+    return named ? { ...chunk, recordedAt: new Date(named.getTime() + Number(m![2]) * 1000) } : chunk;
+  };
+  return {
+    description: source.description,
+    next() {
+      const chunk = source.next();
+      return chunk && chunk !== 'waiting' ? stamp(chunk) : chunk;
+    },
+    ...(source.start ? { start: (events: SourceEvents) => source.start!(events) } : {}),
+    ...(source.stop ? { stop: () => source.stop!() } : {}),
+    ...(source.health ? { health: () => source.health!() } : {}),
+    get buffered() {
+      return source.buffered;
+    },
+  };
 }
