@@ -137,17 +137,4 @@ describe('spectrogram', () => {
     assertError(await api.get(`/audio/${newId()}/spectrogram.png`, viewer), 404, 'NOT_FOUND');
     assertError(await api.get(`/audio/${toneChunk}/spectrogram.png`, null), 401, 'UNAUTHENTICATED');
   });
-
-  test('one chunk renders in well under 50 ms once warm', () => {
-    const wav = toneWav(2500);
-    renderSpectrogram(wav, { width: 600, height: 256, maxHz: 12_000 });
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const t = performance.now();
-      renderSpectrogram(wav, { width: 600, height: 256, maxHz: 12_000 });
-      times.push(performance.now() - t);
-    }
-    // The best of five: the machine is shared, so a single run can be descheduled.
-    assert.ok(Math.min(...times) < 50, `best of five ${Math.min(...times).toFixed(1)} ms`);
-  });
 });
