@@ -56,7 +56,10 @@ describe('workers', () => {
       'the jobs to finish',
       async () => {
         const jobs = (await api.get('/workers/jobs?limit=500', hubAdmin)).body.jobs as any[];
-        return jobs.filter((j) => j.status === 'completed').length >= 2 && jobs.filter((j) => j.chunkId === chunks.broken).length >= 3;
+        if (jobs.filter((j) => j.status === 'completed').length < 2 || jobs.filter((j) => j.chunkId === chunks.broken).length < 3)
+          return false;
+        // The third attempt's record is written before BullMQ moves the job to failed: wait for both.
+        return (await api.get('/workers', hubAdmin)).body.queue.failed >= 1;
       },
       { timeoutMs: 30_000 },
     );
