@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   'model-confidence': () => import('./model-confidence.ts').then((m) => m.run()),
   stats: () => import('./stats.ts').then((m) => m.run()),
   similarity: () => import('./similarity.ts').then((m) => m.run()),
+  chaos: () => import('./chaos.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];

@@ -80,6 +80,8 @@ const SERIAL = new Set([
   'hub-lifecycle.test.ts',
   'worker-kill.test.ts',
   'backup-online.test.ts',
+  // Issue 37: six hub processes killed and the engines restarted under a busy fleet.
+  'chaos.test.ts',
 ]);
 const files = fs
   .readdirSync(path.join(root, 'test'))

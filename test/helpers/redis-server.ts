@@ -19,11 +19,18 @@ export interface OwnRedis {
   start(): Promise<void>;
 }
 
-export async function ownRedis(): Promise<OwnRedis> {
+/**
+ * `persistDir`: an append-only file there, written through on every command (`appendfsync always`),
+ * as an operator keeps a Redis whose queue must outlive a restart; without it nothing outlives one.
+ */
+export async function ownRedis(opts: { persistDir?: string } = {}): Promise<OwnRedis> {
   const port = await freePort();
   let proc: ChildProcess | null = null;
+  const persistence = opts.persistDir
+    ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', opts.persistDir]
+    : ['--appendonly', 'no'];
   const start = async () => {
-    proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    proc = spawn(REDIS_SERVER, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], { stdio: 'ignore' });
     await waitFor(
       'our Redis to answer',
       () =>
