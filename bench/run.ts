@@ -15,6 +15,7 @@ const benches: Record<string, () => Promise<unknown>> = {
   stats: () => import('./stats.ts').then((m) => m.run()),
   similarity: () => import('./similarity.ts').then((m) => m.run()),
   chaos: () => import('./chaos.ts').then((m) => m.run()),
+  'ingest-sql': () => import('./ingest-sql.ts').then((m) => m.run()),
 };
 
 const name = process.argv[2];
