@@ -411,8 +411,10 @@ export function createInferenceHandler(deps: InferenceWorkerDeps) {
       observations: opts.observations,
     });
     if (chunk.failed) await deps.failures?.recovered(tenantId, chunkId);
-    await deps.classified?.markClassified(tenantId, chunkId, deps.clock.now());
+    // The next job may record now; the mark needs no turn, and marks that wait for each other go
+    // to the database as one statement (audio service).
     place.done();
+    await deps.classified?.markClassified(tenantId, chunkId, deps.clock.now());
 
     // After the commit: the satellite and the team's sockets hear of each detection recorded for
     // the Detections page (docs/decisions.md "Announcements").

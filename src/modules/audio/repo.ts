@@ -151,9 +151,14 @@ export function createAudioRepo(db: Db) {
         [since, after?.receivedAt ?? null, after?.id ?? null, limit],
       ),
 
-    /** The worker classified the chunk (detections or none): the start-up re-queue leaves it be. */
-    markClassified: (tenantId: string, chunkId: string, at: Date) =>
-      db.run('UPDATE chunks SET classified_at = $3 WHERE tenant_id = $1 AND id = $2 AND classified_at IS NULL', [tenantId, chunkId, at]),
+    /** The worker classified these chunks (detections or none): the start-up re-queue leaves them be. One statement for all. */
+    markClassified: (marks: ReadonlyArray<{ tenantId: string; chunkId: string; at: Date }>) =>
+      db.run(
+        `UPDATE chunks c SET classified_at = m.at
+         FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[]) AS m (tenant_id, id, at)
+         WHERE c.tenant_id = m.tenant_id AND c.id = m.id AND c.classified_at IS NULL`,
+        [marks.map((m) => m.tenantId), marks.map((m) => m.chunkId), marks.map((m) => m.at)],
+      ),
   };
 }
 

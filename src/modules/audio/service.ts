@@ -1,6 +1,7 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { ObjectStorage } from '../../infra/storage/index.ts';
 import { AppError, notFound } from '../../core/errors.ts';
+import { batched } from '../../core/batch.ts';
 import { createAudioRepo } from './repo.ts';
 import { createUsageRepo } from './usage-repo.ts';
 import { createInferenceFailuresRepo } from './inference-failures-repo.ts';
@@ -46,6 +47,10 @@ export interface AudioResponse {
 export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 'stat' | 'get' | 'getRange' | 'delete'> }) {
   const { storage } = deps;
   const repo = createAudioRepo(deps.db);
+  const markClassified = batched(async (marks: Array<{ tenantId: string; chunkId: string; at: Date }>) => {
+    await repo.markClassified(marks);
+    return marks.map(() => undefined);
+  });
   const usage = createUsageRepo(deps.db);
   return {
     /** The failure marks of chunks' inference jobs, for the jobs module's re-drives and list (inference-failures-repo.ts). */
@@ -69,10 +74,12 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
     /** Chunks received since a time that were never classified, in pages (start-up re-enqueueing). */
     unclassifiedSince: repo.unclassifiedSince,
 
-    /** The inference worker classified the chunk, with or without detections. */
-    async markClassified(tenantId: string, chunkId: string, at: Date): Promise<void> {
-      await repo.markClassified(tenantId, chunkId, at);
-    },
+    /**
+     * The inference worker classified the chunk, with or without detections. Marks made while one
+     * is being written go together as the next statement: on PostgreSQL each was a commit of its
+     * own (4.5–7 ms here, bench ingest-sql), on PGlite ~1 ms of the hub's one thread per chunk.
+     */
+    markClassified: (tenantId: string, chunkId: string, at: Date) => markClassified({ tenantId, chunkId, at }),
 
     /** The guard's team resolver for `chunk` resources. */
     teamOfChunk: repo.teamOfChunk,
