@@ -314,6 +314,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
       modelId ? ((await calibration.calibrated([{ tenantId, modelId, confidence }]))[0] ?? confidence) : confidence,
     categoryOf: (code) => speciesCatalog().byCode(code)?.category ?? 'bird',
     speciesThreshold: speciesThresholds.thresholdOf,
+    chunkAudio: audio.bytesOf,
     teamName: (tenantId) => teams.teamName(tenantId),
     sendToTeam: (tenantId, event) => live.sendToTeam(tenantId, event),
     warn: (obj, msg) => infra.log.warn(obj, msg),

@@ -12,6 +12,10 @@ import { checkUrl, OutboundRefused, type AllowList } from './delivery/outbound.t
 import { SAMPLE_PAYLOAD, validateTemplate } from './delivery/template.ts';
 import type { Dispatcher } from './dispatch.ts';
 import { formatConfidence, wordsOf, type TeamLocale } from './words.ts';
+import { SAMPLE_STREAM } from './delivery/stream-send.ts';
+import { STREAM_CHANNEL_TYPES, type StreamChannelType } from './schemas.ts';
+
+const isStream = (type: ChannelType): type is StreamChannelType => (STREAM_CHANNEL_TYPES as readonly string[]).includes(type);
 
 const iso = (d: Date) => new Date(d).toISOString();
 
@@ -39,6 +43,8 @@ export function createChannelsService(deps: {
   teamName: (tenantId: string) => Promise<string | null>;
   /** The team's language and zone: a test reads like the team's real alerts. */
   locale?: (tenantId: string) => Promise<TeamLocale>;
+  /** Drops a Home Assistant channel's broker connection in this process (changed or deleted channel). */
+  closeConnection?: (channelId: string) => void;
 }) {
   const { db, clock, audit, dispatcher } = deps;
   const repo = createAlertsRepo(db);
@@ -120,6 +126,7 @@ export function createChannelsService(deps: {
         details: { name: row.name, type: row.type, hasSecret: hasSecret(input.type, split.secrets) },
       });
     });
+    if (existing) deps.closeConnection?.(id);
     return present(row, split, null);
   }
 
@@ -154,6 +161,7 @@ export function createChannelsService(deps: {
         return true;
       });
       if (!removed) throw notFound('No such channel');
+      deps.closeConnection?.(id);
     },
 
     /** A sample alert through the same sender, signature included; recorded among the channel's deliveries. */
@@ -161,6 +169,7 @@ export function createChannelsService(deps: {
       const c = await require(actor.teamId, id);
       const now = clock.now();
       const deliveryId = newId();
+      if (isStream(c.type)) return runTest(c, deliveryId, { ...SAMPLE_STREAM, detectedAt: now.toISOString() }, now);
       const teamName = (await deps.teamName(c.tenantId)) ?? '';
       const locale = deps.locale ? await deps.locale(c.tenantId) : null;
       const payload = { ...SAMPLE_PAYLOAD, timestamp: now.toISOString(), teamName };
@@ -173,29 +182,7 @@ export function createChannelsService(deps: {
           message: wordsOf(locale.language).testMessage(SAMPLE_PAYLOAD.commonName ?? '', conf, SAMPLE_PAYLOAD.satelliteName ?? ''),
         });
       }
-      await db.tx((tx) =>
-        repo.insertDeliveries(tx, [
-          {
-            id: deliveryId,
-            tenantId: c.tenantId,
-            channelId: c.id,
-            alertId: null,
-            event: 'test',
-            status: 'pending',
-            payload,
-            createdAt: now,
-            updatedAt: now,
-          },
-        ]),
-      );
-      const outcome = await dispatcher.attempt(deliveryId, { retry: false });
-      if (!outcome) throw notFound('No such channel');
-      return {
-        delivered: outcome.delivered,
-        status: outcome.status,
-        durationMs: outcome.durationMs,
-        ...(outcome.error ? { error: outcome.error } : {}),
-      };
+      return runTest(c, deliveryId, payload, now);
     },
 
     deliveries: async (tenantId: string, id: string, limit: number) => {
@@ -204,6 +191,33 @@ export function createChannelsService(deps: {
     },
     teamOfChannel: repo.teamOfChannel,
   };
+
+  /** Records the sample among the channel's deliveries and makes one attempt, no retry: the caller waits for the answer. */
+  async function runTest(c: ChannelRow, deliveryId: string, payload: DeliveryRow['payload'], now: Date) {
+    await db.tx((tx) =>
+      repo.insertDeliveries(tx, [
+        {
+          id: deliveryId,
+          tenantId: c.tenantId,
+          channelId: c.id,
+          alertId: null,
+          event: 'test',
+          status: 'pending',
+          payload,
+          createdAt: now,
+          updatedAt: now,
+        },
+      ]),
+    );
+    const outcome = await dispatcher.attempt(deliveryId, { retry: false });
+    if (!outcome) throw notFound('No such channel');
+    return {
+      delivered: outcome.delivered,
+      status: outcome.status,
+      durationMs: outcome.durationMs,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    };
+  }
 }
 
 export type ChannelsService = ReturnType<typeof createChannelsService>;

@@ -16,6 +16,8 @@ import type { ChannelSecrets, SplitConfig } from './channel-config.ts';
 import { targetOf } from './channel-config.ts';
 import { isRetryable, type AllowList } from './delivery/outbound.ts';
 import { sendOnce } from './delivery/send.ts';
+import { sendStream } from './delivery/stream-send.ts';
+import type { MqttClients } from './delivery/mqtt-clients.ts';
 
 export const ALERT_DELIVERY_QUEUE = 'alert-delivery';
 
@@ -42,6 +44,10 @@ export function createDispatcher(deps: {
   allow: AllowList;
   /** Reads the hub's allow list again (index.ts): before each attempt, so a host allowed a moment ago counts. */
   refreshAllow?: () => Promise<void>;
+  /** Home Assistant channels' broker connections (stream channels, issue 38). */
+  mqtt: MqttClients;
+  /** A chunk's stored WAV (BirdWeather soundscapes), null when gone. */
+  chunkAudio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
 }) {
   const { db, clock, queue, config } = deps;
   const repo = createAlertsRepo(db);
@@ -60,18 +66,29 @@ export function createDispatcher(deps: {
     if (!d || d.status === 'delivered' || d.status === 'failed') return null;
     const channel = await repo.findChannel(d.tenantId, d.channelId);
     if (!channel) return null;
-    // A file delivery (file-delivery.ts) is recorded as sent or failed and never queued: only an alert's payload is sent here.
+    // A file delivery (file-delivery.ts) is recorded as sent or failed and never queued: only an
+    // alert's payload or a stream channel's detection (issue 38) is sent here.
     const payload = d.payload;
-    if (!('event' in payload)) return null;
+    if (!('event' in payload) && !('stream' in payload)) return null;
     const target = targetOf(channel.type, openChannel(channel), channel.payloadTemplate);
     await deps.refreshAllow?.();
-    const result = await sendOnce(target, payload, {
-      allow: deps.allow,
-      timeoutMs: config.timeoutMs,
-      telegramApiUrl: config.telegramApiUrl,
-      deliveryId: d.id,
-      mail: deps.mail,
-    });
+    const result =
+      'stream' in payload
+        ? await sendStream(target, payload, {
+            allow: deps.allow,
+            timeoutMs: config.timeoutMs,
+            tenantId: d.tenantId,
+            channelId: channel.id,
+            mqtt: deps.mqtt,
+            chunkAudio: deps.chunkAudio,
+          })
+        : await sendOnce(target, payload, {
+            allow: deps.allow,
+            timeoutMs: config.timeoutMs,
+            telegramApiUrl: config.telegramApiUrl,
+            deliveryId: d.id,
+            mail: deps.mail,
+          });
     const delivered = result.error === null && (result.status === null || (result.status >= 200 && result.status < 300));
     const attempts = d.attempts + 1;
     const retry = !delivered && opts.retry && attempts < config.maxAttempts && isRetryable(result);

@@ -19,6 +19,8 @@ import { createAlertEngine } from './engine.ts';
 import { createAlertScheduler } from './scheduler.ts';
 import { createFileDelivery, type FileMail } from './file-delivery.ts';
 import type { TeamLocale } from './words.ts';
+import { createMqttClients } from './delivery/mqtt-clients.ts';
+import { createDetectionStreams } from './streams.ts';
 
 export function createAlerting(deps: {
   /**
@@ -51,6 +53,8 @@ export function createAlerting(deps: {
   isSensitive?: (tenantId: string, speciesCode: string) => Promise<boolean>;
   /** The species' threshold in force for the team (src/modules/species-thresholds); null: none. */
   speciesThreshold?: (tenantId: string, speciesCode: string) => Promise<number | null>;
+  /** A chunk's stored WAV (src/modules/audio): the soundscape a BirdWeather channel uploads. */
+  chunkAudio?: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
 }) {
   const { db, clock, audit, bus, config } = deps;
   // The operator's list, joined by the one a hub admin keeps in the dashboard. The joined list is
@@ -76,6 +80,7 @@ export function createAlerting(deps: {
     }
     joined = { spec, list: mergeAllowLists(fromEnv, extra) };
   };
+  const mqtt = createMqttClients({ connectTimeoutMs: config.alerts.timeoutMs });
   const dispatcher = createDispatcher({
     db,
     clock,
@@ -86,6 +91,16 @@ export function createAlerting(deps: {
     config: config.alerts,
     allow,
     refreshAllow,
+    mqtt,
+    chunkAudio: deps.chunkAudio ?? (async () => null),
+  });
+  const streams = createDetectionStreams({
+    db,
+    clock,
+    dispatcher,
+    timeZone: deps.timeZone,
+    isSensitive: deps.isSensitive,
+    speciesThreshold: deps.speciesThreshold,
   });
   const engine = createAlertEngine({
     db,
@@ -125,6 +140,10 @@ export function createAlerting(deps: {
     const unsubscribe = [
       bus.subscribe('alerts.rules_changed', (e) => engine.forget(e.tenantId)),
       bus.subscribe('detection.announced', (e) => void engine.onDetection(e.trigger, e.detection).catch(report('evaluating a detection'))),
+      // Stream channels (issue 38) take each new detection once; a later confirmation is not a new one.
+      bus.subscribe('detection.announced', (e) => {
+        if (e.trigger === 'announced') void streams.onDetection(e.detection).catch(report('streaming a detection'));
+      }),
       bus.subscribe('satellite.offline', (e) => void engine.onOffline(e).catch(report('the offline alert'))),
     ];
     await dispatcher.start();
@@ -133,16 +152,28 @@ export function createAlerting(deps: {
     return () => {
       if (timer) clearInterval(timer);
       for (const u of unsubscribe) u();
+      mqtt.closeAll();
     };
   }
 
   return {
     alerts: deps.alerts,
     rules: createRulesService({ db, clock, audit, bus }),
-    channels: createChannelsService({ db, clock, audit, dispatcher, allow, refreshAllow, teamName: deps.teamName, locale: deps.locale }),
+    channels: createChannelsService({
+      db,
+      clock,
+      audit,
+      dispatcher,
+      allow,
+      refreshAllow,
+      teamName: deps.teamName,
+      locale: deps.locale,
+      closeConnection: mqtt.close,
+    }),
     files: createFileDelivery({ db, clock, dispatcher, mail: deps.mail, allow, refreshAllow, config: config.alerts }),
     engine,
     dispatcher,
+    streams,
     scheduler,
     start,
   };

@@ -1,6 +1,6 @@
 import { col, Count, shape, type Db, type RowOf } from '../../infra/db/index.ts';
 import { ALERT_EVENTS, CHANNEL_TYPES, DELIVERY_STATUSES, RULE_TYPES, type DailyWindow, type RuleConditions } from './schemas.ts';
-import type { AlertPayload } from './delivery/types.ts';
+import type { AlertPayload, StreamPayload } from './delivery/types.ts';
 import type { ChannelConfig } from './channel-config.ts';
 
 export const RuleRow = shape({
@@ -80,7 +80,7 @@ export const DeliveryRow = shape({
   receiverStatus: col.nullable(col.int()),
   durationMs: col.nullable(col.int()),
   error: col.nullable(col.text()),
-  payload: col.json<AlertPayload | FileDeliveryPayload>(),
+  payload: col.json<AlertPayload | FileDeliveryPayload | StreamPayload>(),
   createdAt: col.date(),
   updatedAt: col.date(),
 });

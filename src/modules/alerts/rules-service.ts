@@ -6,7 +6,7 @@ import type { AuditWriter } from '../audit/writer.ts';
 import { newId } from '../../core/crypto.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import { createAlertsRepo, type RuleRow } from './repo.ts';
-import type { RuleConditions, RuleInput } from './schemas.ts';
+import { STREAM_CHANNEL_TYPES, type RuleConditions, type RuleInput } from './schemas.ts';
 import { eventOfRule } from './conditions.ts';
 
 /** Which condition members mean something for each rule type (docs/decisions.md "Alert rule conditions"). */
@@ -78,6 +78,12 @@ export function createRulesService(deps: { db: Db; clock: Clock; audit: AuditWri
       const unknown = channelIds.filter((id) => !known.has(id));
       if (unknown.length > 0)
         throw badRequest('channelIds names a channel the team does not have', 'UNKNOWN_CHANNEL', { channelIds: unknown });
+      // Stream channels (issue 38) already take every detection; an alert sent there would be refused at each attempt.
+      const streams = (await repo.channelsById(channelIds)).filter((ch) => (STREAM_CHANNEL_TYPES as readonly string[]).includes(ch.type));
+      if (streams.length > 0)
+        throw badRequest(`channel ${streams[0].name} carries the detection stream, not alerts`, 'CHANNEL_IS_STREAM', {
+          channelIds: streams.map((ch) => ch.id),
+        });
     }
     if (c.satelliteIds?.length) {
       const known = new Set(await repo.teamSatelliteIds(tenantId, c.satelliteIds));

@@ -9,7 +9,19 @@ import { Nullable, OneOf, Open, Paging, Uuid } from '../../core/schemas.ts';
 
 export const RULE_TYPES = ['detection', 'absence', 'trend'] as const;
 export const SYSTEM_RULES = ['rare_species', 'first_of_day', 'first_of_season', 'satellite_offline'] as const;
-export const CHANNEL_TYPES = ['email', 'webhook', 'chat_blocks', 'chat_bot', 'chat_cards', 'chat_embeds'] as const;
+export const CHANNEL_TYPES = [
+  'email',
+  'webhook',
+  'chat_blocks',
+  'chat_bot',
+  'chat_cards',
+  'chat_embeds',
+  'mqtt_home_assistant',
+  'birdweather',
+] as const;
+/** Channel types that carry every detection of the team (issue 38), not the alerts of a rule. */
+export const STREAM_CHANNEL_TYPES = ['mqtt_home_assistant', 'birdweather'] as const;
+export type StreamChannelType = (typeof STREAM_CHANNEL_TYPES)[number];
 export const ALERT_EVENTS = [
   'rare_species',
   'first_of_day',
@@ -110,6 +122,17 @@ export const ChannelConfigInput = Type.Object(
     addresses: Type.Optional(
       Type.Array(Type.String({ format: 'email', maxLength: 254 }), { minItems: 1, maxItems: 20, uniqueItems: true }),
     ),
+    // Home Assistant over MQTT (issue 38): the team's own broker.
+    brokerUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'mqtt://, mqtts://, ws:// or wss://' })),
+    username: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+    password: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 500 }))),
+    topicPrefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$' })),
+    discoveryPrefix: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+)*$' })),
+    // BirdWeather station (issue 38).
+    stationToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$' })),
+    apiUrl: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+    /** Stream channels: detections below this confidence are not sent. */
+    minConfidence: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1 }))),
   },
   { additionalProperties: false },
 );

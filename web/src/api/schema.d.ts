@@ -1474,7 +1474,7 @@ export interface paths {
                                 name: string;
                                 payload_template: string | null;
                                 tenantId: string;
-                                type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                                type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds" | "mqtt_home_assistant" | "birdweather";
                                 updatedAt: string;
                             } & {
                                 [key: string]: unknown;
@@ -1500,17 +1500,26 @@ export interface paths {
                     "application/json": {
                         config: {
                             addresses?: string[];
+                            apiUrl?: string;
                             botToken?: string;
+                            /** @description mqtt://, mqtts://, ws:// or wss:// */
+                            brokerUrl?: string;
                             chatId?: string;
+                            discoveryPrefix?: string;
+                            minConfidence?: number | null;
+                            password?: string | null;
                             secret?: string | null;
+                            stationToken?: string;
+                            topicPrefix?: string;
                             url?: string;
+                            username?: string | null;
                             webhookUrl?: string;
                         };
                         name: string;
                         payload_template?: string | null;
                         /** Format: uuid */
                         tenantId: string;
-                        type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                        type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds" | "mqtt_home_assistant" | "birdweather";
                     };
                 };
             };
@@ -1545,7 +1554,7 @@ export interface paths {
                             name: string;
                             payload_template: string | null;
                             tenantId: string;
-                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds" | "mqtt_home_assistant" | "birdweather";
                             updatedAt: string;
                         } & {
                             [key: string]: unknown;
@@ -1583,17 +1592,26 @@ export interface paths {
                     "application/json": {
                         config?: {
                             addresses?: string[];
+                            apiUrl?: string;
                             botToken?: string;
+                            /** @description mqtt://, mqtts://, ws:// or wss:// */
+                            brokerUrl?: string;
                             chatId?: string;
+                            discoveryPrefix?: string;
+                            minConfidence?: number | null;
+                            password?: string | null;
                             secret?: string | null;
+                            stationToken?: string;
+                            topicPrefix?: string;
                             url?: string;
+                            username?: string | null;
                             webhookUrl?: string;
                         };
                         name?: string;
                         payload_template?: string | null;
                         /** Format: uuid */
                         tenantId?: string;
-                        type?: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                        type?: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds" | "mqtt_home_assistant" | "birdweather";
                     };
                 };
             };
@@ -1628,7 +1646,7 @@ export interface paths {
                             name: string;
                             payload_template: string | null;
                             tenantId: string;
-                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds";
+                            type: "email" | "webhook" | "chat_blocks" | "chat_bot" | "chat_cards" | "chat_embeds" | "mqtt_home_assistant" | "birdweather";
                             updatedAt: string;
                         } & {
                             [key: string]: unknown;

@@ -4,7 +4,7 @@
  * the team reads.
  */
 import { Link } from 'react-router';
-import { useAlertChannels, useAlertRules } from '../api/hooks/alert-rules';
+import { isStreamChannel, useAlertChannels, useAlertRules } from '../api/hooks/alert-rules';
 import { useSatellites } from '../api/hooks/satellites';
 import { atLeast } from '../roles';
 import { useT } from '../i18n';
@@ -27,6 +27,8 @@ export default function AlertSettings() {
   if (!team) return <NoTeam />;
   const ruleRows = rules.data?.rules ?? [];
   const channelRows = channels.data?.channels ?? [];
+  // Home Assistant and BirdWeather take every detection by themselves: rules cannot pick them.
+  const ruleChannels = channelRows.filter((c) => !isStreamChannel(c.type));
   const sats = satellites.data?.satellites ?? [];
   return (
     <section aria-labelledby="alert-settings-title" className="alerts-editor">
@@ -47,9 +49,9 @@ export default function AlertSettings() {
       ) : (
         <>
           <h2>{t('alerts.system.title')}</h2>
-          <SystemRules tenantId={tenantId} rules={ruleRows} channels={channelRows} editable={editable} />
+          <SystemRules tenantId={tenantId} rules={ruleRows} channels={ruleChannels} editable={editable} />
           <h2>{t('rules.title')}</h2>
-          <RuleList tenantId={tenantId} rules={ruleRows} channels={channelRows} satellites={sats} editable={editable} />
+          <RuleList tenantId={tenantId} rules={ruleRows} channels={ruleChannels} satellites={sats} editable={editable} />
           <h2>{t('channels.title')}</h2>
           <ChannelList tenantId={tenantId} channels={channelRows} editable={editable} />
         </>

@@ -122,5 +122,9 @@ export async function sendOnce(target: ChannelTarget, p: AlertPayload, o: SendOp
       const url = `${o.telegramApiUrl.replace(/\/+$/, '')}/bot${target.botToken}/sendMessage`;
       return scrub(await postJson(url, body, {}, net), body, [target.botToken, url]);
     }
+    case 'mqtt_home_assistant':
+    case 'birdweather':
+      // Stream channels carry detections (stream-send.ts); a rule naming one is refused at save.
+      return refusal(`a ${target.type} channel carries the detection stream, not alerts`, '');
   }
 }

@@ -14,7 +14,18 @@ export type ChannelType = ChannelBody['type'];
 export type ChannelTest = Body<'/api/alert-rules/channels/{id}/test', 'post'>;
 export type Delivery = Body<'/api/alert-rules/channels/{id}/deliveries', 'get'>['deliveries'][number];
 
-export const CHANNEL_TYPES: ChannelType[] = ['email', 'webhook', 'chat_blocks', 'chat_cards', 'chat_embeds', 'chat_bot'];
+export const CHANNEL_TYPES: ChannelType[] = [
+  'email',
+  'webhook',
+  'chat_blocks',
+  'chat_cards',
+  'chat_embeds',
+  'chat_bot',
+  'mqtt_home_assistant',
+  'birdweather',
+];
+/** Channels that receive every detection by themselves (issue 38): rules do not send to them. */
+export const isStreamChannel = (type: ChannelType) => type === 'mqtt_home_assistant' || type === 'birdweather';
 
 export const alertRuleKeys = {
   rules: (tenantId: string) => ['alert-rules', tenantId] as const,

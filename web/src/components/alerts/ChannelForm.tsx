@@ -14,7 +14,18 @@ import { LIMITS } from '../../limits';
 export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; channel: AlertChannel | null; onDone: () => void }) {
   const t = useT();
   const { save } = useChannelMutations(tenantId);
-  const shown = (channel?.config ?? {}) as { addresses?: string[]; url?: string; host?: string; chatId?: string };
+  const shown = (channel?.config ?? {}) as {
+    addresses?: string[];
+    url?: string;
+    host?: string;
+    chatId?: string;
+    brokerUrl?: string;
+    username?: string;
+    topicPrefix?: string;
+    discoveryPrefix?: string;
+    apiUrl?: string;
+    minConfidence?: number;
+  };
   const [type, setType] = useState<ChannelType>(channel?.type ?? 'webhook');
   const [name, setName] = useState(channel?.name ?? '');
   const [addresses, setAddresses] = useState((shown.addresses ?? []).join(', '));
@@ -25,6 +36,14 @@ export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; c
   const [botToken, setBotToken] = useState('');
   const [chatId, setChatId] = useState(shown.chatId ?? '');
   const [template, setTemplate] = useState(channel?.payload_template ?? '');
+  const [brokerUrl, setBrokerUrl] = useState(shown.brokerUrl ?? '');
+  const [username, setUsername] = useState(shown.username ?? '');
+  const [password, setPassword] = useState('');
+  const [topicPrefix, setTopicPrefix] = useState(shown.topicPrefix ?? 'chorus');
+  const [discoveryPrefix, setDiscoveryPrefix] = useState(shown.discoveryPrefix ?? 'homeassistant');
+  const [stationToken, setStationToken] = useState('');
+  const [apiUrl, setApiUrl] = useState(shown.apiUrl ?? 'https://app.birdweather.com');
+  const [minConfidence, setMinConfidence] = useState(shown.minConfidence === undefined ? '' : String(shown.minConfidence));
   const editing = !!channel;
   const keep = editing ? t('channels.keep') : undefined;
 
@@ -48,6 +67,19 @@ export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; c
       if (botToken.trim()) config.botToken = botToken.trim();
       if (chatId.trim()) config.chatId = chatId.trim();
     }
+    if (type === 'mqtt_home_assistant') {
+      config.brokerUrl = brokerUrl.trim();
+      config.username = username.trim() || null;
+      if (password) config.password = password;
+      config.topicPrefix = topicPrefix.trim();
+      config.discoveryPrefix = discoveryPrefix.trim();
+    }
+    if (type === 'birdweather') {
+      if (stationToken.trim()) config.stationToken = stationToken.trim();
+      config.apiUrl = apiUrl.trim();
+    }
+    if (type === 'mqtt_home_assistant' || type === 'birdweather')
+      config.minConfidence = minConfidence.trim() ? Number(minConfidence) : null;
     const body = {
       type,
       name,
@@ -135,6 +167,77 @@ export function ChannelForm({ tenantId, channel, onDone }: { tenantId: string; c
             {(id) => <input id={id} required value={chatId} onChange={(e) => setChatId(e.target.value)} />}
           </Field>
         </div>
+      ) : null}
+      {type === 'mqtt_home_assistant' ? (
+        <>
+          <p className="muted small">{t('channels.ha.help')}</p>
+          <Field label={t('channels.brokerUrl')} hint={t('channels.brokerUrl.hint')}>
+            {(id) => (
+              <input
+                id={id}
+                required
+                placeholder="mqtts://homeassistant.local:8883"
+                value={brokerUrl}
+                onChange={(e) => setBrokerUrl(e.target.value)}
+              />
+            )}
+          </Field>
+          <div className="row">
+            <Field label={t('channels.username')}>
+              {(id) => <input id={id} autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} />}
+            </Field>
+            <Field label={t('channels.password')} hint={channel?.hasSecret ? t('channels.secretStored') : undefined}>
+              {(id) => (
+                <input id={id} type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
+              )}
+            </Field>
+          </div>
+          <div className="row">
+            <Field label={t('channels.topicPrefix')}>
+              {(id) => <input id={id} required value={topicPrefix} onChange={(e) => setTopicPrefix(e.target.value)} />}
+            </Field>
+            <Field label={t('channels.discoveryPrefix')}>
+              {(id) => <input id={id} required value={discoveryPrefix} onChange={(e) => setDiscoveryPrefix(e.target.value)} />}
+            </Field>
+          </div>
+        </>
+      ) : null}
+      {type === 'birdweather' ? (
+        <>
+          <p className="muted small">{t('channels.bw.help')}</p>
+          <div className="row">
+            <Field label={t('channels.stationToken')} hint={keep}>
+              {(id) => (
+                <input
+                  id={id}
+                  type="password"
+                  autoComplete="off"
+                  required={!editing}
+                  value={stationToken}
+                  onChange={(e) => setStationToken(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label={t('channels.apiUrl')}>
+              {(id) => <input id={id} type="url" required value={apiUrl} onChange={(e) => setApiUrl(e.target.value)} />}
+            </Field>
+          </div>
+        </>
+      ) : null}
+      {type === 'mqtt_home_assistant' || type === 'birdweather' ? (
+        <Field label={t('channels.minConfidence')} hint={t('channels.minConfidence.hint')}>
+          {(id) => (
+            <input
+              id={id}
+              type="number"
+              min={0}
+              max={1}
+              step={0.01}
+              value={minConfidence}
+              onChange={(e) => setMinConfidence(e.target.value)}
+            />
+          )}
+        </Field>
       ) : null}
       <ErrorText error={save.error} />
       <div className="row">

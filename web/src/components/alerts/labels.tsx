@@ -18,8 +18,8 @@ export const channelTypeName = (t: T, type: ChannelType) => t(`channels.type.${t
 
 /** What may be shown of a channel's config: the addresses, the redacted URL, the chat host or the chat id. */
 export function channelTarget(c: AlertChannel): string {
-  const cfg = c.config as { addresses?: string[]; url?: string; host?: string; chatId?: string };
-  return cfg.addresses?.join(', ') ?? cfg.url ?? cfg.host ?? cfg.chatId ?? '';
+  const cfg = c.config as { addresses?: string[]; url?: string; host?: string; chatId?: string; brokerUrl?: string; apiUrl?: string };
+  return cfg.addresses?.join(', ') ?? cfg.url ?? cfg.host ?? cfg.chatId ?? cfg.brokerUrl ?? cfg.apiUrl ?? '';
 }
 
 /** "Delivered — HTTP 200 in 35 ms" / "Failed — HTTP 401: …" / "Failed — connection refused". */
