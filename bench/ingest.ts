@@ -15,7 +15,8 @@
  *
  * BENCH_SATELLITES (8), BENCH_WINDOW (4), BENCH_SECONDS (20 per side), BENCH_ROUNDS (2),
  * BENCH_WARMUP_SECONDS (3 before the first slice of each side, 1 before the others).
- * BENCH_HUB_PROFILE=DIR starts the hub with --cpu-prof into DIR.
+ * BENCH_HUB_PROFILE=DIR starts the hub with --cpu-prof into DIR. BENCH_SPLIT=1: one dispatcher
+ * process measured (startSplitHub).
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -24,6 +25,7 @@ import path from 'node:path';
 import mqtt from 'mqtt';
 import type { MqttClient } from 'mqtt';
 import { startHubProcess } from './hub-process.ts';
+import { freePort, hubInstallation, startHubProcess as startChildHub, type HubProcess as ChildHub } from '../test/helpers/hub-process.ts';
 import { cpuSecondsOf, machineTicks, memOf } from './proc-stats.ts';
 import { soundscapeChunk } from '../src/satellite/soundscape.ts';
 import { CHUNK_DURATION_MS, CHUNK_WAV_BYTES, SAMPLE_RATE, makeWav } from '../src/protocol/wav.ts';
@@ -243,7 +245,60 @@ async function satelliteLane(hubUrl: string, auth: Record<string, string>, tenan
   return { client, next };
 }
 
+/**
+ * BENCH_SPLIT=1 (DATABASE_URL and REDIS_URL): the hub as a lone dispatcher process holding the
+ * embedded broker (no worker: inference jobs wait in Redis), plus an api process the satellites
+ * register through. The server measured is the dispatcher: the per-dispatcher ingest figure.
+ */
+async function startSplitHub(): Promise<Side> {
+  if (!process.env.DATABASE_URL || !process.env.REDIS_URL) throw new Error('BENCH_SPLIT needs DATABASE_URL and REDIS_URL');
+  const inst = await hubInstallation('chorus-bench-split');
+  const [mqttPort, wsPort] = [await freePort(), await freePort()];
+  const admin = { email: 'bench-split@example.org', password: crypto.randomBytes(12).toString('hex') };
+  const common = {
+    ...inst.env,
+    CHORUS_SECRET: crypto.randomBytes(24).toString('hex'),
+    LOG_LEVEL: 'warn',
+    MQTT_PORT: String(mqttPort),
+    MQTT_WS_PORT: String(wsPort),
+  };
+  const procs: ChildHub[] = [];
+  const lanes: Lane[] = [];
+  async function stop() {
+    await Promise.all(lanes.map((l) => l.client.endAsync().catch(() => l.client.end(true))));
+    for (const p of procs.reverse()) {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+    await inst.dispose();
+  }
+  try {
+    const dispatcher = startChildHub({ ...common, CHORUS_MODE: 'dispatcher', PORT: String(await freePort()) });
+    procs.push(dispatcher);
+    await dispatcher.waitFor(/^start-up complete/);
+    const api = startChildHub({
+      ...common,
+      CHORUS_MODE: 'api',
+      PORT: String(await freePort()),
+      CHORUS_ADMIN_EMAIL: admin.email,
+      CHORUS_ADMIN_PASSWORD: admin.password,
+    });
+    procs.push(api);
+    await api.waitFor(/^start-up complete/);
+    const login = await json(`${api.url}/api/auth/login?returnToken=true`, { method: 'POST', body: admin });
+    const auth = { authorization: `Bearer ${login.token}` };
+    const team = await json(`${api.url}/api/auth/create-tenant`, { method: 'POST', headers: auth, body: { name: 'Ingest bench' } });
+    for (let i = 0; i < SATELLITES; i++) lanes.push(await satelliteLane(api.url, auth, team.id, i + 1));
+    return { lanes, pid: dispatcher.child.pid!, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 async function startHub(): Promise<Side> {
+  if (process.env.BENCH_SPLIT) return startSplitHub();
   const profileDir = process.env.BENCH_HUB_PROFILE;
   const hub = await startHubProcess({}, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir)}`] : []);
   const lanes: Lane[] = [];
@@ -270,9 +325,9 @@ async function startHub(): Promise<Side> {
 // ------------------------------------------------------------------------------- report
 
 export async function run() {
-  const parts = process.env.DATABASE_URL
-    ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}`
-    : 'embedded parts (PGlite, in-memory queue)';
+  const parts =
+    (process.env.DATABASE_URL ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ''}` : 'embedded parts (PGlite, in-memory queue)') +
+    (process.env.BENCH_SPLIT ? ', split mode: one dispatcher measured (no worker in it)' : '');
   const bodyBytes = bodies(crypto.randomUUID(), crypto.randomUUID())().payload.length;
   const cores = os.cpus().length;
   console.log(
