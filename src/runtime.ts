@@ -9,6 +9,7 @@ import { requeueRecentChunks } from './ingest/requeue.ts';
 import { REDRIVE_INTERVAL_MS } from './modules/jobs/service.ts';
 import { startInferenceWorker } from './inference/worker.ts';
 import { startTentativeSweeper } from './modules/detections/aggregation.ts';
+import { startPartitionMaintainer } from './modules/detections/partitions.ts';
 import { createModelStore } from './modules/models/model-store.ts';
 import { createWorkerReporter } from './modules/workers/reporter.ts';
 import { createLabelSpecies } from './modules/species/catalog-sync.ts';
@@ -100,6 +101,16 @@ export function startRuntime(infra: Infra, services: Services, log: RuntimeLog, 
       onError: (err) => log.error({ err }, 'tentative sweep failed'),
     });
     stops.push(() => sweeper.stop());
+    // Monthly partitions of detections on PostgreSQL (issue 37): the months ahead, and a month for rows in the default one.
+    const partitions = startPartitionMaintainer({
+      db: infra.db,
+      clock: infra.clock,
+      timers: opts.timers !== false,
+      onCreated: (created) => log.info?.({ created }, `detections: ${created} monthly partition${created === 1 ? '' : 's'} created`),
+      onError: (err) => log.error({ err }, 'creating detection partitions failed'),
+    });
+    stops.push(() => partitions.stop());
+    ready.push(partitions.ready);
     const requeueStart = performance.now();
     const requeued = requeueRecentChunks({ audio: services.audio, clock: infra.clock, queue: infra.queue }).then(
       (count) =>
