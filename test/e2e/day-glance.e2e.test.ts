@@ -213,4 +213,29 @@ describe('the day at a glance and rows that scan (e2e)', { skip, timeout: 240_00
     await ctx.close();
     assert.deepEqual(cspViolations, []);
   });
+
+  test('a live socket that opens again reads the list again (events missed while it was away are not lost from view)', async () => {
+    const { ctx, page } = await signedIn(browser, hub.url, owner, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
+    // Every socket of the page goes through this route; the test closes the page's side of one.
+    const sockets: Array<{ close(): Promise<void> }> = [];
+    await page.routeWebSocket(/\/ws\/events/, (ws) => {
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    // The hub's day, not the browser's (its clock stands at yesterday's noon).
+    await page.goto(`/detections?start=${encodeURIComponent(at(today, '00:00'))}&end=${encodeURIComponent(at(today, '12:00'))}`);
+    const rows = page.getByTestId('detection');
+    await rows.first().waitFor();
+    const before = await rows.count();
+    assert.ok(sockets.length >= 1, 'the page opened its live socket');
+    // A detection arrives while no event tells the page (written behind the hub's back, as one
+    // whose event went to a socket that was away).
+    const sat = await makeSatellite(hub, team, owner, 'Reopen');
+    await insertRows(hub, team, [{ sat, code: 'eurbla', at: at(today, '11:45'), confidence: 0.8 }]);
+    // The socket drops (its api process restarted) and opens again by itself: the list is read again.
+    await sockets[sockets.length - 1].close();
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=detection]').length === n + 1, before, { timeout: 20_000 });
+    assert.ok(sockets.length >= 2, 'the page opened a second socket');
+    await ctx.close();
+  });
 });

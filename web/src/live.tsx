@@ -141,6 +141,18 @@ export function LiveProvider({ tenantId, children }: { tenantId: string | null; 
     [qc, tenantId, rareToast, alertToast, refreshAlerts],
   );
   const connected = useLiveEvents(tenantId, onEvent);
+  // Live events are not replayed: what happened while the socket was away (its api process
+  // restarted, the network dropped) is read again when it opens again (docs/operations.md "Faults survived").
+  const everOpen = useRef(false);
+  const wasOpen = useRef(false);
+  useEffect(() => {
+    const reopened = connected && !wasOpen.current && everOpen.current;
+    if (connected) everOpen.current = true;
+    wasOpen.current = connected;
+    if (!reopened) return;
+    void qc.invalidateQueries({ queryKey: detectionKeys.listsOf(tenantId) });
+    refreshAlerts();
+  }, [connected, qc, tenantId, refreshAlerts]);
   const subscribe = useCallback((fn: Listener) => {
     listeners.current.add(fn);
     return () => void listeners.current.delete(fn);
