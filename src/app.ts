@@ -116,6 +116,7 @@ export async function buildApp(
   await registerSecurityHeaders(app, {
     publicUrl: config.publicUrl,
     docsPrefix: `${API_PREFIX}/docs`,
+    brokerWsUrl: infra.broker.wsUrl,
     imgOrigins: async () => {
       const origin = tileOrigin(await services.settings.hubSetting('map_tile_url'));
       return origin ? [origin] : [];

@@ -55,6 +55,12 @@ export interface Config {
   readonly mqttPort: number;
   readonly mqttWsPort: number;
   readonly mqttHost: string;
+  /**
+   * Where satellites and browsers reach the embedded broker's WebSocket listener
+   * (`MQTT_WS_PUBLIC_URL`, e.g. wss://hub.example.org/mqtt behind the TLS proxy); null: on
+   * MQTT_WS_PORT at the advertised host.
+   */
+  readonly mqttWsPublicUrl: string | null;
   /** External Mosquitto 2 with dynamic security (`MQTT_URL`); null runs the embedded broker. */
   readonly mqttUrl: string | null;
   readonly mqttAdminUsername: string | null;
@@ -237,12 +243,23 @@ function readMqtt(env: Env, mode: HubMode) {
   if (mqttPort !== 0 && mqttPort === mqttWsPort) throw new ConfigError(`MQTT_PORT and MQTT_WS_PORT must differ, both are ${mqttPort}`);
   const mqttHost = env.MQTT_HOST || '0.0.0.0';
   if (/[\s/]/.test(mqttHost)) throw new ConfigError(`MQTT_HOST must be a host name or address, got "${mqttHost}"`);
+  const mqttWsPublicUrl = readUrl(env, 'MQTT_WS_PUBLIC_URL', ['ws:', 'wss:']);
   const mqttMaxPacketBytes = readInt(env, 'MQTT_MAX_PACKET_BYTES', MQTT_MAX_PACKET_BYTES, AUDIO_PACKET_MAX_BYTES, 256 * 1024 * 1024);
   const dispatcherId = env.CHORUS_DISPATCHER_ID || null;
   if (dispatcherId !== null && !/^[0-9A-Za-z_-]{1,32}$/.test(dispatcherId)) {
     throw new ConfigError(`CHORUS_DISPATCHER_ID must be 1 to 32 letters, digits, _ or -, got "${dispatcherId}"`);
   }
-  return { mqttPort, mqttWsPort, mqttHost, mqttUrl, mqttAdminUsername, mqttAdminPassword, mqttMaxPacketBytes, dispatcherId };
+  return {
+    mqttPort,
+    mqttWsPort,
+    mqttHost,
+    mqttWsPublicUrl,
+    mqttUrl,
+    mqttAdminUsername,
+    mqttAdminPassword,
+    mqttMaxPacketBytes,
+    dispatcherId,
+  };
 }
 
 /**

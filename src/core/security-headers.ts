@@ -64,19 +64,38 @@ export function helmetHeaders(options: Readonly<HelmetOptions>): Readonly<Record
   return Object.freeze(out);
 }
 
+/** `ws://host:port` of a WebSocket URL, or null when there is none or it is not one. */
+function wsOrigin(url: string | null | undefined): string | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'ws:' || u.protocol === 'wss:' ? `${u.protocol}//${u.host}` : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Register before the routes; pages under `docsPrefix` (Swagger UI) get their relaxed policy. */
 export async function registerSecurityHeaders(
   app: FastifyInstance,
-  opts: { publicUrl: string; docsPrefix: string; imgOrigins?: () => Promise<string[]> },
+  opts: {
+    publicUrl: string;
+    docsPrefix: string;
+    imgOrigins?: () => Promise<string[]>;
+    /** The broker's WebSocket address, which the record page (a phone as satellite) dials: connect-src names its origin. */
+    brokerWsUrl?: string | null;
+  },
 ): Promise<void> {
   const https = new URL(opts.publicUrl).protocol === 'https:';
+  const brokerOrigin = wsOrigin(opts.brokerWsUrl);
+  const dashboardCsp = brokerOrigin ? { ...DASHBOARD_CSP, 'connect-src': [...DASHBOARD_CSP['connect-src'], brokerOrigin] } : DASHBOARD_CSP;
   const common: HelmetOptions = {
     // Only when people reach the hub over https: HSTS on a plain-http hub would lock browsers out of it.
     strictTransportSecurity: https ? { maxAge: HSTS_SECONDS, includeSubDomains: false } : false,
     referrerPolicy: { policy: 'strict-origin-when-cross-origin' },
     frameguard: { action: 'deny' },
   };
-  const dashboard = helmetHeaders({ ...common, contentSecurityPolicy: csp(DASHBOARD_CSP, https) });
+  const dashboard = helmetHeaders({ ...common, contentSecurityPolicy: csp(dashboardCsp, https) });
   const docs = helmetHeaders({ ...common, contentSecurityPolicy: csp(DOCS_CSP, https) });
   app.addHook('onRequest', (req, reply, done) => {
     reply.headers(req.url.startsWith(opts.docsPrefix) ? docs : dashboard);

@@ -39,6 +39,8 @@ const JoinInvite = lazy(() => import('./pages/JoinInvite'));
 const CreateTeam = lazy(() => import('./pages/CreateTeam'));
 const Stats = lazy(() => import('./pages/stats/Stats'));
 const Day = lazy(() => import('./pages/Day'));
+// Loads the MQTT client: only a device that records needs it.
+const Record = lazy(() => import('./pages/Record'));
 
 const PUBLIC_PATHS = ['/sign-in', '/forgot-password', '/reset-password', '/register', '/confirm-email', '/undo-email-change'];
 
@@ -195,6 +197,9 @@ function ShellPage() {
           </NavLink>
           <NavLink to="/sessions">{t('nav.sessions')}</NavLink>
           <NavLink to="/fleet">{t('nav.fleet')}</NavLink>
+          <NavLink to="/record" data-testid="nav-record">
+            {t('nav.record')}
+          </NavLink>
           <AlertsLink />
           {atLeast(role, 'member') ? (
             <NavLink to="/export" data-testid="nav-export">
@@ -251,6 +256,7 @@ function ShellPage() {
             <Route path="/teams/new" element={<CreateTeam />} />
             <Route path="/fleet" element={<Fleet />} />
             <Route path="/fleet/:id" element={<SatelliteDetail />} />
+            <Route path="/record" element={<Record />} />
             <Route path="/account" element={<Account />} />
             <Route path="/alerts" element={<Alerts />} />
             <Route path="/team/alerts" element={<AlertSettings />} />

@@ -36,7 +36,7 @@ export function advertisedBrokerUrls(config: BrokerConfig): { brokerUrl: string;
   const bind = config.mqttHost;
   const host =
     bind === '0.0.0.0' || bind === '::' || bind === '' ? new URL(config.publicUrl).hostname : net.isIPv6(bind) ? `[${bind}]` : bind;
-  return { brokerUrl: `mqtt://${host}:${config.mqttPort}`, wsUrl: `ws://${host}:${config.mqttWsPort}${WS_PATH}` };
+  return { brokerUrl: `mqtt://${host}:${config.mqttPort}`, wsUrl: config.mqttWsPublicUrl ?? `ws://${host}:${config.mqttWsPort}${WS_PATH}` };
 }
 
 export interface BusBrokerOptions {

@@ -33,6 +33,8 @@ export interface EmbeddedBrokerOptions {
   readonly host: string;
   /** The hub's public URL: its host name is what satellites dial when the bind address is a wildcard. */
   readonly publicUrl: string;
+  /** The WebSocket address handed to satellites when it is not this listener's own (a TLS proxy in front). */
+  readonly wsPublicUrl?: string | null;
   readonly check: SatelliteCredentialCheck;
   readonly log?: BrokerLog;
   /**
@@ -299,7 +301,7 @@ export async function createEmbeddedBroker(opts: EmbeddedBrokerOptions): Promise
     connectedClients: () => aedes.connectedClients,
     connected: () => !closed,
     brokerUrl: `mqtt://${host}:${port}`,
-    wsUrl: `ws://${host}:${wsPort}${WS_PATH}`,
+    wsUrl: opts.wsPublicUrl ?? `ws://${host}:${wsPort}${WS_PATH}`,
 
     async provisionSatellite({ satelliteId, tenantId }) {
       if (!isTopicSegment(satelliteId) || !isTopicSegment(tenantId))

@@ -46,6 +46,7 @@ export async function createBroker(
     wsPort: config.mqttWsPort,
     host: config.mqttHost,
     publicUrl: config.publicUrl,
+    wsPublicUrl: config.mqttWsPublicUrl,
     check,
     log: opts.log,
     failures: opts.failures,

@@ -65,6 +65,7 @@ export type BrokerConfig = Pick<
   | 'mqttPort'
   | 'mqttWsPort'
   | 'mqttHost'
+  | 'mqttWsPublicUrl'
   | 'mqttUrl'
   | 'mqttAdminUsername'
   | 'mqttAdminPassword'

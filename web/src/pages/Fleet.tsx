@@ -235,6 +235,13 @@ export default function Fleet() {
     <section aria-labelledby="fleet-title">
       <h1 id="fleet-title">{t('fleet.title')}</h1>
       <DemoModelNote tenantId={team.id} />
+      {mayRegister ? (
+        <p>
+          <Link to="/record" data-testid="fleet-record-here">
+            {t('fleet.recordHere')}
+          </Link>
+        </p>
+      ) : null}
       {mayMintKey && list.data ? <SatelliteSetup key={String(empty)} tenantId={team.id} first={empty} /> : null}
       {mayRegister ? (
         <form onSubmit={submit} className="row card" aria-label={t('fleet.register')}>
