@@ -217,6 +217,7 @@ describe('the day at a glance and rows that scan (e2e)', { skip, timeout: 240_00
   test('a live socket that opens again reads the list again (events missed while it was away are not lost from view)', async () => {
     const { ctx, page } = await signedIn(browser, hub.url, owner, { viewport: { width: 1280, height: 900 }, timezoneId: 'UTC' });
     // Every socket of the page goes through this route; the test closes the page's side of one.
+    await page.waitForURL('**/detections');
     const sockets: Array<{ close(): Promise<void> }> = [];
     await page.routeWebSocket(/\/ws\/events/, (ws) => {
       ws.connectToServer();
