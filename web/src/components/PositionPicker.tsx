@@ -4,7 +4,7 @@
  * PUT /satellites/:id/position. Each click re-centres the map around the chosen place, so a
  * first click on the world finds the region and a second one places the satellite in it.
  */
-import { useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { useSatelliteMutations } from '../api/hooks/satellites';
 import { useEffectiveSettings } from '../api/hooks/settings';
 import { useT } from '../i18n';
@@ -38,6 +38,18 @@ export function PositionPicker({
   const { position } = useSatelliteMutations(satellite.id);
   const [lat, setLat] = useState(text(satellite.latitude));
   const [lon, setLon] = useState(text(satellite.longitude));
+  // The saved position may change while the form is open (this form's save read back, another
+  // person, a GPS fix): the form follows it, except in a field the person is typing in (a late
+  // read-back used to remount the form and put the old latitude back under a new longitude).
+  const seeded = useRef({ lat, lon });
+  useEffect(() => {
+    const prev = seeded.current;
+    const next = { lat: text(satellite.latitude), lon: text(satellite.longitude) };
+    if (next.lat === prev.lat && next.lon === prev.lon) return;
+    seeded.current = next;
+    setLat((cur) => (cur === prev.lat ? next.lat : cur));
+    setLon((cur) => (cur === prev.lon ? next.lon : cur));
+  }, [satellite.latitude, satellite.longitude]);
   const [locating, setLocating] = useState(false);
   const [geoError, setGeoError] = useState<string | null>(null);
   const [typeError, setTypeError] = useState<string | null>(null);

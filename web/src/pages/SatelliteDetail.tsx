@@ -113,7 +113,7 @@ export default function SatelliteDetail() {
         </form>
       ) : null}
 
-      <PositionPicker key={`${s.latitude},${s.longitude}`} satellite={s} manage={manage} />
+      <PositionPicker satellite={s} manage={manage} />
 
       <FieldNotes
         tenantId={s.tenantId}
