@@ -1,4 +1,6 @@
-import { DelayedError, Queue, Worker } from 'bullmq';
+import { createRequire } from 'node:module';
+import type * as Bull from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { PartUnavailable } from '../../core/errors.ts';
 import { batched } from '../../core/batch.ts';
 import { checkConcurrency, checkJobId, checkQueueName } from './checks.ts';
@@ -8,7 +10,11 @@ import { passingWait, QUEUE_DEFAULTS, type JobHandler, type JobQueue, type Queue
  * BullMQ on Redis. Every key lives under `prefix` (the hub's kv prefix + "bull"), so several
  * hubs or test runs can share one Redis. Finished jobs are trimmed to `keepFinished` per queue.
  */
+/** BullMQ (and ioredis under it) takes most of a second to load: only a process with Redis loads it. */
+const loadBullmq = () => createRequire(import.meta.url)('bullmq') as typeof Bull;
+
 export function createBullmqQueue(url: string, prefix: string, opts: QueueOptions = {}): JobQueue {
+  const { DelayedError, Queue, Worker } = loadBullmq();
   const { attempts, backoffMs, keepFinished, lockMs, log } = { ...QUEUE_DEFAULTS, ...opts };
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];

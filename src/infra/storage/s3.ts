@@ -1,15 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import {
-  CreateBucketCommand,
-  DeleteObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { createRequire } from 'node:module';
+import type * as S3 from '@aws-sdk/client-s3';
 import { checkKey, checkRange } from './checks.ts';
 import type { ObjectStorage } from './types.ts';
 
@@ -40,7 +33,19 @@ const toBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffs
  * S3-compatible storage (AWS, MinIO, R2, …) with path-style addressing. The bucket is created
  * on the first put that finds it missing, so a fresh MinIO works without a setup step.
  */
+/** The AWS SDK takes most of a second to load: only a process that stores in S3 loads it. */
+const loadSdk = () => createRequire(import.meta.url)('@aws-sdk/client-s3') as typeof S3;
+
 export function createS3Storage(opts: S3StorageOptions): ObjectStorage {
+  const {
+    CreateBucketCommand,
+    DeleteObjectCommand,
+    DeleteObjectsCommand,
+    GetObjectCommand,
+    HeadObjectCommand,
+    PutObjectCommand,
+    S3Client,
+  } = loadSdk();
   const url = new URL(opts.url);
   const accessKeyId = opts.accessKeyId ?? (url.username ? decodeURIComponent(url.username) : null);
   const secretAccessKey = opts.secretAccessKey ?? (url.password ? decodeURIComponent(url.password) : null);

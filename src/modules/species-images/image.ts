@@ -3,8 +3,14 @@
  * while downloading, the real type is read from the magic bytes, and the pixel count from the
  * header is checked before anything is decoded (sharp's limitInputPixels guards the decoders too).
  */
-import sharp, { type Metadata } from 'sharp';
+import { createRequire } from 'node:module';
+import type Sharp from 'sharp';
+import type { Metadata } from 'sharp';
 import { RefusedImage } from './providers/fetch.ts';
+
+/** sharp (libvips) loads in half a second: only a process that handles a photo loads it. */
+let loaded: typeof Sharp | null = null;
+const sharp = () => (loaded ??= createRequire(import.meta.url)('sharp') as typeof Sharp);
 
 export const SQUARE_SIZES = [64, 128, 256, 512] as const;
 export type SquareSize = (typeof SQUARE_SIZES)[number];
@@ -41,7 +47,7 @@ export async function checkImage(body: Buffer, limits: Limits): Promise<Checked>
   if (!format) throw new RefusedImage('not a JPEG, PNG or WebP image');
   let meta: Metadata;
   try {
-    meta = await sharp(body, { limitInputPixels: limits.maxPixels }).metadata();
+    meta = await sharp()(body, { limitInputPixels: limits.maxPixels }).metadata();
   } catch (err) {
     throw new RefusedImage(`unreadable image: ${(err as Error).message}`);
   }
@@ -55,7 +61,7 @@ export async function checkImage(body: Buffer, limits: Limits): Promise<Checked>
 /** The display copy: oriented, at most DISPLAY_SIDE px, JPEG. Decoding is where a lying header would show. */
 export async function displayCopy(body: Buffer, limits: Limits): Promise<{ body: Buffer; width: number; height: number }> {
   try {
-    const { data, info } = await sharp(body, { limitInputPixels: limits.maxPixels, failOn: 'error' })
+    const { data, info } = await sharp()(body, { limitInputPixels: limits.maxPixels, failOn: 'error' })
       .rotate()
       .resize(DISPLAY_SIDE, DISPLAY_SIDE, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
@@ -77,10 +83,10 @@ export interface Focus {
  * frequency, saturation, skin tones) on a small copy; the geometric centre when it finds nothing.
  */
 export async function findFocus(display: Buffer): Promise<Focus> {
-  const { info } = await sharp(display)
-    .resize(256, 256, { fit: 'cover', position: sharp.strategy.attention })
+  const { info } = await sharp()(display)
+    .resize(256, 256, { fit: 'cover', position: sharp().strategy.attention })
     .toBuffer({ resolveWithObject: true });
-  const scaled = await sharp(display).metadata();
+  const scaled = await sharp()(display).metadata();
   // attentionX/Y are in the copy scaled to cover 256×256, before the crop.
   const k = 256 / Math.min(scaled.width ?? 256, scaled.height ?? 256);
   const w = (scaled.width ?? 256) * k;
@@ -106,10 +112,10 @@ export async function squareCrop(
   dims: { width: number; height: number },
 ): Promise<Buffer> {
   if (!focus) {
-    return sharp(display).resize(size, size, { fit: 'cover', position: sharp.strategy.attention }).jpeg({ quality: 80 }).toBuffer();
+    return sharp()(display).resize(size, size, { fit: 'cover', position: sharp().strategy.attention }).jpeg({ quality: 80 }).toBuffer();
   }
   const side = Math.min(dims.width, dims.height);
   const left = Math.round(Math.min(Math.max(focus.x * dims.width - side / 2, 0), dims.width - side));
   const top = Math.round(Math.min(Math.max(focus.y * dims.height - side / 2, 0), dims.height - side));
-  return sharp(display).extract({ left, top, width: side, height: side }).resize(size, size).jpeg({ quality: 80 }).toBuffer();
+  return sharp()(display).extract({ left, top, width: side, height: side }).resize(size, size).jpeg({ quality: 80 }).toBuffer();
 }
