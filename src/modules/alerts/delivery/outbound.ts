@@ -80,3 +80,15 @@ export function isRetryable(r: OutboundResult): boolean {
   if (r.status === null) return !r.refused;
   return r.status === 408 || r.status === 429 || r.status >= 500;
 }
+
+/** Removes every secret, and its URL-encoded form, from text that is stored and shown to admins. */
+export function redact(text: string, secrets: Array<string | null>): string {
+  let out = text;
+  for (const s of secrets) {
+    if (!s) continue;
+    out = out.split(s).join('[redacted]');
+    const encoded = encodeURIComponent(s);
+    if (encoded !== s) out = out.split(encoded).join('[redacted]');
+  }
+  return out;
+}

@@ -3,7 +3,7 @@
  * only turns an alert into a request (or mails) and reports what happened, secrets scrubbed.
  */
 import { discordBody, emailMessage, slackBody, teamsBody, telegramBody } from './chat.ts';
-import { type AllowList, type OutboundResult, postJson } from './outbound.ts';
+import { type AllowList, type OutboundResult, postJson, redact } from './outbound.ts';
 import { DELIVERY_ID_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureOf } from './signature.ts';
 import { defaultWebhookBody, renderTemplate } from './template.ts';
 import type { AlertPayload, ChannelTarget } from './types.ts';
@@ -26,18 +26,6 @@ export type SendResult = OutboundResult & { requestBody: string };
 export const DEFAULT_TELEGRAM_API_URL = 'https://api.telegram.org';
 
 const TELEGRAM_TOKEN = /^\d+:[A-Za-z0-9_-]+$/;
-
-/** Removes every secret, and its URL-encoded form, from text that is stored and shown to admins. */
-function redact(text: string, secrets: Array<string | null>): string {
-  let out = text;
-  for (const s of secrets) {
-    if (!s) continue;
-    out = out.split(s).join('[redacted]');
-    const encoded = encodeURIComponent(s);
-    if (encoded !== s) out = out.split(encoded).join('[redacted]');
-  }
-  return out;
-}
 
 const scrub = (r: OutboundResult, requestBody: string, secrets: Array<string | null>): SendResult => ({
   ...r,

@@ -4,7 +4,7 @@
  * retries are the dispatcher's.
  */
 import { makeWav, SAMPLE_RATE } from '../../../protocol/wav.ts';
-import type { AllowList } from './outbound.ts';
+import { redact, type AllowList } from './outbound.ts';
 import { OutboundRefused } from '../../../infra/outbound/index.ts';
 import { uploadToBirdWeather } from './birdweather.ts';
 import { discoveryMessages, stateMessage, type MqttMessage } from './home-assistant.ts';
@@ -62,17 +62,6 @@ const failed = (error: string, refused: boolean, requestBody = '', durationMs = 
   refused,
   requestBody,
 });
-
-function redact(text: string, secrets: Array<string | null>): string {
-  let out = text;
-  for (const s of secrets) {
-    if (!s) continue;
-    out = out.split(s).join('[redacted]');
-    const encoded = encodeURIComponent(s);
-    if (encoded !== s) out = out.split(encoded).join('[redacted]');
-  }
-  return out;
-}
 
 async function toHomeAssistant(target: Extract<ChannelTarget, { type: 'mqtt_home_assistant' }>, p: StreamPayload, o: StreamSendOptions) {
   const started = performance.now();
