@@ -274,12 +274,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     ticker = null;
 
     // What the database and the object store hold.
-    const rows = (await db.query(`SELECT id, storage_key FROM ${schema}.chunks`)).rows as Array<{ id: string; storage_key: string | null }>;
+    const rows = (await db.query(`SELECT id, storage_key FROM ${schema}.chunks`)).rows.map((r) => ({
+      id: String(r.id),
+      storage_key: r.storage_key === null ? null : String(r.storage_key),
+    }));
     const storedIds = new Set(rows.map((r) => r.id));
     const keys = listKeys(path.join(tmp, 's3'), 'chorus-chaos');
     const keySet = new Set(keys);
     const rowKeys = new Set(rows.map((r) => r.storage_key).filter((k): k is string => !!k));
-    const dets = (await db.query(`SELECT id FROM ${schema}.detections`)).rows as Array<{ id: string }>;
+    const dets = (await db.query(`SELECT id FROM ${schema}.detections`)).rows.map((r) => String(r.id));
     const dup = await db.query(
       `SELECT count(*) AS n FROM (SELECT 1 FROM ${schema}.detections GROUP BY chunk_id, species_code, start_ms, model_id HAVING count(*) > 1) d`,
     );

@@ -12,7 +12,7 @@
  * and body kept. Both requests go through the hub's outbound policy.
  */
 import { sendGuarded, OutboundRefused, type AllowList } from '../../../infra/outbound/index.ts';
-import { parseRetryAfter, type OutboundResult } from './outbound.ts';
+import { parseRetryAfter, resultSince, type OutboundResult } from './outbound.ts';
 import type { StreamPayload } from './types.ts';
 
 export const BIRDWEATHER_ALGORITHM = 'chorus';
@@ -64,19 +64,10 @@ export async function uploadToBirdWeather(
   wav: Buffer,
   o: { allow: AllowList; timeoutMs: number },
 ): Promise<OutboundResult & { requestBody: string }> {
-  const started = performance.now();
+  const outcome = resultSince(performance.now());
   const base = `${t.apiUrl.replace(/\/+$/, '')}/api/v1/stations/${encodeURIComponent(t.stationToken)}`;
   let requestBody = '';
-  const result = (r: Partial<OutboundResult>) => ({
-    status: null,
-    error: null,
-    retryAfterMs: null,
-    responseBody: '',
-    refused: false,
-    ...r,
-    durationMs: Math.round(performance.now() - started),
-    requestBody,
-  });
+  const result = (r: Partial<OutboundResult>) => ({ ...outcome(r), requestBody });
   try {
     const timestamp = p.chunkStartedAt ?? p.detectedAt;
     const sc = await post(`${base}/soundscapes?timestamp=${encodeURIComponent(timestamp)}`, wav, 'audio/wav', o.allow, o.timeoutMs);

@@ -35,15 +35,9 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.min(ms, RETRY_AFTER_CAP_MS);
 }
 
-/** One POST, no redirects, no retries. Resolves (never rejects), with `status: null` when nothing was answered. */
-export async function postJson(
-  url: string,
-  body: string,
-  headers: Record<string, string>,
-  opts: { allow: AllowList; timeoutMs: number },
-): Promise<OutboundResult> {
-  const started = performance.now();
-  const result = (r: Partial<OutboundResult>): OutboundResult => ({
+/** A result builder for a delivery started at `started` (performance.now()): unset fields read as nothing answered. */
+export function resultSince(started: number): (r: Partial<OutboundResult>) => OutboundResult {
+  return (r) => ({
     status: null,
     error: null,
     retryAfterMs: null,
@@ -52,6 +46,16 @@ export async function postJson(
     ...r,
     durationMs: Math.round(performance.now() - started),
   });
+}
+
+/** One POST, no redirects, no retries. Resolves (never rejects), with `status: null` when nothing was answered. */
+export async function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { allow: AllowList; timeoutMs: number },
+): Promise<OutboundResult> {
+  const result = resultSince(performance.now());
   try {
     const res = await sendGuarded(url, {
       method: 'POST',
