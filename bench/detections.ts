@@ -15,7 +15,10 @@
  * BENCH_WARMUP runs (default 200: the hub's JIT needs a few hundred calls before a p50 means what
  * a running hub answers; 10 warm-up runs measured the compiler and doubled the API figures);
  * BENCH_ONLY=text runs only the cases whose name contains it;
- * BENCH_HUB_PROFILE=DIR starts the hub with --cpu-prof into DIR.
+ * BENCH_HUB_PROFILE=DIR starts the hub with --cpu-prof into DIR; BENCH_KEEP=1 keeps the seeded schema
+ * (its name is printed) and BENCH_REUSE=<schema> measures again on one an earlier run (of this bench
+ * or the stats bench, whose seed is this one's plus 1 % of rows voted on) kept: a 10M seed takes
+ * half an hour here.
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -29,6 +32,7 @@ import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/d
 import { defaultVisibility } from '../src/modules/detections/category-sql.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { ensureDetectionPartitions } from '../src/modules/detections/partitions.ts';
+import { hashPassword } from '../src/modules/users/passwords.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SATELLITES = 50;
@@ -78,6 +82,8 @@ function recording(db: Db, log: Array<{ sql: string; params: readonly unknown[] 
 }
 
 const PlanLine = shape({ 'QUERY PLAN': col.text() });
+const TeamId = shape({ id: col.text() });
+const RowCount = shape({ n: col.int() });
 
 // Timed calls go through one keep-alive socket with node:http: fetch (undici) adds ~0.3 ms of
 // client work per call here, which would be charged to the API.
@@ -173,32 +179,47 @@ export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
   const url = process.env.DATABASE_URL;
   // The hub runs in a schema this bench creates, so the bench can seed it directly.
-  const schema = `bench_det_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  const reuse = process.env.BENCH_REUSE;
+  const schema = reuse ?? `bench_det_${crypto.randomBytes(4).toString('hex')}`;
+  if (!reuse) {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.end();
+  }
   const profileDir = process.env.BENCH_HUB_PROFILE;
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
+    // A kept schema's admin has the password of the run that seeded it: give it this hub's.
+    if (reuse)
+      await db.run('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
+        hub.adminEmail,
+        await hashPassword(hub.adminPassword),
+      ]);
     const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
       method: 'POST',
       body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }),
     });
     const auth = { authorization: `Bearer ${login.token}` };
-    const team = await json(`${hub.url}/api/auth/create-tenant`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ name: 'Bench team' }),
-    });
+    const team = reuse
+      ? await db.one(TeamId, `SELECT id FROM tenants WHERE name = 'Bench team'`)
+      : await json(`${hub.url}/api/auth/create-tenant`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ name: 'Bench team' }),
+        });
     const catalog = speciesCatalog();
     const species = catalog
       .all()
       .filter((s) => s.category === 'bird')
       .slice(0, SPECIES)
       .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
-    await seed(db, team.id, species);
+    if (!reuse) await seed(db, team.id, species);
+    else
+      console.log(
+        `measuring on kept schema ${schema}: ${(await db.one(RowCount, 'SELECT count(*)::int AS n FROM detections')).n.toLocaleString('en')} detections`,
+      );
 
     // A common species for the filter, a mid-frequency one for the search (its name, in part).
     const common = species[0];
@@ -315,9 +336,12 @@ export async function run(): Promise<void> {
   } finally {
     await db.close();
     await hub.stop();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA ${schema} CASCADE`);
-    await c.end();
+    if (process.env.BENCH_KEEP || reuse) console.log(`kept schema ${schema}`);
+    else {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+    }
   }
 }

@@ -260,6 +260,33 @@ describe('ingest', () => {
       assert.equal(sat.acksOf(body.chunkId).length, 1);
     });
 
+    test('a row insert that fails keeps the object (the row may exist all the same), and the retry completes', async () => {
+      // The database's answer can be lost after its commit, and with shared subscriptions another
+      // dispatcher may be storing a redelivery of the same chunk under the same key: a failed
+      // insert is no proof that no row points at the object, so the object must stay.
+      const sat = await satellite();
+      const body = audioBody(sat);
+      const guard = `chunk_insert_fails_${crypto.randomBytes(3).toString('hex')}`;
+      await hub.sql.query(`ALTER TABLE chunks ADD CONSTRAINT ${guard} CHECK (id <> '${body.chunkId}'::uuid) NOT VALID`);
+      try {
+        const refused = await sat.sendAudio(body, body.chunkId);
+        assert.deepEqual(refused, {
+          chunkId: body.chunkId,
+          status: 'error',
+          error: 'database unavailable, send again later',
+          retryable: true,
+        });
+        assert.equal(await rowsOf(body.chunkId), 0);
+        const kept = await hub.infra.storage.stat(keyOf(sat, body));
+        assert.equal(kept?.size, Buffer.from(body.audio as string, 'base64').length, 'the object is kept');
+      } finally {
+        await hub.sql.query(`ALTER TABLE chunks DROP CONSTRAINT ${guard}`);
+      }
+      assert.deepEqual(await sat.sendAudio(body, body.chunkId), { chunkId: body.chunkId, status: 'stored' });
+      assert.equal(await rowsOf(body.chunkId), 1);
+      assert.ok(await hub.infra.storage.stat(keyOf(sat, body)));
+    });
+
     test('a chunkId another satellite already used is refused, its chunk untouched', async () => {
       const a = await satellite();
       const b = await satellite();

@@ -288,4 +288,30 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
       await sat.close();
     }
   });
+
+  test('Redis killed: a new chunk is answered "send again later" and its row stays (another dispatcher may have acked it); the retry makes its job', async () => {
+    const f = factories(hub!);
+    const owner = await f.user();
+    const team = await f.team(owner);
+    const sat = await RawSatellite.register(hub!, owner, team);
+    try {
+      const body = audioBody(sat);
+      await redis!.kill();
+      const refused = await sat.sendAudio(body, body.chunkId);
+      assert.equal(refused.error, 'queue unavailable, send again later', JSON.stringify(refused));
+      assert.equal(refused.retryable, true);
+      const rows = await hub!.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [body.chunkId]);
+      assert.equal(rows[0].n, 1, 'the row is not taken back');
+      await redis!.start();
+      await waitFor('the queue back', async () => (await client(hub!.url).get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+      assert.deepEqual(await sat.sendAudio(body, body.chunkId), { chunkId: body.chunkId, status: 'stored' });
+      // Its inference job ran: the chunk is classified.
+      await waitFor('the chunk classified', async () => {
+        const r = await hub!.sql.query<{ at: Date | null }>('SELECT classified_at AS at FROM chunks WHERE id = $1', [body.chunkId]);
+        return r[0]?.at != null;
+      });
+    } finally {
+      await sat.close();
+    }
+  });
 });

@@ -64,7 +64,7 @@ export interface IngesterDeps {
     DeviceService,
     'find' | 'recordHeartbeat' | 'recordTelemetry' | 'storeLogResponse' | 'recordDeviceRequest' | 'recordGoodbye'
   >;
-  audio: Pick<AudioService, 'storeChunks' | 'ingestFacts' | 'takeBack'>;
+  audio: Pick<AudioService, 'storeChunks' | 'ingestFacts'>;
   log: IngestLog;
   /** Chunks stored and refused, ack latency (GET /metrics); none by default. */
   metrics?: Pick<Metrics, 'chunkIngested' | 'chunkRefused'>;
@@ -223,8 +223,10 @@ export function startIngester(deps: IngesterDeps): Ingester {
         receivedAt: clock.now(),
       });
     } catch (err) {
+      // The object stays: a failed answer is not a failed insert (the connection can drop after
+      // the commit), and another dispatcher may hold a redelivery of this chunk whose row points
+      // at the same key. The satellite's retry lands on the same key and finds or makes the row.
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: chunk row insert failed');
-      await dropObject();
       return sendLater('database');
     }
     if (!r.known) {
@@ -243,16 +245,15 @@ export function startIngester(deps: IngesterDeps): Ingester {
       // Ours: the same answer, and the job as its first delivery enqueued it (enqueueing twice adds nothing).
     }
     // 3. The inference job (job id = chunkId, so enqueueing twice adds nothing). When the queue is
-    //    away the row this delivery inserted is taken back, so the satellite's retry redoes every
-    //    step instead of finding a row whose job never existed. A row an earlier delivery inserted
-    //    stays: that delivery may have been acknowledged (this one is a copy the satellite sent
-    //    before our ack reached it), and the satellite forgets an acknowledged chunk.
+    //    away the row stays: the satellite's retry finds it and enqueues the job as any redelivery
+    //    does (a hub started meanwhile re-enqueues it too, requeue.ts). Taking the row back was a
+    //    race: another dispatcher holding a copy of this chunk could have seen our row, enqueued
+    //    and acknowledged it, and the satellite forgets an acknowledged chunk.
     try {
       const job: InferenceJob = { chunkId: id, tenantId, satelliteId, storageKey };
       await queue.enqueue(INFERENCE_QUEUE, id, job);
     } catch (err) {
       log.warn({ err, tenantId, satelliteId, chunkId: id }, 'ingest: enqueueing inference failed');
-      if (r.inserted) await audio.takeBack(tenantId, id).catch(() => {});
       return sendLater('queue');
     }
     // 4. Only now: stored.

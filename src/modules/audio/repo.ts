@@ -125,8 +125,6 @@ export function createAudioRepo(db: Db) {
         [tenantId, id, at],
       )) > 0,
 
-    delete: (tenantId: string, id: string) => db.run('DELETE FROM chunks WHERE tenant_id = $1 AND id = $2', [tenantId, id]),
-
     find: (tenantId: string, id: string) =>
       db.maybeOne(ChunkRow, `SELECT ${ROW} FROM chunks WHERE tenant_id = $1 AND id = $2`, [tenantId, id]),
 

@@ -68,9 +68,6 @@ export function createAudioService(deps: { db: Db; storage: Pick<ObjectStorage, 
     /** Ingest: whether the satellite exists in that team and who holds the chunk id. */
     ingestFacts: repo.ingestFacts,
 
-    /** Ingest: the row is taken back when its inference job could not be enqueued. */
-    takeBack: (tenantId: string, chunkId: string) => repo.delete(tenantId, chunkId),
-
     /** Chunks received since a time that were never classified, in pages (start-up re-enqueueing). */
     unclassifiedSince: repo.unclassifiedSince,
 
