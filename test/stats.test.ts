@@ -98,6 +98,9 @@ describe('stats endpoints against hand-computed figures', () => {
     await vote(id.r2, bruno, 'confirm');
     await vote(id.r7, bruno, 'reject');
     await vote(id.r13, bruno, 'unsure');
+    // Votes on rows just outside the window (its end in local time, and days before): not counted.
+    await vote(id.atEnd, alma, 'confirm');
+    await vote(id.before, bruno, 'confirm');
     await vote(id.human, bruno, 'reject');
     // Chunks: two in the window, one before it.
     for (const at of ['2026-03-28T10:00:00Z', '2026-03-30T21:00:00Z', '2026-03-26T22:30:00Z'])

@@ -298,14 +298,16 @@ export function createStatsRepo(db: Db) {
 
     /**
      * Verification votes on listed detections of the window, per voter (names only, never
-     * addresses). Driven from the team's votes, each checked against its detection by primary key
-     * (OFFSET 0 keeps that nested loop): votes are far fewer than a year of detections.
+     * addresses). Driven from the team's votes of the window (each vote carries its detection's
+     * time, 0040), each checked against its detection by primary key, (id, detected_at), so one
+     * partition is read (OFFSET 0 keeps that nested loop): votes are far fewer than detections.
      */
     leaderboard(s: Scope, from: Date, to: Date, limit: number) {
       const p = new Params();
       const where = rawWhere(s, p);
-      where.push('d.id = v.detection_id', `d.detected_at >= ${p.add(from)} AND d.detected_at < ${p.add(to)}`);
+      where.push('d.id = v.detection_id', 'd.detected_at = v.detected_at');
       const votes = teamCondition(s.tenantIds, p, 'v');
+      votes.push(`v.detected_at >= ${p.add(from)} AND v.detected_at < ${p.add(to)}`);
       return read(
         VoterRow,
         `SELECT v.user_id AS "userId", u.name, count(*)::int AS votes, count(*) FILTER (WHERE v.vote = 'confirm')::int AS confirms,
@@ -313,7 +315,7 @@ export function createStatsRepo(db: Db) {
          FROM detection_votes v
          CROSS JOIN LATERAL (SELECT 1 FROM detections d WHERE ${where.join(' AND ')} AND d.tenant_id = v.tenant_id OFFSET 0) d
          JOIN users u ON u.id = v.user_id
-         ${votes.length ? `WHERE ${votes.join(' AND ')}` : ''}
+         WHERE ${votes.join(' AND ')}
          GROUP BY v.user_id, u.name ORDER BY votes DESC, u.name, v.user_id LIMIT ${p.add(limit)}`,
         p.values,
       );
