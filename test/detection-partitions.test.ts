@@ -135,11 +135,14 @@ describe('detection partitions', () => {
     assert.equal(res.body.detections[0].id, id);
     assert.equal(res.body.detections[0].verificationStatus, 'confirmed');
     assert.equal(res.body.total, 11);
-    // The vote carries its detection's time (0040: the leaderboard reads a window's votes by it).
-    const votes = await hub.sql.query<{ at: Date }>('SELECT detected_at AS at FROM detection_votes WHERE detection_id = $1', [id]);
+    // The vote carries its detection's facts (0040: the leaderboard reads a window's votes alone).
+    const votes = await hub.sql.query<{ at: Date; listed: boolean; satellite: string; category: string }>(
+      'SELECT detected_at AS at, listed, satellite_id AS satellite, category FROM detection_votes WHERE detection_id = $1',
+      [id],
+    );
     assert.deepEqual(
-      votes.map((v) => new Date(v.at).toISOString()),
-      [old.toISOString()],
+      votes.map((v) => [new Date(v.at).toISOString(), v.listed, v.satellite, v.category]),
+      [[old.toISOString(), true, sat.id, 'bird']],
     );
   });
 

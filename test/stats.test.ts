@@ -230,6 +230,20 @@ describe('stats endpoints against hand-computed figures', () => {
     near(acc.species[1].accuracy, 1);
   });
 
+  test('a vote leaves the leaderboard when its detection leaves the list, and comes back with it', async () => {
+    // Votes carry whether their detection is listed (0040); a trigger follows the detection's
+    // stitching into a call and its tentative state, as the aggregation and observations set them.
+    const votesOf = async (u: TestUser) =>
+      (await get(`leaderboard?tenantId=${team.id}&${W}`)).contributors.find((c: { userId: string }) => c.userId === u.id)?.votes ?? 0;
+    assert.equal(await votesOf(alma), 2);
+    await hub.sql.query('UPDATE detections SET call_id = $2 WHERE id = $1', [id.r6, id.r8]);
+    assert.equal(await votesOf(alma), 1, 'a continuation of a call is not listed');
+    await hub.sql.query('UPDATE detections SET call_id = NULL, tentative = true, promoted = false WHERE id = $1', [id.r6]);
+    assert.equal(await votesOf(alma), 1, 'nor is a tentative detection');
+    await hub.sql.query('UPDATE detections SET tentative = false, promoted = true WHERE id = $1', [id.r6]);
+    assert.equal(await votesOf(alma), 2, 'listed again');
+  });
+
   test('species catalogue and a species profile', async () => {
     const l = await get(`species?tenantId=${team.id}&${W}`);
     assert.deepEqual(

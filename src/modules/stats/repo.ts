@@ -298,24 +298,21 @@ export function createStatsRepo(db: Db) {
 
     /**
      * Verification votes on listed detections of the window, per voter (names only, never
-     * addresses). Driven from the team's votes of the window (each vote carries its detection's
-     * time, 0040), each checked against its detection by primary key, (id, detected_at), so one
-     * partition is read (OFFSET 0 keeps that nested loop): votes are far fewer than detections.
+     * addresses), from the votes alone: each carries its detection's time, category, satellite,
+     * species and whether it is listed (0040, 0042; a trigger keeps `listed` in step).
      */
     leaderboard(s: Scope, from: Date, to: Date, limit: number) {
       const p = new Params();
-      const where = rawWhere(s, p);
-      where.push('d.id = v.detection_id', 'd.detected_at = v.detected_at');
-      const votes = teamCondition(s.tenantIds, p, 'v');
-      votes.push(`v.detected_at >= ${p.add(from)} AND v.detected_at < ${p.add(to)}`);
+      const where = [...teamCondition(s.tenantIds, p, 'v'), 'v.listed', `v.detected_at >= ${p.add(from)} AND v.detected_at < ${p.add(to)}`];
+      if (s.satelliteId) where.push(`v.satellite_id = ${p.add(s.satelliteId)}::uuid`);
+      if (s.species) where.push(`v.species_key = ${p.add(s.species)}`);
+      where.push(categoryCondition(s.categories, s.tenantIds, (x) => p.add(x), 'v'));
       return read(
         VoterRow,
         `SELECT v.user_id AS "userId", u.name, count(*)::int AS votes, count(*) FILTER (WHERE v.vote = 'confirm')::int AS confirms,
            count(*) FILTER (WHERE v.vote = 'reject')::int AS rejects, count(*) FILTER (WHERE v.vote = 'unsure')::int AS unsure
-         FROM detection_votes v
-         CROSS JOIN LATERAL (SELECT 1 FROM detections d WHERE ${where.join(' AND ')} AND d.tenant_id = v.tenant_id OFFSET 0) d
-         JOIN users u ON u.id = v.user_id
-         WHERE ${votes.join(' AND ')}
+         FROM detection_votes v JOIN users u ON u.id = v.user_id
+         WHERE ${where.join(' AND ')}
          GROUP BY v.user_id, u.name ORDER BY votes DESC, u.name, v.user_id LIMIT ${p.add(limit)}`,
         p.values,
       );
