@@ -37,15 +37,16 @@ describe('detection totals from the day counts', () => {
       tentative?: boolean;
       callId?: string | null;
       category?: string;
+      confidence?: number;
     }>,
   ) {
     const ids = rows.map(() => newId());
     await hub.sql.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, created_at)
-       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, 0.5, r.at, 0, 3000, 'builtin',
+       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, r.confidence, r.at, 0, 3000, 'builtin',
          r.tentative, NOT r.tentative, r.call_id, r.at
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text)`,
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text, confidence real)`,
       [
         JSON.stringify(
           rows.map((r, i) => ({
@@ -57,6 +58,7 @@ describe('detection totals from the day counts', () => {
             tentative: r.tentative ?? false,
             call_id: r.callId ?? null,
             category: r.category ?? 'bird',
+            confidence: r.confidence ?? 0.5,
           })),
         ),
       ],
@@ -72,12 +74,14 @@ describe('detection totals from the day counts', () => {
     end?: number;
     includeTentative?: boolean;
     tenantId?: string;
+    minConfidence?: number;
   }) {
     const r = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND call_id IS NULL
          AND ($2::uuid IS NULL OR satellite_id = $2) AND ($3::text IS NULL OR lower(species_code) = lower($3))
          AND ($4::timestamptz IS NULL OR detected_at >= $4) AND ($5::timestamptz IS NULL OR detected_at < $5)
-         AND ($6 OR NOT tentative) AND category NOT IN ('anthropogenic', 'human_voice')`,
+         AND ($6 OR NOT tentative) AND category NOT IN ('anthropogenic', 'human_voice')
+         AND ($7::real IS NULL OR confidence >= $7::real)`,
       [
         q.tenantId ?? team.id,
         q.satelliteId ?? null,
@@ -85,18 +89,27 @@ describe('detection totals from the day counts', () => {
         q.start ? new Date(q.start) : null,
         q.end ? new Date(q.end) : null,
         q.includeTentative ?? false,
+        q.minConfidence ?? null,
       ],
     );
     return r.n;
   }
 
-  async function total(q: { satelliteId?: string; species?: string; start?: number; end?: number; includeTentative?: boolean }) {
+  async function total(q: {
+    satelliteId?: string;
+    species?: string;
+    start?: number;
+    end?: number;
+    includeTentative?: boolean;
+    minConfidence?: number;
+  }) {
     const qs = new URLSearchParams({ tenantId: team.id, limit: '1' });
     if (q.satelliteId) qs.set('satelliteId', q.satelliteId);
     if (q.species) qs.set('species', q.species);
     if (q.start !== undefined) qs.set('start', new Date(q.start).toISOString());
     if (q.end !== undefined) qs.set('end', new Date(q.end).toISOString());
     if (q.includeTentative) qs.set('includeTentative', 'true');
+    if (q.minConfidence !== undefined) qs.set('minConfidence', String(q.minConfidence));
     const res = await api.get(`/detections?${qs}`, owner);
     assert.equal(res.status, 200, res.text);
     return res.body.total as number;
@@ -124,6 +137,14 @@ describe('detection totals from the day counts', () => {
         { includeTentative: true, species: 'eurrob1' },
         { species: 'human' },
         { includeTentative: true, satelliteId: satB.id },
+        // Confidence steps (0042): on the grid, between steps, both ends, with tentative rows, and
+        // beside a satellite (not from the day counts: every row counted).
+        { minConfidence: 0.9 },
+        { minConfidence: 0.87 },
+        { minConfidence: 0.86, includeTentative: true },
+        { minConfidence: 0 },
+        { minConfidence: 1 },
+        { minConfidence: 0.3, satelliteId: satA.id },
       ]) {
         const query = { ...q, start, end };
         assert.equal(await total(query), await exact(query), `${label}: ${JSON.stringify(query)}`);
@@ -131,10 +152,13 @@ describe('detection totals from the day counts', () => {
     }
     const drift = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+                    (SELECT count(*) FROM unnest('{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) t
+                     WHERE t <= confidence)::text AS step,
                     (NOT tentative)::int AS listed, tentative::int AS tentative FROM detections WHERE call_id IS NULL),
        d AS (SELECT tenant_id, 'all' AS dim, '' AS key, category, day, sum(listed)::int AS listed, sum(tentative)::int AS tentative FROM r GROUP BY 1, 2, 3, 4, 5
              UNION ALL SELECT tenant_id, 'satellite', sat, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
-             UNION ALL SELECT tenant_id, 'species', code, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5)
+             UNION ALL SELECT tenant_id, 'species', code, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
+             UNION ALL SELECT tenant_id, 'confidence', step, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5)
        SELECT * FROM d FULL JOIN (SELECT * FROM detection_day_counts WHERE listed <> 0 OR tentative <> 0) c USING (tenant_id, dim, key, category, day)
        WHERE d.listed IS DISTINCT FROM c.listed OR d.tentative IS DISTINCT FROM c.tentative`,
     );
@@ -153,10 +177,19 @@ describe('detection totals from the day counts', () => {
     satOther = await makeSatellite(hub, other, null, 'Other');
     // Four days of robins and tits on two satellites, some tentative, at hours that straddle the edges.
     const rows = [];
+    // Confidences on and between the day counts' steps (0.85, 0.9, 1 and 0.86, 0.87, 0.93), and low ones.
+    const confidences = [0.5, 0.85, 0.87, 0.9, 0.93, 1, 0.05, 0.86, 0.3, 0.899];
+    let c = 0;
     for (let day = 0; day < 4; day++) {
       for (const h of [0, 1, 4, 6, 8, 12, 23]) {
-        rows.push({ sat: satA, code: 'eurrob1', at: t0 + day * DAY + h * HOUR });
-        rows.push({ sat: satB, code: 'grtit1', at: t0 + day * DAY + h * HOUR + 60_000, tentative: h % 4 === 0 });
+        rows.push({ sat: satA, code: 'eurrob1', at: t0 + day * DAY + h * HOUR, confidence: confidences[c++ % confidences.length] });
+        rows.push({
+          sat: satB,
+          code: 'grtit1',
+          at: t0 + day * DAY + h * HOUR + 60_000,
+          tentative: h % 4 === 0,
+          confidence: confidences[c++ % confidences.length],
+        });
       }
     }
     // Human voices on both satellites every day (one tentative): hidden by default, so never in `total`.

@@ -288,9 +288,11 @@ describe('migration 0039 on a populated database', { skip: !PG && 'PostgreSQL on
       const kept = await snapshot();
       assert.equal(kept.rows.n, 3000);
 
-      const applied = await migrate(db);
+      const applied = await migrate(db, { upTo: '0039' });
       assert.ok(applied.includes('0039_detection_partitions'), applied.join(', '));
       assert.deepEqual(await snapshot(), kept);
+      // The migrations after it (votes' facts 0040, the confidence day counts 0042) on the moved rows.
+      await migrate(db);
       const byPart = await sql.query<{ part: string; n: number }>(
         `SELECT tableoid::regclass::text AS part, count(*)::int AS n FROM detections GROUP BY 1 ORDER BY 1`,
       );

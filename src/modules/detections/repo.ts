@@ -544,22 +544,27 @@ const dayFloor = (t: Date) => new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS
 const dayCeil = (t: Date) => new Date(Math.ceil(t.getTime() / DAY_MS) * DAY_MS);
 const isoDay = (t: Date) => t.toISOString().slice(0, 10);
 
+/** The day counts' confidence thresholds (migration 0042): 0, 0.05, …, 1, each the double nearest its decimal, as PostgreSQL reads it. */
+const CONFIDENCE_STEPS = Array.from({ length: 21 }, (_, i) => (i * 5) / 100);
+
 /**
  * `total` in one statement. When the filter is one detection_day_counts can answer (team, and
- * a satellite or a species, tentative or not, a window, the categories shown), whole UTC days inside the window are summed
+ * a satellite, a species or a minimum confidence, tentative or not, a window, the categories shown), whole UTC days inside the window are summed
  * from it and only the partial days at its edges are counted row by row; otherwise every
  * matching row is counted (docs/decisions.md "Detection counts").
  */
 function countStatement(f: DetectionListFilter): { sql: string; params: unknown[] } {
   const p = new Params();
   const exact = (from: Date | undefined, to: Date | undefined) => `(SELECT count(*) FROM detections d ${whereOf(f, p, from, to)})`;
-  // The day counts hold the team, each satellite and each species, not both at once.
+  // The first confidence step at or above minConfidence (0-based; its key in the day counts is one more).
+  const step = f.minConfidence === undefined ? -1 : CONFIDENCE_STEPS.findIndex((t) => t >= f.minConfidence!);
+  // The day counts hold the team, each satellite, each species and each confidence step, one at a time.
   const rollable =
     !f.callId &&
     !f.speciesSearch &&
-    f.minConfidence === undefined &&
     !f.verificationStatus &&
-    !(f.satelliteId && f.species) &&
+    Number(Boolean(f.satelliteId)) + Number(Boolean(f.species)) + Number(f.minConfidence !== undefined) <= 1 &&
+    (f.minConfidence === undefined || step >= 0) &&
     f.outOfRange === undefined;
   const fullFrom = f.start ? dayCeil(f.start) : undefined;
   const fullTo = f.end ? dayFloor(f.end) : undefined;
@@ -571,13 +576,21 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
     where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
   if (f.satelliteId) where.push(`c.dim = 'satellite' AND c.key = ${p.add(f.satelliteId.toLowerCase())}`);
   else if (f.species) where.push(`c.dim = 'species' AND c.key = lower(${p.add(f.species)})`);
-  else where.push(`c.dim = 'all' AND c.key = ''`);
+  else if (step >= 0) {
+    const keys = CONFIDENCE_STEPS.slice(step).map((_, i) => String(step + 1 + i));
+    where.push(`c.dim = 'confidence' AND c.key = ANY(${p.add(keys)}::text[])`);
+  } else where.push(`c.dim = 'all' AND c.key = ''`);
   if (fullFrom) where.push(`c.day >= ${p.add(isoDay(fullFrom))}::date`);
   if (fullTo) where.push(`c.day < ${p.add(isoDay(fullTo))}::date`);
   // Day rows are per category (migration 0012): sum those of the categories each team shows.
   if (f.categories) where.push(categoryCondition(f.categories, f.tenantIds, (v) => p.add(v), 'c'));
   const days = `(SELECT coalesce(sum(${f.includeTentative ? 'c.listed + c.tentative' : 'c.listed'}), 0) FROM detection_day_counts c ${where.length ? `WHERE ${where.join(' AND ')}` : ''})`;
   const parts = [days];
+  // Whole days' rows between minConfidence and its step (compared as `real`, as the list compares them).
+  if (step >= 0 && f.minConfidence! < CONFIDENCE_STEPS[step]!)
+    parts.push(
+      `(SELECT count(*) FROM detections d ${whereOf(f, p, fullFrom, fullTo)} AND d.confidence < ${p.add(CONFIDENCE_STEPS[step])})`,
+    );
   if (f.start && fullFrom && f.start < fullFrom) parts.push(exact(f.start, fullFrom));
   if (f.end && fullTo && fullTo < f.end) parts.push(exact(fullTo, f.end));
   return { sql: `SELECT (${parts.join(' + ')})::int AS n`, params: p.values };
