@@ -14,6 +14,12 @@ import { client } from './helpers/http.ts';
 import { newId } from '../src/core/crypto.ts';
 
 const DAY = 86_400_000;
+/** Scientific and common names of the rows' species (a name search tests either). */
+const NAMES: Record<string, [string, string]> = {
+  eurrob1: ['Erithacus rubecula', 'European Robin'],
+  grtit1: ['Parus major', 'Great Tit'],
+  human: ['Homo sapiens', 'Human'],
+};
 const HOUR = 3_600_000;
 
 describe('detection totals from the day counts', () => {
@@ -44,9 +50,9 @@ describe('detection totals from the day counts', () => {
     await hub.sql.query(
       `INSERT INTO detections (id, tenant_id, satellite_id, chunk_id, species_code, scientific_name, common_name, category, confidence,
          detected_at, start_ms, end_ms, model_id, tentative, promoted, call_id, created_at)
-       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.code, r.code, r.category, r.confidence, r.at, 0, 3000, 'builtin',
+       SELECT r.id, r.tenant_id, r.satellite_id, gen_random_uuid(), r.code, r.sci, r.common, r.category, r.confidence, r.at, 0, 3000, 'builtin',
          r.tentative, NOT r.tentative, r.call_id, r.at
-       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text, confidence real)`,
+       FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, tenant_id uuid, satellite_id uuid, code text, at timestamptz, tentative boolean, call_id uuid, category text, confidence real, sci text, common text)`,
       [
         JSON.stringify(
           rows.map((r, i) => ({
@@ -59,6 +65,8 @@ describe('detection totals from the day counts', () => {
             call_id: r.callId ?? null,
             category: r.category ?? 'bird',
             confidence: r.confidence ?? 0.5,
+            sci: NAMES[r.code]?.[0] ?? r.code,
+            common: NAMES[r.code]?.[1] ?? r.code,
           })),
         ),
       ],
@@ -75,13 +83,15 @@ describe('detection totals from the day counts', () => {
     includeTentative?: boolean;
     tenantId?: string;
     minConfidence?: number;
+    speciesSearch?: string;
   }) {
     const r = await hub.sql.one<{ n: number }>(
       `SELECT count(*)::int AS n FROM detections WHERE tenant_id = $1 AND call_id IS NULL
          AND ($2::uuid IS NULL OR satellite_id = $2) AND ($3::text IS NULL OR lower(species_code) = lower($3))
          AND ($4::timestamptz IS NULL OR detected_at >= $4) AND ($5::timestamptz IS NULL OR detected_at < $5)
          AND ($6 OR NOT tentative) AND category NOT IN ('anthropogenic', 'human_voice')
-         AND ($7::real IS NULL OR confidence >= $7::real)`,
+         AND ($7::real IS NULL OR confidence >= $7::real)
+         AND ($8::text IS NULL OR common_name ILIKE '%' || $8 || '%' OR scientific_name ILIKE '%' || $8 || '%')`,
       [
         q.tenantId ?? team.id,
         q.satelliteId ?? null,
@@ -90,6 +100,7 @@ describe('detection totals from the day counts', () => {
         q.end ? new Date(q.end) : null,
         q.includeTentative ?? false,
         q.minConfidence ?? null,
+        q.speciesSearch ?? null,
       ],
     );
     return r.n;
@@ -102,6 +113,7 @@ describe('detection totals from the day counts', () => {
     end?: number;
     includeTentative?: boolean;
     minConfidence?: number;
+    speciesSearch?: string;
   }) {
     const qs = new URLSearchParams({ tenantId: team.id, limit: '1' });
     if (q.satelliteId) qs.set('satelliteId', q.satelliteId);
@@ -110,6 +122,7 @@ describe('detection totals from the day counts', () => {
     if (q.end !== undefined) qs.set('end', new Date(q.end).toISOString());
     if (q.includeTentative) qs.set('includeTentative', 'true');
     if (q.minConfidence !== undefined) qs.set('minConfidence', String(q.minConfidence));
+    if (q.speciesSearch) qs.set('speciesSearch', q.speciesSearch);
     const res = await api.get(`/detections?${qs}`, owner);
     assert.equal(res.status, 200, res.text);
     return res.body.total as number;
@@ -145,6 +158,12 @@ describe('detection totals from the day counts', () => {
         { minConfidence: 0 },
         { minConfidence: 1 },
         { minConfidence: 0.3, satelliteId: satA.id },
+        // Name pairs (0042): the common name or the scientific one, any case; beside a species, row by row.
+        { speciesSearch: 'rob' },
+        { speciesSearch: 'Parus', includeTentative: true },
+        { speciesSearch: 'TIT' },
+        { speciesSearch: 'nothing-like-it' },
+        { speciesSearch: 'rob', species: 'eurrob1' },
       ]) {
         const query = { ...q, start, end };
         assert.equal(await total(query), await exact(query), `${label}: ${JSON.stringify(query)}`);
@@ -153,12 +172,13 @@ describe('detection totals from the day counts', () => {
     const drift = await hub.sql.query(
       `WITH r AS (SELECT tenant_id, satellite_id::text AS sat, lower(species_code) AS code, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
                     (SELECT count(*) FROM unnest('{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) t
-                     WHERE t <= confidence)::text AS step,
+                     WHERE t <= confidence)::text AS step, json_build_array(common_name, scientific_name)::jsonb::text AS names,
                     (NOT tentative)::int AS listed, tentative::int AS tentative FROM detections WHERE call_id IS NULL),
        d AS (SELECT tenant_id, 'all' AS dim, '' AS key, category, day, sum(listed)::int AS listed, sum(tentative)::int AS tentative FROM r GROUP BY 1, 2, 3, 4, 5
              UNION ALL SELECT tenant_id, 'satellite', sat, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
              UNION ALL SELECT tenant_id, 'species', code, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
-             UNION ALL SELECT tenant_id, 'confidence', step, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5)
+             UNION ALL SELECT tenant_id, 'confidence', step, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5
+             UNION ALL SELECT tenant_id, 'name', names, category, day, sum(listed)::int, sum(tentative)::int FROM r GROUP BY 1, 2, 3, 4, 5)
        SELECT * FROM d FULL JOIN (SELECT * FROM detection_day_counts WHERE listed <> 0 OR tentative <> 0) c USING (tenant_id, dim, key, category, day)
        WHERE d.listed IS DISTINCT FROM c.listed OR d.tentative IS DISTINCT FROM c.tentative`,
     );

@@ -549,7 +549,7 @@ const CONFIDENCE_STEPS = Array.from({ length: 21 }, (_, i) => (i * 5) / 100);
 
 /**
  * `total` in one statement. When the filter is one detection_day_counts can answer (team, and
- * a satellite, a species or a minimum confidence, tentative or not, a window, the categories shown), whole UTC days inside the window are summed
+ * a satellite, a species, a minimum confidence or a name search, tentative or not, a window, the categories shown), whole UTC days inside the window are summed
  * from it and only the partial days at its edges are counted row by row; otherwise every
  * matching row is counted (docs/decisions.md "Detection counts").
  */
@@ -558,12 +558,15 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
   const exact = (from: Date | undefined, to: Date | undefined) => `(SELECT count(*) FROM detections d ${whereOf(f, p, from, to)})`;
   // The first confidence step at or above minConfidence (0-based; its key in the day counts is one more).
   const step = f.minConfidence === undefined ? -1 : CONFIDENCE_STEPS.findIndex((t) => t >= f.minConfidence!);
-  // The day counts hold the team, each satellite, each species and each confidence step, one at a time.
+  // The day counts hold the team, each satellite, each species, each confidence step and each name pair, one at a time.
   const rollable =
     !f.callId &&
-    !f.speciesSearch &&
     !f.verificationStatus &&
-    Number(Boolean(f.satelliteId)) + Number(Boolean(f.species)) + Number(f.minConfidence !== undefined) <= 1 &&
+    Number(Boolean(f.satelliteId)) +
+      Number(Boolean(f.species)) +
+      Number(f.minConfidence !== undefined) +
+      Number(Boolean(f.speciesSearch)) <=
+      1 &&
     (f.minConfidence === undefined || step >= 0) &&
     f.outOfRange === undefined;
   const fullFrom = f.start ? dayCeil(f.start) : undefined;
@@ -576,7 +579,11 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
     where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
   if (f.satelliteId) where.push(`c.dim = 'satellite' AND c.key = ${p.add(f.satelliteId.toLowerCase())}`);
   else if (f.species) where.push(`c.dim = 'species' AND c.key = lower(${p.add(f.species)})`);
-  else if (step >= 0) {
+  else if (f.speciesSearch) {
+    // Each (common, scientific) pair's names tested as the list tests each row's.
+    const q = p.add(containsPattern(f.speciesSearch));
+    where.push(`c.dim = 'name' AND ((c.key::jsonb ->> 0) ILIKE ${q} OR (c.key::jsonb ->> 1) ILIKE ${q})`);
+  } else if (step >= 0) {
     const keys = CONFIDENCE_STEPS.slice(step).map((_, i) => String(step + 1 + i));
     where.push(`c.dim = 'confidence' AND c.key = ANY(${p.add(keys)}::text[])`);
   } else where.push(`c.dim = 'all' AND c.key = ''`);
