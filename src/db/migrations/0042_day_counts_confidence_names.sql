@@ -1,9 +1,9 @@
 -- The list's `total` under `minConfidence` or `speciesSearch` counted every matching row: 114 and
 -- 283 ms p99 for 1.3 million and 67,000 rows of a 10-million-row team (issue 37). The day counts
 -- (0011, 0012) gain two dimensions. `name`: per team, category and UTC day, the rows of each
--- (common, scientific) name pair, keyed by the pair as a JSON array, so a search tests each pair's
--- names as the list tests each row's (names are not a function of the species code: a model's own
--- labels keep their names). `confidence`: the rows in each twentieth of confidence, keyed by
+-- (common, scientific) name pair, keyed by the pair as a JSON array; a search tests each pair the team
+-- has (detection_name_pairs) as the list tests each row's names, then sums the matching pairs' day
+-- rows (names are not a function of the species code: a model's own labels keep their names). `confidence`: the rows in each twentieth of confidence, keyed by
 -- width_bucket over the 21 thresholds 0, 0.05, …, 1, compared as `real` like the column: key j
 -- (1–21) holds thresholds[j] <= confidence < thresholds[j + 1], 1-based (0: below 0). A total sums the steps
 -- at or above the first threshold not below `minConfidence` and counts row by row only the rows
@@ -12,9 +12,23 @@
 ALTER TABLE detection_day_counts DROP CONSTRAINT detection_day_counts_dim_check;
 ALTER TABLE detection_day_counts ADD CONSTRAINT detection_day_counts_dim_check CHECK (dim IN ('all', 'satellite', 'species', 'confidence', 'name'));
 
+-- The name pairs a team's rows have carried (never removed: a pair without rows sums to nothing),
+-- so a search tests a few hundred pairs, then sums the day rows of the pairs that match.
+CREATE TABLE detection_name_pairs (
+  tenant_id uuid NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  key text NOT NULL,
+  common_name text NOT NULL,
+  scientific_name text NOT NULL,
+  PRIMARY KEY (tenant_id, key)
+);
+
 CREATE OR REPLACE FUNCTION chorus_day_counts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
+    INSERT INTO detection_name_pairs (tenant_id, key, common_name, scientific_name)
+    SELECT DISTINCT tenant_id, jsonb_build_array(common_name, scientific_name)::text, common_name, scientific_name FROM new_rows
+    ORDER BY 1, 2
+    ON CONFLICT DO NOTHING;
     INSERT INTO detection_day_counts AS c (tenant_id, dim, key, category, day, listed, tentative)
     SELECT tenant_id,
       CASE WHEN GROUPING(satellite_id) = 0 THEN 'satellite' WHEN GROUPING(code) = 0 THEN 'species' WHEN GROUPING(step) = 0 THEN 'confidence' WHEN GROUPING(names) = 0 THEN 'name' ELSE 'all' END,
@@ -75,3 +89,6 @@ FROM (
   FROM detections WHERE call_id IS NULL
 ) d
 GROUP BY GROUPING SETS ((tenant_id, category, day, step), (tenant_id, category, day, names));
+
+INSERT INTO detection_name_pairs (tenant_id, key, common_name, scientific_name)
+SELECT DISTINCT tenant_id, jsonb_build_array(common_name, scientific_name)::text, common_name, scientific_name FROM detections;

@@ -582,7 +582,14 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
   else if (f.speciesSearch) {
     // Each (common, scientific) pair's names tested as the list tests each row's.
     const q = p.add(containsPattern(f.speciesSearch));
-    where.push(`c.dim = 'name' AND ((c.key::jsonb ->> 0) ILIKE ${q} OR (c.key::jsonb ->> 1) ILIKE ${q})`);
+    const pairs = f.tenantIds
+      ? f.tenantIds.length === 1
+        ? `n.tenant_id = ${p.add(f.tenantIds[0])}`
+        : `n.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`
+      : 'true';
+    where.push(
+      `c.dim = 'name' AND c.key IN (SELECT n.key FROM detection_name_pairs n WHERE ${pairs} AND (n.common_name ILIKE ${q} OR n.scientific_name ILIKE ${q}))`,
+    );
   } else if (step >= 0) {
     const keys = CONFIDENCE_STEPS.slice(step).map((_, i) => String(step + 1 + i));
     where.push(`c.dim = 'confidence' AND c.key = ANY(${p.add(keys)}::text[])`);
