@@ -23,8 +23,7 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import pg from 'pg';
-import { startHubProcess } from './hub-process.ts';
+import { benchSchema, startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import type { Db } from '../src/infra/db/types.ts';
 import { col, shape } from '../src/infra/db/shape.ts';
@@ -32,7 +31,6 @@ import { createDetectionsRepo, type DetectionListFilter } from '../src/modules/d
 import { defaultVisibility } from '../src/modules/detections/category-sql.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
 import { ensureDetectionPartitions } from '../src/modules/detections/partitions.ts';
-import { hashPassword } from '../src/modules/users/passwords.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const SATELLITES = 50;
@@ -178,25 +176,15 @@ export async function seed(
 export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
   const url = process.env.DATABASE_URL;
-  // The hub runs in a schema this bench creates, so the bench can seed it directly.
-  const reuse = process.env.BENCH_REUSE;
-  const schema = reuse ?? `bench_det_${crypto.randomBytes(4).toString('hex')}`;
-  if (!reuse) {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-  }
+  // The hub runs in a schema this bench makes (or reuses), so the bench can seed it directly.
+  const bench = await benchSchema(url, 'bench_det');
+  const { schema } = bench;
+  const reuse = bench.reused;
   const profileDir = process.env.BENCH_HUB_PROFILE;
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema }, profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []);
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
-    // A kept schema's admin has the password of the run that seeded it: give it this hub's.
-    if (reuse)
-      await db.run('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
-        hub.adminEmail,
-        await hashPassword(hub.adminPassword),
-      ]);
+    await bench.adoptAdmin(db, hub);
     const login = await json(`${hub.url}/api/auth/login?returnToken=true`, {
       method: 'POST',
       body: JSON.stringify({ email: hub.adminEmail, password: hub.adminPassword }),
@@ -336,12 +324,6 @@ export async function run(): Promise<void> {
   } finally {
     await db.close();
     await hub.stop();
-    if (process.env.BENCH_KEEP || reuse) console.log(`kept schema ${schema}`);
-    else {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    }
+    await bench.finish();
   }
 }

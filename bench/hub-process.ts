@@ -15,6 +15,8 @@ import { Redis } from 'ioredis';
 import { Satellite } from '../src/satellite/client.ts';
 import { Outbox } from '../src/satellite/outbox.ts';
 import { syntheticSource } from '../src/satellite/sources.ts';
+import type { Db } from '../src/infra/db/types.ts';
+import { hashPassword } from '../src/modules/users/passwords.ts';
 
 export interface HubProcess {
   url: string;
@@ -132,6 +134,43 @@ export async function startHubProcess(env: Record<string, string> = {}, nodeArgs
 }
 
 /** A JSON call to a hub: POST when a body is given; throws with the answer on a non-2xx. */
+async function sqlOnce(url: string, text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * The schema a seeding bench runs its hub in: a fresh one named `<prefix>_<hex>`, or with
+ * BENCH_REUSE=<schema> one an earlier run kept (BENCH_KEEP=1), so one long seed serves several
+ * measurements. `adoptAdmin` gives a kept schema's admin this hub's password; `finish` drops a
+ * fresh schema unless BENCH_KEEP is set (a reused one is kept).
+ */
+export async function benchSchema(url: string, prefix: string) {
+  const reused = process.env.BENCH_REUSE ?? null;
+  const schema = reused ?? `${prefix}_${crypto.randomBytes(4).toString('hex')}`;
+  if (!reused) await sqlOnce(url, `CREATE SCHEMA ${schema}`);
+  return {
+    schema,
+    reused: reused !== null,
+    async adoptAdmin(db: Db, hub: Pick<HubProcess, 'adminEmail' | 'adminPassword'>) {
+      if (reused)
+        await db.run('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
+          hub.adminEmail,
+          await hashPassword(hub.adminPassword),
+        ]);
+    },
+    async finish() {
+      if (process.env.BENCH_KEEP || reused) console.log(`kept schema ${schema}`);
+      else await sqlOnce(url, `DROP SCHEMA ${schema} CASCADE`);
+    },
+  };
+}
+
 export async function api(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}) {
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),

@@ -13,11 +13,8 @@
  * BENCH_WARMUP runs (default 20); BENCH_ONLY=text runs only the paths containing it; BENCH_KEEP=1
  * keeps the seeded schema (its name is printed) for EXPLAIN ANALYZE.
  */
-import crypto from 'node:crypto';
-import pg from 'pg';
-import { adminAuth, api, startHubProcess, type HubProcess } from './hub-process.ts';
+import { adminAuth, api, benchSchema, startHubProcess, type HubProcess } from './hub-process.ts';
 import { col, shape, type Db } from '../src/infra/db/index.ts';
-import { hashPassword } from '../src/modules/users/passwords.ts';
 import { pct, seed, timedGet } from './detections.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
@@ -32,22 +29,13 @@ export async function run(): Promise<void> {
   process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
   const url = process.env.DATABASE_URL;
   // BENCH_REUSE=<schema>: measure again on a schema an earlier BENCH_KEEP run seeded.
-  const reuse = process.env.BENCH_REUSE;
-  const schema = reuse ?? `bench_stats_${crypto.randomBytes(4).toString('hex')}`;
-  if (!reuse) {
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    await admin.end();
-  }
+  const bench = await benchSchema(url, 'bench_stats');
+  const { schema } = bench;
+  const reuse = bench.reused;
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema });
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
-    if (reuse)
-      await db.run('UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1)', [
-        hub.adminEmail,
-        await hashPassword(hub.adminPassword),
-      ]);
+    await bench.adoptAdmin(db, hub);
     const auth = await adminAuth(hub);
     const team = reuse
       ? await db.one(Id, `SELECT id FROM tenants WHERE name = 'Bench team'`)
@@ -125,13 +113,7 @@ export async function run(): Promise<void> {
     await db.close();
     await hub.stop();
     // BENCH_KEEP=1 leaves the seeded schema for EXPLAIN ANALYZE of one query.
-    if (process.env.BENCH_KEEP) console.log(`kept schema ${schema}`);
-    else {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
-    }
+    await bench.finish();
   }
 }
 

@@ -264,11 +264,20 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
     await waitFor('ready again', async () => (await api.get('/health/ready')).status === 200, { timeoutMs: 30_000 });
   });
 
-  test('Redis killed: a copy of an acknowledged chunk is answered "send again later", and the stored chunk stays', async () => {
+  /** A satellite of a team of its own, so each test's chunks are its own. */
+  async function satelliteOfNewTeam(): Promise<RawSatellite> {
     const f = factories(hub!);
     const owner = await f.user();
-    const team = await f.team(owner);
-    const sat = await RawSatellite.register(hub!, owner, team);
+    return RawSatellite.register(hub!, owner, await f.team(owner));
+  }
+  /** Redis started again, and the hub ready on it. */
+  async function redisBack(): Promise<void> {
+    await redis!.start();
+    await waitFor('the queue back', async () => (await client(hub!.url).get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+  }
+
+  test('Redis killed: a copy of an acknowledged chunk is answered "send again later", and the stored chunk stays', async () => {
+    const sat = await satelliteOfNewTeam();
     try {
       const body = audioBody(sat);
       assert.equal((await sat.sendAudio(body, body.chunkId)).status, 'stored');
@@ -281,8 +290,7 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
       const rows = await hub!.sql.query<{ storage_key: string }>('SELECT storage_key FROM chunks WHERE id = $1', [body.chunkId]);
       assert.equal(rows.length, 1, 'the acknowledged row stays');
       assert.ok(await hub!.infra.storage.get(rows[0].storage_key), 'and its audio');
-      await redis!.start();
-      await waitFor('the queue back', async () => (await client(hub!.url).get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+      await redisBack();
       assert.equal((await sat.sendAudio(body, body.chunkId)).status, 'stored');
     } finally {
       await sat.close();
@@ -290,10 +298,7 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
   });
 
   test('Redis killed: a new chunk is answered "send again later" and its row stays (another dispatcher may have acked it); the retry makes its job', async () => {
-    const f = factories(hub!);
-    const owner = await f.user();
-    const team = await f.team(owner);
-    const sat = await RawSatellite.register(hub!, owner, team);
+    const sat = await satelliteOfNewTeam();
     try {
       const body = audioBody(sat);
       await redis!.kill();
@@ -302,8 +307,7 @@ describe('readiness with Redis gone', { skip: noRedisServer }, () => {
       assert.equal(refused.retryable, true);
       const rows = await hub!.sql.query<{ n: number }>('SELECT count(*)::int AS n FROM chunks WHERE id = $1', [body.chunkId]);
       assert.equal(rows[0].n, 1, 'the row is not taken back');
-      await redis!.start();
-      await waitFor('the queue back', async () => (await client(hub!.url).get('/health/ready')).status === 200, { timeoutMs: 30_000 });
+      await redisBack();
       assert.deepEqual(await sat.sendAudio(body, body.chunkId), { chunkId: body.chunkId, status: 'stored' });
       // Its inference job ran: the chunk is classified.
       await waitFor('the chunk classified', async () => {

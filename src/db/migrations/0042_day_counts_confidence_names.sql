@@ -22,11 +22,19 @@ CREATE TABLE detection_name_pairs (
   PRIMARY KEY (tenant_id, key)
 );
 
+-- The two keys, written once for the trigger and the backfill (SQL functions: inlined where used).
+CREATE FUNCTION chorus_confidence_step(confidence real) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
+  SELECT width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[])
+$$;
+CREATE FUNCTION chorus_name_key(common_name text, scientific_name text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_array(common_name, scientific_name)::text
+$$;
+
 CREATE OR REPLACE FUNCTION chorus_day_counts_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO detection_name_pairs (tenant_id, key, common_name, scientific_name)
-    SELECT DISTINCT tenant_id, jsonb_build_array(common_name, scientific_name)::text, common_name, scientific_name FROM new_rows
+    SELECT DISTINCT tenant_id, chorus_name_key(common_name, scientific_name), common_name, scientific_name FROM new_rows
     ORDER BY 1, 2
     ON CONFLICT DO NOTHING;
     INSERT INTO detection_day_counts AS c (tenant_id, dim, key, category, day, listed, tentative)
@@ -34,7 +42,7 @@ BEGIN
       CASE WHEN GROUPING(satellite_id) = 0 THEN 'satellite' WHEN GROUPING(code) = 0 THEN 'species' WHEN GROUPING(step) = 0 THEN 'confidence' WHEN GROUPING(names) = 0 THEN 'name' ELSE 'all' END,
       coalesce(satellite_id::text, code, step::text, names, ''), category, day, sum(listed), sum(tentative)
     FROM (
-      SELECT tenant_id, satellite_id, lower(species_code) AS code, width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) AS step, jsonb_build_array(common_name, scientific_name)::text AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+      SELECT tenant_id, satellite_id, lower(species_code) AS code, chorus_confidence_step(confidence) AS step, chorus_name_key(common_name, scientific_name) AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
         (NOT tentative)::int AS listed, tentative::int AS tentative
       FROM new_rows WHERE call_id IS NULL
     ) d
@@ -49,7 +57,7 @@ BEGIN
       CASE WHEN GROUPING(satellite_id) = 0 THEN 'satellite' WHEN GROUPING(code) = 0 THEN 'species' WHEN GROUPING(step) = 0 THEN 'confidence' WHEN GROUPING(names) = 0 THEN 'name' ELSE 'all' END,
       coalesce(satellite_id::text, code, step::text, names, ''), category, day, -sum(listed), -sum(tentative)
     FROM (
-      SELECT tenant_id, satellite_id, lower(species_code) AS code, width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) AS step, jsonb_build_array(common_name, scientific_name)::text AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+      SELECT tenant_id, satellite_id, lower(species_code) AS code, chorus_confidence_step(confidence) AS step, chorus_name_key(common_name, scientific_name) AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
         (NOT tentative)::int AS listed, tentative::int AS tentative
       FROM old_rows o WHERE call_id IS NULL AND EXISTS (SELECT 1 FROM tenants t WHERE t.id = o.tenant_id)
     ) d
@@ -64,11 +72,11 @@ BEGIN
       CASE WHEN GROUPING(satellite_id) = 0 THEN 'satellite' WHEN GROUPING(code) = 0 THEN 'species' WHEN GROUPING(step) = 0 THEN 'confidence' WHEN GROUPING(names) = 0 THEN 'name' ELSE 'all' END,
       coalesce(satellite_id::text, code, step::text, names, ''), category, day, sum(listed), sum(tentative)
     FROM (
-      SELECT tenant_id, satellite_id, lower(species_code) AS code, width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) AS step, jsonb_build_array(common_name, scientific_name)::text AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
+      SELECT tenant_id, satellite_id, lower(species_code) AS code, chorus_confidence_step(confidence) AS step, chorus_name_key(common_name, scientific_name) AS names, category, (detected_at AT TIME ZONE 'UTC')::date AS day,
         (NOT tentative)::int AS listed, tentative::int AS tentative
       FROM new_rows WHERE call_id IS NULL
       UNION ALL
-      SELECT tenant_id, satellite_id, lower(species_code), width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]), jsonb_build_array(common_name, scientific_name)::text, category, (detected_at AT TIME ZONE 'UTC')::date,
+      SELECT tenant_id, satellite_id, lower(species_code), chorus_confidence_step(confidence), chorus_name_key(common_name, scientific_name), category, (detected_at AT TIME ZONE 'UTC')::date,
         -(NOT tentative)::int, -(tentative::int)
       FROM old_rows WHERE call_id IS NULL
     ) d
@@ -84,11 +92,11 @@ END $$;
 INSERT INTO detection_day_counts (tenant_id, dim, key, category, day, listed, tentative)
 SELECT tenant_id, CASE WHEN GROUPING(step) = 0 THEN 'confidence' ELSE 'name' END, coalesce(step::text, names), category, day, sum(listed), sum(tentative)
 FROM (
-  SELECT tenant_id, width_bucket(confidence, '{0,0.05,0.1,0.15,0.2,0.25,0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,1}'::real[]) AS step, jsonb_build_array(common_name, scientific_name)::text AS names,
+  SELECT tenant_id, chorus_confidence_step(confidence) AS step, chorus_name_key(common_name, scientific_name) AS names,
     category, (detected_at AT TIME ZONE 'UTC')::date AS day, (NOT tentative)::int AS listed, tentative::int AS tentative
   FROM detections WHERE call_id IS NULL
 ) d
 GROUP BY GROUPING SETS ((tenant_id, category, day, step), (tenant_id, category, day, names));
 
 INSERT INTO detection_name_pairs (tenant_id, key, common_name, scientific_name)
-SELECT DISTINCT tenant_id, jsonb_build_array(common_name, scientific_name)::text, common_name, scientific_name FROM detections;
+SELECT DISTINCT tenant_id, chorus_name_key(common_name, scientific_name), common_name, scientific_name FROM detections;

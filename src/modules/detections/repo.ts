@@ -511,12 +511,15 @@ class Params {
   }
 }
 
+/** `alias.tenant_id` in the teams: one team is `=`, so PostgreSQL reads an index in order (not under `= ANY(array)`). */
+function teamIs(tenantIds: readonly string[], p: Params, alias: string): string {
+  return tenantIds.length === 1 ? `${alias}.tenant_id = ${p.add(tenantIds[0])}` : `${alias}.tenant_id = ANY(${p.add(tenantIds)}::uuid[])`;
+}
+
 /** The list's WHERE for detections `d`, over [from, to) when given. */
 function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: Date | undefined): string {
   const where: string[] = [];
-  // One team is `=`: PostgreSQL 15 reads an index in order only under `=`, not `= ANY(array)`.
-  if (f.tenantIds)
-    where.push(f.tenantIds.length === 1 ? `d.tenant_id = ${p.add(f.tenantIds[0])}` : `d.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.tenantIds) where.push(teamIs(f.tenantIds, p, 'd'));
   if (f.satelliteId) where.push(`d.satellite_id = ${p.add(f.satelliteId)}`);
   if (f.species) where.push(`lower(d.species_code) = lower(${p.add(f.species)})`);
   if (f.speciesSearch) {
@@ -575,18 +578,13 @@ function countStatement(f: DetectionListFilter): { sql: string; params: unknown[
     return { sql: `SELECT ${exact(f.start, f.end)}::int AS n`, params: p.values };
 
   const where: string[] = [];
-  if (f.tenantIds)
-    where.push(f.tenantIds.length === 1 ? `c.tenant_id = ${p.add(f.tenantIds[0])}` : `c.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`);
+  if (f.tenantIds) where.push(teamIs(f.tenantIds, p, 'c'));
   if (f.satelliteId) where.push(`c.dim = 'satellite' AND c.key = ${p.add(f.satelliteId.toLowerCase())}`);
   else if (f.species) where.push(`c.dim = 'species' AND c.key = lower(${p.add(f.species)})`);
   else if (f.speciesSearch) {
     // Each (common, scientific) pair's names tested as the list tests each row's.
     const q = p.add(containsPattern(f.speciesSearch));
-    const pairs = f.tenantIds
-      ? f.tenantIds.length === 1
-        ? `n.tenant_id = ${p.add(f.tenantIds[0])}`
-        : `n.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])`
-      : 'true';
+    const pairs = f.tenantIds ? teamIs(f.tenantIds, p, 'n') : 'true';
     where.push(
       `c.dim = 'name' AND c.key IN (SELECT n.key FROM detection_name_pairs n WHERE ${pairs} AND (n.common_name ILIKE ${q} OR n.scientific_name ILIKE ${q}))`,
     );

@@ -299,7 +299,7 @@ export function createStatsRepo(db: Db) {
     /**
      * Verification votes on listed detections of the window, per voter (names only, never
      * addresses), from the votes alone: each carries its detection's time, category, satellite,
-     * species and whether it is listed (0040, 0042; a trigger keeps `listed` in step).
+     * species and whether it is listed (migration 0040; a trigger keeps `listed` in step).
      */
     leaderboard(s: Scope, from: Date, to: Date, limit: number) {
       const p = new Params();
