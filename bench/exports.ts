@@ -19,15 +19,15 @@
  * byte < 500 ms, RSS growth < 64 MB at 1 M rows. BENCH_ROWS overrides the row count;
  * BENCH_FORMATS (comma list of csv,json,ebird,inaturalist,dwca) picks formats.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { adminAuth, api, startHubProcess } from './hub-process.ts';
+import { adminAuth, api, benchSchema, startHubProcess } from './hub-process.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
+import { col, shape } from '../src/infra/db/index.ts';
 import { speciesCatalog } from '../src/modules/species/catalog.ts';
-import { exportScanStatement } from '../src/modules/detections/repo.ts';
+import { exportScanStatement } from '../src/modules/detections/export-repo.ts';
 import { exportListFilter } from '../src/modules/detections/service.ts';
 import { defaultVisibility } from '../src/modules/detections/category-sql.ts';
 import { exportFilterOf } from '../src/modules/exports/service.ts';
@@ -140,6 +140,8 @@ const FORMATS = [
   ['dwca', 'Darwin Core', (t: string) => `/api/export/observation?tenantId=${t}&format=dwca`],
 ] as const;
 
+const TeamId = shape({ id: col.text() });
+
 const k = (rate: number) => `${(rate / 1000).toFixed(1)}k`;
 
 export async function run(): Promise<void> {
@@ -147,22 +149,23 @@ export async function run(): Promise<void> {
   process.env.BENCH_ROWS = String(ROWS);
   const url = process.env.DATABASE_URL;
   const picked = process.env.BENCH_FORMATS?.split(',').map((s) => s.trim());
-  const schema = `bench_exp_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  await admin.end();
+  // BENCH_KEEP=1 keeps the seeded schema, BENCH_REUSE=<schema> measures on it again (bench/hub-process.ts).
+  const bench = await benchSchema(url, 'bench_exp');
+  const { schema } = bench;
   const hub = await startHubProcess({ DATABASE_SCHEMA: schema, METRICS_ALLOW: 'loopback' });
   const db = createPostgresDb({ url, schema, poolSize: 2 });
   try {
+    await bench.adoptAdmin(db, hub);
     const auth = await adminAuth(hub);
-    const team = await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: 'Export bench' } });
+    const team = bench.reused
+      ? await db.one(TeamId, `SELECT id FROM tenants WHERE name = 'Export bench'`)
+      : await api(`${hub.url}/api/auth/create-tenant`, { headers: auth, body: { name: 'Export bench' } });
     const species = speciesCatalog()
       .all()
       .filter((s) => s.category === 'bird')
       .slice(0, 300)
       .map((s) => ({ code: s.code, sci: s.scientificName, common: s.commonName, category: s.category }));
-    await seed(db, team.id, species);
+    if (!bench.reused) await seed(db, team.id, species);
     // The statement the hub's row source runs first (a fresh team shows the default categories), for the whole team.
     const q = exportScanStatement(exportListFilter(exportFilterOf(team.id, {}), defaultVisibility()), null, ROWS);
     const quoter = new pg.Client({ connectionString: url });
@@ -192,9 +195,6 @@ export async function run(): Promise<void> {
   } finally {
     await db.close();
     await hub.stop();
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await c.end();
+    await bench.finish();
   }
 }

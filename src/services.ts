@@ -335,6 +335,7 @@ export function createServices(infra: Infra, opts: ServiceOptions = {}) {
   });
   const exportsService = createExportsService({
     sensitiveCodes: sensitive.codesOf,
+    calibrationCurves: calibration.curvesOf,
     publishing: publishedAudio,
     db,
     clock,

@@ -10,7 +10,6 @@ import os from 'node:os';
 import { parse } from 'csv-parse/sync';
 import type { ExportContext, ExportRow, RowSource } from '../src/modules/exports/types.ts';
 import { LICENSES } from '../src/modules/exports/licenses.ts';
-import { DETECTIONS_CSV_COLUMNS, detectionsCsv, detectionsJson } from '../src/modules/exports/formats/csv.ts';
 import { EBIRD_COLUMNS, EBIRD_MAX_FILE_BYTES, ebirdChecklist, ebirdValue } from '../src/modules/exports/formats/ebird.ts';
 import { INATURALIST_COLUMNS, INATURALIST_MAX_ROWS, inaturalistCsv, latin1Text } from '../src/modules/exports/formats/inaturalist.ts';
 import { renderExport } from '../src/modules/exports/render.ts';
@@ -507,80 +506,6 @@ describe('iNaturalist file as its importer reads it (ISO-8859-1, fewer than 10,0
     assert.equal(zipped.contentType, 'application/zip');
     assert.deepEqual([...(await unzip(await bytes(zipped.body))).keys()], ['inaturalist-part-1.csv']);
   });
-});
-
-describe('detections CSV and JSON', () => {
-  test('RFC 4180 round trip, formula cells neutralised, numbers left alone', async () => {
-    const tricky = 'Grünfink, "Chloris" \n 金翅雀';
-    const rows = [
-      row('eurbla', '2026-01-15T07:30:05Z', {
-        commonName: tricky,
-        satelliteName: 'North\nHedge',
-        longitude: -3.5,
-        latitude: null,
-        isRare: true,
-      }),
-      row('eurbla', '2026-01-15T08:00:00Z', {
-        satelliteName: '=HYPERLINK("http://evil","x")',
-        modelId: '+1',
-        speciesCode: '@x',
-        commonName: '-cmd',
-        scientificName: '\tTab',
-        longitude: -70.25,
-      }),
-    ];
-    const csv = await text(detectionsCsv(source(rows, 1), ctx));
-    assert.ok(csv.startsWith(DETECTIONS_CSV_COLUMNS.join(',') + '\r\n'));
-    assert.ok(csv.endsWith('\r\n'));
-    // A bare LF inside a value is quoted (csv-parse would accept it unquoted once it saw CRLF; Excel would not).
-    assert.ok(csv.includes(',"North\nHedge",'));
-    assert.equal(csv.split('\r\n').length, 4);
-    const records = parse(csv, { columns: true }) as Record<string, string>[];
-    assert.equal(records.length, 2);
-    assert.deepEqual(Object.keys(records[0]), [...DETECTIONS_CSV_COLUMNS]);
-    const [a, b] = records;
-    assert.equal(a.common_name, tricky);
-    assert.equal(a.satellite_name, 'North\nHedge');
-    assert.equal(a.detected_at_local, '2026-01-15 08:30:05');
-    assert.equal(a.time_zone, 'Europe/Berlin');
-    assert.equal(a.longitude, '-3.5');
-    assert.equal(a.latitude, '');
-    assert.equal(a.confidence, '0.8');
-    assert.equal(a.rare, 'true');
-    assert.equal(a.detection_url, `https://chorus.example/detections/${rows[0].id}`);
-    assert.equal(a.audio_url, `https://chorus.example/api/audio/${rows[0].chunkId}`);
-    assert.equal(b.satellite_name, `'=HYPERLINK("http://evil","x")`);
-    assert.equal(b.model_id, "'+1");
-    assert.equal(b.species_code, "'@x");
-    assert.equal(b.common_name, "'-cmd");
-    assert.equal(b.scientific_name, "'\tTab");
-    assert.equal(b.longitude, '-70.25');
-    assert.equal(b.call_chunks, '1');
-  });
-
-  test('optional BOM for Excel', async () => {
-    const csv = await text(detectionsCsv(source([]), ctx, { bom: true }));
-    assert.ok(csv.startsWith('\uFEFFid,'));
-  });
-
-  for (const n of [0, 1, 2500]) {
-    test(`JSON array of ${n} rows across batches`, async () => {
-      const rows = Array.from({ length: n }, (_, i) => row('eurbla', new Date(Date.UTC(2026, 4, 1) + i * 1000).toISOString()));
-      const chunks: string[] = [];
-      for await (const c of detectionsJson(source(rows, 1000), ctx)) chunks.push(c);
-      const parsed = JSON.parse(chunks.join('')) as Record<string, unknown>[];
-      assert.ok(Array.isArray(parsed));
-      assert.equal(parsed.length, n);
-      if (n > 0) {
-        assert.equal(parsed[0].id, rows[0].id);
-        assert.equal(parsed[0].detectedAtLocal, '2026-05-01 02:00:00');
-        assert.equal(parsed[0].detectionUrl, `https://chorus.example/detections/${rows[0].id}`);
-        assert.equal(parsed[0].audioUrl, `https://chorus.example/api/audio/${rows[0].chunkId}`);
-        assert.equal(parsed[n - 1].id, rows[n - 1].id);
-      }
-      if (n === 2500) assert.ok(chunks.length >= 4, 'streamed per batch');
-    });
-  }
 });
 
 describe('Darwin Core Archive', () => {

@@ -1,4 +1,7 @@
+import { pipeline, type Readable } from 'node:stream';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { CopyBinaryColumn } from './copy-binary.ts';
 import { type Db, type RawResult, type Row, withHelpers } from './types.ts';
 
 // int8 (count(*), bigserial) as JS numbers: our counts stay far below 2^53.
@@ -79,6 +82,50 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     },
     () => pool.end(),
   );
+  const copyColumn = (sql: string, params: readonly unknown[], onRows?: (rows: number) => void): Readable => {
+    const text = `COPY (${inlineParams(sql, params)}) TO STDOUT (FORMAT binary)`;
+    const rows = new CopyBinaryColumn(onRows);
+    void pool.connect().then(
+      (client) => {
+        const copy = client.query(copyTo(text));
+        // A COPY stopped half-way leaves its connection mid-protocol: closed (release with the error), never handed on.
+        pipeline(copy, rows, (err) => client.release(err ?? undefined));
+      },
+      (err: Error) => rows.destroy(err),
+    );
+    return rows;
+  };
+
   // What GET /metrics reports of the pool (chorus_db_pool_connections).
-  return Object.assign(db, { poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+  return Object.assign(db, { copyColumn, poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+}
+
+/**
+ * `sql` with each `$n` replaced by its value as a quoted literal: the text the driver would have
+ * sent for it (a parameter of no stated type, typed by its place, as an untyped literal is), so
+ * the statement means what it means with bind parameters. One pass, so a value holding `$2` is
+ * never read as a placeholder.
+ */
+export function inlineParams(sql: string, params: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => {
+    const i = Number(n) - 1;
+    if (i < 0 || i >= params.length) throw new Error(`no value for $${n}`);
+    return literal(params[i]);
+  });
+}
+
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'string') return pg.escapeLiteral(v);
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) throw new Error('a parameter is not a finite number');
+    return `'${v}'`;
+  }
+  if (typeof v === 'boolean') return v ? "'true'" : "'false'";
+  if (v instanceof Date) return `'${v.toISOString()}'`;
+  if (Array.isArray(v))
+    return pg.escapeLiteral(
+      `{${v.map((x) => (x === null ? 'NULL' : `"${String(x as string | number).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`,
+    );
+  throw new Error(`a parameter of type ${typeof v} cannot be written as a literal`);
 }

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { checkColumns, checkRows, type RowOf, type RowShape } from './shape.ts';
 import { rethrowUnavailable } from './unavailable.ts';
 
@@ -30,6 +31,15 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL: the connection pool's clients (GET /metrics); PGlite has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /**
+   * PostgreSQL: the rows of a one-column text statement as that column's bytes end to end, under
+   * `COPY (sql) TO STDOUT (FORMAT binary)` (./copy-binary.ts): what the database wrote reaches the
+   * reader without a JavaScript row. COPY takes no bind parameters, so `params` are written into
+   * the text as quoted literals, typed by their place as a parameter would be (`sql` must hold no
+   * `$n` inside its own string literals). `onRows` hears the count as rows arrive. Destroying the
+   * stream ends the statement (its connection is closed, not returned). PGlite has none.
+   */
+  copyColumn?(sql: string, params: readonly unknown[], onRows?: (rows: number) => void): Readable;
   /** PGlite on files: its data dir as a gzipped tar, taken between statements (the online backup, src/ops/online-backup.ts). */
   dumpDataDir?(): Promise<Uint8Array>;
 }

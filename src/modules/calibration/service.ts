@@ -65,6 +65,11 @@ export function createCalibrationService(deps: { db: Db; clock: Clock; audit: Au
       });
     },
 
+    /** A team's curves, one per model that has one (an export writes calibrated confidences in SQL: exports formats/lines-sql.ts). */
+    async curvesOf(tenantId: string): Promise<Array<{ modelId: string; buckets: Bucket[] }>> {
+      return (await repo.curves([tenantId])).map((c) => ({ modelId: c.modelId, buckets: c.buckets }));
+    },
+
     /** POST /calibration/refresh: refits every pair in reach (one team, or all a hub admin reaches). */
     async refresh(actor: Actor, input: { modelId?: string }) {
       const teams = adminTeamsOf(actor);

@@ -98,10 +98,10 @@ export interface DetectionListFilter {
 }
 
 /** A timestamptz as JavaScript's toISOString prints it (milliseconds truncated, as a Date keeps them). */
-const utcIso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const utcIso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** Where a call ends: its last window's end (a stitched call), else the row's own window's. */
-const CALL_END = "coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')";
+export const CALL_END = "coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')";
 
 /** DetectionRow's columns, of detections `d` LEFT JOIN satellites `s`. */
 const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s.name AS "satelliteName", d.chunk_id AS "chunkId",
@@ -114,40 +114,6 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.out_of_range AS "outOfRange", d.range_source AS "rangeSource", d.range_score::float8 AS "rangeScore",
   d.below_threshold AS "belowThreshold"`;
 
-/**
- * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):
- * the call from its start to its end, and the satellite's name and position. ISO 8601 UTC times.
- * The satellite always exists (detections.satellite_id is NOT NULL, ON DELETE CASCADE): the join is inner.
- */
-const EXPORT_ROW = `d.id, d.tenant_id AS "tenantId", ${utcIso('d.detected_at')} AS "detectedAt", ${utcIso(CALL_END)} AS "endAt",
-  d.species_code AS "speciesCode", d.common_name AS "commonName", d.scientific_name AS "scientificName", d.category, d.confidence,
-  d.satellite_id AS "satelliteId", s.name AS "satelliteName", s.latitude, s.longitude, d.verification_status AS "verificationStatus",
-  d.chunk_id AS "chunkId", d.call_chunks AS "callChunks", d.model_id AS "modelId", d.is_rare AS "isRare"`;
-export const DetectionExportRow = shape({
-  id: col.text(),
-  tenantId: col.text(),
-  /** When the call starts. */
-  detectedAt: col.text(),
-  /** When the call ends (its last chunk's window). */
-  endAt: col.text(),
-  speciesCode: col.text(),
-  commonName: col.text(),
-  scientificName: col.text(),
-  category: col.text(),
-  confidence: col.num(),
-  satelliteId: col.text(),
-  satelliteName: col.text(),
-  latitude: col.nullable(col.num()),
-  longitude: col.nullable(col.num()),
-  verificationStatus: col.oneOf(VERIFICATION_STATUSES),
-  /** The chunk holding the call's first window (GET /audio/:chunkId). */
-  chunkId: col.text(),
-  /** Chunks the stitched call spans (1 for a single window). */
-  callChunks: col.int(),
-  modelId: col.text(),
-  isRare: col.bool(),
-});
-export type DetectionExportRow = RowOf<typeof DetectionExportRow>;
 
 const COLUMNS = [
   'id',
@@ -401,14 +367,6 @@ export function createDetectionsRepo(db: Db) {
         [tenantId, id],
       ),
 
-    /**
-     * One batch of what an export lists, oldest first after `after` (keyset on detected_at, id,
-     * which the team's time index reads in order): the list's rows as an export writes them.
-     */
-    scanForExport(f: DetectionListFilter, after: ExportKeyset | null, limit: number) {
-      const q = exportScanStatement(f, after, limit);
-      return db.query(DetectionExportRow, q.sql, q.params);
-    },
 
     /**
      * The chunks a call's audio lies in, oldest first (xeno-canto's whole-call recording): from
@@ -478,32 +436,8 @@ export function createDetectionsRepo(db: Db) {
   };
 }
 
-/** Where the export's scan goes on from: the last row of the batch before. */
-export interface ExportKeyset {
-  detectedAt: string;
-  id: string;
-}
-
-/**
- * The statement of one export batch (scanForExport): the rows after `after`, oldest first, at most
- * `limit`. Exported so the export bench runs the very same text under COPY as its floor.
- */
-export function exportScanStatement(f: DetectionListFilter, after: ExportKeyset | null, limit: number): { sql: string; params: unknown[] } {
-  const p = new Params();
-  let where = whereOf(f, p, f.start, f.end);
-  if (after) {
-    const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
-    where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
-  }
-  return {
-    sql: `SELECT ${EXPORT_ROW} FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         ${where} ORDER BY d.detected_at, d.id LIMIT ${p.add(limit)}`,
-    params: p.values,
-  };
-}
-
 /** Positional parameters of one statement. */
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   add(v: unknown): string {
     this.values.push(v);
@@ -517,7 +451,7 @@ function teamIs(tenantIds: readonly string[], p: Params, alias: string): string 
 }
 
 /** The list's WHERE for detections `d`, over [from, to) when given. */
-function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: Date | undefined): string {
+export function whereOf(f: DetectionListFilter, p: Params, from: Date | undefined, to: Date | undefined): string {
   const where: string[] = [];
   if (f.tenantIds) where.push(teamIs(f.tenantIds, p, 'd'));
   if (f.satelliteId) where.push(`d.satellite_id = ${p.add(f.satelliteId)}`);

@@ -1,10 +1,13 @@
 import type { Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
-import { createDetectionsRepo, type DetectionExportRow, type DetectionListFilter, type DetectionRow, type ExportKeyset } from './repo.ts';
+import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
+import { createExportScanRepo, type DetectionExportRow, type ExportKeyset, type ExportLineRow, type ExportLineSql } from './export-repo.ts';
 import type { VisibleCategories } from './category-sql.ts';
 
-export type { DetectionExportRow };
+export type { DetectionExportRow, ExportLineRow, ExportLineSql };
+/** SQL of the export's columns (an export's lines are written over detections `d` and satellites `s`). */
+export { CALL_END, utcIso } from './repo.ts';
 import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';
@@ -98,6 +101,7 @@ export function exportListFilter(f: ExportFilter, categories: VisibleCategories)
 export function createDetectionsService(deps: { db: Db; clock: Clock; readers: DetectionReaders }) {
   const { db, clock, readers } = deps;
   const repo = createDetectionsRepo(db);
+  const exportScan = createExportScanRepo(db);
   const review = createReviewRepo(db);
   // The inference worker's side: what the model heard in a chunk becomes rows and announcements.
   const recorder = createDetectionRecorder({
@@ -144,7 +148,7 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     async *exportBatches(f: ExportFilter, batchSize = EXPORT_BATCH_ROWS) {
       const filter = exportListFilter(f, await readers.visibility.of(f.tenantIds));
       const read = async (after: ExportKeyset | null) => {
-        const rows = await repo.scanForExport(filter, after, batchSize);
+        const rows = await exportScan.rows(filter, after, batchSize);
         const calibrated = rows.length ? await readers.calibrated(rows) : [];
         // The rows are the driver's fresh objects: completed in place, not copied (the type checks each against ExportRow).
         const out: ExportRow[] = rows.map((r, i) => Object.assign(r, { calibratedConfidence: calibrated[i] ?? r.confidence }));
@@ -167,6 +171,28 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
       } finally {
         // Abandoned with a read in flight: let it finish (its connection back to the pool) before returning.
         if (next) await next.catch(() => {});
+      }
+    },
+
+    /**
+     * An export's lines written by the database (CSV, JSON: `line`), oldest first, as bytes end to
+     * end in one statement where the database streams COPY (PostgreSQL); null elsewhere (PGlite),
+     * where exportLineBatches reads them. `onRows` hears how many rows have been read.
+     */
+    async exportLineBytes(f: ExportFilter, line: ExportLineSql, onRows: (rows: number) => void) {
+      return exportScan.lineBytes(exportListFilter(f, await readers.visibility.of(f.tenantIds)), line, onRows);
+    },
+
+    /** The same lines batch by batch, each with its key and whether it is coarsened (a file that leaves the team reorders those). */
+    async *exportLineBatches(f: ExportFilter, line: ExportLineSql, batchSize = EXPORT_BATCH_ROWS): AsyncGenerator<ExportLineRow[]> {
+      const filter = exportListFilter(f, await readers.visibility.of(f.tenantIds));
+      let after: ExportKeyset | null = null;
+      for (;;) {
+        const rows = await exportScan.lines(filter, line, after, batchSize);
+        if (rows.length > 0) yield rows;
+        if (rows.length < batchSize) return;
+        const last = rows[rows.length - 1]!;
+        after = { detectedAt: last.detectedAt, id: last.id };
       }
     },
 

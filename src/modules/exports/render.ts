@@ -8,7 +8,7 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { ExportContext, RowSource } from './types.ts';
 import type { ExportKind } from './schemas.ts';
-import { detectionsCsv, detectionsJson } from './formats/csv.ts';
+import { detectionsCsv, detectionsJson, type LineSource } from './formats/csv.ts';
 import { EBIRD_MAX_FILE_BYTES, ebirdChecklist } from './formats/ebird.ts';
 import { INATURALIST_MAX_ROWS, inaturalistHeader, inaturalistLines, type Geoprivacy } from './formats/inaturalist.ts';
 import { partedText, type PartLimit } from './formats/parts.ts';
@@ -48,8 +48,24 @@ const slug = (s: string) =>
     .toLowerCase()
     .slice(0, 40) || 'team';
 
+/** The kinds written from rows in JavaScript; CSV and JSON are lines the database writes (renderLines). */
+export type RowKind = Exclude<ExportKind, 'csv' | 'json'>;
+
+const fileBase = (ctx: Pick<ExportContext, 'teamName' | 'generatedAt'>) => `chorus-${slug(ctx.teamName)}-${stamp(ctx.generatedAt)}`;
+
+/** The detections CSV or JSON around its lines (formats/lines-sql.ts), streamed as they come. */
+export function renderLines(kind: 'csv' | 'json', lines: LineSource, ctx: Pick<ExportContext, 'teamName' | 'generatedAt'>): Rendered {
+  return kind === 'csv'
+    ? { contentType: 'text/csv; charset=utf-8', filename: `${fileBase(ctx)}-detections.csv`, body: Readable.from(detectionsCsv(lines)) }
+    : {
+        contentType: 'application/json; charset=utf-8',
+        filename: `${fileBase(ctx)}-detections.json`,
+        body: Readable.from(detectionsJson(lines)),
+      };
+}
+
 export async function renderExport(
-  kind: ExportKind,
+  kind: RowKind,
   rows: RowSource,
   ctx: ExportContext,
   opts: RenderOptions & {
@@ -60,20 +76,8 @@ export async function renderExport(
     listed?: number;
   },
 ): Promise<Rendered> {
-  const base = `chorus-${slug(ctx.teamName)}-${stamp(ctx.generatedAt)}`;
+  const base = fileBase(ctx);
   switch (kind) {
-    case 'csv':
-      return {
-        contentType: 'text/csv; charset=utf-8',
-        filename: `${base}-detections.csv`,
-        body: Readable.from(detectionsCsv(rows, ctx), AHEAD),
-      };
-    case 'json':
-      return {
-        contentType: 'application/json; charset=utf-8',
-        filename: `${base}-detections.json`,
-        body: Readable.from(detectionsJson(rows, ctx), AHEAD),
-      };
     case 'checklist':
       // UTF-8, up to 1 MB a file: a zip of ebird-part-N.csv past that, whole checklists kept in one part.
       return partedText({

@@ -20,7 +20,9 @@ import type { DetectionsService } from '../detections/service.ts';
 import { createExportsRepo, type ExportJobRow } from './repo.ts';
 import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
-import { renderExport, skippedOf, type RenderOptions } from './render.ts';
+import { renderExport, renderLines, skippedOf, type RenderOptions } from './render.ts';
+import type { LineSource } from './formats/csv.ts';
+import { csvLineSql, jsonLineSql, type CurveBucket, type DetectionLinesOptions } from './formats/lines-sql.ts';
 import { MAX_CALL_CHUNKS } from './formats/xenocanto.ts';
 import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
 import type { PublishedAudio } from '../published-audio/service.ts';
@@ -142,7 +144,7 @@ export function createExportsService(deps: {
   clock: Clock;
   queue: JobQueue;
   storage: Pick<ObjectStorage, 'putFile' | 'stream' | 'delete'>;
-  detections: Pick<DetectionsService, 'exportBatches' | 'exportTally' | 'list' | 'callChunkIds'>;
+  detections: Pick<DetectionsService, 'exportBatches' | 'exportLineBytes' | 'exportLineBatches' | 'exportTally' | 'list' | 'callChunkIds'>;
   audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
   timeZone: (tenantId: string) => Promise<string>;
   teamName: (tenantId: string) => Promise<string | null>;
@@ -153,6 +155,8 @@ export function createExportsService(deps: {
   publishing?: Pick<PublishedAudio, 'enabled' | 'requireEnabled' | 'publish'>;
   /** The team's publication licence (setting publication_license); without it, the registry default. */
   license?: (tenantId: string) => Promise<PublicationLicenseId>;
+  /** The team's calibration curves (calibration service curvesOf); without it, raw confidences. */
+  calibrationCurves?: (tenantId: string) => Promise<Array<{ modelId: string; buckets: CurveBucket[] }>>;
 }) {
   const { clock } = deps;
   const repo = createExportsRepo(deps.db);
@@ -240,6 +244,10 @@ export function createExportsService(deps: {
   ) {
     const req = withReportWindow(request);
     const audience = audienceOf(req.kind, asked);
+    if (req.kind === 'csv' || req.kind === 'json') {
+      const ctx = await contextOf(tenantId);
+      return renderLines(req.kind, await detectionLines(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx), ctx);
+    }
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const { rows, ctx } = await withMedia(tenantId, req, counted(source, onRows), await contextOf(tenantId), by);
@@ -253,6 +261,49 @@ export function createExportsService(deps: {
       // xeno-canto's recording is the whole call: every chunk it spans (formats/xenocanto.ts).
       callChunks: (r) => (r.chunkId ? deps.detections.callChunkIds(tenantId, r.id, MAX_CALL_CHUNKS + 1) : Promise.resolve([])),
     });
+  }
+
+  /**
+   * The detections CSV or JSON as lines the database writes (formats/lines-sql.ts). The team's
+   * own file streams under COPY where the database can (PostgreSQL), bytes passed on without a
+   * JavaScript row per detection; elsewhere, and for a file that leaves the team (its sensitive
+   * rows generalised in SQL and moved to the end of their hour here), batch by batch.
+   */
+  async function detectionLines(
+    tenantId: string,
+    kind: 'csv' | 'json',
+    filter: ReturnType<typeof filterOf>,
+    audience: Audience,
+    onRows: (n: number) => void,
+    ctx: ExportContext,
+  ): Promise<LineSource> {
+    const [curves, codes] = await Promise.all([
+      deps.calibrationCurves ? deps.calibrationCurves(tenantId) : [],
+      audience === 'outside' && deps.sensitiveCodes ? deps.sensitiveCodes(tenantId) : new Set<string>(),
+    ]);
+    const options: DetectionLinesOptions = {
+      timeZone: ctx.timeZone,
+      detectionUrlPrefix: `${deps.publicUrl}/detections/`,
+      audioUrlPrefix: `${deps.publicUrl}/api/audio/`,
+      curves,
+      sensitive: [...codes].sort(),
+      withheld: WITHHELD,
+    };
+    const line = kind === 'csv' ? csvLineSql(options) : jsonLineSql(options);
+    if (codes.size === 0) {
+      const bytes = await deps.detections.exportLineBytes(filter, line, onRows);
+      if (bytes) return bytes;
+    }
+    const batches = deps.detections.exportLineBatches(filter, line);
+    const ordered = codes.size ? reorderCoarsened(batches, (r) => r.coarsened, 'outside') : batches;
+    return (async function* () {
+      let n = 0;
+      for await (const batch of ordered) {
+        n += batch.length;
+        onRows(n);
+        yield batch.map((r) => r.line).join('');
+      }
+    })();
   }
 
   /**

@@ -1,10 +1,10 @@
 /**
  * The detections list as CSV (spreadsheets) and JSON (scripts): one record per row, every
  * field a user filters on, local time in the team's zone beside UTC, and links back to the
- * dashboard and the audio. Both stream batch by batch: nothing but the current batch is held.
+ * dashboard and the audio. The database writes each row's line (./lines-sql.ts); these add the
+ * header and the array's brackets around the lines as they stream.
  */
-import type { ExportContext, ExportRow, RowSource } from '../types.ts';
-import { csvLine, localStamp, neutralise, PIECE_CHARS } from './shared.ts';
+import { csvLine } from './shared.ts';
 
 export const DETECTIONS_CSV_COLUMNS = [
   'id',
@@ -39,118 +39,27 @@ export interface DetectionsCsvOptions {
   bom?: boolean;
 }
 
-/** A text cell as csvLine writes it: neutralised, then quoted where RFC 4180 needs it. */
-const QUOTE = /[",\r\n]/;
-function text(v: string | null): string {
-  if (v == null) return '';
-  const t = neutralise(v);
-  return QUOTE.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
-}
-/** A number cell as csvLine writes it (empty when absent or not finite). */
-const num = (v: number | null): string => (v != null && Number.isFinite(v) ? String(v) : '');
+/** Lines as they come: bytes from the database's COPY stream, or text a batch at a time. */
+export type LineSource = AsyncIterable<Buffer | string>;
 
-/**
- * One record, byte for byte what csvLine writes for these cells (numbers stay numbers, never
- * neutralised; every text cell through the same guard), built as one string: a million rows
- * make no cell arrays (docs/exports.md "Performance"). The cells the database writes itself
- * (uuid ids, `to_char` times, the verification enum, `withheld`, the local stamp's digits) can
- * neither start like a formula nor hold a quote, comma or line break: written without the
- * guard's two tests, which were a tenth of a row's time.
- */
-function csvRecord(r: ExportRow, ctx: ExportContext, zone: string): string {
-  return (
-    `${r.id},${r.detectedAt},${localStamp(r.detectedAt, ctx.timeZone)},${zone},${r.endAt},` +
-    `${text(r.speciesCode)},${text(r.commonName)},${text(r.scientificName)},${text(r.category)},` +
-    `${num(r.confidence)},${num(r.calibratedConfidence)},${r.satelliteId},${text(r.satelliteName)},` +
-    `${num(r.latitude)},${num(r.longitude)},${r.verificationStatus},${r.isRare ? 'true' : 'false'},${num(r.callChunks)},` +
-    `${text(r.modelId)},${r.chunkId},${text(ctx.detectionUrl(r.id))},${text(ctx.audioUrl(r.chunkId))}\r\n`
-  );
-}
-
-/** RFC 4180 CSV (CRLF, quoted where needed) with a header row; strings of up to about PIECE_CHARS. */
-export async function* detectionsCsv(rows: RowSource, ctx: ExportContext, opts: DetectionsCsvOptions = {}): AsyncGenerator<string> {
+/** The header record, then every row's line (csvLineSql): RFC 4180 with CRLF. */
+export async function* detectionsCsv(lines: LineSource, opts: DetectionsCsvOptions = {}): AsyncGenerator<Buffer | string> {
   yield (opts.bom ? '\uFEFF' : '') + csvLine(DETECTIONS_CSV_COLUMNS);
-  const zone = text(ctx.timeZone);
-  for await (const batch of rows) {
-    if (batch.length === 0) continue;
-    let out = '';
-    for (const r of batch) {
-      out += csvRecord(r, ctx, zone);
-      if (out.length >= PIECE_CHARS) {
-        yield out;
-        out = '';
-      }
-    }
-    if (out) yield out;
-  }
+  yield* lines;
 }
-
-/** The JSON object of one row: camelCase, local time and links included. */
-export function detectionJson(r: ExportRow, ctx: ExportContext): Record<string, unknown> {
-  return {
-    id: r.id,
-    detectedAt: r.detectedAt,
-    detectedAtLocal: localStamp(r.detectedAt, ctx.timeZone),
-    timeZone: ctx.timeZone,
-    endAt: r.endAt,
-    speciesCode: r.speciesCode,
-    commonName: r.commonName,
-    scientificName: r.scientificName,
-    category: r.category,
-    confidence: r.confidence,
-    calibratedConfidence: r.calibratedConfidence,
-    satelliteId: r.satelliteId,
-    satelliteName: r.satelliteName,
-    latitude: r.latitude,
-    longitude: r.longitude,
-    verificationStatus: r.verificationStatus,
-    rare: r.isRare,
-    callChunks: r.callChunks,
-    modelId: r.modelId,
-    chunkId: r.chunkId,
-    detectionUrl: ctx.detectionUrl(r.id),
-    audioUrl: ctx.audioUrl(r.chunkId),
-  };
-}
-
-const js = JSON.stringify;
-/** A number as JSON.stringify writes it (null when absent or not finite). */
-const jnum = (v: number | null): string => (v != null && Number.isFinite(v) ? String(v) : 'null');
 
 /**
- * JSON.stringify(detectionJson(r, ctx)) byte for byte, written as one template: no object per
- * row for the serialiser to walk. The database's own cells (uuid ids, `to_char` times, the
- * verification enum, `withheld`) and the local stamp's digits need no escaping.
+ * One JSON array: `[`, the rows' objects (jsonLineSql writes each after `,` and a line feed; the
+ * first row's comma is dropped), then `]`.
  */
-function jsonRecord(r: ExportRow, ctx: ExportContext, zone: string): string {
-  return (
-    `{"id":"${r.id}","detectedAt":"${r.detectedAt}","detectedAtLocal":"${localStamp(r.detectedAt, ctx.timeZone)}",` +
-    `"timeZone":${zone},"endAt":"${r.endAt}","speciesCode":${js(r.speciesCode)},"commonName":${js(r.commonName)},` +
-    `"scientificName":${js(r.scientificName)},"category":${js(r.category)},"confidence":${jnum(r.confidence)},` +
-    `"calibratedConfidence":${jnum(r.calibratedConfidence)},"satelliteId":"${r.satelliteId}","satelliteName":${js(r.satelliteName)},` +
-    `"latitude":${jnum(r.latitude)},"longitude":${jnum(r.longitude)},"verificationStatus":"${r.verificationStatus}",` +
-    `"rare":${r.isRare ? 'true' : 'false'},"callChunks":${jnum(r.callChunks)},"modelId":${js(r.modelId)},"chunkId":"${r.chunkId}",` +
-    `"detectionUrl":${js(ctx.detectionUrl(r.id))},"audioUrl":${js(ctx.audioUrl(r.chunkId))}}`
-  );
-}
-
-/** One JSON array, streamed: `[`, the objects of each batch separated by commas, `]`. */
-export async function* detectionsJson(rows: RowSource, ctx: ExportContext): AsyncGenerator<string> {
+export async function* detectionsJson(lines: LineSource): AsyncGenerator<Buffer | string> {
   let first = true;
-  const zone = js(ctx.timeZone);
   yield '[';
-  for await (const batch of rows) {
-    if (batch.length === 0) continue;
-    let out = '';
-    for (const r of batch) {
-      out += (first ? '\n' : ',\n') + jsonRecord(r, ctx, zone);
-      first = false;
-      if (out.length >= PIECE_CHARS) {
-        yield out;
-        out = '';
-      }
-    }
-    if (out) yield out;
+  for await (const piece of lines) {
+    if (piece.length === 0) continue;
+    // The comma is one byte, and one UTF-16 unit: the same slice for bytes and text.
+    yield first ? piece.slice(1) : piece;
+    first = false;
   }
   yield first ? ']\n' : '\n]\n';
 }

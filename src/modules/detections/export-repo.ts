@@ -1,0 +1,117 @@
+/**
+ * What an export reads of the detections table (issue 18, 34): the rows the Detections page lists
+ * under the export's filter, oldest first, either as rows for the writers built in JavaScript or
+ * as finished lines the database writes itself (CSV and JSON: src/modules/exports/formats/lines-sql.ts).
+ */
+import type { Readable } from 'node:stream';
+import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
+import { CALL_END, Params, utcIso, VERIFICATION_STATUSES, whereOf, type DetectionListFilter } from './repo.ts';
+
+/**
+ * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):
+ * the call from its start to its end, and the satellite's name and position. ISO 8601 UTC times.
+ * The satellite always exists (detections.satellite_id is NOT NULL, ON DELETE CASCADE): the join is inner.
+ */
+const EXPORT_ROW = `d.id, d.tenant_id AS "tenantId", ${utcIso('d.detected_at')} AS "detectedAt", ${utcIso(CALL_END)} AS "endAt",
+  d.species_code AS "speciesCode", d.common_name AS "commonName", d.scientific_name AS "scientificName", d.category, d.confidence,
+  d.satellite_id AS "satelliteId", s.name AS "satelliteName", s.latitude, s.longitude, d.verification_status AS "verificationStatus",
+  d.chunk_id AS "chunkId", d.call_chunks AS "callChunks", d.model_id AS "modelId", d.is_rare AS "isRare"`;
+export const DetectionExportRow = shape({
+  id: col.text(),
+  tenantId: col.text(),
+  /** When the call starts. */
+  detectedAt: col.text(),
+  /** When the call ends (its last chunk's window). */
+  endAt: col.text(),
+  speciesCode: col.text(),
+  commonName: col.text(),
+  scientificName: col.text(),
+  category: col.text(),
+  confidence: col.num(),
+  satelliteId: col.text(),
+  satelliteName: col.text(),
+  latitude: col.nullable(col.num()),
+  longitude: col.nullable(col.num()),
+  verificationStatus: col.oneOf(VERIFICATION_STATUSES),
+  /** The chunk holding the call's first window (GET /audio/:chunkId). */
+  chunkId: col.text(),
+  /** Chunks the stitched call spans (1 for a single window). */
+  callChunks: col.int(),
+  modelId: col.text(),
+  isRare: col.bool(),
+});
+export type DetectionExportRow = RowOf<typeof DetectionExportRow>;
+
+/** Where the export's scan goes on from: the last row of the batch before. */
+export interface ExportKeyset {
+  detectedAt: string;
+  id: string;
+}
+
+/**
+ * An export's line as SQL over detections `d` and satellites `s` (values through `add`, the
+ * statement's parameters): the line itself, and the condition that makes a row one whose place
+ * in the file must not tell its time (a sensitive species outside the team; `false` for none).
+ */
+export type ExportLineSql = (add: (value: unknown) => string) => { line: string; coarsened: string };
+
+/** A line with the key it was read at (the next batch goes on from it) and whether it is coarsened. */
+const ExportLineRow = shape({ line: col.text(), id: col.text(), detectedAt: col.text(), coarsened: col.bool() });
+export type ExportLineRow = RowOf<typeof ExportLineRow>;
+
+/** A row's exact time, microseconds kept, as the key a batch goes on from. */
+const exactIso = (c: string) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * The statement of an export's scan: the rows after `after`, oldest first, at most `limit` (all
+ * when null), with `select`'s columns (the export row's by default). Exported so the export bench
+ * runs the very same text under COPY as its floor.
+ */
+export function exportScanStatement(
+  f: DetectionListFilter,
+  after: ExportKeyset | null,
+  limit: number | null,
+  select: (add: (value: unknown) => string) => string = () => EXPORT_ROW,
+): { sql: string; params: unknown[] } {
+  const p = new Params();
+  const columns = select((v) => p.add(v));
+  let where = whereOf(f, p, f.start, f.end);
+  if (after) {
+    const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
+    where = where ? `${where} AND ${keyset}` : `WHERE ${keyset}`;
+  }
+  return {
+    sql: `SELECT ${columns} FROM detections d JOIN satellites s ON s.id = d.satellite_id
+         ${where} ORDER BY d.detected_at, d.id${limit === null ? '' : ` LIMIT ${p.add(limit)}`}`,
+    params: p.values,
+  };
+}
+
+export function createExportScanRepo(db: Db) {
+  return {
+    /** One batch of export rows after `after` (keyset on detected_at, id, which the team's time index reads in order). */
+    rows(f: DetectionListFilter, after: ExportKeyset | null, limit: number) {
+      const q = exportScanStatement(f, after, limit);
+      return db.query(DetectionExportRow, q.sql, q.params);
+    },
+
+    /** One batch of lines after `after`, each with its key and whether it is coarsened. */
+    lines(f: DetectionListFilter, line: ExportLineSql, after: ExportKeyset | null, limit: number) {
+      const q = exportScanStatement(f, after, limit, (add) => {
+        const l = line(add);
+        return `${l.line} AS line, d.id, ${exactIso('d.detected_at')} AS "detectedAt", ${l.coarsened} AS coarsened`;
+      });
+      return db.query(ExportLineRow, q.sql, q.params);
+    },
+
+    /**
+     * Every line as bytes, end to end, in one statement under COPY (PostgreSQL: no JavaScript row
+     * per detection; Db.copyColumn); null where the database has no COPY stream (PGlite).
+     */
+    lineBytes(f: DetectionListFilter, line: ExportLineSql, onRows: (rows: number) => void): Readable | null {
+      if (!db.copyColumn) return null;
+      const q = exportScanStatement(f, null, null, (add) => line(add).line);
+      return db.copyColumn(q.sql, q.params, onRows);
+    },
+  };
+}
