@@ -186,7 +186,10 @@ describe('detections CSV and JSON written by the database', () => {
 
     test('every row once, in time order, in both formats', async () => {
       const q = `tenantId=${team.id}&satelliteId=${sat.id}`;
-      const csv = parse((await fetchBytes(hub, `/export/detections?${q}&format=csv`, owner)).body, { columns: true }) as Record<string, string>[];
+      const csv = parse((await fetchBytes(hub, `/export/detections?${q}&format=csv`, owner)).body, { columns: true }) as Record<
+        string,
+        string
+      >[];
       assert.equal(csv.length, ROWS);
       assert.equal(new Set(csv.map((r) => r.id)).size, ROWS);
       for (let i = 0; i < ROWS; i++) assert.equal(csv[i]!.common_name, `Name ${i}`);

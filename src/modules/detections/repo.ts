@@ -114,7 +114,6 @@ const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s
   d.out_of_range AS "outOfRange", d.range_source AS "rangeSource", d.range_score::float8 AS "rangeScore",
   d.below_threshold AS "belowThreshold"`;
 
-
 const COLUMNS = [
   'id',
   'tenant_id',
@@ -366,7 +365,6 @@ export function createDetectionsRepo(db: Db) {
          WHERE d.tenant_id = $1 AND d.id = $2`,
         [tenantId, id],
       ),
-
 
     /**
      * The chunks a call's audio lies in, oldest first (xeno-canto's whole-call recording): from

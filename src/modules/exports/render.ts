@@ -36,9 +36,6 @@ export interface Rendered {
   body: Readable;
 }
 
-/** Pieces read ahead of the socket: a piece is up to PIECE_CHARS (formats/shared.ts), so eight of them stay below a megabyte. */
-const AHEAD = { highWaterMark: 8 };
-
 const stamp = (d: Date) => d.toISOString().slice(0, 10);
 const slug = (s: string) =>
   s

@@ -246,7 +246,11 @@ export function createExportsService(deps: {
     const audience = audienceOf(req.kind, asked);
     if (req.kind === 'csv' || req.kind === 'json') {
       const ctx = await contextOf(tenantId);
-      return renderLines(req.kind, await detectionLines(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx), ctx);
+      return renderLines(
+        req.kind,
+        await detectionLines(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
+        ctx,
+      );
     }
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));

@@ -47,7 +47,8 @@ const csvText = (x: string) =>
 const jsonText = (x: string) => `coalesce(to_json(${x})::text, 'null')`;
 
 /** A number's shortest text; `none` when absent or not finite. */
-const numText = (x: string, none: string) => `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '${none}' ELSE ${x}::text END`;
+const numText = (x: string, none: string) =>
+  `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '${none}' ELSE ${x}::text END`;
 
 /** A JavaScript number as a float8 literal that reads back as the same double. */
 const float = (v: number) => `${String(v)}::float8`;
@@ -77,7 +78,8 @@ function curveSql(buckets: readonly CurveBucket[], c: string): string {
  */
 function cells(o: DetectionLinesOptions, add: (v: unknown) => string, none: string) {
   const coarsened = o.sensitive.length ? `lower(d.species_code) = ANY(${add(o.sensitive)}::text[])` : null;
-  const unless = (plain: string, generalised: string) => (coarsened ? `CASE WHEN ${coarsened} THEN ${generalised} ELSE ${plain} END` : plain);
+  const unless = (plain: string, generalised: string) =>
+    coarsened ? `CASE WHEN ${coarsened} THEN ${generalised} ELSE ${plain} END` : plain;
   const hour = `date_trunc('hour', d.detected_at, 'UTC')`;
   const at = unless('d.detected_at', hour);
   const grid = (v: string) => unless(v, `floor(${v} * 10 + 0.5) / 10 + 0`);

@@ -1,0 +1,94 @@
+/**
+ * The PostgreSQL adapter's COPY stream of one text column (src/infra/db/copy-binary.ts, Db.copyColumn):
+ * the binary format's framing read across every way the socket can cut it, and on a real
+ * PostgreSQL (DATABASE_URL) the statement's parameters written in as literals meaning what bound
+ * parameters mean.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { CopyBinaryColumn } from '../src/infra/db/copy-binary.ts';
+import { createPostgresDb } from '../src/infra/db/postgres.ts';
+import { col, shape } from '../src/infra/db/index.ts';
+
+/** A binary COPY stream of one column, as PostgreSQL writes it (with a header extension, to be skipped). */
+function copyStream(values: Array<string | null>, opts: { end?: boolean; fields?: number } = {}): Buffer {
+  const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.from([0, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3])];
+  for (const v of values) {
+    const fields = Buffer.alloc(2);
+    fields.writeInt16BE(opts.fields ?? 1);
+    const bytes = v === null ? Buffer.alloc(0) : Buffer.from(v, 'utf8');
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(v === null ? -1 : bytes.length);
+    parts.push(fields, length, bytes);
+  }
+  if (opts.end !== false) parts.push(Buffer.from([0xff, 0xff]));
+  return Buffer.concat(parts);
+}
+
+async function read(input: Buffer, piece: number) {
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < input.length; i += piece) pieces.push(input.subarray(i, i + piece));
+  const counts: number[] = [];
+  const t = new CopyBinaryColumn((n) => counts.push(n));
+  const out: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    Readable.from(pieces)
+      .pipe(t)
+      .on('data', (c: Buffer) => out.push(c))
+      .on('end', resolve)
+      .on('error', reject);
+  });
+  return { text: Buffer.concat(out).toString('utf8'), rows: t.rows, counts };
+}
+
+describe('binary COPY of one column', () => {
+  const values = ['a,b\r\n', '', null, 'ü\\ \t "q"\n', '🐦'.repeat(20_000), 'last'];
+  const whole = values.map((v) => v ?? '').join('');
+
+  for (const piece of [1, 2, 5, 7, 64, 65_536, 1 << 20])
+    test(`the values end to end, cut every ${piece} bytes`, async () => {
+      const r = await read(copyStream(values), piece);
+      assert.equal(r.text, whole);
+      assert.equal(r.rows, values.length);
+      assert.equal(r.counts.at(-1), values.length);
+    });
+
+  test('no rows: nothing', async () => {
+    const r = await read(copyStream([]), 3);
+    assert.equal(r.text, '');
+    assert.equal(r.rows, 0);
+  });
+
+  test('a stream cut before its end marker is an error, not a short file', async () => {
+    await assert.rejects(read(copyStream(['a', 'b'], { end: false }), 4), /ended early/);
+  });
+
+  test('a row of two fields is refused', async () => {
+    await assert.rejects(read(copyStream(['a'], { fields: 2 }), 100), /2 fields/);
+  });
+
+  test('not COPY at all is refused', async () => {
+    await assert.rejects(read(Buffer.from('hello world, this is not COPY'), 100), /not a binary COPY/);
+  });
+});
+
+const DATABASE_URL = process.env.DATABASE_URL;
+
+describe('Db.copyColumn on PostgreSQL', { skip: DATABASE_URL ? false : 'DATABASE_URL is not set' }, () => {
+  test('parameters written in as literals select what bound parameters select', async () => {
+    const db = createPostgresDb({ url: DATABASE_URL!, poolSize: 2 });
+    try {
+      const params = ["it's \\ a $2 'quote'", ['a"b', 'c\\d', "e'f", 'g,h'], new Date('2026-01-15T07:30:05.123Z'), 0.9, -5, true, null];
+      const sql = `SELECT concat_ws('|', $1::text, array_to_string($2::text[], ';'), $3::timestamptz AT TIME ZONE 'UTC', $4::real >= 0.9::real,
+        1 - $5, $6::boolean, coalesce($7::text, 'null'))`;
+      const bound = await db.one(shape({ v: col.text() }), `${sql} AS v`, params);
+      const chunks: Buffer[] = [];
+      for await (const c of db.copyColumn!(sql, params)) chunks.push(c as Buffer);
+      assert.equal(Buffer.concat(chunks).toString('utf8'), bound.v);
+      assert.match(bound.v, /^it's \\ a \$2 'quote'\|a"b;c\\d;e'f;g,h\|2026-01-15 07:30:05.123\|t\|6\|t\|null$/);
+    } finally {
+      await db.close();
+    }
+  });
+});
