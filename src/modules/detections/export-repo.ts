@@ -71,10 +71,11 @@ export function exportScanStatement(
   f: DetectionListFilter,
   after: ExportKeyset | null,
   limit: number | null,
-  select: (add: (value: unknown) => string) => string = () => EXPORT_ROW,
+  select: (add: (value: unknown) => string) => string | { columns: string; order: string } = () => EXPORT_ROW,
 ): { sql: string; params: unknown[] } {
   const p = new Params();
-  const columns = select((v) => p.add(v));
+  const selected = select((v) => p.add(v));
+  const { columns, order } = typeof selected === 'string' ? { columns: selected, order: 'd.detected_at, d.id' } : selected;
   let where = whereOf(f, p, f.start, f.end);
   if (after) {
     const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
@@ -82,7 +83,7 @@ export function exportScanStatement(
   }
   return {
     sql: `SELECT ${columns} FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         ${where} ORDER BY d.detected_at, d.id${limit === null ? '' : ` LIMIT ${p.add(limit)}`}`,
+         ${where} ORDER BY ${order}${limit === null ? '' : ` LIMIT ${p.add(limit)}`}`,
     params: p.values,
   };
 }
@@ -110,7 +111,15 @@ export function createExportScanRepo(db: Db) {
      */
     lineBytes(f: DetectionListFilter, line: ExportLineSql, onRows: (rows: number) => void): Readable | null {
       if (!db.copyColumn) return null;
-      const q = exportScanStatement(f, null, null, (add) => line(add).line);
+      const q = exportScanStatement(f, null, null, (add) => {
+        const l = line(add);
+        // A coarsened row goes where reorderCoarsened puts it: after the rows of its hour, before those of the next, by id.
+        const order =
+          l.coarsened === 'false'
+            ? 'd.detected_at, d.id'
+            : `CASE WHEN ${l.coarsened} THEN date_trunc('hour', d.detected_at, 'UTC') + interval '1 hour' ELSE d.detected_at END, ${l.coarsened} DESC, d.id`;
+        return { columns: l.line, order };
+      });
       return db.copyColumn(q.sql, q.params, onRows);
     },
   };

@@ -22,7 +22,8 @@ import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
 import { renderExport, renderLines, skippedOf, type RenderOptions } from './render.ts';
 import type { LineSource } from './formats/csv.ts';
-import { csvLineSql, jsonLineSql, type CurveBucket, type DetectionLinesOptions } from './formats/lines-sql.ts';
+import { csvLineSql, jsonLineSql } from './formats/detection-lines.ts';
+import type { CurveBucket, LinesOptions } from './formats/lines-sql.ts';
 import { MAX_CALL_CHUNKS } from './formats/xenocanto.ts';
 import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
 import type { PublishedAudio } from '../published-audio/service.ts';
@@ -268,10 +269,11 @@ export function createExportsService(deps: {
   }
 
   /**
-   * The detections CSV or JSON as lines the database writes (formats/lines-sql.ts). The team's
-   * own file streams under COPY where the database can (PostgreSQL), bytes passed on without a
-   * JavaScript row per detection; elsewhere, and for a file that leaves the team (its sensitive
-   * rows generalised in SQL and moved to the end of their hour here), batch by batch.
+   * The detections CSV or JSON as lines the database writes (formats/lines-sql.ts): under COPY
+   * where the database streams it (PostgreSQL), bytes passed on without a JavaScript row per
+   * detection, else batch by batch. In a file that leaves the team, sensitive rows are generalised
+   * in SQL and moved to the end of their hour (reorderCoarsened's order: by the COPY statement's
+   * ORDER BY, or here over the batches).
    */
   async function detectionLines(
     tenantId: string,
@@ -285,7 +287,7 @@ export function createExportsService(deps: {
       deps.calibrationCurves ? deps.calibrationCurves(tenantId) : [],
       audience === 'outside' && deps.sensitiveCodes ? deps.sensitiveCodes(tenantId) : new Set<string>(),
     ]);
-    const options: DetectionLinesOptions = {
+    const options: LinesOptions = {
       timeZone: ctx.timeZone,
       detectionUrlPrefix: `${deps.publicUrl}/detections/`,
       audioUrlPrefix: `${deps.publicUrl}/api/audio/`,
@@ -294,10 +296,8 @@ export function createExportsService(deps: {
       withheld: WITHHELD,
     };
     const line = kind === 'csv' ? csvLineSql(options) : jsonLineSql(options);
-    if (codes.size === 0) {
-      const bytes = await deps.detections.exportLineBytes(filter, line, onRows);
-      if (bytes) return bytes;
-    }
+    const bytes = await deps.detections.exportLineBytes(filter, line, onRows);
+    if (bytes) return bytes;
     const batches = deps.detections.exportLineBatches(filter, line);
     const ordered = codes.size ? reorderCoarsened(batches, (r) => r.coarsened, 'outside') : batches;
     return (async function* () {
