@@ -30,7 +30,7 @@ async function read(input: Buffer, piece: number) {
   const pieces: Buffer[] = [];
   for (let i = 0; i < input.length; i += piece) pieces.push(input.subarray(i, i + piece));
   const counts: number[] = [];
-  const t = new CopyBinaryColumn((n) => counts.push(n));
+  const t = new CopyBinaryColumn({ onRows: (n) => counts.push(n) });
   const out: Buffer[] = [];
   await new Promise<void>((resolve, reject) => {
     Readable.from(pieces)

@@ -15,17 +15,39 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 /** Output gathered before it is handed on: a few socket writes' worth, allocated outside V8's heap. */
 const OUT_BYTES = 64 * 1024;
 
+/** Pushed after the piece that ends a part (`partLines`): the next value starts the next part. */
+export const PART_BREAK = Symbol('part break');
+
+export interface CopyColumnOptions {
+  /** Hears the rows read so far as they arrive. */
+  onRows?: (rows: number) => void;
+  /**
+   * Cut the output after every this many values that are not NULL (lines of a file an importer
+   * takes only so many of), each cut marked by PART_BREAK. A NULL value writes nothing and counts
+   * as no line: a row a format leaves out.
+   */
+  partLines?: number;
+}
+
 export class CopyBinaryColumn extends Transform {
   /** Rows read so far. */
   rows = 0;
+  /** Values that were not NULL. */
+  lines = 0;
   private pending: Buffer | null = null;
   private headerDone = false;
   private ended = false;
   private out = Buffer.allocUnsafe(OUT_BYTES);
   private used = 0;
 
-  constructor(private readonly onRows: (rows: number) => void = () => {}) {
-    super();
+  private readonly onRows: (rows: number) => void;
+  private readonly partLines: number;
+
+  constructor(opts: CopyColumnOptions = {}) {
+    // Object mode on the reading side: pieces stay the pieces pushed (a part's cut is where one ends), and PART_BREAK can follow one.
+    super({ readableObjectMode: true });
+    this.onRows = opts.onRows ?? (() => {});
+    this.partLines = opts.partLines ?? Infinity;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -63,6 +85,7 @@ export class CopyBinaryColumn extends Transform {
         this.write_(buf, at + 6, size);
         at += 6 + size;
         this.rows++;
+        if (length >= 0 && ++this.lines % this.partLines === 0) this.cut();
       }
       if (at < buf.length && !this.ended) this.pending = buf.subarray(at);
       if (this.rows !== before) this.onRows(this.rows);
@@ -76,6 +99,14 @@ export class CopyBinaryColumn extends Transform {
     if (!this.ended || this.pending) return done(new Error('binary COPY stream ended early'));
     if (this.used > 0) this.push(this.out.subarray(0, this.used));
     done();
+  }
+
+  /** Hands on what is gathered and marks the end of a part. */
+  private cut(): void {
+    if (this.used > 0) this.push(this.out.subarray(0, this.used));
+    this.out = Buffer.allocUnsafe(OUT_BYTES);
+    this.used = 0;
+    this.push(PART_BREAK);
   }
 
   /** Appends one value's bytes to the output piece, handing full pieces on. */

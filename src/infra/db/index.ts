@@ -16,3 +16,4 @@ export async function createDb(config: Pick<Config, 'databaseUrl' | 'dataDir'> &
   const { db, dump } = await createPgliteDb({ dataDir: dir });
   return Object.assign(db, { dumpDataDir: dump });
 }
+export { PART_BREAK, type CopyColumnOptions } from './copy-binary.ts';

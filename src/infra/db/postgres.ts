@@ -1,7 +1,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import { CopyBinaryColumn } from './copy-binary.ts';
+import { CopyBinaryColumn, type CopyColumnOptions } from './copy-binary.ts';
 import { type Db, type RawResult, type Row, withHelpers } from './types.ts';
 
 // int8 (count(*), bigserial) as JS numbers: our counts stay far below 2^53.
@@ -82,9 +82,9 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     },
     () => pool.end(),
   );
-  const copyColumn = (sql: string, params: readonly unknown[], onRows?: (rows: number) => void): Readable => {
+  const copyColumn = (sql: string, params: readonly unknown[], opts?: CopyColumnOptions): Readable => {
     const text = `COPY (${inlineParams(sql, params)}) TO STDOUT (FORMAT binary)`;
-    const rows = new CopyBinaryColumn(onRows);
+    const rows = new CopyBinaryColumn(opts);
     void pool.connect().then(
       (client) => {
         const copy = client.query(copyTo(text));

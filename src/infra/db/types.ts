@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { CopyColumnOptions } from './copy-binary.ts';
 import { checkColumns, checkRows, type RowOf, type RowShape } from './shape.ts';
 import { rethrowUnavailable } from './unavailable.ts';
 
@@ -36,10 +37,11 @@ export interface Db {
    * `COPY (sql) TO STDOUT (FORMAT binary)` (./copy-binary.ts): what the database wrote reaches the
    * reader without a JavaScript row. COPY takes no bind parameters, so `params` are written into
    * the text as quoted literals, typed by their place as a parameter would be (`sql` must hold no
-   * `$n` inside its own string literals). `onRows` hears the count as rows arrive. Destroying the
-   * stream ends the statement (its connection is closed, not returned). PGlite has none.
+   * `$n` inside its own string literals). The stream yields Buffers, and PART_BREAK where
+   * `opts.partLines` cuts (./copy-binary.ts). Destroying the stream ends the statement (its
+   * connection is closed, not returned). PGlite has none.
    */
-  copyColumn?(sql: string, params: readonly unknown[], onRows?: (rows: number) => void): Readable;
+  copyColumn?(sql: string, params: readonly unknown[], opts?: CopyColumnOptions): Readable;
   /** PGlite on files: its data dir as a gzipped tar, taken between statements (the online backup, src/ops/online-backup.ts). */
   dumpDataDir?(): Promise<Uint8Array>;
 }

@@ -4,7 +4,7 @@
  * as finished lines the database writes itself (CSV and JSON: src/modules/exports/formats/lines-sql.ts).
  */
 import type { Readable } from 'node:stream';
-import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
+import { col, shape, type CopyColumnOptions, type Db, type RowOf } from '../../infra/db/index.ts';
 import { CALL_END, Params, utcIso, VERIFICATION_STATUSES, whereOf, type DetectionListFilter } from './repo.ts';
 
 /**
@@ -50,14 +50,16 @@ export interface ExportKeyset {
 
 /**
  * An export's line as SQL over detections `d` and satellites `s` (values through `add`, the
- * statement's parameters): the line itself, and the condition that makes a row one whose place
+ * statement's parameters): the line itself (NULL for a row the format leaves out), and the condition that makes a row one whose place
  * in the file must not tell its time (a sensitive species outside the team; `false` for none).
  */
 export type ExportLineSql = (add: (value: unknown) => string) => { line: string; coarsened: string };
 
-/** A line with the key it was read at (the next batch goes on from it) and whether it is coarsened. */
-const ExportLineRow = shape({ line: col.text(), id: col.text(), detectedAt: col.text(), coarsened: col.bool() });
+/** A line (null: left out) with the key it was read at (the next batch goes on from it) and whether it is coarsened. */
+const ExportLineRow = shape({ line: col.nullable(col.text()), id: col.text(), detectedAt: col.text(), coarsened: col.bool() });
 export type ExportLineRow = RowOf<typeof ExportLineRow>;
+
+const Text = shape({ v: col.text() });
 
 /** A row's exact time, microseconds kept, as the key a batch goes on from. */
 const exactIso = (c: string) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
@@ -106,10 +108,27 @@ export function createExportScanRepo(db: Db) {
     },
 
     /**
+     * The team's species names and satellite names that are not plain ASCII: what a file in
+     * another character set must spell its own way (iNaturalist's Latin-1) before the database
+     * writes its lines.
+     */
+    async nonAsciiNames(tenantId: string) {
+      const rows = await db.query(
+        Text,
+        `SELECT v FROM (SELECT common_name AS v FROM detection_name_pairs WHERE tenant_id = $1
+            UNION SELECT scientific_name FROM detection_name_pairs WHERE tenant_id = $1
+            UNION SELECT name FROM satellites WHERE tenant_id = $1) n
+         WHERE v !~ '^[\x01-\x7f]*$'`,
+        [tenantId],
+      );
+      return rows.map((r) => r.v);
+    },
+
+    /**
      * Every line as bytes, end to end, in one statement under COPY (PostgreSQL: no JavaScript row
      * per detection; Db.copyColumn); null where the database has no COPY stream (PGlite).
      */
-    lineBytes(f: DetectionListFilter, line: ExportLineSql, onRows: (rows: number) => void): Readable | null {
+    lineBytes(f: DetectionListFilter, line: ExportLineSql, opts: CopyColumnOptions): Readable | null {
       if (!db.copyColumn) return null;
       const q = exportScanStatement(f, null, null, (add) => {
         const l = line(add);
@@ -120,7 +139,7 @@ export function createExportScanRepo(db: Db) {
             : `CASE WHEN ${l.coarsened} THEN date_trunc('hour', d.detected_at, 'UTC') + interval '1 hour' ELSE d.detected_at END, ${l.coarsened} DESC, d.id`;
         return { columns: l.line, order };
       });
-      return db.copyColumn(q.sql, q.params, onRows);
+      return db.copyColumn(q.sql, q.params, opts);
     },
   };
 }

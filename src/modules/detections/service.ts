@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/index.ts';
+import type { CopyColumnOptions, Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
 import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
@@ -176,12 +176,15 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
 
     /**
      * An export's lines written by the database (CSV, JSON: `line`), oldest first, as bytes end to
-     * end in one statement where the database streams COPY (PostgreSQL); null elsewhere (PGlite),
-     * where exportLineBatches reads them. `onRows` hears how many rows have been read.
+     * end in one statement where the database streams COPY (PostgreSQL; `opts`: Db.copyColumn's);
+     * null elsewhere (PGlite), where exportLineBatches reads them.
      */
-    async exportLineBytes(f: ExportFilter, line: ExportLineSql, onRows: (rows: number) => void) {
-      return exportScan.lineBytes(exportListFilter(f, await readers.visibility.of(f.tenantIds)), line, onRows);
+    async exportLineBytes(f: ExportFilter, line: ExportLineSql, opts: CopyColumnOptions) {
+      return exportScan.lineBytes(exportListFilter(f, await readers.visibility.of(f.tenantIds)), line, opts);
     },
+
+    /** The team's species and satellite names that are not plain ASCII (an export in Latin-1 spells them first). */
+    exportNonAsciiNames: (tenantId: string) => exportScan.nonAsciiNames(tenantId),
 
     /** The same lines batch by batch, each with its key and whether it is coarsened (a file that leaves the team reorders those). */
     async *exportLineBatches(f: ExportFilter, line: ExportLineSql, batchSize = EXPORT_BATCH_ROWS): AsyncGenerator<ExportLineRow[]> {

@@ -11,8 +11,9 @@ import type { ExportKind } from './schemas.ts';
 import { detectionsCsv, detectionsJson, type LineSource } from './formats/csv.ts';
 import { EBIRD_MAX_FILE_BYTES, ebirdChecklist } from './formats/ebird.ts';
 import { INATURALIST_MAX_ROWS, inaturalistHeader, inaturalistLines, type Geoprivacy } from './formats/inaturalist.ts';
-import { partedText, type PartLimit } from './formats/parts.ts';
-import { darwinCoreArchive } from './formats/dwca.ts';
+import { partedLines, partedText, type PartLimit } from './formats/parts.ts';
+import { PART_BREAK } from '../../infra/db/index.ts';
+import { darwinCoreArchive, darwinCoreArchiveOfLines } from './formats/dwca.ts';
 import { type CallChunks, xenoCantoZip } from './formats/xenocanto.ts';
 import { ebirdTaxon } from './formats/ebird-names.ts';
 import type { SkippedSpecies } from './formats/shared.ts';
@@ -59,6 +60,35 @@ export function renderLines(kind: 'csv' | 'json', lines: LineSource, ctx: Pick<E
         filename: `${fileBase(ctx)}-detections.json`,
         body: Readable.from(detectionsJson(lines)),
       };
+}
+
+/**
+ * A submission file of lines the database wrote (formats/submission-lines.ts): Darwin Core's
+ * archive around them, or iNaturalist's CSV (Latin-1, a zip of parts past its limit: `listed` as
+ * for renderExport; the pieces break where Db.copyColumn's partLines cut them).
+ */
+export function renderSubmissionLines(
+  kind: 'dwca' | 'inaturalist',
+  pieces: AsyncIterable<Buffer | typeof PART_BREAK>,
+  ctx: ExportContext,
+  listed: number,
+): Rendered {
+  const base = fileBase(ctx);
+  if (kind === 'dwca') {
+    const lines = (async function* () {
+      for await (const piece of pieces) if (piece !== PART_BREAK) yield piece;
+    })();
+    return { contentType: 'application/zip', filename: `${base}-dwca.zip`, body: darwinCoreArchiveOfLines(lines, ctx) };
+  }
+  return partedLines({
+    pieces,
+    header: inaturalistHeader(),
+    maxRows: INATURALIST_MAX_ROWS,
+    listed,
+    encoding: 'latin1',
+    single: { contentType: 'text/csv; charset=iso-8859-1', filename: `${base}-inaturalist.csv` },
+    zip: { filename: `${base}-inaturalist.zip`, part: (n) => `inaturalist-part-${n}.csv` },
+  });
 }
 
 export async function renderExport(

@@ -20,7 +20,10 @@ import type { DetectionsService } from '../detections/service.ts';
 import { createExportsRepo, type ExportJobRow } from './repo.ts';
 import type { ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
-import { renderExport, renderLines, skippedOf, type RenderOptions } from './render.ts';
+import { renderExport, renderLines, renderSubmissionLines, skippedOf, type RenderOptions } from './render.ts';
+import { dwcOccurrenceLineSql, inaturalistLineSql } from './formats/submission-lines.ts';
+import { licenseText } from './formats/dwca.ts';
+import { INATURALIST_MAX_ROWS, latin1Text } from './formats/inaturalist.ts';
 import type { LineSource } from './formats/csv.ts';
 import { csvLineSql, jsonLineSql } from './formats/detection-lines.ts';
 import type { CurveBucket, LinesOptions } from './formats/lines-sql.ts';
@@ -145,7 +148,10 @@ export function createExportsService(deps: {
   clock: Clock;
   queue: JobQueue;
   storage: Pick<ObjectStorage, 'putFile' | 'stream' | 'delete'>;
-  detections: Pick<DetectionsService, 'exportBatches' | 'exportLineBytes' | 'exportLineBatches' | 'exportTally' | 'list' | 'callChunkIds'>;
+  detections: Pick<
+    DetectionsService,
+    'exportBatches' | 'exportLineBytes' | 'exportLineBatches' | 'exportNonAsciiNames' | 'exportTally' | 'list' | 'callChunkIds'
+  >;
   audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
   timeZone: (tenantId: string) => Promise<string>;
   teamName: (tenantId: string) => Promise<string | null>;
@@ -253,13 +259,37 @@ export function createExportsService(deps: {
         ctx,
       );
     }
+    if ((req.kind === 'dwca' || req.kind === 'inaturalist') && !req.options.partLimit && !(await publishes(tenantId, req, by))) {
+      const lines = await submissionLines(tenantId, req.kind, req, audience, onRows);
+      if (lines) return lines;
+    }
+    return renderFromRows(tenantId, req, onRows, audience, by);
+  }
+
+  /**
+   * Any export written from rows in JavaScript: the kinds the database does not write, and
+   * Darwin Core and iNaturalist where it cannot (PGlite, which has no COPY stream) or where the
+   * file links recordings it publishes (the links are signed here). Tests hold the database's
+   * lines to these writers.
+   */
+  async function renderFromRows(
+    tenantId: string,
+    request: ExportRequest,
+    onRows: (n: number) => void = () => {},
+    asked: Audience = 'team',
+    by?: AuditActor,
+  ) {
+    const req = withReportWindow(request);
+    const audience = audienceOf(req.kind, asked);
+    const kind = req.kind;
+    if (kind === 'csv' || kind === 'json') throw new Error('CSV and JSON are lines the database writes (render)');
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const { rows, ctx } = await withMedia(tenantId, req, counted(source, onRows), await contextOf(tenantId), by);
     // iNaturalist's one-file-or-zip is decided from the count, so its first byte waits for no part to fill (docs/exports.md "Performance").
     const listed = req.kind === 'inaturalist' && !req.options.partLimit ? await total(tenantId, req) : undefined;
     // A withheld recording (chunkId '') has no audio.
-    return renderExport(req.kind, rows, ctx, {
+    return renderExport(kind, rows, ctx, {
       ...req.options,
       listed,
       audio: (chunkId) => (chunkId ? deps.audio(tenantId, chunkId) : Promise.resolve(null)),
@@ -283,11 +313,34 @@ export function createExportsService(deps: {
     onRows: (n: number) => void,
     ctx: ExportContext,
   ): Promise<LineSource> {
+    const options = await linesOptions(tenantId, audience, ctx);
+    const line = kind === 'csv' ? csvLineSql(options) : jsonLineSql(options);
+    const bytes = await deps.detections.exportLineBytes(filter, line, { onRows });
+    if (bytes) return bytes;
+    const batches = deps.detections.exportLineBatches(filter, line);
+    const ordered = options.sensitive.length ? reorderCoarsened(batches, (r) => r.coarsened, 'outside') : batches;
+    return (async function* () {
+      let n = 0;
+      for await (const batch of ordered) {
+        n += batch.length;
+        onRows(n);
+        yield batch.map((r) => r.line ?? '').join('');
+      }
+    })();
+  }
+
+  /** Whether an export publishes its recordings: asked, a media kind, by someone, and the team's setting on (withMedia). */
+  async function publishes(tenantId: string, req: ExportRequest, by?: AuditActor) {
+    return Boolean(req.publishAudio && by && MEDIA_KINDS.has(req.kind) && deps.publishing && (await deps.publishing.enabled(tenantId)));
+  }
+
+  /** The options every line format reads: the team's zone, links, curves and (outside the team) sensitive species. */
+  async function linesOptions(tenantId: string, audience: Audience, ctx: ExportContext): Promise<LinesOptions> {
     const [curves, codes] = await Promise.all([
       deps.calibrationCurves ? deps.calibrationCurves(tenantId) : [],
       audience === 'outside' && deps.sensitiveCodes ? deps.sensitiveCodes(tenantId) : new Set<string>(),
     ]);
-    const options: LinesOptions = {
+    return {
       timeZone: ctx.timeZone,
       detectionUrlPrefix: `${deps.publicUrl}/detections/`,
       audioUrlPrefix: `${deps.publicUrl}/api/audio/`,
@@ -295,19 +348,35 @@ export function createExportsService(deps: {
       sensitive: [...codes].sort(),
       withheld: WITHHELD,
     };
-    const line = kind === 'csv' ? csvLineSql(options) : jsonLineSql(options);
-    const bytes = await deps.detections.exportLineBytes(filter, line, onRows);
-    if (bytes) return bytes;
-    const batches = deps.detections.exportLineBatches(filter, line);
-    const ordered = codes.size ? reorderCoarsened(batches, (r) => r.coarsened, 'outside') : batches;
-    return (async function* () {
-      let n = 0;
-      for await (const batch of ordered) {
-        n += batch.length;
-        onRows(n);
-        yield batch.map((r) => r.line).join('');
-      }
-    })();
+  }
+
+  /**
+   * Darwin Core or iNaturalist as lines the database writes (formats/submission-lines.ts), under
+   * COPY; null where the database has no COPY stream (the rows' writers do it then).
+   */
+  async function submissionLines(
+    tenantId: string,
+    kind: 'dwca' | 'inaturalist',
+    req: ExportRequest,
+    audience: Audience,
+    onRows: (n: number) => void,
+  ) {
+    const filter = filterOf(tenantId, req.filters, req);
+    const ctx = await contextOf(tenantId);
+    const options = await linesOptions(tenantId, audience, ctx);
+    if (kind === 'dwca') {
+      const line = dwcOccurrenceLineSql({ ...options, recordist: ctx.recordist, license: licenseText(ctx) });
+      const pieces = await deps.detections.exportLineBytes(filter, line, { onRows });
+      return pieces && renderSubmissionLines(kind, pieces, ctx, 0);
+    }
+    const [listed, names] = await Promise.all([total(tenantId, req), deps.detections.exportNonAsciiNames(tenantId)]);
+    const line = inaturalistLineSql({
+      ...options,
+      geoprivacy: req.options.geoprivacy ?? 'open',
+      latin1: new Map(names.map((n) => [n, latin1Text(n)])),
+    });
+    const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS });
+    return pieces && renderSubmissionLines(kind, pieces, ctx, listed);
   }
 
   /**
@@ -431,6 +500,7 @@ export function createExportsService(deps: {
     contextOf,
     toFile,
     render,
+    renderFromRows,
 
     /** Streams the export, or starts a background job when asked or when the archive is large. */
     async open(actor: TeamActor, req: ExportRequest, background: boolean): Promise<Opened> {

@@ -44,11 +44,11 @@ const eventDate = (iso: string, ctx: ExportContext) => localStampOffset(iso, ctx
 const verification = (r: ExportRow) => (r.verificationStatus === 'confirmed' ? 'verified' : 'unverified');
 
 /** A licence as GBIF reads it: its URL; "all rights reserved" has none and is written as its name. */
-const licenseText = (ctx: ExportContext) => ctx.licenseInfo.url ?? ctx.licenseInfo.name;
+export const licenseText = (ctx: Pick<ExportContext, 'licenseInfo'>) => ctx.licenseInfo.url ?? ctx.licenseInfo.name;
 
 /** What GBIF users read about a sensitive species' occurrence (DwC dataGeneralizations, informationWithheld). */
-const GENERALISED = 'Sensitive species: coordinates rounded to 0.1 degree, time to the hour';
-const WITHHELD_INFO = 'Recorder name, exact time and recording withheld';
+export const GENERALISED = 'Sensitive species: coordinates rounded to 0.1 degree, time to the hour';
+export const WITHHELD_INFO = 'Recorder name, exact time and recording withheld';
 
 /** occurrence.txt: column name, term URI and value, in file order (meta.xml is built from this). */
 export const OCCURRENCE_FIELDS: readonly [string, string, Value][] = [
@@ -102,8 +102,8 @@ export const MULTIMEDIA_FIELDS: readonly [string, string, Value][] = [
 
 /** DwC text cannot quote: a tab or line break would split the record. */
 const BREAKS = /[\t\r\n]/;
-const clean = (v: string) => (BREAKS.test(v) ? v.replace(/[\t\r\n]+/g, ' ') : v);
-const line = (cells: string[]) => cells.map(clean).join('\t') + '\n';
+export const clean = (v: string) => (BREAKS.test(v) ? v.replace(/[\t\r\n]+/g, ' ') : v);
+export const line = (cells: string[]) => cells.map(clean).join('\t') + '\n';
 
 /** One record of `fields` for a row, built as one string (a million rows make no cell arrays). */
 function record(fields: readonly [string, string, Value][], r: ExportRow, ctx: ExportContext, first?: string): string {
@@ -218,5 +218,23 @@ export function darwinCoreArchive(rows: RowSource, ctx: ExportContext, opts: { s
     occurrence.close();
     await multimedia.close();
     job.zip.addFile(multimedia.file, 'multimedia.txt');
+  });
+}
+
+/**
+ * The archive around occurrence records the database wrote (submission-lines.ts), streamed into
+ * occurrence.txt as they come. Such a file links no recording (published links are signed by the
+ * hub: darwinCoreArchive writes those), so multimedia.txt holds its header alone, as
+ * darwinCoreArchive's does for a file without links.
+ */
+export function darwinCoreArchiveOfLines(lines: AsyncIterable<Buffer>, ctx: ExportContext): Readable {
+  return zipStream(async (job) => {
+    job.zip.addBuffer(Buffer.from(metaXml()), 'meta.xml');
+    job.zip.addBuffer(Buffer.from(emlXml(ctx)), 'eml.xml');
+    const occurrence = job.entry('occurrence.txt');
+    await occurrence.write(Buffer.from(line(OCCURRENCE_FIELDS.map(([name]) => name))));
+    for await (const piece of lines) await occurrence.write(piece);
+    occurrence.close();
+    job.zip.addBuffer(Buffer.from(line(['coreid', ...MULTIMEDIA_FIELDS.map(([name]) => name)])), 'multimedia.txt');
   });
 }

@@ -62,6 +62,10 @@ export const INATURALIST_COLUMNS = [
 
 export type Geoprivacy = 'open' | 'obscured' | 'private';
 
+/** The end of a sensitive species' description, in place of its links. */
+export const SENSITIVE_DESCRIPTION =
+  'Sensitive species: position rounded to 0.1 degree, time to the hour, recorder and recording withheld.';
+
 export interface InaturalistOptions {
   /** Default `open`: a fixed recorder's place is the team's to share or obscure. */
   geoprivacy?: Geoprivacy;
@@ -97,9 +101,7 @@ export async function* inaturalistLines(rows: RowSource, ctx: ExportContext, opt
       const description =
         `${r.commonName}, detected acoustically by Chorus: confidence ${conf(r.confidence)} ` +
         `(calibrated ${conf(r.calibratedConfidence)}), model ${r.modelId}. ` +
-        (generalised
-          ? 'Sensitive species: position rounded to 0.1 degree, time to the hour, recorder and recording withheld.'
-          : `Detection: ${ctx.detectionUrl(r.id)}${mediaOf(r, ctx)}`);
+        (generalised ? SENSITIVE_DESCRIPTION : `Detection: ${ctx.detectionUrl(r.id)}${mediaOf(r, ctx)}`);
       // Byte for byte csvLine over the latin1Text-ed cells, built as one string (no cell arrays per row). The time, the
       // coordinates, the tags and the geoprivacy are ASCII that needs neither the guard nor quotes.
       out.push(

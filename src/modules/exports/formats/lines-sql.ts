@@ -37,13 +37,16 @@ export interface LinesOptions {
 const GUARD = '(61, 43, 45, 64, 9, 13)';
 export const CRLF = 'chr(13) || chr(10)';
 
+/** Whether a spreadsheet would run a cell starting like `x` as a formula (neutralise's test). */
+export const startsLikeFormula = (x: string) => `ascii(${x}) IN ${GUARD}`;
+
 /** neutralise: a leading apostrophe before a cell a spreadsheet would run as a formula. */
-export const neutraliseSql = (x: string) => `CASE WHEN ascii(${x}) IN ${GUARD} THEN '''' || ${x} ELSE ${x} END`;
+export const neutraliseSql = (x: string) => `CASE WHEN ${startsLikeFormula(x)} THEN '''' || ${x} ELSE ${x} END`;
 
 /** csvLine's text cell: the formula guard, then quoted where a quote, comma or line break needs it. */
 export const csvText = (x: string) =>
   `CASE WHEN ${x} ~ '[",\\r\\n]' THEN '"' || replace(${neutraliseSql(x)}, '"', '""') || '"' ` +
-  `WHEN ascii(${x}) IN ${GUARD} THEN '''' || ${x} ELSE coalesce(${x}, '') END`;
+  `WHEN ${startsLikeFormula(x)} THEN '''' || ${x} ELSE coalesce(${x}, '') END`;
 
 /** A number's shortest text; `none` when absent or not finite. */
 export const numText = (x: string, none: string) =>
@@ -122,12 +125,13 @@ export function detectionCells(o: LinesOptions, add: (v: unknown) => string) {
     get local() {
       return `to_char(${at} AT TIME ZONE ${text(o.timeZone)}, 'YYYY-MM-DD HH24:MI:SS')`;
     },
-    /** localStampOffset: `YYYY-MM-DD{sep}HH:MM:SS±HH:MM` in the team's zone. */
+    /** localStampOffset: `YYYY-MM-DD HH:MM:SS ±HH:MM` or `YYYY-MM-DDTHH:MM:SS±HH:MM` in the team's zone. */
     stampOffset(t: string, sep: ' ' | 'T') {
       const zone = text(o.timeZone);
       const minutes = `(extract(epoch FROM (${t} AT TIME ZONE ${zone}) - (${t} AT TIME ZONE 'UTC'))::int / 60)`;
       return (
-        `to_char(${t} AT TIME ZONE ${zone}, 'YYYY-MM-DD"${sep}"HH24:MI:SS') || CASE WHEN ${minutes} < 0 THEN '-' ELSE '+' END || ` +
+        // A space before the offset where a space separates date and time, as localStampOffset writes it.
+        `to_char(${t} AT TIME ZONE ${zone}, 'YYYY-MM-DD"${sep}"HH24:MI:SS${sep === ' ' ? ' ' : ''}') || CASE WHEN ${minutes} < 0 THEN '-' ELSE '+' END || ` +
         `lpad((abs(${minutes}) / 60)::text, 2, '0') || ':' || lpad((abs(${minutes}) % 60)::text, 2, '0')`
       );
     },

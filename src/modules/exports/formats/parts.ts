@@ -11,6 +11,7 @@
 import { Readable } from 'node:stream';
 import { zipStream, type ZipEntry } from './zip.ts';
 import { PIECE_CHARS } from './shared.ts';
+import { PART_BREAK } from '../../../infra/db/index.ts';
 
 export interface PartLimit {
   /** Bytes per file, header included (as encoded). */
@@ -170,6 +171,55 @@ export async function partedText(p: PartedText): Promise<PartedFile> {
       // A reader gone away: the rows' source (a database scan) is told to stop too.
       await source.return?.();
     }
+  });
+  return { ...p.zip, contentType: 'application/zip', body };
+}
+
+/**
+ * A file of lines the database wrote (UTF-8 bytes, every character Latin-1's where `encoding` is
+ * latin1) with a limit of rows a file and the rows counted up front (`listed`, as in partedText):
+ * one plain file, or a zip whose parts end where the stream says (PART_BREAK, after every
+ * `limit.rows` lines: Db.copyColumn's partLines), each with the header.
+ */
+export function partedLines(p: {
+  pieces: AsyncIterable<Buffer | typeof PART_BREAK>;
+  header: string;
+  maxRows: number;
+  listed: number;
+  encoding: 'utf8' | 'latin1';
+  single: { filename: string; contentType: string };
+  zip: { filename: string; part: (n: number) => string };
+}): PartedFile {
+  // Pieces end between rows, so no character is cut in two.
+  const bytes = (b: Buffer) => (p.encoding === 'latin1' ? Buffer.from(b.toString('utf8'), 'latin1') : b);
+  const header = Buffer.from(p.header, p.encoding);
+  if (p.listed <= p.maxRows) {
+    const body = async function* () {
+      yield header;
+      for await (const piece of p.pieces) if (piece !== PART_BREAK) yield bytes(piece);
+    };
+    return { ...p.single, body: Readable.from(body(), { highWaterMark: 2 }) };
+  }
+  const body = zipStream(async (job) => {
+    let n = 1;
+    let entry = job.entry(p.zip.part(n));
+    await entry.write(header);
+    // A part starts with its first line: a break after the last line makes no empty part.
+    let broken = false;
+    for await (const piece of p.pieces) {
+      if (piece === PART_BREAK) {
+        broken = true;
+        continue;
+      }
+      if (broken) {
+        entry.close();
+        entry = job.entry(p.zip.part(++n));
+        await entry.write(header);
+        broken = false;
+      }
+      await entry.write(bytes(piece));
+    }
+    entry.close();
   });
   return { ...p.zip, contentType: 'application/zip', body };
 }
