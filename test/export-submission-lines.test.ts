@@ -10,7 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
+import { type Readable } from 'node:stream';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
