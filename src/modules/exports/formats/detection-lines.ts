@@ -4,7 +4,7 @@
  */
 import type { ExportLineSql } from '../../detections/service.ts';
 import { csvLine } from './shared.ts';
-import { CRLF, csvText, detectionCells, numText, type LinesOptions } from './lines-sql.ts';
+import { CRLF, csvText, lineSql, numText, type LinesOptions } from './lines-sql.ts';
 
 /** JSON.stringify of a text value (null when absent). */
 const jsonText = (x: string) => `coalesce(to_json(${x})::text, 'null')`;
@@ -18,35 +18,35 @@ const plainJson = (prefix: string) => JSON.stringify(`${prefix}0`) === `"${prefi
 /** A detections CSV record (DETECTIONS_CSV_COLUMNS), CRLF-terminated. */
 export const csvLineSql =
   (o: LinesOptions): ExportLineSql =>
-  (add) => {
-    const c = detectionCells(o, add);
-    const url = (expr: string, prefix: string) => (plainCsv(prefix) ? expr : csvText(expr));
-    const line = [
-      'd.id::text',
-      c.at,
-      c.local,
-      c.text(csvCell(o.timeZone)),
-      c.end,
-      csvText('d.species_code'),
-      csvText('d.common_name'),
-      csvText('d.scientific_name'),
-      csvText('d.category'),
-      c.raw(''),
-      c.calibrated(''),
-      c.satelliteId,
-      csvText(c.satelliteName),
-      numText(c.latitude, ''),
-      numText(c.longitude, ''),
-      'd.verification_status',
-      "CASE WHEN d.is_rare THEN 'true' ELSE 'false' END",
-      'd.call_chunks::text',
-      csvText('d.model_id'),
-      c.chunkId,
-      url(c.detectionUrl, o.detectionUrlPrefix),
-      url(c.audioUrl, o.audioUrlPrefix),
-    ].join(" || ',' || ");
-    return { line: `${line} || ${CRLF}`, coarsened: c.coarsened };
-  };
+  (add) =>
+    lineSql(o, add, (c) => {
+      const url = (expr: string, prefix: string) => (plainCsv(prefix) ? expr : csvText(expr));
+      const line = [
+        'd.id::text',
+        c.at,
+        c.local,
+        c.text(csvCell(o.timeZone)),
+        c.end,
+        csvText('d.species_code'),
+        csvText('d.common_name'),
+        csvText('d.scientific_name'),
+        csvText('d.category'),
+        c.raw(''),
+        c.calibrated(''),
+        c.satelliteId,
+        csvText(c.satelliteName),
+        numText(c.latitude, ''),
+        numText(c.longitude, ''),
+        'd.verification_status',
+        "CASE WHEN d.is_rare THEN 'true' ELSE 'false' END",
+        'd.call_chunks::text',
+        csvText('d.model_id'),
+        c.chunkId,
+        url(c.detectionUrl, o.detectionUrlPrefix),
+        url(c.audioUrl, o.audioUrlPrefix),
+      ].join(" || ',' || ");
+      return `${line} || ${CRLF}`;
+    });
 
 /**
  * A detections JSON object preceded by `,` and a line feed (the file writer drops the first
@@ -54,33 +54,33 @@ export const csvLineSql =
  */
 export const jsonLineSql =
   (o: LinesOptions): ExportLineSql =>
-  (add) => {
-    const c = detectionCells(o, add);
-    const url = (expr: string, prefix: string) => (plainJson(prefix) ? `'"' || ${expr} || '"'` : jsonText(expr));
-    const fields: Array<[string, string]> = [
-      ['id', `'"' || d.id || '"'`],
-      ['detectedAt', `'"' || ${c.at} || '"'`],
-      ['detectedAtLocal', `'"' || ${c.local} || '"'`],
-      ['timeZone', c.text(JSON.stringify(o.timeZone))],
-      ['endAt', `'"' || ${c.end} || '"'`],
-      ['speciesCode', jsonText('d.species_code')],
-      ['commonName', jsonText('d.common_name')],
-      ['scientificName', jsonText('d.scientific_name')],
-      ['category', jsonText('d.category')],
-      ['confidence', c.raw('null')],
-      ['calibratedConfidence', c.calibrated('null')],
-      ['satelliteId', `'"' || ${c.satelliteId} || '"'`],
-      ['satelliteName', jsonText(c.satelliteName)],
-      ['latitude', numText(c.latitude, 'null')],
-      ['longitude', numText(c.longitude, 'null')],
-      ['verificationStatus', `'"' || d.verification_status || '"'`],
-      ['rare', "CASE WHEN d.is_rare THEN 'true' ELSE 'false' END"],
-      ['callChunks', 'd.call_chunks::text'],
-      ['modelId', jsonText('d.model_id')],
-      ['chunkId', `'"' || ${c.chunkId} || '"'`],
-      ['detectionUrl', url(c.detectionUrl, o.detectionUrlPrefix)],
-      ['audioUrl', url(c.audioUrl, o.audioUrlPrefix)],
-    ];
-    const body = fields.map(([k, v], i) => `'${i === 0 ? '' : ','}"${k}":' || ${v}`).join(' || ');
-    return { line: `',' || chr(10) || '{' || ${body} || '}'`, coarsened: c.coarsened };
-  };
+  (add) =>
+    lineSql(o, add, (c) => {
+      const url = (expr: string, prefix: string) => (plainJson(prefix) ? `'"' || ${expr} || '"'` : jsonText(expr));
+      const fields: Array<[string, string]> = [
+        ['id', `'"' || d.id || '"'`],
+        ['detectedAt', `'"' || ${c.at} || '"'`],
+        ['detectedAtLocal', `'"' || ${c.local} || '"'`],
+        ['timeZone', c.text(JSON.stringify(o.timeZone))],
+        ['endAt', `'"' || ${c.end} || '"'`],
+        ['speciesCode', jsonText('d.species_code')],
+        ['commonName', jsonText('d.common_name')],
+        ['scientificName', jsonText('d.scientific_name')],
+        ['category', jsonText('d.category')],
+        ['confidence', c.raw('null')],
+        ['calibratedConfidence', c.calibrated('null')],
+        ['satelliteId', `'"' || ${c.satelliteId} || '"'`],
+        ['satelliteName', jsonText(c.satelliteName)],
+        ['latitude', numText(c.latitude, 'null')],
+        ['longitude', numText(c.longitude, 'null')],
+        ['verificationStatus', `'"' || d.verification_status || '"'`],
+        ['rare', "CASE WHEN d.is_rare THEN 'true' ELSE 'false' END"],
+        ['callChunks', 'd.call_chunks::text'],
+        ['modelId', jsonText('d.model_id')],
+        ['chunkId', `'"' || ${c.chunkId} || '"'`],
+        ['detectionUrl', url(c.detectionUrl, o.detectionUrlPrefix)],
+        ['audioUrl', url(c.audioUrl, o.audioUrlPrefix)],
+      ];
+      const body = fields.map(([k, v], i) => `'${i === 0 ? '' : ','}"${k}":' || ${v}`).join(' || ');
+      return `',' || chr(10) || '{' || ${body} || '}'`;
+    });

@@ -87,26 +87,19 @@ function curveSql(buckets: readonly CurveBucket[], c: string): string {
   return `CASE ${whens.join(' ')} ELSE ${float(buckets[buckets.length - 1]!.calibrated)} END`;
 }
 
+/** A text parameter of the statement, added once however often it is named. */
+export type TextParam = (value: string) => string;
+
 /**
  * A row's cells as SQL, each read when a format uses it (a getter: a parameter that no
- * expression names has no type, so none is added unused). `coarsened` is the generalised rows'
- * condition (`false` for the team's own file).
+ * expression names has no type, so none is added unused). `generalised`: the cells of a
+ * sensitive species' row in a file that leaves the team (generaliseRow), for lineSql's branch.
  */
-export function detectionCells(o: LinesOptions, add: (v: unknown) => string) {
-  const params = new Map<string, string>();
-  /** A text parameter, added once however often it is named. */
-  const text = (v: string) => {
-    let p = params.get(v);
-    if (!p) params.set(v, (p = `${add(v)}::text`));
-    return p;
-  };
-  const coarsened = o.sensitive.length ? `lower(d.species_code) = ANY(${add(o.sensitive)}::text[])` : null;
-  const unless = (plain: string, generalised: () => string) =>
-    coarsened ? `CASE WHEN ${coarsened} THEN ${generalised()} ELSE ${plain} END` : plain;
+export function detectionCells(o: LinesOptions, text: TextParam, generalised: boolean) {
   const hour = `date_trunc('hour', d.detected_at, 'UTC')`;
-  const at = unless('d.detected_at', () => hour);
-  const end = unless(CALL_END, () => `${hour} + interval '1 hour'`);
-  const grid = (v: string) => unless(v, () => `floor(${v} * 10 + 0.5) / 10 + 0`);
+  const at = generalised ? hour : 'd.detected_at';
+  const end = generalised ? `(${hour} + interval '1 hour')` : CALL_END;
+  const grid = (v: string) => (generalised ? `(floor(${v} * 10 + 0.5) / 10 + 0)` : v);
   const curves = o.curves.filter((c) => c.buckets.length > 0);
   // The driver hands the confidence to JavaScript as its text, which calibrate reads as a double: so does this.
   const confidence = 'd.confidence::text::float8';
@@ -115,7 +108,7 @@ export function detectionCells(o: LinesOptions, add: (v: unknown) => string) {
       ? `CASE d.model_id ${curves.map((c) => `WHEN ${text(c.modelId)} THEN ${value(curveSql(c.buckets, confidence))}`).join(' ')} ELSE ${otherwise} END`
       : otherwise;
   return {
-    coarsened: coarsened ?? 'false',
+    generalised,
     /** The call's start and end (a sensitive species': its hour) as timestamptz, and as toISOString writes them. */
     atTime: at,
     endTime: end,
@@ -146,18 +139,47 @@ export function detectionCells(o: LinesOptions, add: (v: unknown) => string) {
     latitude: grid('s.latitude'),
     longitude: grid('s.longitude'),
     get satelliteId() {
-      return unless('d.satellite_id::text', () => text(o.withheld));
+      return generalised ? text(o.withheld) : 'd.satellite_id::text';
     },
     get satelliteName() {
-      return unless('s.name', () => text(o.withheld));
+      return generalised ? text(o.withheld) : 's.name';
     },
-    chunkId: unless('d.chunk_id::text', () => "''"),
+    chunkId: generalised ? "''" : 'd.chunk_id::text',
     get detectionUrl() {
       return `${text(o.detectionUrlPrefix)} || d.id`;
     },
     get audioUrl() {
-      return unless(`${text(o.audioUrlPrefix)} || d.chunk_id`, () => "''");
+      return generalised ? "''" : `${text(o.audioUrlPrefix)} || d.chunk_id`;
     },
     text,
   };
+}
+
+export type DetectionCells = ReturnType<typeof detectionCells>;
+
+/**
+ * A format's line over a row's cells: built once as they are and, where the file leaves the team,
+ * once more generalised, chosen by whether the row is a sensitive species (one test a row, not
+ * one in every cell). `keep`: the rows the format writes (others are NULL, which writes nothing).
+ */
+export function lineSql(
+  o: LinesOptions,
+  add: (v: unknown) => string,
+  build: (c: DetectionCells) => string,
+  keep?: string,
+): { line: string; coarsened: string } {
+  const params = new Map<string, string>();
+  const text: TextParam = (v) => {
+    let p = params.get(v);
+    if (!p) params.set(v, (p = `${add(v)}::text`));
+    return p;
+  };
+  const plain = build(detectionCells(o, text, false));
+  let line = plain;
+  let coarsened = 'false';
+  if (o.sensitive.length) {
+    coarsened = `lower(d.species_code) = ANY(${add(o.sensitive)}::text[])`;
+    line = `CASE WHEN ${coarsened} THEN ${build(detectionCells(o, text, true))} ELSE ${plain} END`;
+  }
+  return { line: keep ? `CASE WHEN ${keep} THEN ${line} END` : line, coarsened };
 }

@@ -6,7 +6,7 @@
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
-import { CRLF, csvText, detectionCells, neutraliseSql, startsLikeFormula, toFixedSql, type LinesOptions } from './lines-sql.ts';
+import { CRLF, csvText, lineSql, neutraliseSql, startsLikeFormula, toFixedSql, type LinesOptions } from './lines-sql.ts';
 import { clean, GENERALISED, OCCURRENCE_FIELDS, WITHHELD_INFO } from './dwca.ts';
 import { latin1Text, SENSITIVE_DESCRIPTION, type Geoprivacy } from './inaturalist.ts';
 import { neutralise } from './shared.ts';
@@ -30,40 +30,44 @@ export interface SubmissionOptions extends LinesOptions {
 /** An occurrence.txt record (OCCURRENCE_FIELDS), no recording linked (associatedMedia empty). */
 export const dwcOccurrenceLineSql =
   (o: SubmissionOptions): ExportLineSql =>
-  (add) => {
-    const c = detectionCells(o, add);
-    const constant = (v: string) => c.text(clean(v));
-    const coarsened = (v: string) => (c.coarsened === 'false' ? "''" : `CASE WHEN ${c.coarsened} THEN ${constant(v)} ELSE '' END`);
-    const event = (t: string) => c.stampOffset(t, 'T');
-    const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string> = {
-      occurrenceID: 'd.id::text',
-      basisOfRecord: "'MachineObservation'",
-      eventDate: `CASE WHEN date_trunc('milliseconds', ${c.endTime}) <> date_trunc('milliseconds', ${c.atTime}) THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
-      scientificName: cleanSql(neutraliseSql('d.scientific_name')),
-      vernacularName: cleanSql(neutraliseSql('d.common_name')),
-      taxonRank: "'species'",
-      kingdom: "'Animalia'",
-      decimalLatitude: coordSql(c.latitude),
-      decimalLongitude: coordSql(c.longitude),
-      geodeticDatum: `CASE WHEN ${c.latitude} IS NOT NULL AND ${c.longitude} IS NOT NULL THEN 'WGS84' ELSE '' END`,
-      locality: cleanSql(neutraliseSql(c.satelliteName)),
-      occurrenceStatus: "'present'",
-      recordedBy: constant(neutralise(o.recordist)),
-      identifiedBy: cleanSql(`'Chorus ' || d.model_id`),
-      identificationVerificationStatus: `CASE WHEN d.verification_status = 'confirmed' THEN 'verified' ELSE 'unverified' END`,
-      identificationRemarks: cleanSql(
-        `'confidence ' || ${toFixedSql(c.confidence, 2)} || ' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || d.model_id`,
-      ),
-      associatedMedia: "''",
-      dataGeneralizations: coarsened(GENERALISED),
-      informationWithheld: coarsened(WITHHELD_INFO),
-      references: clean(o.detectionUrlPrefix) === o.detectionUrlPrefix ? c.detectionUrl : cleanSql(c.detectionUrl),
-      license: constant(o.license),
-      rightsHolder: constant(neutralise(o.recordist)),
-    };
-    const line = OCCURRENCE_FIELDS.map(([name]) => cells[name]).join(` || chr(9) || `);
-    return { line: `CASE WHEN ${SUBMITTED} THEN ${line} || chr(10) END`, coarsened: c.coarsened };
-  };
+  (add) =>
+    lineSql(
+      o,
+      add,
+      (c) => {
+        const constant = (v: string) => c.text(clean(v));
+        const coarsened = (v: string) => (c.generalised ? constant(v) : "''");
+        const event = (t: string) => c.stampOffset(t, 'T');
+        const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string> = {
+          occurrenceID: 'd.id::text',
+          basisOfRecord: "'MachineObservation'",
+          eventDate: `CASE WHEN date_trunc('milliseconds', ${c.endTime}) <> date_trunc('milliseconds', ${c.atTime}) THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
+          scientificName: cleanSql(neutraliseSql('d.scientific_name')),
+          vernacularName: cleanSql(neutraliseSql('d.common_name')),
+          taxonRank: "'species'",
+          kingdom: "'Animalia'",
+          decimalLatitude: coordSql(c.latitude),
+          decimalLongitude: coordSql(c.longitude),
+          geodeticDatum: `CASE WHEN ${c.latitude} IS NOT NULL AND ${c.longitude} IS NOT NULL THEN 'WGS84' ELSE '' END`,
+          locality: cleanSql(neutraliseSql(c.satelliteName)),
+          occurrenceStatus: "'present'",
+          recordedBy: constant(neutralise(o.recordist)),
+          identifiedBy: cleanSql(`'Chorus ' || d.model_id`),
+          identificationVerificationStatus: `CASE WHEN d.verification_status = 'confirmed' THEN 'verified' ELSE 'unverified' END`,
+          identificationRemarks: cleanSql(
+            `'confidence ' || ${toFixedSql(c.confidence, 2)} || ' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || d.model_id`,
+          ),
+          associatedMedia: "''",
+          dataGeneralizations: coarsened(GENERALISED),
+          informationWithheld: coarsened(WITHHELD_INFO),
+          references: clean(o.detectionUrlPrefix) === o.detectionUrlPrefix ? c.detectionUrl : cleanSql(c.detectionUrl),
+          license: constant(o.license),
+          rightsHolder: constant(neutralise(o.recordist)),
+        };
+        return `${OCCURRENCE_FIELDS.map(([name]) => cells[name]).join(' || chr(9) || ')} || chr(10)`;
+      },
+      SUBMITTED,
+    );
 
 export interface InaturalistLineOptions extends LinesOptions {
   geoprivacy: Geoprivacy;
@@ -79,34 +83,38 @@ export interface InaturalistLineOptions extends LinesOptions {
 export const inaturalistLineSql =
   (o: InaturalistLineOptions): ExportLineSql =>
   (add) => {
-    const c = detectionCells(o, add);
     const names = [...o.latin1].filter(([from, to]) => from !== to);
     const map = names.length ? `${add(JSON.stringify(Object.fromEntries(names)))}::jsonb` : null;
     // eslint-disable-next-line no-control-regex
     const ascii = /^[\x00-\x7f]*$/;
     const latin1 = (x: string) =>
-      `CASE WHEN ${x} ~ '^[\\x01-\\x7f]*$' THEN ${x} ELSE ${map ? `coalesce(${map} ->> ${x}, ` : ''}regexp_replace(regexp_replace(${x}, '[\\x80-\\x9f]', '', 'g'), '[^\\x01-\\xff]', '?', 'g')${map ? ')' : ''} END`;
-    const common = latin1('d.common_name');
-    const model = latin1('d.model_id');
-    const prefix = ascii.test(o.detectionUrlPrefix) ? o.detectionUrlPrefix : latin1Text(o.detectionUrlPrefix);
-    // Always quoted (it holds commas): the guard looks at its first character, the common name's.
-    const description =
-      `${common} || ', detected acoustically by Chorus: confidence ' || ${toFixedSql(c.confidence, 2)} || ` +
-      `' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || ${model} || '. ' || ` +
-      (c.coarsened === 'false'
-        ? `'Detection: ' || ${c.text(prefix)} || d.id`
-        : `CASE WHEN ${c.coarsened} THEN ${c.text(SENSITIVE_DESCRIPTION)} ELSE 'Detection: ' || ${c.text(prefix)} || d.id END`);
-    const geoprivacy =
-      c.coarsened === 'false' || o.geoprivacy !== 'open' ? `'${o.geoprivacy}'` : `CASE WHEN ${c.coarsened} THEN 'obscured' ELSE 'open' END`;
-    const line = [
-      csvText(latin1('d.scientific_name')),
-      c.stampOffset(c.atTime, ' '),
-      `'"' || CASE WHEN ${startsLikeFormula(common)} THEN '''' ELSE '' END || replace(${description}, '"', '""') || '"'`,
-      csvText(latin1(c.satelliteName)),
-      coordSql(c.latitude),
-      coordSql(c.longitude),
-      `'"Chorus,acoustic"'`,
-      geoprivacy,
-    ].join(" || ',' || ");
-    return { line: `CASE WHEN ${SUBMITTED} THEN ${line} || ${CRLF} END`, coarsened: c.coarsened };
+      `CASE WHEN octet_length(${x}) = char_length(${x}) THEN ${x} ELSE ${map ? `coalesce(${map} ->> ${x}, ` : ''}regexp_replace(regexp_replace(${x}, '[\\x80-\\x9f]', '', 'g'), '[^\\x01-\\xff]', '?', 'g')${map ? ')' : ''} END`;
+    return lineSql(
+      o,
+      add,
+      (c) => {
+        const common = latin1('d.common_name');
+        const model = latin1('d.model_id');
+        const prefix = ascii.test(o.detectionUrlPrefix) ? o.detectionUrlPrefix : latin1Text(o.detectionUrlPrefix);
+        // Always quoted (it holds commas): the guard looks at its first character, the common name's.
+        const description =
+          `${common} || ', detected acoustically by Chorus: confidence ' || ${toFixedSql(c.confidence, 2)} || ` +
+          `' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || ${model} || '. ' || ` +
+          (c.generalised ? c.text(SENSITIVE_DESCRIPTION) : `'Detection: ' || ${c.text(prefix)} || d.id`);
+        // iNaturalist obscures a sensitive species' place further unless the team asked for private.
+        const geoprivacy = c.generalised && o.geoprivacy === 'open' ? "'obscured'" : `'${o.geoprivacy}'`;
+        const line = [
+          csvText(latin1('d.scientific_name')),
+          c.stampOffset(c.atTime, ' '),
+          `'"' || CASE WHEN ${startsLikeFormula(common)} THEN '''' ELSE '' END || replace(${description}, '"', '""') || '"'`,
+          csvText(latin1(c.satelliteName)),
+          coordSql(c.latitude),
+          coordSql(c.longitude),
+          `'"Chorus,acoustic"'`,
+          geoprivacy,
+        ].join(" || ',' || ");
+        return `${line} || ${CRLF}`;
+      },
+      SUBMITTED,
+    );
   };
