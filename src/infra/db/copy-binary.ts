@@ -27,6 +27,8 @@ export interface CopyColumnOptions {
    * as no line: a row a format leaves out.
    */
   partLines?: number;
+  /** The session's time zone for the statement (its `to_char(… TZH:TZM)`), reset after it. */
+  timeZone?: string;
 }
 
 export class CopyBinaryColumn extends Transform {

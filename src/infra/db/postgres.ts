@@ -86,10 +86,23 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     const text = `COPY (${inlineParams(sql, params)}) TO STDOUT (FORMAT binary)`;
     const rows = new CopyBinaryColumn(opts);
     void pool.connect().then(
-      (client) => {
+      async (client) => {
+        try {
+          if (opts?.timeZone) await client.query(`SELECT set_config('TimeZone', $1, false)`, [opts.timeZone]);
+        } catch (err) {
+          client.release(err as Error);
+          rows.destroy(err as Error);
+          return;
+        }
         const copy = client.query(copyTo(text));
-        // A COPY stopped half-way leaves its connection mid-protocol: closed (release with the error), never handed on.
-        pipeline(copy, rows, (err) => client.release(err ?? undefined));
+        pipeline(copy, rows, (err) => {
+          // A COPY stopped half-way leaves its connection mid-protocol: closed (release with the error), never handed on.
+          if (err || !opts?.timeZone) return client.release(err ?? undefined);
+          client.query('RESET TimeZone').then(
+            () => client.release(),
+            (e: Error) => client.release(e),
+          );
+        });
       },
       (err: Error) => rows.destroy(err),
     );

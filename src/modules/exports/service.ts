@@ -366,7 +366,7 @@ export function createExportsService(deps: {
     const options = await linesOptions(tenantId, audience, ctx);
     if (kind === 'dwca') {
       const line = dwcOccurrenceLineSql({ ...options, recordist: ctx.recordist, license: licenseText(ctx) });
-      const pieces = await deps.detections.exportLineBytes(filter, line, { onRows });
+      const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, timeZone: ctx.timeZone });
       return pieces && renderSubmissionLines(kind, pieces, ctx, 0);
     }
     const [listed, names] = await Promise.all([total(tenantId, req), deps.detections.exportNonAsciiNames(tenantId)]);
@@ -375,7 +375,7 @@ export function createExportsService(deps: {
       geoprivacy: req.options.geoprivacy ?? 'open',
       latin1: new Map(names.map((n) => [n, latin1Text(n)])),
     });
-    const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS });
+    const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS, timeZone: ctx.timeZone });
     return pieces && renderSubmissionLines(kind, pieces, ctx, listed);
   }
 

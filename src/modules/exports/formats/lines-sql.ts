@@ -53,17 +53,10 @@ export const numText = (x: string, none: string) =>
   `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '${none}' ELSE ${x}::text END`;
 
 /**
- * toFixed(digits) of a float8 `x`: to_char rounds the double's exact value as toFixed does, except
- * on an exact tie, where toFixed takes the larger magnitude and to_char the even digit. A double
- * is an exact tie at 2 decimals only at odd multiples of 1/8, at 6 decimals of 1/128, where
- * multiplying by 8 or 128 is exact: those are nudged away from zero first.
+ * shared.ts fixedDecimal: `x` (a real or a double) with `digits` decimals, rounded half away from
+ * zero on the decimal digits its shortest text writes, as JavaScript's String(v) writes them.
  */
-export const toFixedSql = (x: string, digits: 2 | 6) => {
-  const steps = digits === 2 ? 8 : 128;
-  const nudge = digits === 2 ? '0.001' : '0.0000001';
-  const format = digits === 2 ? 'FM999990.00' : 'FM990.000000';
-  return `to_char(CASE WHEN ${x} * ${steps} = floor(${x} * ${steps}) AND floor(${x} * ${steps})::bigint % 2 <> 0 THEN ${x} + sign(${x}) * ${nudge} ELSE ${x} END, '${format}')`;
-};
+export const fixedSql = (x: string, digits: 2 | 6) => `round(${x}::text::numeric, ${digits})::text`;
 
 /** A JavaScript number as a float8 literal that reads back as the same double. */
 const float = (v: number) => `${String(v)}::float8`;
@@ -118,19 +111,16 @@ export function detectionCells(o: LinesOptions, text: TextParam, generalised: bo
     get local() {
       return `to_char(${at} AT TIME ZONE ${text(o.timeZone)}, 'YYYY-MM-DD HH24:MI:SS')`;
     },
-    /** localStampOffset: `YYYY-MM-DD HH:MM:SS ±HH:MM` or `YYYY-MM-DDTHH:MM:SS±HH:MM` in the team's zone. */
-    stampOffset(t: string, sep: ' ' | 'T') {
-      const zone = text(o.timeZone);
-      const minutes = `(extract(epoch FROM (${t} AT TIME ZONE ${zone}) - (${t} AT TIME ZONE 'UTC'))::int / 60)`;
-      return (
-        // A space before the offset where a space separates date and time, as localStampOffset writes it.
-        `to_char(${t} AT TIME ZONE ${zone}, 'YYYY-MM-DD"${sep}"HH24:MI:SS${sep === ' ' ? ' ' : ''}') || CASE WHEN ${minutes} < 0 THEN '-' ELSE '+' END || ` +
-        `lpad((abs(${minutes}) / 60)::text, 2, '0') || ':' || lpad((abs(${minutes}) % 60)::text, 2, '0')`
-      );
+    /**
+     * localStampOffset: `YYYY-MM-DD HH:MM:SS ±HH:MM` or `YYYY-MM-DDTHH:MM:SS±HH:MM` in the
+     * session's zone, which must be the team's (Db.copyColumn's `timeZone`: the offset comes
+     * with the time in one call instead of two conversions and their difference).
+     */
+    sessionStampOffset(t: string, sep: ' ' | 'T') {
+      return `to_char(${t}, 'YYYY-MM-DD"${sep}"HH24:MI:SS${sep === ' ' ? ' ' : ''}TZH:TZM')`;
     },
-    /** The confidence as the API writes it (`none` when absent), and as the double calibrate reads. */
+    /** The confidence as the API writes it (`none` when absent). */
     raw: (none: string) => numText('d.confidence', none),
-    confidence,
     /** The calibrated confidence as the API writes it, and as a double. */
     calibrated: (none: string) => byModel((v) => `(${v})::text`, numText('d.confidence', none)),
     get calibratedFloat() {

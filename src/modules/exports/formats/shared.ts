@@ -20,8 +20,31 @@ export class Raw {
 
 export type Cell = string | number | boolean | null | undefined | Raw;
 
+/**
+ * `v` with `digits` decimals, rounded half away from zero on its decimal value (the digits
+ * String(v) writes: 0.835 → "0.84", where toFixed, rounding the binary value 0.83499…, gives
+ * "0.83"). What PostgreSQL's `round(v::text::numeric, digits)` gives, so the lines the database
+ * writes and these agree (formats/lines-sql.ts).
+ */
+export function fixedDecimal(v: number, digits: number): string {
+  const [whole, fraction = ''] = plainDecimal(Math.abs(v)).split('.');
+  const kept = BigInt(whole! + fraction.padEnd(digits, '0').slice(0, digits)) + ((fraction[digits] ?? '0') >= '5' ? 1n : 0n);
+  const text = kept.toString().padStart(digits + 1, '0');
+  const out = `${text.slice(0, -digits)}.${text.slice(-digits)}`;
+  return v < 0 && kept > 0n ? `-${out}` : out;
+}
+
+/** String(v) without an exponent (below 1e-6 String writes `5e-7`; as PostgreSQL's numeric reads it, 0.0000005). */
+function plainDecimal(v: number): string {
+  const text = String(v);
+  const e = text.indexOf('e-');
+  if (e < 0) return text;
+  const digits = text.slice(0, e).replace('.', '');
+  return `0.${'0'.repeat(Number(text.slice(e + 2)) - 1)}${digits}`;
+}
+
 /** A coordinate with 6 decimals (about 0.1 m), or an empty cell. */
-export const coord = (v: number | null): Raw => new Raw(v == null || !Number.isFinite(v) ? '' : v.toFixed(6));
+export const coord = (v: number | null): Raw => new Raw(v == null || !Number.isFinite(v) ? '' : fixedDecimal(v, 6));
 
 /**
  * Spreadsheets run a cell starting with = + - @ tab or CR as a formula (OWASP "CSV injection").
@@ -58,7 +81,7 @@ export function csvLine(cells: readonly Cell[]): string {
 }
 
 /** 0.9312 → "0.93": confidences in prose. */
-export const conf = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : '?');
+export const conf = (v: number): string => (Number.isFinite(v) ? fixedDecimal(v, 2) : '?');
 
 /**
  * Rows the observation formats (iNaturalist, Darwin Core, xeno-canto) can carry: an organism

@@ -6,7 +6,7 @@
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
-import { CRLF, csvText, lineSql, neutraliseSql, startsLikeFormula, toFixedSql, type LinesOptions } from './lines-sql.ts';
+import { CRLF, csvText, fixedSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
 import { clean, GENERALISED, OCCURRENCE_FIELDS, WITHHELD_INFO } from './dwca.ts';
 import { latin1Text, SENSITIVE_DESCRIPTION, type Geoprivacy } from './inaturalist.ts';
 import { neutralise } from './shared.ts';
@@ -18,7 +18,7 @@ const SUBMITTED = `d.verification_status <> 'rejected' AND d.category NOT IN ('a
 const cleanSql = (x: string) => `CASE WHEN ${x} ~ '[\\t\\r\\n]' THEN regexp_replace(${x}, '[\\t\\r\\n]+', ' ', 'g') ELSE ${x} END`;
 
 /** coord: six decimals, or an empty cell. */
-const coordSql = (x: string) => `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '' ELSE ${toFixedSql(x, 6)} END`;
+const coordSql = (x: string) => `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '' ELSE ${fixedSql(x, 6)} END`;
 
 export interface SubmissionOptions extends LinesOptions {
   /** Who the recordings are credited to (recordedBy, rightsHolder). */
@@ -37,7 +37,7 @@ export const dwcOccurrenceLineSql =
       (c) => {
         const constant = (v: string) => c.text(clean(v));
         const coarsened = (v: string) => (c.generalised ? constant(v) : "''");
-        const event = (t: string) => c.stampOffset(t, 'T');
+        const event = (t: string) => c.sessionStampOffset(t, 'T');
         const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string> = {
           occurrenceID: 'd.id::text',
           basisOfRecord: "'MachineObservation'",
@@ -55,7 +55,7 @@ export const dwcOccurrenceLineSql =
           identifiedBy: cleanSql(`'Chorus ' || d.model_id`),
           identificationVerificationStatus: `CASE WHEN d.verification_status = 'confirmed' THEN 'verified' ELSE 'unverified' END`,
           identificationRemarks: cleanSql(
-            `'confidence ' || ${toFixedSql(c.confidence, 2)} || ' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || d.model_id`,
+            `'confidence ' || ${fixedSql('d.confidence', 2)} || ' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || d.model_id`,
           ),
           associatedMedia: "''",
           dataGeneralizations: coarsened(GENERALISED),
@@ -98,14 +98,14 @@ export const inaturalistLineSql =
         const prefix = ascii.test(o.detectionUrlPrefix) ? o.detectionUrlPrefix : latin1Text(o.detectionUrlPrefix);
         // Always quoted (it holds commas): the guard looks at its first character, the common name's.
         const description =
-          `${common} || ', detected acoustically by Chorus: confidence ' || ${toFixedSql(c.confidence, 2)} || ` +
-          `' (calibrated ' || ${toFixedSql(c.calibratedFloat, 2)} || '), model ' || ${model} || '. ' || ` +
+          `${common} || ', detected acoustically by Chorus: confidence ' || ${fixedSql('d.confidence', 2)} || ` +
+          `' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${model} || '. ' || ` +
           (c.generalised ? c.text(SENSITIVE_DESCRIPTION) : `'Detection: ' || ${c.text(prefix)} || d.id`);
         // iNaturalist obscures a sensitive species' place further unless the team asked for private.
         const geoprivacy = c.generalised && o.geoprivacy === 'open' ? "'obscured'" : `'${o.geoprivacy}'`;
         const line = [
           csvText(latin1('d.scientific_name')),
-          c.stampOffset(c.atTime, ' '),
+          c.sessionStampOffset(c.atTime, ' '),
           `'"' || CASE WHEN ${startsLikeFormula(common)} THEN '''' ELSE '' END || replace(${description}, '"', '""') || '"'`,
           csvText(latin1(c.satelliteName)),
           coordSql(c.latitude),
