@@ -90,9 +90,10 @@ export function createPostgresDb(opts: PostgresOptions): Db {
         try {
           // No JIT: an export's line is a hundred expressions, and compiling them took longer than the
           // whole statement then runs (1.3-1.5 s of 3.6-4.9 s at a million rows; docs/exports.md "Performance").
-          await client.query(`SELECT set_config('jit', 'off', false), set_config('TimeZone', coalesce($1, current_setting('TimeZone')), false)`, [
-            opts?.timeZone ?? null,
-          ]);
+          await client.query(
+            `SELECT set_config('jit', 'off', false), set_config('TimeZone', coalesce($1, current_setting('TimeZone')), false)`,
+            [opts?.timeZone ?? null],
+          );
         } catch (err) {
           client.release(err as Error);
           rows.destroy(err as Error);
