@@ -8,6 +8,7 @@
  * or the other happens. In a zip, each part then streams as its entry, deflated as its lines come
  * (zip.ts ZipEntry): no temp file, and nothing of a later part held.
  */
+import { isAscii } from 'node:buffer';
 import { Readable } from 'node:stream';
 import { zipStream, type ZipEntry } from './zip.ts';
 import { PIECE_CHARS } from './shared.ts';
@@ -191,7 +192,8 @@ export function partedLines(p: {
   zip: { filename: string; part: (n: number) => string };
 }): PartedFile {
   // Pieces end between rows, so no character is cut in two.
-  const bytes = (b: Buffer) => (p.encoding === 'latin1' ? Buffer.from(b.toString('utf8'), 'latin1') : b);
+  // An ASCII piece (most of them) is the same bytes in either.
+  const bytes = (b: Buffer) => (p.encoding === 'latin1' && !isAscii(b) ? Buffer.from(b.toString('utf8'), 'latin1') : b);
   const header = Buffer.from(p.header, p.encoding);
   if (p.listed <= p.maxRows) {
     const body = async function* () {

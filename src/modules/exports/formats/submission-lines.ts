@@ -14,8 +14,15 @@ import { neutralise } from './shared.ts';
 /** isOrganism and not rejected: what an observation format carries. */
 const SUBMITTED = `d.verification_status <> 'rejected' AND d.category NOT IN ('anthropogenic', 'human_voice') AND d.scientific_name ~ '^[A-Z][a-z-]+ [a-z-]+'`;
 
-/** dwca's `clean`: a tab or line break would split the record. */
+/** dwca's `clean` of `x`: a tab or line break would split the record. */
 const cleanSql = (x: string) => `CASE WHEN ${x} ~ '[\\t\\r\\n]' THEN regexp_replace(${x}, '[\\t\\r\\n]+', ' ', 'g') ELSE ${x} END`;
+
+/**
+ * clean(neutralise(x)), `x` tested once: the apostrophe neutralise may add is no tab or line
+ * break, so whether anything needs cleaning is x's question.
+ */
+const cleanText = (x: string) =>
+  `CASE WHEN ${x} ~ '[\\t\\r\\n]' THEN regexp_replace(${neutraliseSql(x)}, '[\\t\\r\\n]+', ' ', 'g') ELSE ${neutraliseSql(x)} END`;
 
 /** coord: six decimals, or an empty cell. */
 const coordSql = (x: string) => `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '' ELSE ${fixedSql(x, 6)} END`;
@@ -42,21 +49,20 @@ export const dwcOccurrenceLineSql =
           occurrenceID: 'd.id::text',
           basisOfRecord: "'MachineObservation'",
           eventDate: `CASE WHEN date_trunc('milliseconds', ${c.endTime}) <> date_trunc('milliseconds', ${c.atTime}) THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
-          scientificName: cleanSql(neutraliseSql('d.scientific_name')),
-          vernacularName: cleanSql(neutraliseSql('d.common_name')),
+          scientificName: cleanText('d.scientific_name'),
+          vernacularName: cleanText('d.common_name'),
           taxonRank: "'species'",
           kingdom: "'Animalia'",
           decimalLatitude: coordSql(c.latitude),
           decimalLongitude: coordSql(c.longitude),
           geodeticDatum: `CASE WHEN ${c.latitude} IS NOT NULL AND ${c.longitude} IS NOT NULL THEN 'WGS84' ELSE '' END`,
-          locality: cleanSql(neutraliseSql(c.satelliteName)),
+          locality: cleanText(c.satelliteName),
           occurrenceStatus: "'present'",
           recordedBy: constant(neutralise(o.recordist)),
-          identifiedBy: cleanSql(`'Chorus ' || d.model_id`),
+          // The template around a value holds no tab or line break: cleaning the value cleans the cell.
+          identifiedBy: `'Chorus ' || ${cleanSql('d.model_id')}`,
           identificationVerificationStatus: `CASE WHEN d.verification_status = 'confirmed' THEN 'verified' ELSE 'unverified' END`,
-          identificationRemarks: cleanSql(
-            `'confidence ' || ${fixedSql('d.confidence', 2)} || ' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || d.model_id`,
-          ),
+          identificationRemarks: `'confidence ' || ${fixedSql('d.confidence', 2)} || ' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${cleanSql('d.model_id')}`,
           associatedMedia: "''",
           dataGeneralizations: coarsened(GENERALISED),
           informationWithheld: coarsened(WITHHELD_INFO),
@@ -96,17 +102,19 @@ export const inaturalistLineSql =
         const common = latin1('d.common_name');
         const model = latin1('d.model_id');
         const prefix = ascii.test(o.detectionUrlPrefix) ? o.detectionUrlPrefix : latin1Text(o.detectionUrlPrefix);
-        // Always quoted (it holds commas): the guard looks at its first character, the common name's.
+        // Always quoted (it holds commas): the guard looks at its first character, the common name's. Its quotes
+        // doubled where they can be (the names; the hub's own text holds none).
+        const quoted = (x: string) => `replace(${x}, '"', '""')`;
         const description =
-          `${common} || ', detected acoustically by Chorus: confidence ' || ${fixedSql('d.confidence', 2)} || ` +
-          `' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${model} || '. ' || ` +
-          (c.generalised ? c.text(SENSITIVE_DESCRIPTION) : `'Detection: ' || ${c.text(prefix)} || d.id`);
+          `${quoted(common)} || ', detected acoustically by Chorus: confidence ' || ${fixedSql('d.confidence', 2)} || ` +
+          `' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${quoted(model)} || '. ' || ` +
+          (c.generalised ? c.text(SENSITIVE_DESCRIPTION) : `'Detection: ' || ${c.text(prefix.replace(/"/g, '""'))} || d.id`);
         // iNaturalist obscures a sensitive species' place further unless the team asked for private.
         const geoprivacy = c.generalised && o.geoprivacy === 'open' ? "'obscured'" : `'${o.geoprivacy}'`;
         const line = [
           csvText(latin1('d.scientific_name')),
           c.sessionStampOffset(c.atTime, ' '),
-          `'"' || CASE WHEN ${startsLikeFormula(common)} THEN '''' ELSE '' END || replace(${description}, '"', '""') || '"'`,
+          `'"' || CASE WHEN ${startsLikeFormula(common)} THEN '''' ELSE '' END || ${description} || '"'`,
           csvText(latin1(c.satelliteName)),
           coordSql(c.latitude),
           coordSql(c.longitude),
