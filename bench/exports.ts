@@ -15,7 +15,7 @@
  * process, timed and counted like an export: what reading the rows costs with no JavaScript row
  * at all. Per format: rows/s, its share of the floor's rows/s, time to first byte, bytes, and the
  * hub's growth over its figures before the export: peak RSS (/proc, every 20 ms) and peak V8 heap
- * used and committed (GET /metrics, every 200 ms). Targets: ≥ 60 % of the floor's rows/s, first
+ * used and committed (GET /metrics, every 200 ms), and its CPU time per row (/proc/<pid>/stat). Targets: ≥ 60 % of the floor's rows/s, first
  * byte < 500 ms, RSS growth < 64 MB at 1 M rows. BENCH_ROWS overrides the row count;
  * BENCH_FORMATS (comma list of csv,json,ebird,inaturalist,dwca) picks formats.
  */
@@ -38,6 +38,12 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+};
+
+/** The hub's CPU time so far (user + system, ms), from /proc/<pid>/stat (clock ticks of 10 ms). */
+const cpuMs = (pid: number) => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
 interface Heap {
@@ -78,6 +84,7 @@ function count(stream: NodeJS.ReadableStream, t0: number): Promise<Measured> {
 /** Streams one export over HTTP while the hub's RSS and heap are sampled. */
 async function measure(hub: { url: string; pid: number }, path: string, headers: Record<string, string>) {
   const before = rssMb(hub.pid);
+  const cpuBefore = cpuMs(hub.pid);
   const heapBefore = await heapMb(hub.url, headers);
   let peak = before;
   const heapPeak = { ...heapBefore };
@@ -105,6 +112,8 @@ async function measure(hub: { url: string; pid: number }, path: string, headers:
     status: res.statusCode ?? 0,
     contentType: String(res.headers['content-type'] ?? ''),
     rssGrowthMb: peak - before,
+    // The sampling requests' own share is a few ms a second.
+    hubCpuMs: cpuMs(hub.pid) - cpuBefore,
     heapUsedGrowthMb: heapPeak.used - heapBefore.used,
     heapTotalGrowthMb: heapPeak.total - heapBefore.total,
   };
@@ -185,7 +194,7 @@ export async function run(): Promise<void> {
       console.log(
         `${name.padEnd(16)} ${r.status} ${(r.totalMs / 1000).toFixed(1)} s  ${k(rate)} rows/s  ${((100 * rate) / floorRate).toFixed(0)} % of floor  ` +
           `first byte ${r.ttfbMs.toFixed(0)} ms  ${(r.bytes / 1e6).toFixed(1)} MB  RSS +${r.rssGrowthMb.toFixed(1)} MB  ` +
-          `heap used +${r.heapUsedGrowthMb.toFixed(1)} MB, committed +${r.heapTotalGrowthMb.toFixed(1)} MB  (${r.contentType.split(';')[0]})\n` +
+          `heap used +${r.heapUsedGrowthMb.toFixed(1)} MB, committed +${r.heapTotalGrowthMb.toFixed(1)} MB  hub CPU ${((1000 * r.hubCpuMs) / ROWS).toFixed(1)} µs/row  (${r.contentType.split(';')[0]})\n` +
           `${'  floor'.padEnd(16)}     ${(f.totalMs / 1000).toFixed(1)} s  ${k(floorRate)} rows/s  first byte ${f.ttfbMs.toFixed(0)} ms  ${(f.bytes / 1e6).toFixed(1)} MB, ${f.lines.toLocaleString('en')} rows`,
       );
     }

@@ -4,7 +4,7 @@
  */
 import type { ExportLineSql } from '../../detections/service.ts';
 import { csvLine } from './shared.ts';
-import { CRLF, csvText, lineSql, numText, type LinesOptions } from './lines-sql.ts';
+import { CRLF, csvText, joinSql, lineSql, numText, type LinesOptions } from './lines-sql.ts';
 
 /** JSON.stringify of a text value (null when absent). */
 const jsonText = (x: string) => `coalesce(to_json(${x})::text, 'null')`;
@@ -44,8 +44,8 @@ export const csvLineSql =
         c.chunkId,
         url(c.detectionUrl, o.detectionUrlPrefix),
         url(c.audioUrl, o.audioUrlPrefix),
-      ].join(" || ',' || ");
-      return `${line} || ${CRLF}`;
+      ];
+      return joinSql("','", line, CRLF);
     });
 
 /**

@@ -6,7 +6,7 @@
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
-import { CRLF, csvText, fixedSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
+import { CRLF, csvText, fixedSql, joinSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
 import { clean, GENERALISED, OCCURRENCE_FIELDS, WITHHELD_INFO } from './dwca.ts';
 import { latin1Text, SENSITIVE_DESCRIPTION, type Geoprivacy } from './inaturalist.ts';
 import { neutralise } from './shared.ts';
@@ -70,7 +70,11 @@ export const dwcOccurrenceLineSql =
           license: constant(o.license),
           rightsHolder: constant(neutralise(o.recordist)),
         };
-        return `${OCCURRENCE_FIELDS.map(([name]) => cells[name]).join(' || chr(9) || ')} || chr(10)`;
+        return joinSql(
+          'chr(9)',
+          OCCURRENCE_FIELDS.map(([name]) => cells[name]),
+          'chr(10)',
+        );
       },
       SUBMITTED,
     );
@@ -120,8 +124,8 @@ export const inaturalistLineSql =
           coordSql(c.longitude),
           `'"Chorus,acoustic"'`,
           geoprivacy,
-        ].join(" || ',' || ");
-        return `${line} || ${CRLF}`;
+        ];
+        return joinSql("','", line, CRLF);
       },
       SUBMITTED,
     );
