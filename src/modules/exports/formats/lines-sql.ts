@@ -132,8 +132,9 @@ export function detectionCells(o: LinesOptions, text: TextParam, generalised: bo
     raw: (none: string) => numText('d.confidence', none),
     /** The calibrated confidence as the API writes it, and as a double. */
     calibrated: (none: string) => byModel((v) => `(${v})::text`, numText('d.confidence', none)),
+    /** The calibrated confidence as a number for fixedSql: the real itself where no curve applies (its text is the double's). */
     get calibratedFloat() {
-      return byModel((v) => v, confidence);
+      return curves.length ? byModel((v) => v, confidence) : 'd.confidence';
     },
     latitude: grid('s.latitude'),
     longitude: grid('s.longitude'),
