@@ -17,7 +17,8 @@
  * hub's growth over its figures before the export: peak RSS (/proc, every 20 ms) and peak V8 heap
  * used and committed (GET /metrics, every 200 ms), and its CPU time per row (/proc/<pid>/stat). Targets: ≥ 60 % of the floor's rows/s, first
  * byte < 500 ms, RSS growth < 64 MB at 1 M rows. BENCH_ROWS overrides the row count;
- * BENCH_FORMATS (comma list of csv,json,ebird,inaturalist,dwca) picks formats.
+ * BENCH_FORMATS (comma list of csv,json,ebird,inaturalist,dwca) picks formats; BENCH_KEEP=1 keeps
+ * the seeded schema and BENCH_REUSE=<schema> measures on it again (a 1 M seed takes 1.5–9 minutes).
  */
 import fs from 'node:fs';
 import http from 'node:http';
