@@ -18,15 +18,11 @@ import { newId } from '../../core/crypto.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { DetectionsService } from '../detections/service.ts';
 import { createExportsRepo, type ExportJobRow } from './repo.ts';
-import type { ExportContext, ExportRow, RowSource } from './types.ts';
+import type { Audience, ExportContext, ExportRow, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
-import { renderExport, renderLines, renderSubmissionLines, skippedOf, type RenderOptions } from './render.ts';
-import { dwcOccurrenceLineSql, inaturalistLineSql } from './formats/submission-lines.ts';
-import { licenseText } from './formats/dwca.ts';
-import { INATURALIST_MAX_ROWS, latin1Text } from './formats/inaturalist.ts';
-import type { LineSource } from './formats/csv.ts';
-import { csvLineSql, jsonLineSql } from './formats/detection-lines.ts';
-import type { CurveBucket, LinesOptions } from './formats/lines-sql.ts';
+import { renderExport, renderLines, skippedOf, type RenderOptions } from './render.ts';
+import type { CurveBucket } from './formats/lines-sql.ts';
+import { createLineFiles } from './line-files.ts';
 import { MAX_CALL_CHUNKS } from './formats/xenocanto.ts';
 import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
 import type { PublishedAudio } from '../published-audio/service.ts';
@@ -51,7 +47,7 @@ export interface ExportRequest {
   publishAudio?: boolean;
 }
 
-export type Audience = 'team' | 'outside';
+export type { Audience };
 
 /**
  * The formats whose media URL importers fetch without signing in (Darwin Core multimedia,
@@ -169,6 +165,7 @@ export function createExportsService(deps: {
   const repo = createExportsRepo(deps.db);
 
   const filterOf = exportFilterOf;
+  const lineFiles = createLineFiles(deps);
 
   const teamLicense = async (tenantId: string) =>
     licenseOf(deps.license ? await deps.license(tenantId) : (findSetting('publication_license')!.default as PublicationLicenseId));
@@ -255,12 +252,18 @@ export function createExportsService(deps: {
       const ctx = await contextOf(tenantId);
       return renderLines(
         req.kind,
-        await detectionLines(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
+        await lineFiles.detections(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
         ctx,
       );
     }
     if ((req.kind === 'dwca' || req.kind === 'inaturalist') && !req.options.partLimit && !(await publishes(tenantId, req, by))) {
-      const lines = await submissionLines(tenantId, req.kind, req, audience, onRows);
+      const ctx = await contextOf(tenantId);
+      const filter = filterOf(tenantId, req.filters, req);
+      const listed = req.kind === 'inaturalist' ? await total(tenantId, req) : 0;
+      const lines = await lineFiles.submission(tenantId, req.kind, filter, audience, onRows, ctx, {
+        listed,
+        geoprivacy: req.options.geoprivacy,
+      });
       if (lines) return lines;
     }
     return renderFromRows(tenantId, req, onRows, audience, by);
@@ -298,85 +301,9 @@ export function createExportsService(deps: {
     });
   }
 
-  /**
-   * The detections CSV or JSON as lines the database writes (formats/lines-sql.ts): under COPY
-   * where the database streams it (PostgreSQL), bytes passed on without a JavaScript row per
-   * detection, else batch by batch. In a file that leaves the team, sensitive rows are generalised
-   * in SQL and moved to the end of their hour (reorderCoarsened's order: by the COPY statement's
-   * ORDER BY, or here over the batches).
-   */
-  async function detectionLines(
-    tenantId: string,
-    kind: 'csv' | 'json',
-    filter: ReturnType<typeof filterOf>,
-    audience: Audience,
-    onRows: (n: number) => void,
-    ctx: ExportContext,
-  ): Promise<LineSource> {
-    const options = await linesOptions(tenantId, audience, ctx);
-    const line = kind === 'csv' ? csvLineSql(options) : jsonLineSql(options);
-    const bytes = await deps.detections.exportLineBytes(filter, line, { onRows });
-    if (bytes) return bytes;
-    const batches = deps.detections.exportLineBatches(filter, line);
-    const ordered = options.sensitive.length ? reorderCoarsened(batches, (r) => r.coarsened, 'outside') : batches;
-    return (async function* () {
-      let n = 0;
-      for await (const batch of ordered) {
-        n += batch.length;
-        onRows(n);
-        yield batch.map((r) => r.line ?? '').join('');
-      }
-    })();
-  }
-
   /** Whether an export publishes its recordings: asked, a media kind, by someone, and the team's setting on (withMedia). */
   async function publishes(tenantId: string, req: ExportRequest, by?: AuditActor) {
     return Boolean(req.publishAudio && by && MEDIA_KINDS.has(req.kind) && deps.publishing && (await deps.publishing.enabled(tenantId)));
-  }
-
-  /** The options every line format reads: the team's zone, links, curves and (outside the team) sensitive species. */
-  async function linesOptions(tenantId: string, audience: Audience, ctx: ExportContext): Promise<LinesOptions> {
-    const [curves, codes] = await Promise.all([
-      deps.calibrationCurves ? deps.calibrationCurves(tenantId) : [],
-      audience === 'outside' && deps.sensitiveCodes ? deps.sensitiveCodes(tenantId) : new Set<string>(),
-    ]);
-    return {
-      timeZone: ctx.timeZone,
-      detectionUrlPrefix: `${deps.publicUrl}/detections/`,
-      audioUrlPrefix: `${deps.publicUrl}/api/audio/`,
-      curves,
-      sensitive: [...codes].sort(),
-      withheld: WITHHELD,
-    };
-  }
-
-  /**
-   * Darwin Core or iNaturalist as lines the database writes (formats/submission-lines.ts), under
-   * COPY; null where the database has no COPY stream (the rows' writers do it then).
-   */
-  async function submissionLines(
-    tenantId: string,
-    kind: 'dwca' | 'inaturalist',
-    req: ExportRequest,
-    audience: Audience,
-    onRows: (n: number) => void,
-  ) {
-    const filter = filterOf(tenantId, req.filters, req);
-    const ctx = await contextOf(tenantId);
-    const options = await linesOptions(tenantId, audience, ctx);
-    if (kind === 'dwca') {
-      const line = dwcOccurrenceLineSql({ ...options, recordist: ctx.recordist, license: licenseText(ctx) });
-      const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, timeZone: ctx.timeZone });
-      return pieces && renderSubmissionLines(kind, pieces, ctx, 0);
-    }
-    const [listed, names] = await Promise.all([total(tenantId, req), deps.detections.exportNonAsciiNames(tenantId)]);
-    const line = inaturalistLineSql({
-      ...options,
-      geoprivacy: req.options.geoprivacy ?? 'open',
-      latin1: new Map(names.map((n) => [n, latin1Text(n)])),
-    });
-    const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS, timeZone: ctx.timeZone });
-    return pieces && renderSubmissionLines(kind, pieces, ctx, listed);
   }
 
   /**

@@ -37,3 +37,6 @@ export interface ExportContext {
 
 /** The rows, batch by batch, oldest first. */
 export type RowSource = AsyncIterable<ExportRow[]>;
+
+/** Who a file is for: the team's own, or one that leaves the team (a scheduled send, a submission format), where sensitive species are generalised. */
+export type Audience = 'team' | 'outside';
