@@ -101,9 +101,13 @@ describe('one call, several recorders (e2e)', { skip, timeout: 180_000 }, () => 
         assert.equal(res.status(), 200, 'each recording plays');
         assert.equal(res.headers()['content-type'], 'audio/wav');
       }
-      // The other recording's page lists the same observation.
+      // The other recording's page lists the same observation. The heading is on both pages, so the
+      // new page is waited for by its address and its second recording, not by the heading.
+      const before = page.url();
       await recordings.nth(1).getByRole('link', { name: 'Orchard' }).click();
+      await page.waitForURL((url) => url.toString() !== before);
       await page.getByRole('heading', { name: 'Recordings of this call' }).waitFor();
+      await page.getByTestId('recording').nth(1).waitFor();
       assert.equal(await page.getByTestId('recording').count(), 2);
       assert.deepEqual(cspViolations, [], 'CSP violations');
     } finally {
