@@ -375,8 +375,10 @@ export function createExportsService(deps: {
       createdAt: now,
       expiresAt: new Date(now.getTime() + JOB_TTL_MS),
     });
+    // Read before it is queued: a worker may take it at once, and the answer is the job as created (queued).
+    const created = presentJob((await repo.findJob(tenantId, id))!);
     await deps.queue.enqueue(EXPORT_QUEUE, id, { jobId: id });
-    return presentJob((await repo.findJob(tenantId, id))!);
+    return created;
   }
 
   /** Runs one queued job (the export queue's handler). */
