@@ -3,7 +3,7 @@
  * the file holds, so PostgreSQL streams the file under COPY and the hub passes its bytes on
  * without a JavaScript row per detection (docs/exports.md "Performance"). This module holds what
  * the formats share, as SQL over detections `d` and satellites `s`: the formula guard and RFC 4180
- * quoting (as neutralise and csvLine in ./shared.ts), toFixed, the team's local time, the
+ * quoting (as neutralise and csvLine in ./shared.ts), decimals (as fixedDecimal), the team's local time, the
  * calibrated confidence (the team's curves as a CASE per model, read as calibration's `calibrate`
  * reads them) and, for a file that leaves the team, a sensitive species generalised (exports
  * service `generaliseRow`). The formats' lines: ./detection-lines.ts (CSV, JSON),

@@ -2,7 +2,7 @@
  * Darwin Core's occurrence.txt and iNaturalist's CSV lines as the database writes them
  * (./lines-sql.ts), byte for byte what ./dwca.ts and ./inaturalist.ts write from rows (a test
  * holds the two to each other): the writers built in JavaScript still serve a file that publishes
- * its recordings, whose links are signed here (src/modules/published-audio). A row these formats
+ * its recordings, whose links the hub signs (src/modules/published-audio). A row these formats
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
