@@ -63,6 +63,12 @@ describe('scheduled exports', () => {
     );
     hookChannel = hook.body.id;
     const sat = await makeSatellite(hub, team, owner, 'Meadow');
+    // The clock runs with real time: close to a full hour, the schedules saved by the tests below
+    // would fall due an hour later than the rows were made (a run at 22:59 counted 1 of 3), so the
+    // clock first moves past the hour.
+    const HOUR = 3_600_000;
+    const intoHour = hub.clock.now().getTime() % HOUR;
+    if (intoHour > HOUR - 5 * 60_000) hub.clock.advance(HOUR - intoHour + 60_000);
     // Now, before the first due time: inside the first run's window (one interval back from it).
     for (let i = 0; i < 3; i++) await makeDetection(hub, { satellite: sat, at: new Date(hub.clock.now().getTime() + i) });
   });
