@@ -96,7 +96,7 @@ describe(
 
     test('Darwin Core: every file of the archive the same', async () => {
       const sql = await hub.services.exports.render(team.id, request('dwca'), undefined, 'outside');
-      const rows = await hub.services.exports.renderFromRows(team.id, request('dwca'), undefined, 'outside');
+      const rows = await hub.services.exports.render(team.id, request('dwca'), undefined, 'outside', undefined, { fromRows: true });
       const [a, b] = [await unzip(await bytes(sql.body)), await unzip(await bytes(rows.body))];
       assert.deepEqual([...a.keys()].sort(), [...b.keys()].sort());
       // eml.xml names the moment each file was made.
@@ -127,7 +127,9 @@ describe(
     for (const geoprivacy of ['open', 'private'] as const)
       test(`iNaturalist (${geoprivacy}): the same Latin-1 bytes`, async () => {
         const sql = await hub.services.exports.render(team.id, request('inaturalist', { geoprivacy }), undefined, 'outside');
-        const rows = await hub.services.exports.renderFromRows(team.id, request('inaturalist', { geoprivacy }), undefined, 'outside');
+        const rows = await hub.services.exports.render(team.id, request('inaturalist', { geoprivacy }), undefined, 'outside', undefined, {
+          fromRows: true,
+        });
         const [a, b] = [await bytes(sql.body), await bytes(rows.body)];
         assert.equal(a.toString('latin1'), b.toString('latin1'));
         assert.equal(sql.contentType, 'text/csv; charset=iso-8859-1');
@@ -156,7 +158,9 @@ describe(
           await bytes((await hub.services.exports.render(team.id, request('inaturalist'), undefined, 'outside')).body),
         );
         const rows = await unzip(
-          await bytes((await hub.services.exports.renderFromRows(team.id, request('inaturalist'), undefined, 'outside')).body),
+          await bytes(
+            (await hub.services.exports.render(team.id, request('inaturalist'), undefined, 'outside', undefined, { fromRows: true })).body,
+          ),
         );
         assert.deepEqual([...sql.keys()], ['inaturalist-part-1.csv', 'inaturalist-part-2.csv', 'inaturalist-part-3.csv']);
         for (const [name, text] of sql) assert.equal(text.toString('latin1'), rows.get(name)!.toString('latin1'), name);

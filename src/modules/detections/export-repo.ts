@@ -92,6 +92,9 @@ export function exportScanStatement(
 
 export function createExportScanRepo(db: Db) {
   return {
+    /** Whether lineBytes streams (the database has COPY). */
+    streams: Boolean(db.copyColumn),
+
     /** One batch of export rows after `after` (keyset on detected_at, id, which the team's time index reads in order). */
     rows(f: DetectionListFilter, after: ExportKeyset | null, limit: number) {
       const q = exportScanStatement(f, after, limit);

@@ -98,6 +98,32 @@ export function exportListFilter(f: ExportFilter, categories: VisibleCategories)
   };
 }
 
+/**
+ * Keyset batches, oldest first: the next batch is read while the caller handles the one in hand
+ * (the database and the writer work at once), so memory holds two. A batch shorter than
+ * `batchSize` is the last.
+ */
+async function* keysetBatches<R extends ExportKeyset>(read: (after: ExportKeyset | null) => Promise<R[]>, batchSize: number) {
+  let next: Promise<R[]> | null = read(null);
+  try {
+    while (next) {
+      const rows: R[] = await next;
+      next = null;
+      if (rows.length === 0) return;
+      if (rows.length === batchSize) {
+        const last = rows[rows.length - 1]!;
+        next = read({ detectedAt: last.detectedAt, id: last.id });
+        // Caught here, thrown where awaited: a reader gone away must not leave an unhandled rejection.
+        next.catch(() => {});
+      }
+      yield rows;
+    }
+  } finally {
+    // Abandoned with a read in flight: let it finish (its connection back to the pool) before returning.
+    if (next) await next.catch(() => {});
+  }
+}
+
 export function createDetectionsService(deps: { db: Db; clock: Clock; readers: DetectionReaders }) {
   const { db, clock, readers } = deps;
   const repo = createDetectionsRepo(db);
@@ -154,25 +180,11 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
         const out: ExportRow[] = rows.map((r, i) => Object.assign(r, { calibratedConfidence: calibrated[i] ?? r.confidence }));
         return out;
       };
-      let next: Promise<ExportRow[]> | null = read(null);
-      try {
-        while (next) {
-          const rows: ExportRow[] = await next;
-          next = null;
-          if (rows.length === 0) return;
-          if (rows.length === batchSize) {
-            const last = rows[rows.length - 1]!;
-            next = read({ detectedAt: last.detectedAt, id: last.id });
-            // Caught here, thrown where awaited: a reader gone away must not leave an unhandled rejection.
-            next.catch(() => {});
-          }
-          yield rows;
-        }
-      } finally {
-        // Abandoned with a read in flight: let it finish (its connection back to the pool) before returning.
-        if (next) await next.catch(() => {});
-      }
+      yield* keysetBatches(read, batchSize);
     },
+
+    /** Whether the database streams an export's lines under COPY (PostgreSQL; not PGlite). */
+    exportStreamsLines: () => exportScan.streams,
 
     /**
      * An export's lines written by the database (CSV, JSON: `line`), oldest first, as bytes end to
@@ -189,14 +201,7 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     /** The same lines batch by batch, each with its key and whether it is coarsened (a file that leaves the team reorders those). */
     async *exportLineBatches(f: ExportFilter, line: ExportLineSql, batchSize = EXPORT_BATCH_ROWS): AsyncGenerator<ExportLineRow[]> {
       const filter = exportListFilter(f, await readers.visibility.of(f.tenantIds));
-      let after: ExportKeyset | null = null;
-      for (;;) {
-        const rows = await exportScan.lines(filter, line, after, batchSize);
-        if (rows.length > 0) yield rows;
-        if (rows.length < batchSize) return;
-        const last = rows[rows.length - 1]!;
-        after = { detectedAt: last.detectedAt, id: last.id };
-      }
+      yield* keysetBatches((after) => exportScan.lines(filter, line, after, batchSize), batchSize);
     },
 
     /** The chunks of a call's audio, oldest first, at most `limit` (the xeno-canto export's whole-call recording). */

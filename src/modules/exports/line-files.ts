@@ -3,9 +3,10 @@
  * detections CSV and JSON, and Darwin Core and iNaturalist where no recording is published. On
  * PostgreSQL each streams under COPY, bytes passed on without a JavaScript row per detection;
  * on PGlite CSV and JSON read the same lines batch by batch, and the submission formats are left
- * to the writers over rows (null here).
+ * to the writers over rows.
  */
-import type { DetectionsService, ExportFilter } from '../detections/service.ts';
+import type { CopyColumnOptions } from '../../infra/db/index.ts';
+import type { DetectionsService, ExportFilter, ExportLineSql } from '../detections/service.ts';
 import { reorderCoarsened, WITHHELD } from '../sensitive/service.ts';
 import type { Audience, ExportContext } from './types.ts';
 import type { LineSource } from './formats/csv.ts';
@@ -69,9 +70,16 @@ export function createLineFiles(deps: {
     };
   }
 
+  /** The lines under COPY, where the caller has made sure the database streams them (exportStreamsLines). */
+  async function copied(filter: ExportFilter, line: ExportLineSql, opts: CopyColumnOptions) {
+    const pieces = await deps.detections.exportLineBytes(filter, line, opts);
+    if (!pieces) throw new Error('the database has no COPY stream: submission files are written from rows here');
+    return pieces;
+  }
+
   /**
    * Darwin Core or iNaturalist as lines the database writes (formats/submission-lines.ts), under
-   * COPY; null where the database has no COPY stream (the rows' writers do it then).
+   * COPY: only where the database streams them (elsewhere the rows' writers make these files).
    */
   async function submission(
     tenantId: string,
@@ -85,8 +93,7 @@ export function createLineFiles(deps: {
     const options = await linesOptions(tenantId, audience, ctx);
     if (kind === 'dwca') {
       const line = dwcOccurrenceLineSql({ ...options, recordist: ctx.recordist, license: licenseText(ctx) });
-      const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, timeZone: ctx.timeZone });
-      return pieces && renderSubmissionLines(kind, pieces, ctx, 0);
+      return renderSubmissionLines(kind, await copied(filter, line, { onRows, timeZone: ctx.timeZone }), ctx, 0);
     }
     const names = await deps.detections.exportNonAsciiNames(tenantId);
     const line = inaturalistLineSql({
@@ -94,8 +101,8 @@ export function createLineFiles(deps: {
       geoprivacy: opts.geoprivacy ?? 'open',
       latin1: new Map(names.map((n) => [n, latin1Text(n)])),
     });
-    const pieces = await deps.detections.exportLineBytes(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS, timeZone: ctx.timeZone });
-    return pieces && renderSubmissionLines(kind, pieces, ctx, opts.listed);
+    const pieces = await copied(filter, line, { onRows, partLines: INATURALIST_MAX_ROWS, timeZone: ctx.timeZone });
+    return renderSubmissionLines(kind, pieces, ctx, opts.listed);
   }
 
   return { detections, submission };

@@ -146,7 +146,14 @@ export function createExportsService(deps: {
   storage: Pick<ObjectStorage, 'putFile' | 'stream' | 'delete'>;
   detections: Pick<
     DetectionsService,
-    'exportBatches' | 'exportLineBytes' | 'exportLineBatches' | 'exportNonAsciiNames' | 'exportTally' | 'list' | 'callChunkIds'
+    | 'exportBatches'
+    | 'exportLineBytes'
+    | 'exportLineBatches'
+    | 'exportStreamsLines'
+    | 'exportNonAsciiNames'
+    | 'exportTally'
+    | 'list'
+    | 'callChunkIds'
   >;
   audio: (tenantId: string, chunkId: string) => Promise<Buffer | null>;
   timeZone: (tenantId: string) => Promise<string>;
@@ -237,7 +244,11 @@ export function createExportsService(deps: {
   /**
    * Who an export is for: the team's own (a member downloads CSV, JSON or the report: everything)
    * or `outside` (a scheduled export sent to a channel, and every submission format), where
-   * sensitive species are generalised.
+   * sensitive species are generalised. CSV and JSON are lines the database writes; Darwin Core and
+   * iNaturalist too where it streams them under COPY and the file publishes no recording (the
+   * public links are signed here); everything else is written from rows in JavaScript.
+   * `how.fromRows`: Darwin Core and iNaturalist from rows even so (tests hold the two writers to
+   * the same bytes).
    */
   async function render(
     tenantId: string,
@@ -245,47 +256,33 @@ export function createExportsService(deps: {
     onRows: (n: number) => void = () => {},
     asked: Audience = 'team',
     by?: AuditActor,
-  ) {
-    const req = withReportWindow(request);
-    const audience = audienceOf(req.kind, asked);
-    if (req.kind === 'csv' || req.kind === 'json') {
-      const ctx = await contextOf(tenantId);
-      return renderLines(
-        req.kind,
-        await lineFiles.detections(tenantId, req.kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
-        ctx,
-      );
-    }
-    if ((req.kind === 'dwca' || req.kind === 'inaturalist') && !req.options.partLimit && !(await publishes(tenantId, req, by))) {
-      const ctx = await contextOf(tenantId);
-      const filter = filterOf(tenantId, req.filters, req);
-      const listed = req.kind === 'inaturalist' ? await total(tenantId, req) : 0;
-      const lines = await lineFiles.submission(tenantId, req.kind, filter, audience, onRows, ctx, {
-        listed,
-        geoprivacy: req.options.geoprivacy,
-      });
-      if (lines) return lines;
-    }
-    return renderFromRows(tenantId, req, onRows, audience, by);
-  }
-
-  /**
-   * Any export written from rows in JavaScript: the kinds the database does not write, and
-   * Darwin Core and iNaturalist where it cannot (PGlite, which has no COPY stream) or where the
-   * file links recordings it publishes (the links are signed here). Tests hold the database's
-   * lines to these writers.
-   */
-  async function renderFromRows(
-    tenantId: string,
-    request: ExportRequest,
-    onRows: (n: number) => void = () => {},
-    asked: Audience = 'team',
-    by?: AuditActor,
+    how: { fromRows?: boolean } = {},
   ) {
     const req = withReportWindow(request);
     const audience = audienceOf(req.kind, asked);
     const kind = req.kind;
-    if (kind === 'csv' || kind === 'json') throw new Error('CSV and JSON are lines the database writes (render)');
+    if (kind === 'csv' || kind === 'json') {
+      const ctx = await contextOf(tenantId);
+      return renderLines(
+        kind,
+        await lineFiles.detections(tenantId, kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
+        ctx,
+      );
+    }
+    if (
+      (kind === 'dwca' || kind === 'inaturalist') &&
+      !how.fromRows &&
+      !req.options.partLimit &&
+      deps.detections.exportStreamsLines() &&
+      !(await publishes(tenantId, req, by))
+    ) {
+      const ctx = await contextOf(tenantId);
+      const listed = kind === 'inaturalist' ? await total(tenantId, req) : 0;
+      return lineFiles.submission(tenantId, kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx, {
+        listed,
+        geoprivacy: req.options.geoprivacy,
+      });
+    }
     let source: RowSource = deps.detections.exportBatches(filterOf(tenantId, req.filters, req));
     if (audience === 'outside' && deps.sensitiveCodes) source = generalised(source, await deps.sensitiveCodes(tenantId));
     const { rows, ctx } = await withMedia(tenantId, req, counted(source, onRows), await contextOf(tenantId), by);
@@ -429,7 +426,6 @@ export function createExportsService(deps: {
     contextOf,
     toFile,
     render,
-    renderFromRows,
 
     /** Streams the export, or starts a background job when asked or when the archive is large. */
     async open(actor: TeamActor, req: ExportRequest, background: boolean): Promise<Opened> {
