@@ -27,6 +27,12 @@ export interface CopyColumnOptions {
    * as no line: a row a format leaves out.
    */
   partLines?: number;
+  /**
+   * Cut the output before a value that would take the part past this many bytes (a file an
+   * importer takes only so large: eBird's 1 MB, one value a whole checklist), each cut marked by
+   * PART_BREAK; a value larger than the limit makes a part of its own.
+   */
+  partBytes?: number;
   /** The session's time zone for the statement (its `to_char(… TZH:TZM)`), reset after it. */
   timeZone?: string;
 }
@@ -44,12 +50,16 @@ export class CopyBinaryColumn extends Transform {
 
   private readonly onRows: (rows: number) => void;
   private readonly partLines: number;
+  private readonly partBytes: number;
+  /** Bytes of the part being written. */
+  private partUsed = 0;
 
   constructor(opts: CopyColumnOptions = {}) {
     // Object mode on the reading side: pieces stay the pieces pushed (a part's cut is where one ends), and PART_BREAK can follow one.
     super({ readableObjectMode: true });
     this.onRows = opts.onRows ?? (() => {});
     this.partLines = opts.partLines ?? Infinity;
+    this.partBytes = opts.partBytes ?? Infinity;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -84,6 +94,8 @@ export class CopyBinaryColumn extends Transform {
         const length = buf.readInt32BE(at + 2);
         const size = length < 0 ? 0 : length;
         if (at + 6 + size > buf.length) break;
+        if (size > 0 && this.partUsed > 0 && this.partUsed + size > this.partBytes) this.cut();
+        this.partUsed += size;
         this.write_(buf, at + 6, size);
         at += 6 + size;
         this.rows++;
@@ -108,6 +120,7 @@ export class CopyBinaryColumn extends Transform {
     if (this.used > 0) this.push(this.out.subarray(0, this.used));
     this.out = Buffer.allocUnsafe(OUT_BYTES);
     this.used = 0;
+    this.partUsed = 0;
     this.push(PART_BREAK);
   }
 

@@ -55,6 +55,15 @@ export interface ExportKeyset {
  */
 export type ExportLineSql = (add: (value: unknown) => string) => { line: string; coarsened: string };
 
+/**
+ * A whole statement of the team's detections `d` and satellites `s` under the export's filter
+ * (`where`: its WHERE clause, empty for none), values through `add`; its one column is the file's
+ * text (eBird: a checklist a row, src/modules/exports/formats/ebird-lines.ts).
+ */
+export type ExportTeamStatement = (add: (value: unknown) => string, where: string) => string;
+
+const Satellite = shape({ name: col.text(), latitude: col.nullable(col.num()), longitude: col.nullable(col.num()) });
+
 /** A line (null: left out) with the key it was read at (the next batch goes on from it) and whether it is coarsened. */
 const ExportLineRow = shape({ line: col.nullable(col.text()), id: col.text(), detectedAt: col.text(), coarsened: col.bool() });
 export type ExportLineRow = RowOf<typeof ExportLineRow>;
@@ -125,6 +134,32 @@ export function createExportScanRepo(db: Db) {
         [tenantId],
       );
       return rows.map((r) => r.v);
+    },
+
+    /**
+     * What a file aggregated by the database names besides the rows (eBird): the team's species
+     * keys (lower-case codes, from the day counts, not the rows), the hub's model ids, and the
+     * team's satellites with their places.
+     */
+    async teamFacts(tenantId: string) {
+      const [species, models, satellites] = await Promise.all([
+        db.query(Text, `SELECT DISTINCT key AS v FROM detection_day_counts WHERE tenant_id = $1 AND dim = 'species'`, [tenantId]),
+        db.query(Text, 'SELECT id AS v FROM inference_models', []),
+        db.query(Satellite, 'SELECT name, latitude, longitude FROM satellites WHERE tenant_id = $1', [tenantId]),
+      ]);
+      return { speciesKeys: species.map((r) => r.v), models: models.map((r) => r.v), satellites };
+    },
+
+    /** A whole statement's text as bytes under COPY (Db.copyColumn); null where the database has no COPY stream. */
+    statementBytes(f: DetectionListFilter, statement: ExportTeamStatement, opts: CopyColumnOptions): Readable | null {
+      if (!db.copyColumn) return null;
+      const p = new Params();
+      const where = whereOf(f, p, f.start, f.end);
+      return db.copyColumn(
+        statement((v) => p.add(v), where),
+        p.values,
+        opts,
+      );
     },
 
     /**

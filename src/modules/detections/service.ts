@@ -2,10 +2,17 @@ import type { CopyColumnOptions, Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
 import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
-import { createExportScanRepo, type DetectionExportRow, type ExportKeyset, type ExportLineRow, type ExportLineSql } from './export-repo.ts';
+import {
+  createExportScanRepo,
+  type DetectionExportRow,
+  type ExportKeyset,
+  type ExportLineRow,
+  type ExportLineSql,
+  type ExportTeamStatement,
+} from './export-repo.ts';
 import type { VisibleCategories } from './category-sql.ts';
 
-export type { DetectionExportRow, ExportLineRow, ExportLineSql };
+export type { DetectionExportRow, ExportLineRow, ExportLineSql, ExportTeamStatement };
 /** SQL of the export's columns (an export's lines are written over detections `d` and satellites `s`). */
 export { CALL_END, utcIso } from './repo.ts';
 import { createReviewRepo } from './review-repo.ts';
@@ -194,6 +201,14 @@ export function createDetectionsService(deps: { db: Db; clock: Clock; readers: D
     async exportLineBytes(f: ExportFilter, line: ExportLineSql, opts: CopyColumnOptions) {
       return exportScan.lineBytes(exportListFilter(f, await readers.visibility.of(f.tenantIds)), line, opts);
     },
+
+    /** A file the database aggregates itself (eBird) under the export's filter, as bytes under COPY; null without COPY. */
+    async exportStatementBytes(f: ExportFilter, statement: ExportTeamStatement, opts: CopyColumnOptions) {
+      return exportScan.statementBytes(exportListFilter(f, await readers.visibility.of(f.tenantIds)), statement, opts);
+    },
+
+    /** The team's species keys, the hub's model ids and the team's satellites (exportStatementBytes' eBird file names them). */
+    exportTeamFacts: (tenantId: string) => exportScan.teamFacts(tenantId),
 
     /** The team's species and satellite names that are not plain ASCII (an export in Latin-1 spells them first). */
     exportNonAsciiNames: (tenantId: string) => exportScan.nonAsciiNames(tenantId),

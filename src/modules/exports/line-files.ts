@@ -15,10 +15,16 @@ import type { CurveBucket, LinesOptions } from './formats/lines-sql.ts';
 import { dwcOccurrenceLineSql, inaturalistLineSql } from './formats/submission-lines.ts';
 import { licenseText } from './formats/dwca.ts';
 import { INATURALIST_MAX_ROWS, latin1Text, type Geoprivacy } from './formats/inaturalist.ts';
-import { renderSubmissionLines } from './render.ts';
+import { renderChecklistLines, renderSubmissionLines } from './render.ts';
+import { ebirdChecklistSql } from './formats/ebird-lines.ts';
+import { ebirdTaxon, type EbirdTaxon } from './formats/ebird-names.ts';
+import { EBIRD_MAX_FILE_BYTES } from './formats/ebird.ts';
 
 export function createLineFiles(deps: {
-  detections: Pick<DetectionsService, 'exportLineBytes' | 'exportLineBatches' | 'exportNonAsciiNames'>;
+  detections: Pick<
+    DetectionsService,
+    'exportLineBytes' | 'exportLineBatches' | 'exportNonAsciiNames' | 'exportStatementBytes' | 'exportTeamFacts'
+  >;
   publicUrl: string;
   sensitiveCodes?: (tenantId: string) => Promise<ReadonlySet<string>>;
   calibrationCurves?: (tenantId: string) => Promise<Array<{ modelId: string; buckets: CurveBucket[] }>>;
@@ -105,5 +111,41 @@ export function createLineFiles(deps: {
     return renderSubmissionLines(kind, pieces, ctx, opts.listed);
   }
 
-  return { detections, submission };
+  /**
+   * The eBird checklist file aggregated and written by the database (formats/ebird-lines.ts), a
+   * checklist a COPY row, parts of 1 MB cut between checklists: only where it streams under COPY.
+   * `onRows` hears the checklists written.
+   */
+  async function checklist(
+    tenantId: string,
+    filter: ExportFilter,
+    onRows: (n: number) => void,
+    ctx: ExportContext,
+    counts: 'presence' | 'calls' = 'presence',
+  ) {
+    const [options, facts] = await Promise.all([linesOptions(tenantId, 'outside', ctx), deps.detections.exportTeamFacts(tenantId)]);
+    const taxa = facts.speciesKeys.flatMap((key) => {
+      const taxon = ebirdTaxon(key);
+      return taxon ? [{ key, taxon }] : ([] as Array<{ key: string; taxon: EbirdTaxon }>);
+    });
+    const statement = ebirdChecklistSql({
+      detectionUrlPrefix: options.detectionUrlPrefix,
+      sensitive: options.sensitive,
+      withheld: options.withheld,
+      teamName: ctx.teamName,
+      counts,
+      taxa,
+      models: facts.models,
+      satellites: facts.satellites,
+    });
+    const pieces = await deps.detections.exportStatementBytes(filter, statement, {
+      onRows,
+      partBytes: EBIRD_MAX_FILE_BYTES,
+      timeZone: ctx.timeZone,
+    });
+    if (!pieces) throw new Error('the database has no COPY stream: the eBird file is written from rows here');
+    return renderChecklistLines(pieces, ctx);
+  }
+
+  return { detections, submission, checklist };
 }

@@ -67,12 +67,12 @@ export function renderLines(kind: 'csv' | 'json', lines: LineSource, ctx: Pick<E
  * archive around them, or iNaturalist's CSV (Latin-1, a zip of parts past its limit: `listed` as
  * for renderExport; the pieces break where Db.copyColumn's partLines cut them).
  */
-export function renderSubmissionLines(
+export async function renderSubmissionLines(
   kind: 'dwca' | 'inaturalist',
   pieces: AsyncIterable<Buffer | typeof PART_BREAK>,
   ctx: ExportContext,
   listed: number,
-): Rendered {
+): Promise<Rendered> {
   const base = fileBase(ctx);
   if (kind === 'dwca') {
     const lines = (async function* () {
@@ -88,6 +88,18 @@ export function renderSubmissionLines(
     encoding: 'latin1',
     single: { contentType: 'text/csv; charset=iso-8859-1', filename: `${base}-inaturalist.csv` },
     zip: { filename: `${base}-inaturalist.zip`, part: (n) => `inaturalist-part-${n}.csv` },
+  });
+}
+
+/** The eBird file of checklists the database wrote (formats/ebird-lines.ts): one file, or a zip once a part is full. */
+export function renderChecklistLines(pieces: AsyncIterable<Buffer | typeof PART_BREAK>, ctx: ExportContext): Promise<Rendered> {
+  const base = fileBase(ctx);
+  return partedLines({
+    pieces,
+    header: '',
+    encoding: 'utf8',
+    single: { contentType: 'text/csv; charset=utf-8', filename: `${base}-ebird.csv` },
+    zip: { filename: `${base}-ebird.zip`, part: (n) => `ebird-part-${n}.csv` },
   });
 }
 

@@ -151,6 +151,8 @@ export function createExportsService(deps: {
     | 'exportLineBatches'
     | 'exportStreamsLines'
     | 'exportNonAsciiNames'
+    | 'exportStatementBytes'
+    | 'exportTeamFacts'
     | 'exportTally'
     | 'list'
     | 'callChunkIds'
@@ -268,6 +270,10 @@ export function createExportsService(deps: {
         await lineFiles.detections(tenantId, kind, filterOf(tenantId, req.filters, req), audience, onRows, ctx),
         ctx,
       );
+    }
+    if (kind === 'checklist' && !how.fromRows && !req.options.partLimit && deps.detections.exportStreamsLines()) {
+      const ctx = await contextOf(tenantId);
+      return lineFiles.checklist(tenantId, filterOf(tenantId, req.filters, req), onRows, ctx, req.options.counts);
     }
     if (
       (kind === 'dwca' || kind === 'inaturalist') &&

@@ -18,6 +18,7 @@
 import type { ExportContext, ExportRow, RowSource } from '../types.ts';
 import { ebirdTaxon, type EbirdTaxon } from './ebird-names.ts';
 import { placeAt } from '../../places/index.ts';
+import { WITHHELD } from '../../sensitive/service.ts';
 import { conf, coord, localDay, localTime, neutralise, Raw, SkipTally, type SkippedSpecies } from './shared.ts';
 
 export const EBIRD_COLUMNS = [
@@ -118,6 +119,7 @@ interface SpeciesTally {
 interface Checklist {
   day: number;
   satelliteName: string;
+  satelliteId: string;
   latitude: number | null;
   longitude: number | null;
   firstMs: number;
@@ -132,6 +134,34 @@ interface Checklist {
   rowLongitude: number | null;
   /** Rendered and left: a late row of its day opens a new list, as it would by key. */
   done: boolean;
+}
+
+/** Code point order (UTF-8 bytes compare as code points do): the database sorts names by bytes (COLLATE "C"). */
+const byCodePoints = (a: string, b: string) => (a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b)));
+/** A position's order: by number, an absent one last. */
+const byNumber = (a: number | null, b: number | null) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a - b);
+
+/**
+ * The file's order of checklists: local day, satellite name, satellite, position — the order of
+ * the key the database groups them by (ebird-lines.ts), so both writers make the same file.
+ * Generalised checklists share the withheld id, which sorts after every real one.
+ */
+function byChecklist(a: Checklist, b: Checklist): number {
+  return (
+    a.day - b.day ||
+    byCodePoints(a.satelliteName, b.satelliteName) ||
+    (a.satelliteId === b.satelliteId
+      ? 0
+      : a.satelliteId === WITHHELD
+        ? 1
+        : b.satelliteId === WITHHELD
+          ? -1
+          : a.satelliteId < b.satelliteId
+            ? -1
+            : 1) ||
+    byNumber(a.rowLatitude, b.rowLatitude) ||
+    byNumber(a.rowLongitude, b.rowLongitude)
+  );
 }
 
 function addRow(list: Checklist, taxon: EbirdTaxon, r: ExportRow): void {
@@ -223,7 +253,7 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
     let latestDay = -Infinity;
     const flush = function* (before: number): Generator<string[]> {
       const done = [...open.entries()].filter(([, l]) => l.day < before);
-      done.sort(([, a], [, b]) => a.day - b.day || a.firstMs - b.firstMs || a.satelliteName.localeCompare(b.satelliteName));
+      done.sort(([, a], [, b]) => byChecklist(a, b));
       for (const [key, list] of done) {
         open.delete(key);
         list.done = true;
@@ -279,6 +309,7 @@ export function ebirdChecklist(rows: RowSource, ctx: ExportContext, opts: EbirdO
     return {
       day: t.day,
       satelliteName: r.satelliteName,
+      satelliteId: r.satelliteId,
       latitude: null,
       longitude: null,
       firstMs: Date.parse(r.detectedAt),

@@ -178,48 +178,71 @@ export async function partedText(p: PartedText): Promise<PartedFile> {
 
 /**
  * A file of lines the database wrote (UTF-8 bytes, every character Latin-1's where `encoding` is
- * latin1) with a limit of rows a file and the rows counted up front (`listed`, as in partedText):
- * one plain file, or a zip whose parts end where the stream says (PART_BREAK, after every
- * `limit.rows` lines: Db.copyColumn's partLines), each with the header.
+ * latin1), whose parts end where the stream says (PART_BREAK: Db.copyColumn's partLines after so
+ * many rows, or partBytes before a checklist that would not fit), each part with the header.
+ * With the rows counted up front (`listed`, as in partedText) one plain file or a zip is known at
+ * once; without, the first part is held (at most one part) until a break says zip or the end
+ * says one plain file.
  */
-export function partedLines(p: {
+export async function partedLines(p: {
   pieces: AsyncIterable<Buffer | typeof PART_BREAK>;
   header: string;
-  maxRows: number;
-  listed: number;
+  /** The file's row limit, when `listed` decides: at most this many rows listed make one plain file. */
+  maxRows?: number;
+  listed?: number;
   encoding: 'utf8' | 'latin1';
   single: { filename: string; contentType: string };
   zip: { filename: string; part: (n: number) => string };
-}): PartedFile {
+}): Promise<PartedFile> {
   // Pieces end between rows, so no character is cut in two.
   // An ASCII piece (most of them) is the same bytes in either.
   const bytes = (b: Buffer) => (p.encoding === 'latin1' && !isAscii(b) ? Buffer.from(b.toString('utf8'), 'latin1') : b);
   const header = Buffer.from(p.header, p.encoding);
-  if (p.listed <= p.maxRows) {
+  const source = p.pieces[Symbol.asyncIterator]();
+  const plain = (held: Buffer[]) => {
     const body = async function* () {
-      yield header;
-      for await (const piece of p.pieces) if (piece !== PART_BREAK) yield bytes(piece);
+      if (header.length) yield header;
+      yield* held;
+      for (let got = await source.next(); !got.done; got = await source.next()) if (got.value !== PART_BREAK) yield bytes(got.value);
     };
     return { ...p.single, body: Readable.from(body(), { highWaterMark: 2 }) };
-  }
+  };
+  /** The first part's pieces, held until a break or the end decides (only when nothing was counted). */
+  const held: Buffer[] = [];
+  if (p.listed === undefined) {
+    for (;;) {
+      const got = await source.next();
+      if (got.done) return plain(held);
+      if (got.value === PART_BREAK) break;
+      held.push(bytes(got.value));
+    }
+  } else if (p.listed <= (p.maxRows ?? Infinity)) return plain(held);
   const body = zipStream(async (job) => {
     let n = 1;
     let entry = job.entry(p.zip.part(n));
-    await entry.write(header);
-    // A part starts with its first line: a break after the last line makes no empty part.
-    let broken = false;
-    for await (const piece of p.pieces) {
-      if (piece === PART_BREAK) {
-        broken = true;
-        continue;
+    if (header.length) await entry.write(header);
+    for (const b of held) await entry.write(b);
+    held.length = 0;
+    // A part starts with its first line: a break after the last line makes no empty part. The
+    // break that decided for a zip ended the held part.
+    let open = p.listed === undefined;
+    try {
+      for (let got = await source.next(); !got.done; got = await source.next()) {
+        const piece = got.value;
+        if (piece === PART_BREAK) {
+          open = true;
+          continue;
+        }
+        if (open) {
+          entry.close();
+          entry = job.entry(p.zip.part(++n));
+          if (header.length) await entry.write(header);
+          open = false;
+        }
+        await entry.write(bytes(piece));
       }
-      if (broken) {
-        entry.close();
-        entry = job.entry(p.zip.part(++n));
-        await entry.write(header);
-        broken = false;
-      }
-      await entry.write(bytes(piece));
+    } finally {
+      await source.return?.();
     }
     entry.close();
   });
