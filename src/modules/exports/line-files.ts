@@ -114,14 +114,15 @@ export function createLineFiles(deps: {
   /**
    * The eBird checklist file aggregated and written by the database (formats/ebird-lines.ts), a
    * checklist a COPY row, parts of 1 MB cut between checklists: only where it streams under COPY.
-   * `onRows` hears the checklists written.
+   * The stream counts checklists, not detections: `onRows` hears `listed` (the rows the filter
+   * lists, which the file covers) once the file is written.
    */
   async function checklist(
     tenantId: string,
     filter: ExportFilter,
     onRows: (n: number) => void,
     ctx: ExportContext,
-    counts: 'presence' | 'calls' = 'presence',
+    opts: { listed: number; counts?: 'presence' | 'calls' },
   ) {
     const [options, facts] = await Promise.all([linesOptions(tenantId, 'outside', ctx), deps.detections.exportTeamFacts(tenantId)]);
     const taxa = facts.speciesKeys.flatMap((key) => {
@@ -133,18 +134,21 @@ export function createLineFiles(deps: {
       sensitive: options.sensitive,
       withheld: options.withheld,
       teamName: ctx.teamName,
-      counts,
+      counts: opts.counts ?? 'presence',
       taxa,
       models: facts.models,
       satellites: facts.satellites,
     });
     const pieces = await deps.detections.exportStatementBytes(filter, statement, {
-      onRows,
       partBytes: EBIRD_MAX_FILE_BYTES,
       timeZone: ctx.timeZone,
     });
     if (!pieces) throw new Error('the database has no COPY stream: the eBird file is written from rows here');
-    return renderChecklistLines(pieces, ctx);
+    const counted = (async function* () {
+      yield* pieces;
+      onRows(opts.listed);
+    })();
+    return renderChecklistLines(counted, ctx);
   }
 
   return { detections, submission, checklist };

@@ -273,7 +273,10 @@ export function createExportsService(deps: {
     }
     if (kind === 'checklist' && !how.fromRows && !req.options.partLimit && deps.detections.exportStreamsLines()) {
       const ctx = await contextOf(tenantId);
-      return lineFiles.checklist(tenantId, filterOf(tenantId, req.filters, req), onRows, ctx, req.options.counts);
+      return lineFiles.checklist(tenantId, filterOf(tenantId, req.filters, req), onRows, ctx, {
+        listed: await total(tenantId, req),
+        counts: req.options.counts,
+      });
     }
     if (
       (kind === 'dwca' || kind === 'inaturalist') &&

@@ -120,9 +120,10 @@ export function ebirdChecklistSql(o: EbirdLinesOptions): ExportTeamStatement {
         AND (${at})::date = days.d0::date
       ORDER BY ${key}, t.ord, t.head, c DESC, at, d.id`;
 
-    // Per taxon of a checklist: its calls, best confidence and model (the first row's), three most confident.
+    // Per taxon of a checklist: its calls, best confidence and model (the first row's: named by its index, or, where the hub
+    // does not have it, the first unknown one's, which is then the first row's), three most confident.
     const species = `SELECT ${key}, ord, head, count(*) AS calls, max(c) AS best,
-        (array_agg(mi))[1] AS best_mi, (array_agg(model))[1] AS best_model, (array_agg(id))[1:3] AS ids,
+        (array_agg(mi))[1] AS best_mi, (array_agg(model) FILTER (WHERE mi IS NULL))[1] AS best_model, (array_agg(id))[1:3] AS ids,
         min(at) AS first, max(fin) AS fin, bit_or(1::bigint << (mi - 1)) AS mask,
         min(model COLLATE "C") FILTER (WHERE mi IS NULL) AS umin, max(model COLLATE "C") FILTER (WHERE mi IS NULL) AS umax
       FROM (${rows}) r GROUP BY ${key}, ord, head`;
