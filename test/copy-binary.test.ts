@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { CopyBinaryColumn } from '../src/infra/db/copy-binary.ts';
+import { CopyBinaryColumn, PART_BREAK } from '../src/infra/db/copy-binary.ts';
 import { createPostgresDb } from '../src/infra/db/postgres.ts';
 import { col, shape } from '../src/infra/db/index.ts';
 
@@ -66,6 +66,19 @@ describe('binary COPY of one column', () => {
 
   test('a row of two fields is refused', async () => {
     await assert.rejects(read(copyStream(['a'], { fields: 2 }), 100), /2 fields/);
+  });
+
+  test('partBytes: a part ends before a value that would take it past the limit; a larger value is a part alone', async () => {
+    const t = new CopyBinaryColumn({ partBytes: 10 });
+    const parts: string[] = [''];
+    await new Promise<void>((resolve, reject) => {
+      Readable.from([copyStream(['aaaa', 'bbbb', 'cc', 'd', 'eeeeeeeeeeeeeeee', null, 'ff'])])
+        .pipe(t)
+        .on('data', (c: Buffer | typeof PART_BREAK) => (c === PART_BREAK ? parts.push('') : (parts[parts.length - 1] += c.toString())))
+        .on('end', resolve)
+        .on('error', reject);
+    });
+    assert.deepEqual(parts, ['aaaabbbbcc', 'd', 'eeeeeeeeeeeeeeee', 'ff']);
   });
 
   test('not COPY at all is refused', async () => {
