@@ -10,22 +10,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Readable } from 'node:stream';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
 import { client } from './helpers/http.ts';
-import { unzip } from './helpers/export-files.ts';
+import { bytes, unzip } from './helpers/export-files.ts';
 import fs from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { DEFAULT_EBIRD_NAMES_PATH, type EbirdNamesFile } from '../src/modules/exports/formats/ebird-names.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
-
-async function bytes(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(Buffer.from(c as Buffer));
-  return Buffer.concat(chunks);
-}
 
 describe(
   'eBird file: the database’s checklists and the rows’ writer agree',

@@ -1,4 +1,5 @@
 /** Reading export files back as the tests check them: bytes over HTTP, zip entries, Darwin Core tables. */
+import type { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
 import yauzl from 'yauzl';
 import type { Hub } from './hub.ts';
@@ -44,4 +45,11 @@ export function tsv(buf: Buffer): Record<string, string>[] {
     assert.equal(cells.length, header!.length, 'every line has every column');
     return Object.fromEntries(header!.map((h, i) => [h, cells[i]!]));
   });
+}
+
+/** A rendered file's body, whole (the services' Readable, not an HTTP response). */
+export async function bytes(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(Buffer.from(c as Buffer));
+  return Buffer.concat(chunks);
 }
