@@ -59,7 +59,7 @@ const MASK_MODELS = 62;
 /** Masks whose model lists are written out by the hub (2^6 lists); more models use a subquery per checklist. */
 const LISTED_MASK_MODELS = 6;
 
-/** Fewer than ten thousand species lines a checklist never make 1 MB. */
+/** Ends each species' line of a checklist until the checklist's own cells replace it: a control character no name or id here holds. */
 const PART_MARK = 'chr(1)';
 
 const sortedIds = (ids: readonly string[]) => [...ids].sort();
