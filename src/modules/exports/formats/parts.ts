@@ -201,9 +201,14 @@ export async function partedLines(p: {
   const source = p.pieces[Symbol.asyncIterator]();
   const plain = (held: Buffer[]) => {
     const body = async function* () {
-      if (header.length) yield header;
-      yield* held;
-      for (let got = await source.next(); !got.done; got = await source.next()) if (got.value !== PART_BREAK) yield bytes(got.value);
+      try {
+        if (header.length) yield header;
+        yield* held;
+        for (let got = await source.next(); !got.done; got = await source.next()) if (got.value !== PART_BREAK) yield bytes(got.value);
+      } finally {
+        // A reader gone away: the statement's stream is told to stop too (its connection goes back to the pool).
+        await source.return?.();
+      }
     };
     return { ...p.single, body: Readable.from(body(), { highWaterMark: 2 }) };
   };
