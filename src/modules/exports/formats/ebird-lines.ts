@@ -17,11 +17,11 @@
  * names and places, the models' ids, the link prefix, the team's name. A model id the hub no
  * longer has (deleted since) is cleaned by a SQL approximation of ebirdValue.
  */
-import type { ExportTeamStatement } from '../../detections/service.ts';
+import { CALL_END, type ExportTeamStatement } from '../../detections/service.ts';
 import type { EbirdTaxon } from './ebird-names.ts';
 import { ebirdPlace, ebirdValue } from './ebird.ts';
 import { coord } from './shared.ts';
-import { fixedSql, CRLF } from './lines-sql.ts';
+import { coordSql, CRLF, fixedSql, gridSql, HOUR_SQL } from './lines-sql.ts';
 import { toGrid } from '../../sensitive/service.ts';
 
 export interface EbirdLinesOptions {
@@ -91,14 +91,11 @@ export function ebirdChecklistSql(o: EbirdLinesOptions): ExportTeamStatement {
 
     const gen = o.sensitive.length ? `lower(d.species_code) = ANY(${add(o.sensitive)}::text[])` : null;
     const pick = (generalised: string, plain: string) => (gen ? `CASE WHEN ${gen} THEN ${generalised} ELSE ${plain} END` : plain);
-    const hour = `date_trunc('hour', d.detected_at, 'UTC')`;
-    const grid = (v: string) => `(floor(${v} * 10 + 0.5) / 10 + 0)`;
-    const at = pick(hour, 'd.detected_at');
-    const callEnd = "coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')";
-    const fin = pick(`${hour} + interval '1 hour'`, `greatest(${callEnd}, d.detected_at)`);
+    const at = pick(HOUR_SQL, 'd.detected_at');
+    const fin = pick(`${HOUR_SQL} + interval '1 hour'`, `greatest(${CALL_END}, d.detected_at)`);
 
     // A checklist's key: its satellite (none for generalised rows), and for generalised rows the grid cell.
-    const cell = (v: 'latitude' | 'longitude') => `(SELECT ${grid(`s.${v}`)} FROM satellites s WHERE s.id = d.satellite_id)`;
+    const cell = (v: 'latitude' | 'longitude') => `(SELECT ${gridSql(`s.${v}`)} FROM satellites s WHERE s.id = d.satellite_id)`;
     const keyed = gen
       ? [
           `${pick('NULL::uuid', 'd.satellite_id')} AS sat`,
@@ -172,7 +169,6 @@ export function ebirdChecklistSql(o: EbirdLinesOptions): ExportTeamStatement {
       }
     }
     const byName = (field: 'location' | 'submission') => json(Object.fromEntries([...names].map(([name, v]) => [name, v[field]])));
-    const coordSql = (x: string) => `coalesce(${fixedSql(x, 6)}, '')`;
     const minutes = `least(1440, greatest(1, ceil(extract(epoch from date_trunc('milliseconds', l.fin) - date_trunc('milliseconds', l.first)) / 60)))::text`;
     const suffix = `concat(',', coalesce(${byName('location')} ->> l.name, ${ebirdValueSql('l.name')}), ',', ${coordSql('l.lat')}, ',', ${coordSql('l.lon')}, ',',
         to_char(l.first, 'MM/DD/YYYY,HH24:MI'), ',', coalesce(${json(places)} ->> (${coordSql('l.lat')} || ',' || ${coordSql('l.lon')}), ','),

@@ -67,6 +67,16 @@ export const numText = (x: string, none: string) =>
  */
 export const fixedSql = (x: string, digits: 2 | 6) => `round(${x}::text::numeric, ${digits})::text`;
 
+/** coord: six decimals, or an empty cell (absent or not finite). */
+export const coordSql = (x: string) =>
+  `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '' ELSE ${fixedSql(x, 6)} END`;
+
+/** A sensitive species' hour (generaliseRow's time outside the team): the start of the row's UTC hour. */
+export const HOUR_SQL = `date_trunc('hour', d.detected_at, 'UTC')`;
+
+/** toGrid: a coordinate on the 0.1° grid, as a sensitive species' place is given outside the team. */
+export const gridSql = (v: string) => `(floor(${v} * 10 + 0.5) / 10 + 0)`;
+
 /** A JavaScript number as a float8 literal that reads back as the same double. */
 const float = (v: number) => `${String(v)}::float8`;
 
@@ -98,10 +108,9 @@ export type TextParam = (value: string) => string;
  * sensitive species' row in a file that leaves the team (generaliseRow), for lineSql's branch.
  */
 export function detectionCells(o: LinesOptions, text: TextParam, generalised: boolean) {
-  const hour = `date_trunc('hour', d.detected_at, 'UTC')`;
-  const at = generalised ? hour : 'd.detected_at';
-  const end = generalised ? `(${hour} + interval '1 hour')` : CALL_END;
-  const grid = (v: string) => (generalised ? `(floor(${v} * 10 + 0.5) / 10 + 0)` : v);
+  const at = generalised ? HOUR_SQL : 'd.detected_at';
+  const end = generalised ? `(${HOUR_SQL} + interval '1 hour')` : CALL_END;
+  const grid = (v: string) => (generalised ? gridSql(v) : v);
   const curves = o.curves.filter((c) => c.buckets.length > 0);
   // The driver hands the confidence to JavaScript as its text, which calibrate reads as a double: so does this.
   const confidence = 'd.confidence::text::float8';

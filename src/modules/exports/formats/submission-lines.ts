@@ -6,7 +6,7 @@
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
-import { CRLF, csvText, fixedSql, joinSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
+import { coordSql, CRLF, csvText, fixedSql, joinSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
 import { clean, GENERALISED, OCCURRENCE_FIELDS, WITHHELD_INFO } from './dwca.ts';
 import { latin1Text, SENSITIVE_DESCRIPTION, type Geoprivacy } from './inaturalist.ts';
 import { neutralise } from './shared.ts';
@@ -26,9 +26,6 @@ const cleanSql = (x: string) => `CASE WHEN ${hasBreak(x)} THEN regexp_replace(${
  */
 const cleanText = (x: string) =>
   `CASE WHEN ${hasBreak(x)} THEN regexp_replace(${neutraliseSql(x)}, '[\\t\\r\\n]+', ' ', 'g') ELSE ${neutraliseSql(x)} END`;
-
-/** coord: six decimals, or an empty cell. */
-const coordSql = (x: string) => `CASE WHEN ${x} IS NULL OR ${x} IN ('NaN', 'Infinity', '-Infinity') THEN '' ELSE ${fixedSql(x, 6)} END`;
 
 export interface SubmissionOptions extends LinesOptions {
   /** Who the recordings are credited to (recordedBy, rightsHolder). */
