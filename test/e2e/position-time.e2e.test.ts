@@ -14,6 +14,7 @@ import { startHub, type Hub } from '../helpers/hub.ts';
 import { cspViolations, launchChromium, signedIn, skip } from '../helpers/browser.ts';
 import { factories, makeSatellite, type TestTeam, type TestUser } from '../helpers/factories.ts';
 import { client } from '../helpers/http.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
@@ -84,10 +85,7 @@ describe('position and time where a birder looks (e2e)', { skip, timeout: 300_00
       await lon.fill('10.0012');
       await picker.getByRole('button', { name: 'Save' }).click();
       await page.getByText('Position saved.').first().waitFor();
-      await page.waitForFunction(async (id) => {
-        const r = await fetch(`/api/satellites/${id}`);
-        return (await r.json()).latitude === 53.55;
-      }, sat.id);
+      await waitFor('the typed position saved', async () => (await position(sat.id)).latitude === 53.55);
       assert.deepEqual(await position(sat.id), { latitude: 53.55, longitude: 10.0012 });
 
       // Only one coordinate: refused at the form, nothing sent.
@@ -97,7 +95,7 @@ describe('position and time where a birder looks (e2e)', { skip, timeout: 300_00
       assert.deepEqual(await position(sat.id), { latitude: 53.55, longitude: 10.0012 });
 
       await picker.getByRole('button', { name: 'Clear position' }).click();
-      await page.waitForFunction(async (id) => (await (await fetch(`/api/satellites/${id}`)).json()).latitude === null, sat.id);
+      await waitFor('the position cleared', async () => (await position(sat.id)).latitude === null);
       assert.deepEqual(await position(sat.id), { latitude: null, longitude: null });
       await ctx.close();
     });
