@@ -24,6 +24,8 @@ describe(
     let hub: Hub;
     let team: TestTeam;
     const day = '2026-03-10';
+    const next = '2026-03-11';
+    const midnight = { eagle: '', before: '', at: '', nextEagle: '', localEagle: '', local: '' };
 
     before(async () => {
       hub = await startHub();
@@ -82,6 +84,16 @@ describe(
         new Date(`${day}T08:00:12.500Z`),
       ]);
       await makeDetection(hub, { satellite: lodz, at: new Date(`${day}T08:30:00Z`), startMs: 0, endMs: 0 });
+      // Around the UTC midnight where Darwin Core's statement goes on to its next day: a sensitive row of the
+      // day's last hour goes after the row a microsecond before midnight and before the one at midnight.
+      const eagle = { code: 'goleag', commonName: 'Golden Eagle', scientificName: 'Aquila chrysaetos' };
+      midnight.eagle = await makeDetection(hub, { satellite: formula, at: new Date(`${day}T23:40:00Z`), ...eagle });
+      midnight.before = await makeDetection(hub, { satellite: lodz, at: new Date(`${day}T23:59:59.999Z`) });
+      midnight.at = await makeDetection(hub, { satellite: nowhere, at: new Date(`${next}T00:00:00Z`) });
+      midnight.nextEagle = await makeDetection(hub, { satellite: formula, at: new Date(`${next}T00:10:00Z`), ...eagle });
+      // Local midnight is 02:30 UTC: an eagle of 02:00–03:00 UTC goes after a row of 02:45, whatever the team's day.
+      midnight.localEagle = await makeDetection(hub, { satellite: formula, at: new Date(`${next}T02:10:00Z`), ...eagle });
+      midnight.local = await makeDetection(hub, { satellite: lodz, at: new Date(`${next}T02:45:00Z`) });
     });
     after(() => hub.close());
 
@@ -101,7 +113,14 @@ describe(
           .replace(/Generated [^<]+\./, 'Generated T.');
       for (const name of a.keys()) assert.equal(text(a, name), text(b, name), name);
       const occurrences = a.get('occurrence.txt')!.toString('utf8').trimEnd().split('\n');
-      assert.equal(occurrences.length, 1 + 12, 'a header and the twelve rows that are occurrences');
+      assert.equal(occurrences.length, 1 + 18, 'a header and the eighteen rows that are occurrences');
+      const ids = occurrences.map((l) => l.split('\t')[0]);
+      const at = (id: string) => ids.indexOf(id);
+      assert.deepEqual(
+        [midnight.before, midnight.eagle, midnight.at, midnight.nextEagle, midnight.local, midnight.localEagle].map(at),
+        [13, 14, 15, 16, 17, 18],
+        'the eagle of 23:00–24:00 UTC after the row a millisecond before midnight, before the row at midnight; the next hour’s eagle after that; the eagle of 02:00–03:00 UTC after the row of 02:45',
+      );
       assert.ok(
         occurrences.some((l) => l.includes('confidence 0.13 (calibrated 0.13)')),
         'toFixed takes the larger of a tie',
@@ -133,6 +152,40 @@ describe(
         assert.ok(text.includes(`"'=SUM(A1)`), 'the formula guard on the description');
       });
 
+    test('a team with no calibration curve (the confidence rounded once for both cells): the same both ways', async () => {
+      const f = factories(hub);
+      const plain = await f.team(await f.user());
+      const sat = await makeSatellite(hub, plain, null, 'Heide');
+      for (const [i, confidence] of [0.125, 0.835, 0.625].entries())
+        await makeDetection(hub, { satellite: sat, confidence, at: new Date(Date.parse(`${day}T10:00:00Z`) + i * 60_000) });
+      const files = (kind: 'dwca' | 'inaturalist') =>
+        Promise.all([
+          hub.services.exports.render(plain.id, request(kind), undefined, 'outside').then((r) => bytes(r.body)),
+          hub.services.exports
+            .render(plain.id, request(kind), undefined, 'outside', undefined, { fromRows: true })
+            .then((r) => bytes(r.body)),
+        ]);
+      const [dwcSql, dwcRows] = await files('dwca');
+      const occurrence = async (zip: Buffer) => (await unzip(zip)).get('occurrence.txt')!.toString('utf8');
+      const text = await occurrence(dwcSql);
+      assert.equal(text, await occurrence(dwcRows));
+      assert.deepEqual(
+        text
+          .trimEnd()
+          .split('\n')
+          .slice(1)
+          .map((l) => l.split('\t')[15]),
+        [
+          'confidence 0.13 (calibrated 0.13), model builtin',
+          'confidence 0.84 (calibrated 0.84), model builtin',
+          'confidence 0.63 (calibrated 0.63), model builtin',
+        ],
+      );
+      const [inatSql, inatRows] = await files('inaturalist');
+      assert.equal(inatSql.toString('latin1'), inatRows.toString('latin1'));
+      assert.match(inatSql.toString('latin1'), /confidence 0\.84 \(calibrated 0\.84\), model builtin/);
+    });
+
     describe('more observations than iNaturalist takes in a file', () => {
       before(async () => {
         const sat = await makeSatellite(hub, team, null, 'Bulk');
@@ -158,7 +211,7 @@ describe(
         assert.deepEqual([...sql.keys()], ['inaturalist-part-1.csv', 'inaturalist-part-2.csv', 'inaturalist-part-3.csv']);
         for (const [name, text] of sql) assert.equal(text.toString('latin1'), rows.get(name)!.toString('latin1'), name);
         const lines = [...sql.values()].map((t) => t.toString('latin1').trimEnd().split('\r\n').length - 1);
-        assert.deepEqual(lines, [9999, 9999, 20000 + 12 - 2 * 9999]);
+        assert.deepEqual(lines, [9999, 9999, 20000 + 18 - 2 * 9999]);
       });
     });
   },

@@ -53,7 +53,12 @@ export interface ExportKeyset {
  * statement's parameters): the line itself (NULL for a row the format leaves out), and the condition that makes a row one whose place
  * in the file must not tell its time (a sensitive species outside the team; `false` for none).
  */
-export type ExportLineSql = (add: (value: unknown) => string) => { line: string; coarsened: string };
+export type ExportLineSql = (add: (value: unknown) => string) => {
+  line: string;
+  coarsened: string;
+  /** Written a UTC day at a time (exportLinesStatement): a file the hub deflates whole. */
+  dayByDay?: boolean;
+};
 
 /**
  * A whole statement of the team's detections `d` and satellites `s` under the export's filter
@@ -82,11 +87,10 @@ export function exportScanStatement(
   f: DetectionListFilter,
   after: ExportKeyset | null,
   limit: number | null,
-  select: (add: (value: unknown) => string) => string | { columns: string; order: string } = () => EXPORT_ROW,
+  select: (add: (value: unknown) => string) => string = () => EXPORT_ROW,
 ): { sql: string; params: unknown[] } {
   const p = new Params();
-  const selected = select((v) => p.add(v));
-  const { columns, order } = typeof selected === 'string' ? { columns: selected, order: 'd.detected_at, d.id' } : selected;
+  const columns = select((v) => p.add(v));
   let where = whereOf(f, p, f.start, f.end);
   if (after) {
     const keyset = `(d.detected_at, d.id) > (${p.add(after.detectedAt)}::timestamptz, ${p.add(after.id)}::uuid)`;
@@ -94,7 +98,45 @@ export function exportScanStatement(
   }
   return {
     sql: `SELECT ${columns} FROM detections d JOIN satellites s ON s.id = d.satellite_id
-         ${where} ORDER BY ${order}${limit === null ? '' : ` LIMIT ${p.add(limit)}`}`,
+         ${where} ORDER BY d.detected_at, d.id${limit === null ? '' : ` LIMIT ${p.add(limit)}`}`,
+    params: p.values,
+  };
+}
+
+/** Where a coarsened row goes (reorderCoarsened): after the rows of its UTC hour, before those of the next, by id. */
+const lineOrder = (coarsened: string) =>
+  coarsened === 'false'
+    ? 'd.detected_at, d.id'
+    : `CASE WHEN ${coarsened} THEN date_trunc('hour', d.detected_at, 'UTC') + interval '1 hour' ELSE d.detected_at END, ${coarsened} DESC, d.id`;
+
+/**
+ * The statement that writes every line of an export under COPY. One statement over the whole
+ * filter lets PostgreSQL build the lines in parallel workers, but it sorts the finished lines
+ * before sending the first: fine where the hub only passes the bytes on (CSV, JSON), while a file
+ * the hub deflates whole (Darwin Core) left the hub idle for seconds and then PostgreSQL idle
+ * while the hub deflated. Such a line asks for `dayByDay`: a UTC day at a time, each day's rows by
+ * an index range scan, put in order in memory and sent before the next day is read, so the two
+ * work side by side (docs/exports.md "Performance"). A coarsened row's place (the end of its UTC
+ * hour) lies within its own day, so the days' order is the file's. Exported for the tests.
+ */
+export function exportLinesStatement(f: DetectionListFilter, line: ExportLineSql): { sql: string; params: unknown[] } {
+  const p = new Params();
+  const l = line((v) => p.add(v));
+  const order = lineOrder(l.coarsened);
+  const where = whereOf(f, p, f.start, f.end);
+  if (!l.dayByDay) {
+    return {
+      sql: `SELECT ${l.line} FROM detections d JOIN satellites s ON s.id = d.satellite_id ${where} ORDER BY ${order}`,
+      params: p.values,
+    };
+  }
+  // 24 hours, not '1 day': under the team's zone (the COPY session's) a day can have 23 or 25.
+  const day = `d.detected_at >= days.d0 AND d.detected_at < days.d0 + interval '24 hours'`;
+  return {
+    sql: `SELECT x.line FROM (SELECT min(d.detected_at) AS lo, max(d.detected_at) AS hi FROM detections d ${where}) b
+        CROSS JOIN generate_series(date_trunc('day', b.lo, 'UTC'), b.hi, interval '24 hours') AS days(d0)
+        CROSS JOIN LATERAL (SELECT ${l.line} AS line FROM detections d JOIN satellites s ON s.id = d.satellite_id
+          ${where ? `${where} AND` : 'WHERE'} ${day} ORDER BY ${order}) x`,
     params: p.values,
   };
 }
@@ -168,15 +210,7 @@ export function createExportScanRepo(db: Db) {
      */
     lineBytes(f: DetectionListFilter, line: ExportLineSql, opts: CopyColumnOptions): Readable | null {
       if (!db.copyColumn) return null;
-      const q = exportScanStatement(f, null, null, (add) => {
-        const l = line(add);
-        // A coarsened row goes where reorderCoarsened puts it: after the rows of its hour, before those of the next, by id.
-        const order =
-          l.coarsened === 'false'
-            ? 'd.detected_at, d.id'
-            : `CASE WHEN ${l.coarsened} THEN date_trunc('hour', d.detected_at, 'UTC') + interval '1 hour' ELSE d.detected_at END, ${l.coarsened} DESC, d.id`;
-        return { columns: l.line, order };
-      });
+      const q = exportLinesStatement(f, line);
       return db.copyColumn(q.sql, q.params, opts);
     },
   };

@@ -103,6 +103,14 @@ export const utcIso = (col: string) => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY
 /** Where a call ends: its last window's end (a stitched call), else the row's own window's. */
 export const CALL_END = "coalesce(d.call_end_at, d.detected_at + (d.end_ms - d.start_ms) * interval '1 millisecond')";
 
+/**
+ * Whether CALL_END falls on another millisecond than the start (the API writes the two apart):
+ * without a stitched end exactly when the window has a length (whole milliseconds), which spares
+ * an export line two truncations and an addition a row.
+ */
+export const CALL_HAS_LENGTH =
+  "CASE WHEN d.call_end_at IS NULL THEN d.end_ms <> d.start_ms ELSE date_trunc('milliseconds', d.call_end_at) <> date_trunc('milliseconds', d.detected_at) END";
+
 /** DetectionRow's columns, of detections `d` LEFT JOIN satellites `s`. */
 const ROW = `d.id, d.tenant_id AS "tenantId", d.satellite_id AS "satelliteId", s.name AS "satelliteName", d.chunk_id AS "chunkId",
   d.species_code AS "speciesCode", d.scientific_name AS "scientificName", d.common_name AS "commonName", d.category,

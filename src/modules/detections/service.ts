@@ -14,7 +14,7 @@ import type { VisibleCategories } from './category-sql.ts';
 
 export type { DetectionExportRow, ExportLineRow, ExportLineSql, ExportTeamStatement };
 /** SQL of the export's columns (an export's lines are written over detections `d` and satellites `s`). */
-export { CALL_END, utcIso } from './repo.ts';
+export { CALL_END, CALL_HAS_LENGTH, utcIso } from './repo.ts';
 import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';

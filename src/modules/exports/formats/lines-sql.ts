@@ -9,7 +9,7 @@
  * service `generaliseRow`). The formats' lines: ./detection-lines.ts (CSV, JSON),
  * ./submission-lines.ts (Darwin Core, iNaturalist).
  */
-import { CALL_END, utcIso } from '../../detections/service.ts';
+import { CALL_END, CALL_HAS_LENGTH, utcIso } from '../../detections/service.ts';
 
 /** One bucket of a (team, model) calibration curve (src/modules/calibration/pav.ts). */
 export interface CurveBucket {
@@ -125,6 +125,8 @@ export function detectionCells(o: LinesOptions, text: TextParam, generalised: bo
     endTime: end,
     at: utcIso(at),
     end: utcIso(end),
+    /** Whether the end falls on another millisecond than the start (a sensitive species' hour always does). */
+    callHasLength: generalised ? 'true' : CALL_HAS_LENGTH,
     /** localStamp: `YYYY-MM-DD HH:MM:SS` in the team's zone. */
     get local() {
       return `to_char(${at} AT TIME ZONE ${text(o.timeZone)}, 'YYYY-MM-DD HH24:MI:SS')`;
@@ -144,6 +146,16 @@ export function detectionCells(o: LinesOptions, text: TextParam, generalised: bo
     /** The calibrated confidence as a number for fixedSql: the real itself where no curve applies (its text is the double's). */
     get calibratedFloat() {
       return curves.length ? byModel((v) => v, confidence) : 'd.confidence';
+    },
+    /**
+     * `confidence R (calibrated C)`, two decimals each; where no curve applies C is R, rounded
+     * once and written twice.
+     */
+    get confidencePair() {
+      const raw = fixedSql('d.confidence', 2);
+      return curves.length
+        ? `'confidence ' || ${raw} || ' (calibrated ' || ${fixedSql(this.calibratedFloat, 2)} || ')'`
+        : `replace('confidence # (calibrated #)', '#', ${raw})`;
     },
     latitude: grid('s.latitude'),
     longitude: grid('s.longitude'),

@@ -6,7 +6,7 @@
  * leave out (rejected, or no organism: isOrganism) is NULL, which writes nothing.
  */
 import type { ExportLineSql } from '../../detections/service.ts';
-import { coordSql, CRLF, csvText, fixedSql, joinSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
+import { coordSql, CRLF, csvText, joinSql, lineSql, neutraliseSql, startsLikeFormula, type LinesOptions } from './lines-sql.ts';
 import { clean, GENERALISED, OCCURRENCE_FIELDS, WITHHELD_INFO } from './dwca.ts';
 import { latin1Text, SENSITIVE_DESCRIPTION, type Geoprivacy } from './inaturalist.ts';
 import { neutralise } from './shared.ts';
@@ -34,11 +34,15 @@ export interface SubmissionOptions extends LinesOptions {
   license: string;
 }
 
-/** An occurrence.txt record (OCCURRENCE_FIELDS), no recording linked (associatedMedia empty). */
+/**
+ * An occurrence.txt record (OCCURRENCE_FIELDS), no recording linked (associatedMedia empty);
+ * written day by day (the hub deflates the whole file: exportLinesStatement).
+ */
 export const dwcOccurrenceLineSql =
   (o: SubmissionOptions): ExportLineSql =>
-  (add) =>
-    lineSql(
+  (add) => ({
+    dayByDay: true,
+    ...lineSql(
       o,
       add,
       (c) => {
@@ -48,7 +52,7 @@ export const dwcOccurrenceLineSql =
         const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string> = {
           occurrenceID: 'd.id::text',
           basisOfRecord: "'MachineObservation'",
-          eventDate: `CASE WHEN date_trunc('milliseconds', ${c.endTime}) <> date_trunc('milliseconds', ${c.atTime}) THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
+          eventDate: `CASE WHEN ${c.callHasLength} THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
           scientificName: cleanText('d.scientific_name'),
           vernacularName: cleanText('d.common_name'),
           taxonRank: "'species'",
@@ -62,7 +66,7 @@ export const dwcOccurrenceLineSql =
           // The template around a value holds no tab or line break: cleaning the value cleans the cell.
           identifiedBy: `'Chorus ' || ${cleanSql('d.model_id')}`,
           identificationVerificationStatus: `CASE WHEN d.verification_status = 'confirmed' THEN 'verified' ELSE 'unverified' END`,
-          identificationRemarks: `'confidence ' || ${fixedSql('d.confidence', 2)} || ' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${cleanSql('d.model_id')}`,
+          identificationRemarks: `${c.confidencePair} || ', model ' || ${cleanSql('d.model_id')}`,
           associatedMedia: "''",
           dataGeneralizations: coarsened(GENERALISED),
           informationWithheld: coarsened(WITHHELD_INFO),
@@ -77,7 +81,8 @@ export const dwcOccurrenceLineSql =
         );
       },
       SUBMITTED,
-    );
+    ),
+  });
 
 export interface InaturalistLineOptions extends LinesOptions {
   geoprivacy: Geoprivacy;
@@ -110,8 +115,7 @@ export const inaturalistLineSql =
         // doubled where they can be (the names; the hub's own text holds none).
         const quoted = (x: string) => `replace(${x}, '"', '""')`;
         const description =
-          `${quoted(common)} || ', detected acoustically by Chorus: confidence ' || ${fixedSql('d.confidence', 2)} || ` +
-          `' (calibrated ' || ${fixedSql(c.calibratedFloat, 2)} || '), model ' || ${quoted(model)} || '. ' || ` +
+          `${quoted(common)} || ', detected acoustically by Chorus: ' || ${c.confidencePair} || ', model ' || ${quoted(model)} || '. ' || ` +
           (c.generalised ? c.text(SENSITIVE_DESCRIPTION) : `'Detection: ' || ${c.text(prefix.replace(/"/g, '""'))} || d.id`);
         // iNaturalist obscures a sensitive species' place further unless the team asked for private.
         const geoprivacy = c.generalised && o.geoprivacy === 'open' ? "'obscured'" : `'${o.geoprivacy}'`;
