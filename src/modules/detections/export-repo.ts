@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import { col, shape, type CopyColumnOptions, type Db, type RowOf } from '../../infra/db/index.ts';
-import { CALL_END, Params, utcIso, VERIFICATION_STATUSES, whereOf, type DetectionListFilter } from './repo.ts';
+import { CALL_END, Params, utcIso, VERIFICATION_STATUSES, whereOf, type DetectionListFilter } from './list-sql.ts';
 
 /**
  * What an export lists of a detection (its rows are the exports' ExportRow, src/modules/exports/types.ts):

@@ -1,5 +1,5 @@
 import { col, shape, type Db, type RowOf } from '../../infra/db/index.ts';
-import { VERIFICATION_STATUSES } from './repo.ts';
+import { VERIFICATION_STATUSES } from './list-sql.ts';
 
 export const VOTE_VALUES = ['confirm', 'reject', 'unsure'] as const;
 export type Vote = (typeof VOTE_VALUES)[number];

@@ -1,7 +1,8 @@
 import type { CopyColumnOptions, Db } from '../../infra/db/index.ts';
 import type { Clock } from '../../core/clock.ts';
 import { notFound } from '../../core/errors.ts';
-import { createDetectionsRepo, type DetectionListFilter, type DetectionRow } from './repo.ts';
+import { createDetectionsRepo, type DetectionRow } from './repo.ts';
+import type { DetectionListFilter } from './list-sql.ts';
 import {
   createExportScanRepo,
   type DetectionExportRow,
@@ -14,7 +15,7 @@ import type { VisibleCategories } from './category-sql.ts';
 
 export type { DetectionExportRow, ExportLineRow, ExportLineSql, ExportTeamStatement };
 /** SQL of the export's columns (an export's lines are written over detections `d` and satellites `s`). */
-export { CALL_END, CALL_HAS_LENGTH, utcIso } from './repo.ts';
+export { CALL_END, CALL_HAS_LENGTH, utcIso } from './list-sql.ts';
 import { createReviewRepo } from './review-repo.ts';
 import type { AggregationRule } from './aggregation.ts';
 import type { CategoryVisibility } from './visibility.ts';
