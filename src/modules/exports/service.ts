@@ -18,13 +18,13 @@ import { newId } from '../../core/crypto.ts';
 import { badRequest, notFound } from '../../core/errors.ts';
 import type { DetectionsService } from '../detections/service.ts';
 import { createExportsRepo, type ExportJobRow } from './repo.ts';
-import type { Audience, ExportContext, ExportRow, RowSource } from './types.ts';
+import type { Audience, ExportContext, RowSource } from './types.ts';
 import type { ExportFilters, ExportKind } from './schemas.ts';
 import { renderExport, renderLines, skippedOf, type RenderOptions } from './render.ts';
 import type { CurveBucket } from './formats/lines-sql.ts';
 import { createLineFiles } from './line-files.ts';
 import { MAX_CALL_CHUNKS } from './formats/xenocanto.ts';
-import { coarsenTime, reorderCoarsened, toGrid, WITHHELD } from '../sensitive/service.ts';
+import { generalised } from './generalise.ts';
 import type { PublishedAudio } from '../published-audio/service.ts';
 import type { AuditActor } from '../audit/writer.ts';
 import { findSetting } from '../settings/registry.ts';
@@ -67,37 +67,6 @@ const UNREVIEWED = ['unverified', 'pending_review'] as const;
 export const SUBMISSION_KINDS: ReadonlySet<ExportKind> = new Set(['checklist', 'inaturalist', 'dwca', 'recording']);
 
 export const audienceOf = (kind: ExportKind, asked: Audience): Audience => (SUBMISSION_KINDS.has(kind) ? 'outside' : asked);
-
-/**
- * A sensitive species' row as it may leave the team (src/modules/sensitive/service.ts holds the
- * rule): its position on the 0.1° grid, its time coarsened to the hour (start and end: the
- * hour it was heard in), no satellite (name or id) and no chunk (and so no audio link and no
- * recording), which other rows of the same file would place exactly.
- */
-export function generaliseRow(r: ExportRow): ExportRow {
-  const when = coarsenTime(r.detectedAt, 'outside');
-  return {
-    ...r,
-    detectedAt: when.start,
-    endAt: when.end,
-    latitude: toGrid(r.latitude),
-    longitude: toGrid(r.longitude),
-    satelliteId: WITHHELD,
-    satelliteName: WITHHELD,
-    chunkId: '',
-  };
-}
-export { WITHHELD };
-
-/** Sensitive rows generalised and moved to the end of their hour, where their place in the file says nothing. */
-function generalised(source: RowSource, codes: ReadonlySet<string>): RowSource {
-  if (codes.size === 0) return source;
-  const isSensitive = (r: ExportRow) => codes.has(r.speciesCode.toLowerCase());
-  return (async function* () {
-    for await (const batch of reorderCoarsened(source, isSensitive, 'outside'))
-      yield batch.map((r) => (isSensitive(r) ? generaliseRow(r) : r));
-  })();
-}
 
 export type Opened =
   { mode: 'stream'; contentType: string; filename: string; body: Readable } | { mode: 'job'; job: ReturnType<typeof presentJob> };

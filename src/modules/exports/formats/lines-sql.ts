@@ -6,7 +6,7 @@
  * quoting (as neutralise and csvLine in ./shared.ts), decimals (as fixedDecimal), the team's local time, the
  * calibrated confidence (the team's curves as a CASE per model, read as calibration's `calibrate`
  * reads them) and, for a file that leaves the team, a sensitive species generalised (exports
- * service `generaliseRow`). The formats' lines: ./detection-lines.ts (CSV, JSON),
+ * generalise.ts `generaliseRow`). The formats' lines: ./detection-lines.ts (CSV, JSON),
  * ./submission-lines.ts (Darwin Core, iNaturalist).
  */
 import { CALL_END, CALL_HAS_LENGTH, utcIso } from '../../detections/service.ts';

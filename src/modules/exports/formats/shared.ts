@@ -93,7 +93,7 @@ export function isOrganism(row: ExportRow): boolean {
 }
 
 /**
- * A sensitive species' row generalised for outside eyes (exports service generaliseRow): its
+ * A sensitive species' row generalised for outside eyes (exports generalise.ts generaliseRow): its
  * chunk is withheld, and with it the audio link and the recording.
  */
 export const isGeneralised = (row: Pick<ExportRow, 'chunkId'>): boolean => row.chunkId === '';
