@@ -11,9 +11,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
-import { factories, makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
-import { client } from './helpers/http.ts';
-import { bytes, unzip } from './helpers/export-files.ts';
+import { makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
+import { bothWays, halfHourTeam, unzip } from './helpers/export-files.ts';
 import fs from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { DEFAULT_EBIRD_NAMES_PATH, type EbirdNamesFile } from '../src/modules/exports/formats/ebird-names.ts';
@@ -29,20 +28,12 @@ describe(
     const ids: string[] = [];
     const day = '2026-03-10';
 
-    const request = (options = {}) => ({ kind: 'checklist', filters: {}, options }) as any;
-    const both = async (options = {}) => {
-      const sql = await hub.services.exports.render(team.id, request(options), undefined, 'outside');
-      const rows = await hub.services.exports.render(team.id, request(options), undefined, 'outside', undefined, { fromRows: true });
-      return { sql, rows, a: await bytes(sql.body), b: await bytes(rows.body) };
-    };
+    const both = (options = {}) => bothWays(hub, team.id, { kind: 'checklist', options });
 
     before(async () => {
       hub = await startHub();
-      const api = client(hub.url);
-      const f = factories(hub);
-      const owner = await f.user();
-      team = await f.team(owner);
-      assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { time_zone: 'America/St_Johns' }, owner)).status, 200);
+      const { owner, team: t } = await halfHourTeam(hub);
+      team = t;
       const weiher = await makeSatellite(hub, team, owner, 'Kottenforst, "Weiher"\nSüd');
       const formula = await makeSatellite(hub, team, owner, '=cmd|x');
       const twinA = await makeSatellite(hub, team, owner, 'Twin');

@@ -12,8 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startHub, type Hub } from './helpers/hub.ts';
 import { factories, makeDetection, makeSatellite, type TestTeam } from './helpers/factories.ts';
-import { client } from './helpers/http.ts';
-import { bytes, unzip } from './helpers/export-files.ts';
+import { bothWays, halfHourTeam, unzip } from './helpers/export-files.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -29,12 +28,9 @@ describe(
 
     before(async () => {
       hub = await startHub();
-      const api = client(hub.url);
-      const f = factories(hub);
-      const owner = await f.user();
-      team = await f.team(owner);
       // Half an hour off UTC, and a name and a recordist a spreadsheet would run.
-      assert.equal((await api.put(`/settings/tenant?tenantId=${team.id}`, { time_zone: 'America/St_Johns' }, owner)).status, 200);
+      const { owner, team: t } = await halfHourTeam(hub);
+      team = t;
       const lodz = await makeSatellite(hub, team, owner, 'Łódź\tNord\nSüd');
       const formula = await makeSatellite(hub, team, owner, '=cmd|x');
       const nowhere = await makeSatellite(hub, team, owner, 'Nowhere');
@@ -97,12 +93,10 @@ describe(
     });
     after(() => hub.close());
 
-    const request = (kind: 'dwca' | 'inaturalist', options = {}) => ({ kind, filters: {}, options }) as any;
-
     test('Darwin Core: every file of the archive the same', async () => {
-      const sql = await hub.services.exports.render(team.id, request('dwca'), undefined, 'outside');
-      const rows = await hub.services.exports.render(team.id, request('dwca'), undefined, 'outside', undefined, { fromRows: true });
-      const [a, b] = [await unzip(await bytes(sql.body)), await unzip(await bytes(rows.body))];
+      const both = await bothWays(hub, team.id, { kind: 'dwca' });
+      const { sql, rows } = both;
+      const [a, b] = [await unzip(both.a), await unzip(both.b)];
       assert.deepEqual([...a.keys()].sort(), [...b.keys()].sort());
       // eml.xml names the moment each file was made.
       const text = (m: Map<string, Buffer>, name: string) =>
@@ -138,11 +132,7 @@ describe(
 
     for (const geoprivacy of ['open', 'private'] as const)
       test(`iNaturalist (${geoprivacy}): the same Latin-1 bytes`, async () => {
-        const sql = await hub.services.exports.render(team.id, request('inaturalist', { geoprivacy }), undefined, 'outside');
-        const rows = await hub.services.exports.render(team.id, request('inaturalist', { geoprivacy }), undefined, 'outside', undefined, {
-          fromRows: true,
-        });
-        const [a, b] = [await bytes(sql.body), await bytes(rows.body)];
+        const { sql, a, b } = await bothWays(hub, team.id, { kind: 'inaturalist', options: { geoprivacy } });
         assert.equal(a.toString('latin1'), b.toString('latin1'));
         assert.equal(sql.contentType, 'text/csv; charset=iso-8859-1');
         const text = a.toString('latin1');
@@ -158,13 +148,10 @@ describe(
       const sat = await makeSatellite(hub, plain, null, 'Heide');
       for (const [i, confidence] of [0.125, 0.835, 0.625].entries())
         await makeDetection(hub, { satellite: sat, confidence, at: new Date(Date.parse(`${day}T10:00:00Z`) + i * 60_000) });
-      const files = (kind: 'dwca' | 'inaturalist') =>
-        Promise.all([
-          hub.services.exports.render(plain.id, request(kind), undefined, 'outside').then((r) => bytes(r.body)),
-          hub.services.exports
-            .render(plain.id, request(kind), undefined, 'outside', undefined, { fromRows: true })
-            .then((r) => bytes(r.body)),
-        ]);
+      const files = async (kind: 'dwca' | 'inaturalist') => {
+        const { a, b } = await bothWays(hub, plain.id, { kind });
+        return [a, b];
+      };
       const [dwcSql, dwcRows] = await files('dwca');
       const occurrence = async (zip: Buffer) => (await unzip(zip)).get('occurrence.txt')!.toString('utf8');
       const text = await occurrence(dwcSql);
@@ -200,14 +187,8 @@ describe(
       });
 
       test('a zip of parts of 9,999 observations each, the same parts both ways', async () => {
-        const sql = await unzip(
-          await bytes((await hub.services.exports.render(team.id, request('inaturalist'), undefined, 'outside')).body),
-        );
-        const rows = await unzip(
-          await bytes(
-            (await hub.services.exports.render(team.id, request('inaturalist'), undefined, 'outside', undefined, { fromRows: true })).body,
-          ),
-        );
+        const both = await bothWays(hub, team.id, { kind: 'inaturalist' });
+        const [sql, rows] = [await unzip(both.a), await unzip(both.b)];
         assert.deepEqual([...sql.keys()], ['inaturalist-part-1.csv', 'inaturalist-part-2.csv', 'inaturalist-part-3.csv']);
         for (const [name, text] of sql) assert.equal(text.toString('latin1'), rows.get(name)!.toString('latin1'), name);
         const lines = [...sql.values()].map((t) => t.toString('latin1').trimEnd().split('\r\n').length - 1);

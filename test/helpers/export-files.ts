@@ -3,7 +3,8 @@ import type { Readable } from 'node:stream';
 import assert from 'node:assert/strict';
 import yauzl from 'yauzl';
 import type { Hub } from './hub.ts';
-import type { TestUser } from './factories.ts';
+import { factories, type TestTeam, type TestUser } from './factories.ts';
+import { client } from './http.ts';
 
 /** GET as bytes with the caller's token. */
 export async function fetchBytes(hub: Hub, url: string, as: TestUser) {
@@ -52,4 +53,28 @@ export async function bytes(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of body) chunks.push(Buffer.from(c as Buffer));
   return Buffer.concat(chunks);
+}
+
+/**
+ * A team whose zone is half an hour off UTC (America/St_Johns, −03:30/−02:30), as the tests that
+ * hold the database's export files to the rows' writers set it up.
+ */
+export async function halfHourTeam(hub: Hub): Promise<{ owner: TestUser; team: TestTeam }> {
+  const f = factories(hub);
+  const owner = await f.user();
+  const team = await f.team(owner);
+  const res = await client(hub.url).put(`/settings/tenant?tenantId=${team.id}`, { time_zone: 'America/St_Johns' }, owner);
+  assert.equal(res.status, 200, res.text);
+  return { owner, team };
+}
+
+/**
+ * A file that leaves the team (a submission format) made both ways: by the database's lines and
+ * by the writers over rows (`fromRows`), with the bytes of each.
+ */
+export async function bothWays(hub: Hub, teamId: string, request: { kind: string; filters?: object; options?: object }) {
+  const req = { filters: {}, options: {}, ...request } as any;
+  const sql = await hub.services.exports.render(teamId, req, undefined, 'outside');
+  const rows = await hub.services.exports.render(teamId, req, undefined, 'outside', undefined, { fromRows: true });
+  return { sql, rows, a: await bytes(sql.body), b: await bytes(rows.body) };
 }
