@@ -58,6 +58,11 @@ export type ExportLineSql = (add: (value: unknown) => string) => {
   coarsened: string;
   /** Written a UTC day at a time (exportLinesStatement): a file the hub deflates whole. */
   dayByDay?: boolean;
+  /**
+   * Cells that depend on the satellite alone, as SQL over satellites `s` by name (a plain
+   * identifier): computed once a satellite, and read by the line as `sp.<name>`.
+   */
+  satelliteCells?: Readonly<Record<string, string>>;
 };
 
 /**
@@ -124,19 +129,20 @@ export function exportLinesStatement(f: DetectionListFilter, line: ExportLineSql
   const l = line((v) => p.add(v));
   const order = lineOrder(l.coarsened);
   const where = whereOf(f, p, f.start, f.end);
-  if (!l.dayByDay) {
-    return {
-      sql: `SELECT ${l.line} FROM detections d JOIN satellites s ON s.id = d.satellite_id ${where} ORDER BY ${order}`,
-      params: p.values,
-    };
-  }
+  const perSatellite = Object.entries(l.satelliteCells ?? {});
+  const teams = f.tenantIds ? ` WHERE s.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])` : '';
+  // MATERIALIZED: a CTE inlined into the join would compute its cells for every row again.
+  const withCells = perSatellite.length
+    ? `WITH sp AS MATERIALIZED (SELECT s.id, ${perSatellite.map(([name, sql]) => `${sql} AS ${name}`).join(', ')} FROM satellites s${teams}) `
+    : '';
+  const from = `FROM detections d JOIN satellites s ON s.id = d.satellite_id${perSatellite.length ? ' JOIN sp ON sp.id = d.satellite_id' : ''}`;
+  if (!l.dayByDay) return { sql: `${withCells}SELECT ${l.line} ${from} ${where} ORDER BY ${order}`, params: p.values };
   // 24 hours, not '1 day': under the team's zone (the COPY session's) a day can have 23 or 25.
   const day = `d.detected_at >= days.d0 AND d.detected_at < days.d0 + interval '24 hours'`;
   return {
-    sql: `SELECT x.line FROM (SELECT min(d.detected_at) AS lo, max(d.detected_at) AS hi FROM detections d ${where}) b
+    sql: `${withCells}SELECT x.line FROM (SELECT min(d.detected_at) AS lo, max(d.detected_at) AS hi FROM detections d ${where}) b
         CROSS JOIN generate_series(date_trunc('day', b.lo, 'UTC'), b.hi, interval '24 hours') AS days(d0)
-        CROSS JOIN LATERAL (SELECT ${l.line} AS line FROM detections d JOIN satellites s ON s.id = d.satellite_id
-          ${where ? `${where} AND` : 'WHERE'} ${day} ORDER BY ${order}) x`,
+        CROSS JOIN LATERAL (SELECT ${l.line} AS line ${from} ${where ? `${where} AND` : 'WHERE'} ${day} ORDER BY ${order}) x`,
     params: p.values,
   };
 }

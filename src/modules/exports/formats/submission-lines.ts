@@ -36,20 +36,34 @@ export interface SubmissionOptions extends LinesOptions {
 
 /**
  * An occurrence.txt record (OCCURRENCE_FIELDS), no recording linked (associatedMedia empty);
- * written day by day (the hub deflates the whole file: exportLinesStatement).
+ * written day by day (the hub deflates the whole file: exportLinesStatement). Its place (the four
+ * cells from decimalLatitude to locality) depends on the satellite alone, so it is computed once a
+ * satellite: `sp.place`, and `sp.coarse_place` for a generalised row's grid cell.
  */
 export const dwcOccurrenceLineSql =
   (o: SubmissionOptions): ExportLineSql =>
-  (add) => ({
-    dayByDay: true,
-    ...lineSql(
+  (add) => {
+    const satelliteCells: Record<string, string> = {};
+    const line = lineSql(
       o,
       add,
       (c) => {
         const constant = (v: string) => c.text(clean(v));
         const coarsened = (v: string) => (c.generalised ? constant(v) : "''");
         const event = (t: string) => c.sessionStampOffset(t, 'T');
-        const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string> = {
+        const place = c.generalised ? 'coarse_place' : 'place';
+        satelliteCells[place] = joinSql(
+          'chr(9)',
+          [
+            coordSql(c.latitude),
+            coordSql(c.longitude),
+            `CASE WHEN ${c.latitude} IS NOT NULL AND ${c.longitude} IS NOT NULL THEN 'WGS84' ELSE '' END`,
+            cleanText(c.satelliteName),
+          ],
+          "''",
+        );
+        // The place's four cells are one (`sp.place`): the three after the first write nothing of their own.
+        const cells: Record<(typeof OCCURRENCE_FIELDS)[number][0], string | null> = {
           occurrenceID: 'd.id::text',
           basisOfRecord: "'MachineObservation'",
           eventDate: `CASE WHEN ${c.callHasLength} THEN ${event(c.atTime)} || '/' || ${event(c.endTime)} ELSE ${event(c.atTime)} END`,
@@ -57,10 +71,10 @@ export const dwcOccurrenceLineSql =
           vernacularName: cleanText('d.common_name'),
           taxonRank: "'species'",
           kingdom: "'Animalia'",
-          decimalLatitude: coordSql(c.latitude),
-          decimalLongitude: coordSql(c.longitude),
-          geodeticDatum: `CASE WHEN ${c.latitude} IS NOT NULL AND ${c.longitude} IS NOT NULL THEN 'WGS84' ELSE '' END`,
-          locality: cleanText(c.satelliteName),
+          decimalLatitude: `sp.${place}`,
+          decimalLongitude: null,
+          geodeticDatum: null,
+          locality: null,
           occurrenceStatus: "'present'",
           recordedBy: constant(neutralise(o.recordist)),
           // The template around a value holds no tab or line break: cleaning the value cleans the cell.
@@ -76,13 +90,14 @@ export const dwcOccurrenceLineSql =
         };
         return joinSql(
           'chr(9)',
-          OCCURRENCE_FIELDS.map(([name]) => cells[name]),
+          OCCURRENCE_FIELDS.flatMap(([name]) => cells[name] ?? []),
           'chr(10)',
         );
       },
       SUBMITTED,
-    ),
-  });
+    );
+    return { ...line, dayByDay: true, satelliteCells };
+  };
 
 export interface InaturalistLineOptions extends LinesOptions {
   geoprivacy: Geoprivacy;
