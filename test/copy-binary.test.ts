@@ -104,4 +104,38 @@ describe('Db.copyColumn on PostgreSQL', { skip: DATABASE_URL ? false : 'DATABASE
       await db.close();
     }
   });
+  test(
+    'streams that stall hold only the exports’ connections: queries still run, and a stream past them waits for one',
+    { timeout: 60_000 },
+    async () => {
+      const db = createPostgresDb({ url: DATABASE_URL!, poolSize: 2, copyPoolSize: 2 });
+      // A gigabyte each: no socket or stream buffer takes it whole, so a reader that stops holds its COPY.
+      const huge = `SELECT repeat('x', 1000) || g FROM generate_series(1, 1000000) g`;
+      const stalled: Readable[] = [];
+      try {
+        const firstPiece = (stream: Readable) =>
+          new Promise<void>((resolve, reject) => stream.once('data', () => resolve()).once('error', reject));
+        for (let i = 0; i < 2; i++) {
+          const stream = db.copyColumn!(huge, []);
+          stalled.push(stream);
+          await firstPiece(stream);
+          stream.pause();
+        }
+        // More than the API's pool has, and each answered while the two streams hold their connections.
+        for (let i = 0; i < 3; i++) assert.equal((await db.one(shape({ n: col.int() }), 'SELECT 1 + 1 AS n')).n, 2);
+        assert.equal(db.poolStats!().waiting, 0);
+        // A third stream waits for one of the exports' connections, and streams once a stalled one is let go.
+        const third = db.copyColumn!(`SELECT 'third'`, []);
+        let got = '';
+        third.on('data', (c: Buffer) => (got += c.toString('utf8')));
+        const ended = new Promise((resolve) => third.once('end', resolve));
+        stalled.shift()!.destroy();
+        await ended;
+        assert.equal(got, 'third');
+      } finally {
+        for (const s of stalled) s.destroy();
+        await db.close();
+      }
+    },
+  );
 });

@@ -12,16 +12,20 @@ export interface PostgresOptions {
   url: string;
   schema?: string | null;
   poolSize?: number;
+  /** Connections of the exports streamed under COPY (copyColumn), apart from `poolSize`'s. */
+  copyPoolSize?: number;
 }
 
 export function createPostgresDb(opts: PostgresOptions): Db {
-  const pool = new pg.Pool({
-    connectionString: opts.url,
-    max: opts.poolSize ?? 10,
-    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
-  });
+  const connection = { connectionString: opts.url, options: opts.schema ? `-c search_path=${opts.schema}` : undefined };
+  const pool = new pg.Pool({ ...connection, max: opts.poolSize ?? 10 });
+  // A streamed export holds its connection until its reader has taken the last byte, over a slow
+  // link for minutes: exports have connections of their own, so downloads that stall can never
+  // leave a request of the API waiting for one. An export past them waits for one of theirs.
+  const copyPool = new pg.Pool({ ...connection, max: opts.copyPoolSize ?? 4, idleTimeoutMillis: 10_000 });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  copyPool.on('error', () => {});
 
   // Parameterised statements are prepared once per connection (named by their text), so hot
   // queries such as the credential lookup skip parsing and planning on every request.
@@ -80,12 +84,14 @@ export function createPostgresDb(opts: PostgresOptions): Db {
         client.release();
       }
     },
-    () => pool.end(),
+    async () => {
+      await Promise.all([pool.end(), copyPool.end()]);
+    },
   );
   const copyColumn = (sql: string, params: readonly unknown[], opts?: CopyColumnOptions): Readable => {
     const text = `COPY (${inlineParams(sql, params)}) TO STDOUT (FORMAT binary)`;
     const rows = new CopyBinaryColumn(opts);
-    void pool.connect().then(
+    void copyPool.connect().then(
       async (client) => {
         try {
           // No JIT: an export's line is a hundred expressions, and compiling them took longer than the
