@@ -4,7 +4,7 @@
  * key-value store answer this process.
  */
 import type { Infra } from './infra/types.ts';
-import type { Metrics } from './infra/metrics/index.ts';
+import type { Metrics, Sample } from './infra/metrics/index.ts';
 import { INFERENCE_QUEUE } from './protocol/jobs.ts';
 import { ALERT_DELIVERY_QUEUE } from './modules/alerts/dispatch.ts';
 import { EXPORT_QUEUE } from './modules/exports/service.ts';
@@ -49,9 +49,15 @@ export function installCollectors(metrics: Metrics, infra: Infra): void {
     return [[{}, answered ? 1 : 0]];
   });
   if (db.poolStats) {
-    const stats = db.poolStats.bind(db);
-    metrics.gauge('chorus_db_pool_connections', 'PostgreSQL pool clients: total, idle, and requests waiting for one', ['state'], () =>
-      Object.entries(stats()).map(([state, n]) => [{ state }, n]),
+    const pools = { api: db.poolStats.bind(db), exports: db.copyPoolStats?.bind(db) };
+    metrics.gauge(
+      'chorus_db_pool_connections',
+      'PostgreSQL pool clients: total, idle, and requests waiting for one; the API pool and the streamed exports pool',
+      ['pool', 'state'],
+      () =>
+        Object.entries(pools).flatMap(([pool, stats]) =>
+          stats ? Object.entries(stats()).map(([state, n]): Sample => [{ pool, state }, n]) : [],
+        ),
     );
   }
   if (broker.connectedClients) {

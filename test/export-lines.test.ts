@@ -201,7 +201,7 @@ describe('detections CSV and JSON written by the database', () => {
     });
 
     test('a reader that goes away half-way: the hub goes on serving and gets its connections back', async () => {
-      // More aborted exports than the PostgreSQL pool has connections: one that never came back would leave the last export waiting.
+      // More aborted exports than the exports' PostgreSQL connections: one that never came back would leave the last export waiting.
       for (let i = 0; i < 12; i++) {
         const first = await new Promise<number>((resolve, reject) => {
           const req = http.get(`${hub.url}/api/export/detections?tenantId=${team.id}&satelliteId=${sat.id}&format=csv`, {

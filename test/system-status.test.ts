@@ -172,7 +172,11 @@ describe('system status', () => {
     ]) {
       assert.ok(family(families, name), `${name} is exposed`);
     }
-    if (hub.infra.db.kind === 'postgres') assert.ok(family(families, 'chorus_db_pool_connections'));
+    if (hub.infra.db.kind === 'postgres') {
+      const pools = family(families, 'chorus_db_pool_connections')!.metrics.map((m) => `${m.labels?.pool} ${m.labels?.state}`);
+      for (const pool of ['api', 'exports'])
+        for (const state of ['total', 'idle', 'waiting']) assert.ok(pools.includes(`${pool} ${state}`), `${pool} ${state}`);
+    }
     const route = '/api/detections/:id';
     const before = requests(families, route, '404');
     // Three different raw paths, one route pattern.

@@ -22,7 +22,7 @@ export function createPostgresDb(opts: PostgresOptions): Db {
   // A streamed export holds its connection until its reader has taken the last byte, over a slow
   // link for minutes: exports have connections of their own, so downloads that stall can never
   // leave a request of the API waiting for one. An export past them waits for one of theirs.
-  const copyPool = new pg.Pool({ ...connection, max: opts.copyPoolSize ?? 4, idleTimeoutMillis: 10_000 });
+  const copyPool = new pg.Pool({ ...connection, max: opts.copyPoolSize ?? 4 });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   copyPool.on('error', () => {});
@@ -120,8 +120,9 @@ export function createPostgresDb(opts: PostgresOptions): Db {
     return rows;
   };
 
-  // What GET /metrics reports of the pool (chorus_db_pool_connections).
-  return Object.assign(db, { copyColumn, poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }) });
+  // What GET /metrics reports of the pools (chorus_db_pool_connections).
+  const statsOf = (p: pg.Pool) => () => ({ total: p.totalCount, idle: p.idleCount, waiting: p.waitingCount });
+  return Object.assign(db, { copyColumn, poolStats: statsOf(pool), copyPoolStats: statsOf(copyPool) });
 }
 
 /**

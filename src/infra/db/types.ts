@@ -32,6 +32,8 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL: the connection pool's clients (GET /metrics); PGlite has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /** The same of the connections that exports streamed under COPY use (copyColumn). */
+  copyPoolStats?(): { total: number; idle: number; waiting: number };
   /**
    * PostgreSQL: the rows of a one-column text statement as that column's bytes end to end, under
    * `COPY (sql) TO STDOUT (FORMAT binary)` (./copy-binary.ts): what the database wrote reaches the
