@@ -122,18 +122,18 @@ const lineOrder = (coarsened: string) =>
  * while the hub deflated. Such a line asks for `dayByDay`: a UTC day at a time, each day's rows by
  * an index range scan, put in order in memory and sent before the next day is read, so the two
  * work side by side (docs/exports.md "Performance"). A coarsened row's place (the end of its UTC
- * hour) lies within its own day, so the days' order is the file's. Exported for the tests.
+ * hour) lies within its own day, so the days' order is the file's.
  */
-export function exportLinesStatement(f: DetectionListFilter, line: ExportLineSql): { sql: string; params: unknown[] } {
+function exportLinesStatement(f: DetectionListFilter, line: ExportLineSql): { sql: string; params: unknown[] } {
   const p = new Params();
   const l = line((v) => p.add(v));
   const order = lineOrder(l.coarsened);
   const where = whereOf(f, p, f.start, f.end);
   const perSatellite = Object.entries(l.satelliteCells ?? {});
-  const teams = f.tenantIds ? ` WHERE s.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])` : '';
+  const teams = () => (f.tenantIds ? ` WHERE s.tenant_id = ANY(${p.add(f.tenantIds)}::uuid[])` : '');
   // MATERIALIZED: a CTE inlined into the join would compute its cells for every row again.
   const withCells = perSatellite.length
-    ? `WITH sp AS MATERIALIZED (SELECT s.id, ${perSatellite.map(([name, sql]) => `${sql} AS ${name}`).join(', ')} FROM satellites s${teams}) `
+    ? `WITH sp AS MATERIALIZED (SELECT s.id, ${perSatellite.map(([name, sql]) => `${sql} AS ${name}`).join(', ')} FROM satellites s${teams()}) `
     : '';
   const from = `FROM detections d JOIN satellites s ON s.id = d.satellite_id${perSatellite.length ? ' JOIN sp ON sp.id = d.satellite_id' : ''}`;
   if (!l.dayByDay) return { sql: `${withCells}SELECT ${l.line} ${from} ${where} ORDER BY ${order}`, params: p.values };
