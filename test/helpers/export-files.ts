@@ -5,6 +5,7 @@ import yauzl from 'yauzl';
 import type { Hub } from './hub.ts';
 import { factories, type TestTeam, type TestUser } from './factories.ts';
 import { client } from './http.ts';
+import type { ExportRequest } from '../../src/modules/exports/service.ts';
 
 /** GET as bytes with the caller's token. */
 export async function fetchBytes(hub: Hub, url: string, as: TestUser) {
@@ -72,8 +73,8 @@ export async function halfHourTeam(hub: Hub): Promise<{ owner: TestUser; team: T
  * A file that leaves the team (a submission format) made both ways: by the database's lines and
  * by the writers over rows (`fromRows`), with the bytes of each.
  */
-export async function bothWays(hub: Hub, teamId: string, request: { kind: string; filters?: object; options?: object }) {
-  const req = { filters: {}, options: {}, ...request } as any;
+export async function bothWays(hub: Hub, teamId: string, request: Pick<ExportRequest, 'kind'> & Partial<ExportRequest>) {
+  const req: ExportRequest = { filters: {}, options: {}, ...request };
   const sql = await hub.services.exports.render(teamId, req, undefined, 'outside');
   const rows = await hub.services.exports.render(teamId, req, undefined, 'outside', undefined, { fromRows: true });
   return { sql, rows, a: await bytes(sql.body), b: await bytes(rows.body) };

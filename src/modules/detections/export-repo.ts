@@ -60,7 +60,8 @@ export type ExportLineSql = (add: (value: unknown) => string) => {
   dayByDay?: boolean;
   /**
    * Cells that depend on the satellite alone, as SQL over satellites `s` by name (a plain
-   * identifier): computed once a satellite, and read by the line as `sp.<name>`.
+   * identifier): computed once a satellite, and read by the line as `sp.<name>`. The statement
+   * then joins them in place of satellites `s`, so the line reads no other satellite column.
    */
   satelliteCells?: Readonly<Record<string, string>>;
 };
@@ -135,7 +136,9 @@ function exportLinesStatement(f: DetectionListFilter, line: ExportLineSql): { sq
   const withCells = perSatellite.length
     ? `WITH sp AS MATERIALIZED (SELECT s.id, ${perSatellite.map(([name, sql]) => `${sql} AS ${name}`).join(', ')} FROM satellites s${teams()}) `
     : '';
-  const from = `FROM detections d JOIN satellites s ON s.id = d.satellite_id${perSatellite.length ? ' JOIN sp ON sp.id = d.satellite_id' : ''}`;
+  const from = perSatellite.length
+    ? 'FROM detections d JOIN sp ON sp.id = d.satellite_id'
+    : 'FROM detections d JOIN satellites s ON s.id = d.satellite_id';
   if (!l.dayByDay) return { sql: `${withCells}SELECT ${l.line} ${from} ${where} ORDER BY ${order}`, params: p.values };
   // 24 hours, not '1 day': under the team's zone (the COPY session's) a day can have 23 or 25.
   const day = `d.detected_at >= days.d0 AND d.detected_at < days.d0 + interval '24 hours'`;
